@@ -1,0 +1,1 @@
+"""Corpus construction logic (k-block shuffles, intruder sentences), free of Beam."""

@@ -1,0 +1,85 @@
+"""The ``incoherent`` command line.
+
+Each command lives in its own module under ``pipelines/`` exposing ``add_arguments(parser)`` and
+``run(args, beam_args) -> int``. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
+Dataflow and Flink options) and are passed to the pipeline untouched.
+
+Unusable input or configuration ends with one line, ``error: <what> (<file or option>)``, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from schemas.records import InputError
+
+# (command words, module, one-line help)
+COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
+    (("ingest", "wikipedia"), "pipelines.ingest_wikipedia", "MediaWiki XML dumps -> lead-section documents"),
+    (("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents"),
+    (("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents"),
+    (("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)"),
+    (("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents"),
+    (("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document"),
+    (("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)"),
+    (("build",), "pipelines.build", "ingest -> index -> neighbours -> intruders -> shuffle from one config"),
+    (("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
+    (("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
+    (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
+    (("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
+    (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
+]
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="incoherent",
+        description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
+        "(e.g. --runner DataflowRunner, --direct_running_mode multi_processing --direct_num_workers 2).",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for words, module, help_text in COMMANDS:
+        if not _available(module):
+            continue
+        holder = top
+        if len(words) == 2:
+            if words[0] not in groups:
+                group = top.add_parser(words[0], help=f"{words[0]} commands")
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SOURCE", required=True)
+            holder = groups[words[0]]
+        sub = holder.add_parser(words[-1], help=help_text, description=help_text)
+        sub.set_defaults(_module=module)
+        importlib.import_module(module).add_arguments(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        return importlib.import_module(args._module).run(args, beam_args) or 0
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""Beam plumbing shared by every stage: running, dead letters, counters and deterministic Parquet output.
+
+Output layout (Hugging Face style)::
+
+    OUT/<config>/<split>-00000-of-00002.parquet     e.g. OUT/shuffle-wikipedia/test-00000-of-00001.parquet
+    OUT/rejected/<stage>/rejected-00000-of-00001.parquet
+    OUT/run_summary.json                            written last, only when the pipeline succeeded
+
+Rows are assigned to shards by a stable hash of their id and sorted inside each shard, so the files are the
+same whatever the runner, the number of workers or the bundle order.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import posixpath
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from corpora.seeding import stable_hash
+from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
+from schemas.records import InputError, Rejected
+
+LOG = logging.getLogger("incoherent")
+
+DEFAULT_ROWS_PER_SHARD = 100_000
+SUMMARY_FILE = "run_summary.json"
+REJECTED_SPLIT = "rejected"
+
+
+# --------------------------------------------------------------------------------------------- counters
+
+
+def count(stage: str, name: str, n: int = 1) -> None:
+    """Increment the Beam counter ``stage/name``; it ends up in ``run_summary.json``."""
+    Metrics.counter(stage, name).inc(n)
+
+
+class _ApplyWithRejects(beam.DoFn):
+    def __init__(self, fn: Callable[[Any], Iterable[Any]], stage: str, kept: str | None):
+        self._fn = fn
+        self._stage = stage
+        self._kept = kept
+
+    def process(self, element):
+        for out in self._fn(element):
+            if isinstance(out, Rejected):
+                Metrics.counter(self._stage, out.reason).inc()
+                yield beam.pvalue.TaggedOutput(REJECTED_SPLIT, out.to_row(self._stage))
+            else:
+                if self._kept:
+                    Metrics.counter(self._stage, self._kept).inc()
+                yield out
+
+
+class ApplyWithRejects(beam.PTransform):
+    """FlatMap ``fn`` over elements; ``Rejected`` outputs become counters and dead-letter rows.
+
+    ``fn(element)`` yields output rows and :class:`schemas.records.Rejected` items. The transform returns
+    ``(kept, rejected)``; ``rejected`` holds rows of ``REJECTED_SCHEMA``. Each kept output increments the
+    counter ``stage/<kept>`` (pass ``kept=None`` to count nothing).
+    """
+
+    def __init__(self, fn: Callable[[Any], Iterable[Any]], stage: str, kept: str | None = "kept"):
+        super().__init__()
+        self._fn, self._stage, self._kept = fn, stage, kept
+
+    def expand(self, pcoll):
+        results = pcoll | "Apply" >> beam.ParDo(_ApplyWithRejects(self._fn, self._stage, self._kept)).with_outputs(
+            REJECTED_SPLIT, main="kept"
+        )
+        return results.kept, results[REJECTED_SPLIT]
+
+
+# --------------------------------------------------------------------------------------------- writing
+
+
+def shard_name(split: str, index: int, total: int) -> str:
+    return f"{split}-{index:05d}-of-{total:05d}.parquet"
+
+
+def _split_key(row: dict, split: str | None) -> str:
+    return split if split is not None else row["split"]
+
+
+def write_shard(path: str, schema: pa.Schema, rows: Sequence[dict]) -> None:
+    """Write rows as one Parquet file (local path or any Beam filesystem, e.g. gs://)."""
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    with FileSystems.create(path) as f:
+        f.write(buffer.getvalue())
+
+
+class _WriteShard(beam.DoFn):
+    def __init__(self, out_dir: str, config: str, schema: pa.Schema, sort_keys: Sequence[str]):
+        self._out_dir, self._config, self._schema, self._sort_keys = out_dir, config, schema, tuple(sort_keys)
+
+    def process(self, element):
+        (split, index, total), rows = element
+        rows = sorted(rows, key=lambda r: tuple("" if r[k] is None else r[k] for k in self._sort_keys))
+        path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
+        write_shard(path, self._schema, rows)
+        yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
+
+
+class WriteTable(beam.PTransform):
+    """Write dict rows to ``OUT/<config>/<split>-NNNNN-of-MMMMM.parquet`` with the config's explicit schema.
+
+    The split of a row is its ``split`` column, or the fixed ``split`` argument for tables without one. The
+    number of shards of a split is ``ceil(rows / rows_per_shard)``; a row's shard is a stable hash of its
+    ``id``; rows are sorted by ``sort_keys`` inside a shard. Returns a PCollection with one small dict per
+    written file.
+    """
+
+    def __init__(
+        self,
+        out_dir: str,
+        config: str,
+        split: str | None = None,
+        sort_keys: Sequence[str] = ("id",),
+        rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
+        schema: pa.Schema | None = None,
+    ):
+        super().__init__()
+        self._out_dir, self._config, self._split = out_dir, config, split
+        self._schema = schema or schema_for(config)
+        self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
+        if split is None and "split" not in self._schema.names:
+            raise ValueError(f"{config}: table has no split column, pass split=")
+
+    def expand(self, rows):
+        split, per_shard = self._split, self._rows_per_shard
+
+        def split_of(row):
+            return _split_key(row, split)
+
+        def shard_of(row, totals):
+            name = split_of(row)
+            shards = max(1, -(-totals[name] // per_shard))
+            return (name, stable_hash(row["id"]) % shards, shards), row
+
+        totals = rows | "SplitOf" >> beam.Map(split_of) | "CountPerSplit" >> beam.combiners.Count.PerElement()
+        return (
+            rows
+            | "AssignShard" >> beam.Map(shard_of, totals=beam.pvalue.AsDict(totals))
+            | "GroupShards" >> beam.GroupByKey()
+            | "WriteShards" >> beam.ParDo(_WriteShard(self._out_dir, self._config, self._schema, self._sort_keys))
+        )
+
+
+class WriteRejected(beam.PTransform):
+    """Write dead-letter rows of one stage to ``OUT/rejected/<stage>/``."""
+
+    def __init__(self, out_dir: str, stage: str):
+        super().__init__()
+        self._out_dir, self._stage = out_dir, stage
+
+    def expand(self, rejected):
+        return rejected | WriteTable(
+            self._out_dir,
+            f"rejected/{self._stage}",
+            split=REJECTED_SPLIT,
+            sort_keys=("id", "reason", "detail"),
+            schema=REJECTED_SCHEMA,
+        )
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def list_tables(root: str, prefix: str) -> list[str]:
+    """Parquet files of every config under ``root`` whose name starts with ``prefix`` (sorted)."""
+    if not FileSystems.exists(root):
+        raise InputError(f"{root}: no such directory")
+    pattern = posixpath.join(root, f"{prefix}*", "*.parquet")
+    files = sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
+    return files
+
+
+def document_files(docs_dir: str) -> list[str]:
+    """Parquet files written by ``incoherent ingest`` under ``docs_dir``; a clear error if there are none."""
+    files = list_tables(docs_dir, "documents-")
+    if not files:
+        raise InputError(f"{docs_dir}: no documents-*/*.parquet files (write them with `incoherent ingest ...`)")
+    for path in files[:1]:
+        with FileSystems.open(path) as f:
+            try:
+                names = pq.read_schema(f).names
+            except Exception as exc:  # pyarrow raises several types for corrupt files
+                raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        missing = {"id", "source", "sentences"} - set(names)
+        if missing:
+            raise InputError(f"{path}: not a documents table, missing columns {sorted(missing)}")
+    return files
+
+
+class ReadDocuments(beam.PTransform):
+    """Read the document rows of ``docs_dir`` (every ``documents-*`` config) as dicts."""
+
+    def __init__(self, docs_dir: str, files: Sequence[str] | None = None):
+        super().__init__()
+        self._files = list(files) if files is not None else document_files(docs_dir)
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "DocumentFiles" >> beam.Create(self._files)
+            | "ReadParquet" >> beam.io.ReadAllFromParquet()
+        )
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+def resolve_runner(options: PipelineOptions):
+    """The runner to use. ``DirectRunner`` (the default) runs on Beam's FnApiRunner engine directly.
+
+    Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
+    its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
+    like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
+    ``--direct_running_mode``, so we pick it up front. Any other ``--runner`` is used as given.
+    """
+    runner = options.view_as(StandardOptions).runner
+    if runner in (None, "DirectRunner", "direct", "directrunner"):
+        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+        return FnApiRunner()
+    return runner
+
+
+def prepare_output(out_dir: str, overwrite: bool) -> None:
+    """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``."""
+    if FileSystems.exists(out_dir):
+        existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "*")]) for m in r.metadata_list]
+        if existing and not overwrite:
+            raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+        if existing:
+            FileSystems.delete(existing)
+    if "://" not in out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+
+
+def query_counters(result) -> dict[str, dict[str, int]]:
+    """Committed Beam counters as ``{stage: {name: value}}``."""
+    counters: dict[str, dict[str, int]] = {}
+    try:
+        metrics = result.metrics().query(MetricsFilter())
+    except (NotImplementedError, AttributeError):  # some runners expose no metrics
+        return counters
+    for counter in metrics["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        stage = counters.setdefault(counter.key.metric.namespace, {})
+        stage[counter.key.metric.name] = stage.get(counter.key.metric.name, 0) + int(value)
+    return {k: dict(sorted(v.items())) for k, v in sorted(counters.items())}
+
+
+def list_outputs(out_dir: str) -> dict[str, dict[str, int]]:
+    """Rows per config and split, read from the Parquet footers that were written."""
+    outputs: dict[str, dict[str, int]] = {}
+    for pattern in (posixpath.join(out_dir, "*", "*.parquet"), posixpath.join(out_dir, "rejected", "*", "*.parquet")):
+        for match in FileSystems.match([pattern]):
+            for meta in match.metadata_list:
+                rel = posixpath.relpath(meta.path, out_dir)
+                config, name = posixpath.split(rel)
+                split = name.split("-", 1)[0]
+                with FileSystems.open(meta.path) as f:
+                    rows = pq.ParquetFile(f).metadata.num_rows
+                per = outputs.setdefault(config, {})
+                per[split] = per.get(split, 0) + rows
+    return {k: dict(sorted(v.items())) for k, v in sorted(outputs.items())}
+
+
+_INPUT_ERROR_TEXT = re.compile(r"InputError: (.+)")
+
+
+def input_error_message(exc: BaseException) -> str | None:
+    """The message of an :class:`InputError` raised inside a worker, however the runner wrapped it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, InputError):
+            return str(exc).split("\n", 1)[0].split(" [while running", 1)[0]
+        match = _INPUT_ERROR_TEXT.search(str(exc))
+        if match:
+            return match.group(1).split(" [while running", 1)[0].strip()
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def write_summary(out_dir: str, summary: dict) -> None:
+    with FileSystems.create(posixpath.join(out_dir, SUMMARY_FILE)) as f:
+        f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
+
+
+def run_pipeline(
+    build: Callable[[beam.Pipeline], None],
+    *,
+    command: str,
+    out_dir: str,
+    params: dict,
+    beam_args: Sequence[str] = (),
+    overwrite: bool = False,
+    extra_summary: Callable[[dict], dict] | None = None,
+) -> dict:
+    """Build and run one pipeline, then write ``OUT/run_summary.json``.
+
+    ``build(pipeline)`` adds the transforms. The summary holds the command, its parameters, Beam's counters
+    (read, kept, dropped per reason) and the rows written per config and split. ``extra_summary(summary)``
+    may return more fields computed after the run (e.g. from the written files).
+    """
+    prepare_output(out_dir, overwrite)
+    options = PipelineOptions(list(beam_args))
+    started = time.time()
+    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    build(pipeline)
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    except Exception as exc:
+        message = input_error_message(exc)
+        if message:
+            raise InputError(message) from None
+        raise
+    summary = {
+        "command": command,
+        "schema_version": SCHEMA_VERSION,
+        "complete": True,
+        "params": params,
+        "beam_args": list(beam_args),
+        "seconds": round(time.time() - started, 2),
+        "counters": query_counters(result),
+        "outputs": list_outputs(out_dir),
+    }
+    if extra_summary:
+        summary.update(extra_summary(summary))
+    write_summary(out_dir, summary)
+    return summary

