@@ -31,7 +31,9 @@ def rng_for(seed: int, purpose: str, doc_id: str) -> random.Random:
     return random.Random(stable_hash(seed, purpose, doc_id))
 
 
-def assign_split(doc_id: str, fractions: Mapping[str, float], default: str = "train", salt: str = "split") -> str:
+def assign_split(
+    doc_id: str, fractions: Mapping[str, float], default: str = "train", salt: str = "split"
+) -> str:
     """Split of a document by a stable hash of its id.
 
     ``fractions`` maps split names to their share, taken in the given order; the rest goes to ``default``.

@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    # Beam's BigQuery module warns about an optional client on import; it is irrelevant here.
+    logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -18,6 +18,7 @@ import logging
 import os
 import posixpath
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -79,9 +80,9 @@ class ApplyWithRejects(beam.PTransform):
         self._fn, self._stage, self._kept = fn, stage, kept
 
     def expand(self, pcoll):
-        results = pcoll | "Apply" >> beam.ParDo(_ApplyWithRejects(self._fn, self._stage, self._kept)).with_outputs(
-            REJECTED_SPLIT, main="kept"
-        )
+        results = pcoll | "Apply" >> beam.ParDo(
+            _ApplyWithRejects(self._fn, self._stage, self._kept)
+        ).with_outputs(REJECTED_SPLIT, main="kept")
         return results.kept, results[REJECTED_SPLIT]
 
 
@@ -111,7 +112,14 @@ class _WriteShard(beam.DoFn):
 
     def process(self, element):
         (split, index, total), rows = element
-        rows = sorted(rows, key=lambda r: tuple("" if r[k] is None else r[k] for k in self._sort_keys))
+        keys = self._sort_keys
+        rows = sorted(
+            rows,
+            key=lambda r: (
+                tuple("" if r[k] is None else r[k] for k in keys),
+                json.dumps(r, sort_keys=True, ensure_ascii=False, default=str),
+            ),
+        )
         path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
         write_shard(path, self._schema, rows)
         yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
@@ -158,7 +166,51 @@ class WriteTable(beam.PTransform):
             rows
             | "AssignShard" >> beam.Map(shard_of, totals=beam.pvalue.AsDict(totals))
             | "GroupShards" >> beam.GroupByKey()
-            | "WriteShards" >> beam.ParDo(_WriteShard(self._out_dir, self._config, self._schema, self._sort_keys))
+            | "WriteShards"
+            >> beam.ParDo(_WriteShard(self._out_dir, self._config, self._schema, self._sort_keys))
+        )
+
+
+def _newest_first(row: dict) -> tuple:
+    """Preference among rows sharing an id: newest revision, then a fixed order of the content."""
+    return (
+        row.get("timestamp") or "",
+        row.get("revision_id") or 0,
+        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
+    )
+
+
+class DropDuplicateIds(beam.PTransform):
+    """Keep one row per ``id`` (the newest revision; ties broken by content, so the choice is deterministic).
+
+    Returns ``(unique, rejected)``; every dropped copy is counted as ``stage/duplicate_id`` and dead-lettered.
+    """
+
+    def __init__(self, stage: str):
+        super().__init__()
+        self._stage = stage
+
+    def expand(self, rows):
+        stage = self._stage
+
+        def pick(element):
+            doc_id, copies = element
+            copies = sorted(copies, key=_newest_first, reverse=True)
+            yield copies[0]
+            for dropped in copies[1:]:
+                yield Rejected(
+                    "duplicate_id",
+                    id=doc_id,
+                    source=dropped.get("source"),
+                    detail=f"kept {copies[0].get('dump')}",
+                    record=dropped,
+                )
+
+        return (
+            rows
+            | "KeyById" >> beam.Map(lambda row: (row["id"], row))
+            | "GroupById" >> beam.GroupByKey()
+            | "PickOne" >> ApplyWithRejects(pick, stage, kept=None)
         )
 
 
@@ -195,7 +247,9 @@ def document_files(docs_dir: str) -> list[str]:
     """Parquet files written by ``incoherent ingest`` under ``docs_dir``; a clear error if there are none."""
     files = list_tables(docs_dir, "documents-")
     if not files:
-        raise InputError(f"{docs_dir}: no documents-*/*.parquet files (write them with `incoherent ingest ...`)")
+        raise InputError(
+            f"{docs_dir}: no documents-*/*.parquet files (write them with `incoherent ingest ...`)"
+        )
     for path in files[:1]:
         with FileSystems.open(path) as f:
             try:
@@ -244,14 +298,20 @@ def resolve_runner(options: PipelineOptions):
 
 def prepare_output(out_dir: str, overwrite: bool) -> None:
     """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``."""
-    if FileSystems.exists(out_dir):
-        existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "*")]) for m in r.metadata_list]
-        if existing and not overwrite:
-            raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-        if existing:
-            FileSystems.delete(existing)
     if "://" not in out_dir:
+        if os.path.isfile(out_dir):
+            raise InputError(f"{out_dir}: output path is a file, not a directory")
+        if os.path.isdir(out_dir) and os.listdir(out_dir):
+            if not overwrite:
+                raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+            shutil.rmtree(out_dir)
         os.makedirs(out_dir, exist_ok=True)
+        return
+    existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
+    if existing and not overwrite:
+        raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+    if existing:
+        FileSystems.delete(existing)
 
 
 def query_counters(result) -> dict[str, dict[str, int]]:
@@ -271,7 +331,10 @@ def query_counters(result) -> dict[str, dict[str, int]]:
 def list_outputs(out_dir: str) -> dict[str, dict[str, int]]:
     """Rows per config and split, read from the Parquet footers that were written."""
     outputs: dict[str, dict[str, int]] = {}
-    for pattern in (posixpath.join(out_dir, "*", "*.parquet"), posixpath.join(out_dir, "rejected", "*", "*.parquet")):
+    for pattern in (
+        posixpath.join(out_dir, "*", "*.parquet"),
+        posixpath.join(out_dir, "rejected", "*", "*.parquet"),
+    ):
         for match in FileSystems.match([pattern]):
             for meta in match.metadata_list:
                 rel = posixpath.relpath(meta.path, out_dir)
@@ -349,3 +412,13 @@ def run_pipeline(
         summary.update(extra_summary(summary))
     write_summary(out_dir, summary)
     return summary
+
+
+def print_report(summary: dict, out_dir: str) -> None:
+    """What a command wrote, for the terminal: rows per table and split, drops per reason."""
+    for config, splits in summary["outputs"].items():
+        for split, rows in splits.items():
+            print(f"{posixpath.join(out_dir, config)}  {split}: {rows:,} rows")
+    for stage, counters in summary["counters"].items():
+        print(f"{stage}: " + ", ".join(f"{name} {value:,}" for name, value in counters.items()))
+    print(f"{posixpath.join(out_dir, SUMMARY_FILE)} ({summary['seconds']:.1f} s)")

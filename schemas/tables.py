@@ -15,7 +15,10 @@ _STR_LIST = pa.list_(pa.string())
 
 
 def _versioned(name: str, fields: list[pa.Field]) -> pa.Schema:
-    return pa.schema(fields, metadata={b"incoherent.table": name.encode(), b"incoherent.schema_version": SCHEMA_VERSION.encode()})
+    return pa.schema(
+        fields,
+        metadata={b"incoherent.table": name.encode(), b"incoherent.schema_version": SCHEMA_VERSION.encode()},
+    )
 
 
 DOCUMENT_SCHEMA = _versioned(
@@ -40,7 +43,9 @@ SHUFFLE_SCHEMA = _versioned(
         pa.field("block_size", pa.int32(), nullable=False),
         pa.field("original", _STR_LIST, nullable=False),
         pa.field("shuffled", _STR_LIST, nullable=False),
-        pa.field("block_order", pa.list_(pa.int32()), nullable=False),  # shuffled[i-th block] = original block j
+        pa.field(
+            "block_order", pa.list_(pa.int32()), nullable=False
+        ),  # shuffled[i-th block] = original block j
         pa.field("split", pa.string(), nullable=False),
     ],
 )

@@ -52,5 +52,7 @@ def split_sentences(text: str) -> list[str]:
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = _WHITESPACE.sub(" ", paragraph).strip()
         if paragraph:
-            sentences.extend(s for s in (_WHITESPACE.sub(" ", s).strip() for s in tokenizer.tokenize(paragraph)) if s)
+            sentences.extend(
+                s for s in (_WHITESPACE.sub(" ", s).strip() for s in tokenizer.tokenize(paragraph)) if s
+            )
     return sentences

@@ -1,0 +1,68 @@
+"""``incoherent ingest cnn PATH [PATH ...] --out DIR``: CNN stories -> ``OUT/documents-cnn/``."""
+
+from __future__ import annotations
+
+import argparse
+
+import apache_beam as beam
+
+from pipelines.common import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    print_report,
+    run_pipeline,
+)
+from sources import cnn
+
+STAGE = "ingest-cnn"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="directories of .story files, .story files, or cnn_stories.tgz",
+    )
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+
+
+class IngestCnn(beam.PTransform):
+    """Story files and archives -> ``(documents, rejected)``."""
+
+    def __init__(self, inputs: list[str]):
+        super().__init__()
+        self._inputs = inputs
+
+    def expand(self, pbegin):
+        docs, rejected = (
+            pbegin
+            | "Inputs" >> beam.Create(self._inputs)
+            | "Spread" >> beam.Reshuffle()
+            | "ParseStories" >> ApplyWithRejects(cnn.stories, STAGE)
+        )
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    inputs = cnn.list_inputs(args.paths)
+
+    def build(p):
+        docs, rejected = p | "IngestCnn" >> IngestCnn(inputs)
+        docs | "WriteDocuments" >> WriteTable(args.out, f"documents-{cnn.SOURCE}", split="documents")
+        rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+    summary = run_pipeline(
+        build,
+        command="ingest cnn",
+        out_dir=args.out,
+        params={"paths": args.paths},
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+    )
+    print_report(summary, args.out)
+    return 0

@@ -1,0 +1,130 @@
+"""``incoherent ingest text PATH [PATH ...] --out DIR``: JSONL / Parquet collections -> ``OUT/documents-<source>/``.
+
+Each file's documents go to the config named by ``--source`` (default: the file name without suffixes,
+``news.jsonl`` -> ``documents-news``); ids become ``<source>:<id>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import apache_beam as beam
+
+from pipelines.common import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    print_report,
+    run_pipeline,
+)
+from schemas.records import InputError
+from sources import textfiles
+
+STAGE = "ingest-text"
+_SOURCE_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help=".jsonl[.gz] / .parquet files or directories of them"
+    )
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--id-field", default="id", help="field holding the document id (default: id)")
+    parser.add_argument(
+        "--text-field", default="text", help="field holding the document text (default: text)"
+    )
+    parser.add_argument("--source", help="source name for every input (default: each file's name)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+
+
+def _check_source(name: str, origin: str) -> str:
+    if not _SOURCE_NAME.match(name):
+        raise InputError(f"{origin}: source name {name!r} must be letters, digits, '_' or '.' (set --source)")
+    return name
+
+
+class IngestText(beam.PTransform):
+    """Text files of one source -> ``(documents, rejected)``."""
+
+    def __init__(self, files: list[str], source: str, id_field: str, text_field: str):
+        super().__init__()
+        self._files, self._source = files, source
+        self._id_field, self._text_field = id_field, text_field
+
+    def expand(self, pbegin):
+        source, id_field, text_field = self._source, self._id_field, self._text_field
+        json_files = [f for f in self._files if f.endswith(textfiles.JSON_SUFFIXES)]
+        parquet_files = [f for f in self._files if f.endswith(textfiles.PARQUET_SUFFIXES)]
+
+        def parse_line(element):
+            path, line = element
+            return textfiles.parse_json_line(line, path, id_field, text_field, source)
+
+        def parse_parquet(path):
+            return textfiles.parquet_records(path, id_field, text_field, source)
+
+        parts_docs, parts_rejected = [], []
+        if json_files:
+            docs, rejected = (
+                pbegin
+                | "JsonFiles" >> beam.Create(json_files)
+                | "ReadLines" >> beam.io.ReadAllFromText(with_filename=True)
+                | "ParseJson" >> ApplyWithRejects(parse_line, STAGE)
+            )
+            parts_docs.append(docs)
+            parts_rejected.append(rejected)
+        if parquet_files:
+            docs, rejected = (
+                pbegin
+                | "ParquetFiles" >> beam.Create(parquet_files)
+                | "SpreadFiles" >> beam.Reshuffle()
+                | "ParseParquet" >> ApplyWithRejects(parse_parquet, STAGE)
+            )
+            parts_docs.append(docs)
+            parts_rejected.append(rejected)
+        docs = parts_docs | "AllDocs" >> beam.Flatten()
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        return unique, (*parts_rejected, duplicates) | "AllRejected" >> beam.Flatten()
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    files = textfiles.list_inputs(args.paths)
+    by_source: dict[str, list[str]] = {}
+    for path in files:
+        source = (
+            _check_source(args.source, "--source")
+            if args.source
+            else _check_source(textfiles.source_name(path), path)
+        )
+        if path.endswith(textfiles.PARQUET_SUFFIXES):
+            textfiles.check_parquet_columns(path, args.id_field, args.text_field)
+        by_source.setdefault(source, []).append(path)
+
+    def build(p):
+        rejected_parts = []
+        for source, paths in sorted(by_source.items()):
+            docs, rejected = p | f"Ingest[{source}]" >> IngestText(
+                paths, source, args.id_field, args.text_field
+            )
+            docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
+            rejected_parts.append(rejected)
+        rejected_parts | "AllRejected" >> beam.Flatten() | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+    params = {
+        "paths": args.paths,
+        "id_field": args.id_field,
+        "text_field": args.text_field,
+        "source": args.source,
+    }
+    summary = run_pipeline(
+        build,
+        command="ingest text",
+        out_dir=args.out,
+        params=params,
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+    )
+    print_report(summary, args.out)
+    return 0

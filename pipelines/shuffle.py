@@ -1,0 +1,124 @@
+"""``incoherent shuffle DOCS_DIR --out DIR``: k-block shuffled corpora, ``OUT/shuffle-<source>/<split>-*.parquet``."""
+
+from __future__ import annotations
+
+import argparse
+import posixpath
+
+import apache_beam as beam
+
+from corpora.seeding import assign_split
+from corpora.shuffle import shuffle_document
+from pipelines.common import (
+    ApplyWithRejects,
+    ReadDocuments,
+    WriteRejected,
+    WriteTable,
+    document_files,
+    print_report,
+    run_pipeline,
+)
+from schemas.records import InputError
+
+STAGE = "shuffle"
+
+
+def _block_sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise InputError(f"--block-sizes: expected comma-separated integers, got {text!r}") from None
+    if not sizes or sizes[0] < 1:
+        raise InputError(f"--block-sizes: block sizes must be >= 1, got {text!r}")
+    return sizes
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("docs_dir", metavar="DOCS_DIR", help="output of `incoherent ingest ...`")
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--block-sizes", default="1,2,3,4,5", help="block sizes k (default: 1,2,3,4,5)")
+    parser.add_argument(
+        "--max-sentences", type=int, default=20, help="truncate documents to this many sentences (20)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--test-fraction",
+        type=float,
+        default=1.0,
+        help="share of documents in the test split (default: 1.0, zero-shot)",
+    )
+    parser.add_argument(
+        "--validation-fraction", type=float, default=0.0, help="share in validation (default: 0)"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+
+
+class ShuffleDocuments(beam.PTransform):
+    """Documents -> ``(shuffled rows, rejected)`` for every block size, each row with its split."""
+
+    def __init__(self, block_sizes: list[int], seed: int, max_sentences: int, fractions: dict[str, float]):
+        super().__init__()
+        self._block_sizes, self._seed, self._max = block_sizes, seed, max_sentences
+        self._fractions = fractions
+
+    def expand(self, docs):
+        block_sizes, seed, max_sentences, fractions = (
+            self._block_sizes,
+            self._seed,
+            self._max,
+            self._fractions,
+        )
+
+        def shuffle_all(doc):
+            split = assign_split(doc["id"], fractions)
+            for k in block_sizes:
+                for out in shuffle_document(doc, k, seed, max_sentences):
+                    if isinstance(out, dict):
+                        out["split"] = split
+                    yield out
+
+        return docs | "Shuffle" >> ApplyWithRejects(shuffle_all, STAGE)
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    sizes = _block_sizes(args.block_sizes)
+    if args.max_sentences < 2:
+        raise InputError(f"--max-sentences: must be >= 2, got {args.max_sentences}")
+    fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
+    if min(fractions.values()) < 0 or sum(fractions.values()) > 1:
+        raise InputError("--test-fraction/--validation-fraction: must be >= 0 and sum to at most 1")
+    by_source: dict[str, list[str]] = {}
+    for path in document_files(args.docs_dir):
+        config = posixpath.basename(posixpath.dirname(path))
+        by_source.setdefault(config[len("documents-") :], []).append(path)
+
+    def build(p):
+        rejected_parts = []
+        for source, files in sorted(by_source.items()):
+            docs = p | f"Read[{source}]" >> ReadDocuments(args.docs_dir, files)
+            rows, rejected = docs | f"Shuffle[{source}]" >> ShuffleDocuments(
+                sizes, args.seed, args.max_sentences, fractions
+            )
+            rows | f"Write[{source}]" >> WriteTable(
+                args.out, f"shuffle-{source}", sort_keys=("id", "block_size")
+            )
+            rejected_parts.append(rejected)
+        rejected_parts | "AllRejected" >> beam.Flatten() | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+    params = {
+        "docs_dir": args.docs_dir,
+        "block_sizes": sizes,
+        "max_sentences": args.max_sentences,
+        "seed": args.seed,
+        "fractions": fractions,
+    }
+    summary = run_pipeline(
+        build,
+        command="shuffle",
+        out_dir=args.out,
+        params=params,
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+    )
+    print_report(summary, args.out)
+    return 0

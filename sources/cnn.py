@@ -1,0 +1,116 @@
+"""CNN ``.story`` files (DeepMind Q&A layout) -> document rows.
+
+A story is paragraphs separated by blank lines, then ``@highlight`` blocks. We keep the article body only,
+strip the ``CITY (CNN) --`` dateline and the page furniture the crawl left in the text (``E-mail to a friend``,
+``Watch ... »`` teasers).
+
+>>> clean_body("WASHINGTON (CNN) -- Bush spoke.  Watch the speech »\\n\\nHe left. E-mail to a friend")
+['Bush spoke.', 'He left.']
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tarfile
+from collections.abc import Iterator
+
+from schemas.records import InputError, Rejected, document
+from sources.sentences import split_sentences
+
+SOURCE = "cnn"
+_DATELINE = re.compile(
+    r"^\s*(?:[A-Z][\w.'’\- ]*(?:,\s*[\w.'’\- ]+)*\s*)?\(CNN[^)\n]{0,30}\)\s*(?:--\s*|—\s*)?"
+)
+_TEASER = re.compile(r"(?:^|\s{2,}|(?<=[.!?\"'”]) )[^»\n.!?]{0,200}»\s*$")
+_FURNITURE = re.compile(r"\s*\bE-mail to a friend\b\s*")
+_SHA1 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def clean_body(body: str) -> list[str]:
+    """Article paragraphs (without dateline and furniture), in order; empty paragraphs dropped."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", body)]
+    cleaned: list[str] = []
+    for i, paragraph in enumerate(paragraphs):
+        if i == 0 or not cleaned:
+            paragraph = _DATELINE.sub("", paragraph, count=1)
+        paragraph = _FURNITURE.sub(" ", paragraph)
+        paragraph = _TEASER.sub("", paragraph).strip()
+        if paragraph:
+            cleaned.append(" ".join(paragraph.split()))
+    return cleaned
+
+
+def parse_story(name: str, data: bytes, origin: str) -> Iterator[dict | Rejected]:
+    """One ``.story`` file's bytes -> a document row, or a Rejected with the reason.
+
+    ``name`` is the file name (its stem, the sha1 of the story's URL, becomes the id ``cnn:<sha1>``).
+    """
+    stem = os.path.basename(name)
+    stem = stem[: -len(".story")] if stem.endswith(".story") else stem
+    doc_id = f"{SOURCE}:{stem}"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        yield Rejected("not_utf8", id=doc_id, source=SOURCE, detail=f"{origin}: {exc}")
+        return
+    if not text.strip():
+        yield Rejected("empty_story", id=doc_id, source=SOURCE, detail=origin)
+        return
+    body = text.split("@highlight", 1)[0]
+    paragraphs = clean_body(body)
+    sentences = [s for p in paragraphs for s in split_sentences(p)]
+    if not sentences:
+        yield Rejected("empty_body", id=doc_id, source=SOURCE, detail=origin, record=text[:500])
+        return
+    yield document(doc_id, SOURCE, sentences, dump=os.path.basename(origin))
+
+
+def list_inputs(paths: list[str]) -> list[str]:
+    """Expand directories into their ``.story`` files (recursively) and check archives exist."""
+    inputs: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(
+                os.path.join(root, f)
+                for root, _, files in os.walk(path)
+                for f in files
+                if f.endswith(".story")
+            )
+            if not found:
+                raise InputError(f"{path}: directory holds no .story files")
+            inputs.extend(found)
+        elif os.path.isfile(path):
+            if not (path.endswith(".story") or _is_archive(path)):
+                raise InputError(
+                    f"{path}: expected a .story file, a directory of them, or a .tgz/.tar.gz archive"
+                )
+            inputs.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return inputs
+
+
+def _is_archive(path: str) -> bool:
+    return path.endswith((".tgz", ".tar.gz", ".tar"))
+
+
+def read_input(path: str) -> Iterator[tuple[str, bytes, str]]:
+    """``(name, bytes, origin)`` of every story in a ``.story`` file or an archive such as ``cnn_stories.tgz``."""
+    if not _is_archive(path):
+        with open(path, "rb") as f:
+            yield os.path.basename(path), f.read(), path
+        return
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            for member in archive:
+                if member.isfile() and member.name.endswith(".story"):
+                    handle = archive.extractfile(member)
+                    yield os.path.basename(member.name), handle.read(), f"{path}!{member.name}"
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise InputError(f"{path}: unreadable archive ({exc})") from None
+
+
+def stories(path: str) -> Iterator[dict | Rejected]:
+    for name, data, origin in read_input(path):
+        yield from parse_story(name, data, origin)

@@ -1,0 +1,47 @@
+"""Shared fixtures: the bundled samples and a CLI runner pinned to Beam's local (FnApiRunner) engine."""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+SHARED = ROOT.parent / "shared" / "data"
+IN_PROCESS = ["--runner", "DirectRunner"]
+MULTI_PROCESS = [
+    "--runner",
+    "DirectRunner",
+    "--direct_running_mode=multi_processing",
+    "--direct_num_workers=2",
+]
+
+
+def run_cli(*args: str, beam: list[str] | None = None) -> int:
+    """Run the ``incoherent`` CLI in-process with an explicit runner."""
+    return cli.main([str(a) for a in args] + (IN_PROCESS if beam is None else beam))
+
+
+def read_rows(directory: str | os.PathLike, config: str) -> list[dict]:
+    """All rows of one output config, in file order (files sorted by name)."""
+    files = sorted(glob.glob(os.path.join(directory, config, "*.parquet")))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def file_bytes(directory: str | os.PathLike) -> dict[str, bytes]:
+    """Every Parquet file under a directory, by relative path, for byte-for-byte comparisons."""
+    out = {}
+    for f in sorted(glob.glob(os.path.join(directory, "**", "*.parquet"), recursive=True)):
+        out[os.path.relpath(f, directory)] = Path(f).read_bytes()
+    return out
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    return SAMPLES

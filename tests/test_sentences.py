@@ -1,0 +1,31 @@
+from sources.sentences import split_sentences
+
+
+def test_abbreviations_punkt_misses_do_not_split():
+    text = "The rate is approx. 5 per cent. It fell, e.g. in 2001. See Fig. 2 and No. 7 vs. No. 8 here."
+    assert split_sentences(text) == [
+        "The rate is approx. 5 per cent.",
+        "It fell, e.g. in 2001.",
+        "See Fig. 2 and No. 7 vs. No. 8 here.",
+    ]
+
+
+def test_military_titles_and_english_model_abbreviations():
+    text = (
+        "Gen. Smith met Lt. Col. Jones on Monday. Mr. Vinken is chairman of Elsevier N.V., the Dutch group."
+    )
+    assert split_sentences(text) == [
+        "Gen. Smith met Lt. Col. Jones on Monday.",
+        "Mr. Vinken is chairman of Elsevier N.V., the Dutch group.",
+    ]
+
+
+def test_paragraph_breaks_end_sentences_and_whitespace_is_collapsed():
+    assert split_sentences("A heading without a period\n\nThen   a\nsentence.  ") == [
+        "A heading without a period",
+        "Then a sentence.",
+    ]
+
+
+def test_empty_text_gives_no_sentences():
+    assert split_sentences("  \n\n ") == []

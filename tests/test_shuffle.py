@@ -1,0 +1,76 @@
+import json
+
+import pytest
+
+from corpora.shuffle import blocks_of, shuffle_document
+from schemas.records import Rejected
+from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
+
+
+def doc(n, doc_id="d"):
+    return {"id": doc_id, "source": "s", "sentences": [f"s{i}" for i in range(n)]}
+
+
+def test_blocks_are_consecutive_and_last_may_be_short():
+    assert blocks_of(["a", "b", "c", "d", "e"], 2) == [["a", "b"], ["c", "d"], ["e"]]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("n", [2, 3, 7, 20, 31])
+def test_blocks_intact_order_changed_truncated(k, n):
+    for doc_id in ("a", "b", "c"):
+        outs = list(shuffle_document(doc(n, doc_id), k, seed=0))
+        truncated = [f"s{i}" for i in range(min(n, 20))]
+        if len(blocks_of(truncated, k)) < 2:
+            assert [o.reason for o in outs] == [f"fewer_than_two_blocks_k{k}"]
+            continue
+        (row,) = outs
+        assert row["original"] == truncated
+        assert row["shuffled"] != row["original"]
+        assert sorted(row["block_order"]) == list(range(len(blocks_of(truncated, k))))
+        blocks = blocks_of(truncated, k)
+        assert row["shuffled"] == [s for j in row["block_order"] for s in blocks[j]]
+
+
+def test_same_seed_same_permutation_other_seed_may_differ():
+    a = next(shuffle_document(doc(20), 1, seed=0))
+    assert a == next(shuffle_document(doc(20), 1, seed=0))
+    assert any(
+        next(shuffle_document(doc(20), 1, seed=s))["block_order"] != a["block_order"] for s in range(1, 5)
+    )
+
+
+def test_identical_blocks_cannot_be_shuffled():
+    same = {"id": "x", "source": "s", "sentences": ["Same."] * 4}
+    (out,) = shuffle_document(same, 2, seed=0)
+    assert isinstance(out, Rejected) and out.reason == "identical_blocks_k2"
+
+
+@pytest.mark.slow
+def test_cli_shuffle_is_identical_across_runners(tmp_path):
+    docs = tmp_path / "docs"
+    assert run_cli("ingest", "cnn", SAMPLES / "cnn", "--out", docs) == 0
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", tmp_path / "wsj") == 0
+    for f in (tmp_path / "wsj").glob("documents-*"):
+        f.rename(docs / f.name)
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert run_cli("shuffle", docs, "--out", one, "--seed", "3") == 0
+    assert run_cli("shuffle", docs, "--out", two, "--seed", "3", beam=MULTI_PROCESS) == 0
+    assert file_bytes(one) == file_bytes(two)
+    rows = read_rows(one, "shuffle-cnn")
+    assert {r["block_size"] for r in rows} == {1, 2, 3, 4, 5}
+    assert all(len(r["original"]) <= 20 and r["shuffled"] != r["original"] for r in rows)
+    assert {r["split"] for r in rows} == {"test"}
+    summary = json.loads((one / "run_summary.json").read_text())
+    wsj_rows = read_rows(one, "shuffle-wsj")
+    rejected = read_rows(one, "rejected/shuffle")
+    assert summary["counters"]["shuffle"]["kept"] == len(rows) + len(wsj_rows)
+    assert sum(v for k, v in summary["counters"]["shuffle"].items() if k != "kept") == len(rejected)
+
+
+def test_cli_bad_block_sizes(tmp_path, capsys):
+    assert run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "1,x") == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == "error: --block-sizes: expected comma-separated integers, got '1,x'"
+    )

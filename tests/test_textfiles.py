@@ -1,0 +1,103 @@
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schemas.records import InputError
+from sources.textfiles import check_parquet_columns, parse_json_line, source_name
+from tests.conftest import SAMPLES, read_rows, run_cli
+
+
+def reasons(line):
+    return [getattr(x, "reason", "row") for x in parse_json_line(line, "f.jsonl", "id", "text", "news")]
+
+
+def test_json_line_becomes_document():
+    (doc,) = parse_json_line(
+        '{"id": 7, "text": "One sentence. Another one."}', "f.jsonl", "id", "text", "news"
+    )
+    assert doc["id"] == "news:7" and doc["source"] == "news"
+    assert doc["sentences"] == ["One sentence.", "Another one."]
+
+
+def test_bad_lines_are_rejected_with_reasons():
+    assert reasons('{"id": 1, "text": "ok."') == ["bad_json"]
+    assert reasons("[1, 2]") == ["not_an_object"]
+    assert reasons('{"text": "no id."}') == ["missing_id"]
+    assert reasons('{"id": 1}') == ["missing_text"]
+    assert reasons('{"id": 1, "text": 5}') == ["bad_text_type"]
+    assert reasons('{"id": 1.5, "text": "x."}') == ["bad_id_type"]
+    assert reasons('{"id": 1, "text": "   "}') == ["empty_text"]
+    assert reasons("   ") == []  # blank lines are not records
+
+
+def test_source_name_strips_suffixes():
+    assert source_name("/a/news.jsonl.gz") == "news"
+
+
+def test_parquet_without_text_column_is_unusable(tmp_path):
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": ["a"], "body": ["x"]}), path)
+    with pytest.raises(InputError, match="no column 'text' \\(--text-field\\)"):
+        check_parquet_columns(str(path), "id", "text")
+
+
+def test_cli_jsonl_and_parquet_with_bad_records(tmp_path):
+    lines = [json.dumps({"id": i, "text": f"Sentence {i} here. And another {i}."}) for i in range(5)]
+    lines += [
+        '{"id": 9, "text": broken',
+        json.dumps({"id": 3, "text": "A duplicate id."}),
+        json.dumps({"text": "x"}),
+    ]
+    (tmp_path / "news.jsonl").write_text("\n".join(lines) + "\n")
+    pq.write_table(
+        pa.table({"doc": ["p1", "p2"], "body": ["Parquet text one.", None]}), tmp_path / "pq.parquet"
+    )
+    out = tmp_path / "out"
+    assert run_cli("ingest", "text", tmp_path / "news.jsonl", "--out", out) == 0
+    docs = read_rows(out, "documents-news")
+    assert [d["id"] for d in docs] == [f"news:{i}" for i in range(5)]
+    reasons_seen = sorted(r["reason"] for r in read_rows(out, "rejected/ingest-text"))
+    assert reasons_seen == ["bad_json", "duplicate_id", "missing_id"]
+    out2 = tmp_path / "out2"
+    assert (
+        run_cli(
+            "ingest",
+            "text",
+            tmp_path / "pq.parquet",
+            "--out",
+            out2,
+            "--id-field",
+            "doc",
+            "--text-field",
+            "body",
+            "--source",
+            "mine",
+        )
+        == 0
+    )
+    assert [d["id"] for d in read_rows(out2, "documents-mine")] == ["mine:p1"]
+    assert [r["reason"] for r in read_rows(out2, "rejected/ingest-text")] == ["missing_text"]
+
+
+def test_cli_wsj_sample(tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 0
+    docs = read_rows(out, "documents-wsj")
+    assert len(docs) == 199
+    first = next(d for d in docs if d["id"] == "wsj:wsj_0001")
+    assert first["sentences"] == [
+        "Pierre Vinken, 61 years old, will join the board as a nonexecutive director Nov. 29.",
+        "Mr. Vinken is chairman of Elsevier N.V., the Dutch publishing group.",
+    ]
+
+
+def test_cli_refuses_non_empty_output_without_overwrite(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("x")
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out, "--overwrite") == 0
+    assert not (out / "old.txt").exists()
