@@ -1,0 +1,33 @@
+"""``incoherent card DATASET_DIR``: write the Hugging Face dataset card (``README.md``) of a build."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from schemas.records import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset_dir", metavar="DATASET_DIR", help="folder holding the <config>/<split>-*.parquet tables"
+    )
+    parser.add_argument(
+        "--build-dir", help="folder searched for run_summary.json files (default: DATASET_DIR and below)"
+    )
+    parser.add_argument("--name", default="incoherent coherence corpora", help="pretty name of the dataset")
+    parser.add_argument(
+        "--license", default="other", help="license id for the card's metadata (default: other)"
+    )
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from corpora.card import write_card
+
+    if beam_args:
+        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
+    if not os.path.isdir(args.dataset_dir):
+        raise InputError(f"{args.dataset_dir}: no such directory")
+    path = write_card(args.build_dir or args.dataset_dir, args.dataset_dir, args.name, args.license)
+    print(f"wrote {path}")
+    return 0
