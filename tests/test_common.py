@@ -1,0 +1,104 @@
+import json
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.common import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    input_error_message,
+    run_pipeline,
+)
+from schemas.records import InputError, Rejected, document
+from tests.conftest import IN_PROCESS, MULTI_PROCESS, file_bytes, read_rows
+
+
+def docs(n):
+    return [document(f"t:{i:03d}", "t", [f"Sentence {i}."]) for i in range(n)]
+
+
+def keep_even(row):
+    number = int(row["id"].split(":")[1])
+    if number % 2:
+        yield Rejected("odd", id=row["id"], source="t", detail=str(number))
+    else:
+        yield row
+
+
+def build_into(out, rows, shard_rows):
+    def build(p):
+        kept, rejected = p | beam.Create(rows) | ApplyWithRejects(keep_even, "stage")
+        kept | WriteTable(str(out), "documents-t", split="documents", rows_per_shard=shard_rows)
+        rejected | WriteRejected(str(out), "stage")
+
+    return build
+
+
+@pytest.mark.parametrize("beam_args", [IN_PROCESS, MULTI_PROCESS], ids=["in-process", "multi-process"])
+def test_sharded_output_is_sorted_complete_and_counted(tmp_path, beam_args):
+    out = tmp_path / "out"
+    summary = run_pipeline(
+        build_into(out, docs(50), 10), command="t", out_dir=str(out), params={}, beam_args=beam_args
+    )
+    names = sorted(p.name for p in (out / "documents-t").iterdir())
+    assert names == [f"documents-{i:05d}-of-00003.parquet" for i in range(3)]
+    rows = read_rows(out, "documents-t")
+    assert sorted(r["id"] for r in rows) == [f"t:{i:03d}" for i in range(0, 50, 2)]
+    for name in names:
+        ids = pq.read_table(out / "documents-t" / name).column("id").to_pylist()
+        assert ids == sorted(ids)
+    assert summary["counters"] == {"stage": {"kept": 25, "odd": 25}}
+    assert summary["outputs"] == {"documents-t": {"documents": 25}, "rejected/stage": {"rejected": 25}}
+    assert json.loads((out / "run_summary.json").read_text())["complete"] is True
+
+
+def test_output_bytes_do_not_depend_on_runner_or_input_order(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_pipeline(build_into(a, docs(30), 7), command="t", out_dir=str(a), params={}, beam_args=IN_PROCESS)
+    run_pipeline(
+        build_into(b, docs(30)[::-1], 7), command="t", out_dir=str(b), params={}, beam_args=MULTI_PROCESS
+    )
+    assert file_bytes(a) == file_bytes(b)
+
+
+def test_duplicate_ids_keep_newest_revision(tmp_path):
+    old = document("w:1", "w", ["Old."], revision_id=1, timestamp="2019-01-01T00:00:00Z", dump="old.xml")
+    new = document("w:1", "w", ["New."], revision_id=2, timestamp="2022-01-01T00:00:00Z", dump="new.xml")
+
+    def build(p):
+        unique, rejected = p | beam.Create([old, new]) | DropDuplicateIds("ingest")
+        unique | WriteTable(str(tmp_path / "o"), "documents-w", split="documents")
+        rejected | WriteRejected(str(tmp_path / "o"), "ingest")
+
+    run_pipeline(build, command="t", out_dir=str(tmp_path / "o"), params={}, beam_args=IN_PROCESS)
+    assert [r["sentences"] for r in read_rows(tmp_path / "o", "documents-w")] == [["New."]]
+    (dropped,) = read_rows(tmp_path / "o", "rejected/ingest")
+    assert dropped["reason"] == "duplicate_id" and "Old." in dropped["record"]
+
+
+def fail_on_three(row):
+    if row["id"] == "t:003":
+        raise InputError("corpus.xml: truncated bz2 stream")
+    yield row
+
+
+@pytest.mark.parametrize("beam_args", [IN_PROCESS, MULTI_PROCESS], ids=["in-process", "multi-process"])
+def test_input_error_inside_a_worker_surfaces_as_one_line(tmp_path, beam_args):
+    def build(p):
+        p | beam.Create(docs(5)) | beam.FlatMap(fail_on_three)
+
+    with pytest.raises(InputError) as info:
+        run_pipeline(build, command="t", out_dir=str(tmp_path / "o"), params={}, beam_args=beam_args)
+    assert str(info.value) == "corpus.xml: truncated bz2 stream"
+    assert not (tmp_path / "o" / "run_summary.json").exists()
+
+
+def test_input_error_message_ignores_other_errors():
+    assert input_error_message(ValueError("boom")) is None
+    assert (
+        input_error_message(RuntimeError("x\nschemas.records.InputError: a.xml: bad [while running 'R']"))
+        == "a.xml: bad"
+    )
