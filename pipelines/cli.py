@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import sys
 
@@ -38,7 +39,17 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def selected_module(argv: list[str]) -> str | None:
+    """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest_cnn``), if any."""
+    words = [a for a in argv if not a.startswith("-")][:2]
+    for command_words, module, _ in COMMANDS:
+        if tuple(words[: len(command_words)]) == command_words:
+            return module
+    return None
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the selected command's module is imported (fast start, isolated failures)."""
     parser = argparse.ArgumentParser(
         prog="incoherent",
         description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
@@ -58,12 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
             holder = groups[words[0]]
         sub = holder.add_parser(words[-1], help=help_text, description=help_text)
         sub.set_defaults(_module=module)
-        importlib.import_module(module).add_arguments(sub)
+        if module == selected:
+            importlib.import_module(module).add_arguments(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
