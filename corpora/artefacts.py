@@ -1,0 +1,99 @@
+"""Artefact check in the spirit of Shen et al. (2021, §4.4): can an intruder be spotted out of context?
+
+Every non-opening sentence of every document is one example, label 1 if it is the intruder. A TF-IDF
+bag-of-words logistic regression sees the sentence **alone** (no document). If it beats the majority class
+clearly, intruders differ from their neighbours in ways that do not need coherence (vocabulary, length,
+punctuation) and a coherence model could cheat.
+
+Evaluation: trained on the ``train`` split and scored on ``test`` when both hold examples of both classes;
+otherwise 5-fold cross-validation grouped by document (small builds). Reported: accuracy and F1 of the
+intruder class, for the classifier and for the majority class.
+
+>>> rows = [{"id": f"d{i}", "sentences": ["a", "b x", "c"], "intruder_index": 2 if i % 2 else -1,
+...          "split": "train" if i < 16 else "test"} for i in range(20)]
+>>> r = artefact_check(rows)
+>>> r["method"], r["examples"], r["positives"], r["evaluated"], r["majority_accuracy"]
+('train/test', 40, 10, 8, 0.75)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+MIN_PER_CLASS = 2
+
+
+def sentence_examples(rows: Iterable[dict]) -> tuple[list[str], np.ndarray, list[str], list[str]]:
+    """``(sentences, labels, document ids, splits)`` over every non-opening sentence."""
+    texts, labels, groups, splits = [], [], [], []
+    for row in rows:
+        for i, sentence in enumerate(row["sentences"]):
+            if i == 0:
+                continue
+            texts.append(sentence)
+            labels.append(int(i == row["intruder_index"]))
+            groups.append(row["id"])
+            splits.append(row["split"])
+    return texts, np.asarray(labels, dtype=np.int64), groups, splits
+
+
+def _scores(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float]:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    return float(accuracy_score(y_true, y_pred)), float(f1_score(y_true, y_pred, zero_division=0))
+
+
+def _model():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(
+        TfidfVectorizer(lowercase=True, token_pattern=r"(?u)\b\w+\b"), LogisticRegression(max_iter=1000)
+    )
+
+
+def artefact_check(rows: Iterable[dict], folds: int = 5) -> dict:
+    """Accuracy and F1 of an out-of-context sentence classifier against the majority class.
+
+    Returns ``{"method", "examples", "positives", "accuracy", "f1", "majority_accuracy", "majority_f1"}``;
+    ``method`` is ``"skipped"`` (with a ``reason``) when there are too few examples of a class.
+    """
+    texts, y, groups, splits = sentence_examples(rows)
+    report: dict = {"examples": len(texts), "positives": int(y.sum()) if len(y) else 0}
+    if len(y) == 0 or report["positives"] < MIN_PER_CLASS or len(y) - report["positives"] < MIN_PER_CLASS:
+        report.update(method="skipped", reason=f"need >= {MIN_PER_CLASS} intruder and coherent sentences")
+        return report
+    split_array = np.asarray(splits)
+    train, test = split_array == "train", split_array == "test"
+    if all(len(set(y[mask].tolist())) == 2 for mask in (train, test)):
+        model = _model().fit([texts[i] for i in np.flatnonzero(train)], y[train])
+        y_true = y[test]
+        y_pred = model.predict([texts[i] for i in np.flatnonzero(test)])
+        majority = int(np.bincount(y[train], minlength=2).argmax())
+        method = "train/test"
+    else:
+        from sklearn.model_selection import GroupKFold
+
+        n_groups = len(set(groups))
+        k = max(2, min(folds, report["positives"], n_groups))
+        y_pred = np.empty_like(y)
+        majority_pred = np.empty_like(y)
+        for fit_idx, eval_idx in GroupKFold(n_splits=k).split(texts, y, groups):
+            if len(set(y[fit_idx].tolist())) < 2:
+                y_pred[eval_idx] = y[fit_idx][0]
+            else:
+                model = _model().fit([texts[i] for i in fit_idx], y[fit_idx])
+                y_pred[eval_idx] = model.predict([texts[i] for i in eval_idx])
+            majority_pred[eval_idx] = int(np.bincount(y[fit_idx], minlength=2).argmax())
+        y_true = y
+        method = f"{k}-fold grouped cross-validation"
+    if method == "train/test":
+        majority_pred = np.full_like(y_true, majority)
+    accuracy, f1 = _scores(y_true, y_pred)
+    maj_accuracy, maj_f1 = _scores(y_true, majority_pred)
+    report.update(method=method, evaluated=len(y_true), accuracy=accuracy, f1=f1)
+    report.update(majority_accuracy=maj_accuracy, majority_f1=maj_f1)
+    return report

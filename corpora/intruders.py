@@ -1,0 +1,348 @@
+"""Intruder-sentence documents (INSteD method, Shen et al., 2021, §3), as plain functions.
+
+The steps, each a function here and each seeded by ``(seed, purpose, document id)`` through
+:mod:`corpora.seeding`, so the rows never depend on the runner:
+
+1. **Length rule** (:func:`apply_length_rule`). Wikipedia leads (and any source but CNN) are kept when they
+   have 3-8 sentences, dropped otherwise; CNN articles are truncated to their first ``n`` sentences,
+   ``n ~ U{3..8}`` drawn per article. Documents whose sentences are all identical are dropped.
+2. **Which documents become incoherent** (:func:`wants_intruder`): half of them, by a draw per id.
+3. **The sentence to replace** (:func:`replaced_index`): a uniform non-opening position ``1..n-1``.
+4. **Candidates** (:func:`make_candidates`): from each of the top-``k`` neighbours ``D'`` of the same source
+   one uniform non-opening sentence ``S'`` (:func:`candidate_index`). A candidate identical to a sentence of
+   the document (after case and whitespace folding) is skipped and counted.
+5. **Similarity filter** (:func:`below_threshold`): candidates whose TF-IDF cosine with the replaced sentence
+   is ``>= threshold`` (0.6) are not eligible. Every candidate keeps its similarity in ``candidates/``, so
+   the threshold can change later without re-running retrieval.
+6. **Selection** (:func:`intruder_row`): one eligible candidate replaces ``S``, drawn by
+   :func:`filters.selection.choose_candidate` (hard candidates preferred when the adversarial filter scored
+   them). If none is eligible the document stays coherent and ``fallback_reason`` says why.
+
+>>> doc = {"id": "d1", "source": "wikipedia", "title": "T", "sentences": ["A.", "B.", "C."], "dump": None,
+...        "revision_id": None}
+>>> row = intruder_row(doc, "train", [], attempted=False, seed=0)
+>>> row["label"], row["intruder_index"], row["sentences"]
+(0, -1, ['A.', 'B.', 'C.'])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from corpora.seeding import assign_split, rng_for
+from schemas.records import Rejected
+
+MIN_SENTENCES = 3
+MAX_SENTENCES = 8
+INCOHERENT_RATE = 0.5
+SIMILARITY_THRESHOLD = 0.6
+DEFAULT_K = 10
+TEST_FRACTIONS = {"wikipedia": 0.08, "cnn": 0.2}
+DEFAULT_TEST_FRACTION = 0.2  # sources other than Wikipedia and CNN
+
+FILTER, TRUNCATE = "filter", "truncate"
+
+# Length-rule outcomes (counter names).
+KEPT_IN_RANGE = "kept_in_range"  # filter rule, 3-8 sentences
+KEPT_TRUNCATED = "kept_truncated"  # truncate rule, cut to the drawn n
+KEPT_WHOLE = "kept_shorter_than_draw"  # truncate rule, fewer sentences than the drawn n (>= 3): kept whole
+TOO_FEW = "too_few_sentences"
+TOO_MANY = "too_many_sentences"
+IDENTICAL = "identical_sentences"
+
+# Why a document meant to be incoherent stayed coherent (``fallback_reason``).
+NO_NEIGHBORS = "no_neighbors"  # the document has no neighbour at all
+NO_CANDIDATES = "no_candidates"  # neighbours exist but none gave a usable sentence
+ALL_TOO_SIMILAR = "all_too_similar"  # every candidate has similarity >= threshold
+
+# Why a neighbour gave no candidate (counter names).
+NEIGHBOR_MISSING = "neighbor_missing"  # listed by the neighbours table but not among the documents
+NEIGHBOR_TOO_SHORT = "neighbor_too_short"  # fewer than two sentences: no non-opening sentence
+NEIGHBOR_OTHER_SOURCE = "neighbor_other_source"
+NEIGHBOR_IS_SELF = "neighbor_is_self"
+IDENTICAL_CANDIDATE = "candidate_identical_to_document_sentence"
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalise(sentence: str) -> str:
+    """The form sentences are compared in for identity: case-folded, whitespace collapsed.
+
+    >>> normalise("  The  Cat ") == normalise("the cat")
+    True
+    """
+    return _SPACES.sub(" ", sentence).strip().casefold()
+
+
+# --------------------------------------------------------------------------------------------- length rule
+
+
+def length_mode(source: str) -> str:
+    """``truncate`` for CNN (first n ~ U{3..8} sentences), ``filter`` (keep 3-8) for everything else."""
+    return TRUNCATE if source == "cnn" else FILTER
+
+
+def truncation_length(seed: int, doc_id: str, lo: int = MIN_SENTENCES, hi: int = MAX_SENTENCES) -> int:
+    """The n of the truncate rule, uniform on ``{lo..hi}`` and fixed by ``(seed, id)``."""
+    return rng_for(seed, "truncate", doc_id).randint(lo, hi)
+
+
+def apply_length_rule(
+    doc: dict, seed: int, mode: str | None = None, lo: int = MIN_SENTENCES, hi: int = MAX_SENTENCES
+) -> tuple[dict, str] | Rejected:
+    """``(document, outcome)`` with the document cut to its kept sentences, or a :class:`Rejected`.
+
+    >>> d = {"id": "w:1", "source": "wikipedia", "sentences": ["a", "b"]}
+    >>> apply_length_rule(d, 0).reason
+    'too_few_sentences'
+    >>> apply_length_rule(dict(d, sentences=["a", "b", "c"]), 0)[1]
+    'kept_in_range'
+    """
+    mode = mode or length_mode(doc["source"])
+    sentences = list(doc["sentences"])
+    n = len(sentences)
+    if n < lo:
+        return Rejected(TOO_FEW, id=doc["id"], source=doc["source"], detail=f"{n} sentences, need >= {lo}")
+    if mode == FILTER:
+        if n > hi:
+            return Rejected(
+                TOO_MANY, id=doc["id"], source=doc["source"], detail=f"{n} sentences, need <= {hi}"
+            )
+        outcome = KEPT_IN_RANGE
+    elif mode == TRUNCATE:
+        target = truncation_length(seed, doc["id"], lo, hi)
+        outcome = KEPT_TRUNCATED if n >= target else KEPT_WHOLE
+        sentences = sentences[:target]
+    else:
+        raise ValueError(f"length rule must be {FILTER!r} or {TRUNCATE!r}, got {mode!r}")
+    if len({normalise(s) for s in sentences}) == 1:
+        return Rejected(
+            IDENTICAL, id=doc["id"], source=doc["source"], detail=f"{len(sentences)} copies of one sentence"
+        )
+    return dict(doc, sentences=sentences), outcome
+
+
+# --------------------------------------------------------------------------------------------- splits
+
+
+def test_fraction(source: str) -> float:
+    """Share of a source's documents in the test split: CNN 20%, Wikipedia 8% (Shen et al., 2021)."""
+    return TEST_FRACTIONS.get(source, DEFAULT_TEST_FRACTION)
+
+
+def split_fractions(source: str, validation_fraction: float = 0.0) -> dict[str, float]:
+    """``{"test": ..., "validation": ...}`` for :func:`corpora.seeding.assign_split`."""
+    fractions = {"test": test_fraction(source)}
+    if validation_fraction:
+        fractions["validation"] = validation_fraction
+    return fractions
+
+
+def plain_split(doc_id: str, source: str, validation_fraction: float = 0.0) -> str:
+    """Split by a hash of the id (no protection against text a model saw in pre-training)."""
+    return assign_split(doc_id, split_fractions(source, validation_fraction))
+
+
+# --------------------------------------------------------------------------------------------- draws
+
+
+def wants_intruder(seed: int, doc_id: str, rate: float = INCOHERENT_RATE) -> bool:
+    """Whether the document is meant to receive an intruder (half of them by default)."""
+    return rng_for(seed, "incoherent", doc_id).random() < rate
+
+
+def replaced_index(seed: int, doc_id: str, n_sentences: int) -> int:
+    """The non-opening position ``1..n-1`` whose sentence is replaced."""
+    if n_sentences < 2:
+        raise ValueError(f"{doc_id}: a document needs two sentences to receive an intruder")
+    return rng_for(seed, "replace", doc_id).randrange(1, n_sentences)
+
+
+def candidate_index(seed: int, doc_id: str, neighbor_id: str, n_sentences: int) -> int | None:
+    """The non-opening sentence of neighbour ``neighbor_id`` offered to ``doc_id`` (None if it has none)."""
+    if n_sentences < 2:
+        return None
+    return rng_for(seed, "candidate", f"{doc_id}\x1f{neighbor_id}").randrange(1, n_sentences)
+
+
+# --------------------------------------------------------------------------------------------- candidates
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one neighbour offers a document: its rank (0 = most similar), score and one sentence.
+
+    ``source`` is None when the neighbour is not among the documents; ``index``/``sentence`` are None when it
+    has no non-opening sentence. Built by :func:`offer`, where the neighbour's document is at hand, so only
+    one sentence per neighbour travels to the document.
+    """
+
+    rank: int
+    id: str
+    score: float
+    source: str | None
+    index: int | None
+    sentence: str | None
+
+
+def offer(seed: int, doc_id: str, rank: int, neighbor_id: str, score: float, neighbor: dict | None) -> Offer:
+    """The sentence neighbour ``neighbor_id`` (row ``neighbor``, or None if unknown) offers ``doc_id``.
+
+    >>> offer(0, "d", 0, "n", 0.5, {"source": "s", "sentences": ["x", "y"]}).sentence
+    'y'
+    """
+    if neighbor is None:
+        return Offer(rank, neighbor_id, float(score), None, None, None)
+    sentences = neighbor["sentences"]
+    index = candidate_index(seed, doc_id, neighbor_id, len(sentences))
+    return Offer(
+        rank,
+        neighbor_id,
+        float(score),
+        neighbor["source"],
+        index,
+        None if index is None else sentences[index],
+    )
+
+
+def make_candidates(
+    doc: dict, split: str, offers: Iterable[Offer], seed: int, k: int = DEFAULT_K
+) -> tuple[list[dict], dict[str, int]]:
+    """Candidate rows (``CANDIDATE_SCHEMA``, similarity not yet set) and skip counts for one document.
+
+    ``doc`` is the document as it will appear in the dataset (after the length rule). Only the ``k``
+    best-ranked offers are used. The replaced position is :func:`replaced_index`.
+    """
+    sentences = list(doc["sentences"])
+    position = replaced_index(seed, doc["id"], len(sentences))
+    own = {normalise(s) for s in sentences}
+    skipped: dict[str, int] = {}
+    candidates = []
+    for o in sorted(offers, key=lambda o: (o.rank, o.id))[:k]:
+        reason = None
+        if o.id == doc["id"]:
+            reason = NEIGHBOR_IS_SELF
+        elif o.source is None:
+            reason = NEIGHBOR_MISSING
+        elif o.source != doc["source"]:
+            reason = NEIGHBOR_OTHER_SOURCE
+        elif o.index is None:
+            reason = NEIGHBOR_TOO_SHORT
+        elif normalise(o.sentence) in own:
+            reason = IDENTICAL_CANDIDATE
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        candidates.append(
+            {
+                "id": doc["id"],
+                "source": doc["source"],
+                "split": split,
+                "replaced_index": position,
+                "original_sentence": sentences[position],
+                "candidate_sentence": o.sentence,
+                "candidate_source_id": o.id,
+                "candidate_index": o.index,
+                "neighbor_rank": o.rank,
+                "neighbor_score": o.score,
+                "similarity": None,
+                "filter_score": None,
+                "difficulty": None,
+            }
+        )
+    return candidates, skipped
+
+
+def with_similarities(
+    candidates: Sequence[dict], similarities: Callable[[list[str], list[str]], Sequence[float]]
+) -> list[dict]:
+    """Fill ``similarity`` with ``similarities(originals, candidates)`` (pairwise TF-IDF cosine), in one call."""
+    if not candidates:
+        return []
+    values = similarities(
+        [c["original_sentence"] for c in candidates], [c["candidate_sentence"] for c in candidates]
+    )
+    return [dict(c, similarity=float(v)) for c, v in zip(candidates, values, strict=True)]
+
+
+def below_threshold(candidates: Iterable[dict], threshold: float = SIMILARITY_THRESHOLD) -> list[dict]:
+    """The candidates eligible to replace the sentence: similarity strictly below ``threshold``."""
+    return [c for c in candidates if c["similarity"] < threshold]
+
+
+def document_with(doc_sentences: Sequence[str], candidate: dict) -> list[str]:
+    """The document's sentences with the candidate in place of the replaced one."""
+    sentences = list(doc_sentences)
+    sentences[candidate["replaced_index"]] = candidate["candidate_sentence"]
+    return sentences
+
+
+# --------------------------------------------------------------------------------------------- rows
+
+
+def _choose(candidates: list[dict], seed: int, doc_id: str) -> dict:
+    from filters.selection import choose_candidate
+
+    return choose_candidate(candidates, rng_for(seed, "choose", doc_id))
+
+
+def intruder_row(
+    doc: dict,
+    split: str,
+    candidates: Sequence[dict],
+    *,
+    attempted: bool,
+    seed: int,
+    threshold: float = SIMILARITY_THRESHOLD,
+    had_neighbors: bool = True,
+) -> dict:
+    """The ``INTRUDER_SCHEMA`` row of a document.
+
+    ``candidates`` are the document's scored candidates (similarity set; ``difficulty`` set by the filter or
+    ``"unfiltered"``). A document not ``attempted`` is a coherent original; an attempted one gets the
+    chosen eligible candidate, or stays coherent with a ``fallback_reason``.
+    """
+    row = {
+        "id": doc["id"],
+        "source": doc["source"],
+        "title": doc.get("title"),
+        "sentences": list(doc["sentences"]),
+        "label": 0,
+        "intruder_index": -1,
+        "original_sentence": None,
+        "intruder_sentence": None,
+        "intruder_source_id": None,
+        "similarity": None,
+        "filter_score": None,
+        "difficulty": None,
+        "num_candidates": 0,
+        "fallback_reason": None,
+        "dump": doc.get("dump"),
+        "revision_id": doc.get("revision_id"),
+        "split": split,
+    }
+    if not attempted:
+        return row
+    eligible = below_threshold(candidates, threshold)
+    row["num_candidates"] = len(eligible)
+    if not eligible:
+        if candidates:
+            row["fallback_reason"] = ALL_TOO_SIMILAR
+        else:
+            row["fallback_reason"] = NO_CANDIDATES if had_neighbors else NO_NEIGHBORS
+        return row
+    chosen = _choose(eligible, seed, doc["id"])
+    row.update(
+        sentences=document_with(doc["sentences"], chosen),
+        label=1,
+        intruder_index=chosen["replaced_index"],
+        original_sentence=chosen["original_sentence"],
+        intruder_sentence=chosen["candidate_sentence"],
+        intruder_source_id=chosen["candidate_source_id"],
+        similarity=chosen["similarity"],
+        filter_score=chosen.get("filter_score"),
+        difficulty=chosen.get("difficulty"),
+    )
+    return row

@@ -1,0 +1,227 @@
+"""Pure logic of the intruder corpus (corpora/intruders.py): tiny literal inputs, exact outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpora import intruders as logic
+from corpora.intruders import Offer
+from schemas import INTRUDER_SCHEMA
+from schemas.records import Rejected
+from schemas.tables import CANDIDATE_SCHEMA
+
+
+def doc(doc_id="wikipedia:1", source="wikipedia", sentences=("A a.", "B b.", "C c.", "D d.")):
+    return {
+        "id": doc_id,
+        "source": source,
+        "title": "T",
+        "sentences": list(sentences),
+        "dump": "x",
+        "revision_id": 7,
+    }
+
+
+# ------------------------------------------------------------------------------------------- length rule
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [(2, logic.TOO_FEW), (3, logic.KEPT_IN_RANGE), (8, logic.KEPT_IN_RANGE), (9, logic.TOO_MANY)],
+)
+def test_wikipedia_keeps_leads_of_three_to_eight_sentences(n, expected):
+    result = logic.apply_length_rule(doc(sentences=[f"S{i}." for i in range(n)]), seed=0)
+    outcome = result.reason if isinstance(result, Rejected) else result[1]
+    assert outcome == expected
+    if not isinstance(result, Rejected):
+        assert result[0]["sentences"] == [f"S{i}." for i in range(n)]
+
+
+def test_cnn_is_truncated_to_a_seeded_uniform_length():
+    lengths = [logic.truncation_length(0, f"cnn:{i}") for i in range(2000)]
+    assert set(lengths) == {3, 4, 5, 6, 7, 8}
+    assert all(abs(lengths.count(n) / 2000 - 1 / 6) < 0.03 for n in range(3, 9))
+    story = doc("cnn:abc", "cnn", [f"S{i}." for i in range(30)])
+    kept, outcome = logic.apply_length_rule(story, seed=0)
+    n = logic.truncation_length(0, "cnn:abc")
+    assert outcome == logic.KEPT_TRUNCATED and kept["sentences"] == story["sentences"][:n]
+    assert logic.apply_length_rule(story, seed=0) == (kept, outcome)  # same seed, same cut
+
+
+def test_cnn_shorter_than_its_draw_is_kept_whole_and_too_short_is_dropped():
+    ids = [f"cnn:{i}" for i in range(50)]
+    long_draw = next(i for i in ids if logic.truncation_length(0, i) >= 5)
+    kept, outcome = logic.apply_length_rule(doc(long_draw, "cnn", ["A.", "B.", "C.", "D."]), seed=0)
+    assert outcome == logic.KEPT_WHOLE and kept["sentences"] == ["A.", "B.", "C.", "D."]
+    assert logic.apply_length_rule(doc("cnn:x", "cnn", ["A.", "B."]), seed=0).reason == logic.TOO_FEW
+
+
+def test_documents_whose_sentences_are_all_identical_are_dropped():
+    result = logic.apply_length_rule(doc(sentences=["Same.", "same. ", "Same."]), seed=0)
+    assert isinstance(result, Rejected) and result.reason == logic.IDENTICAL and result.id == "wikipedia:1"
+
+
+# ------------------------------------------------------------------------------------------- draws
+
+
+def test_half_of_documents_are_meant_to_be_incoherent():
+    share = sum(logic.wants_intruder(0, f"d{i}") for i in range(4000)) / 4000
+    assert 0.47 < share < 0.53
+    assert [logic.wants_intruder(1, f"d{i}") for i in range(50)] != [
+        logic.wants_intruder(0, f"d{i}") for i in range(50)
+    ]
+
+
+def test_replaced_and_candidate_positions_are_never_the_opening_sentence():
+    assert {logic.replaced_index(0, f"d{i}", 4) for i in range(500)} == {1, 2, 3}
+    assert {logic.candidate_index(0, "d", f"n{i}", 3) for i in range(500)} == {1, 2}
+    assert logic.candidate_index(0, "d", "n", 1) is None
+    with pytest.raises(ValueError):
+        logic.replaced_index(0, "d", 1)
+
+
+def test_splits_follow_the_paper_fractions():
+    def share(source, split):
+        return sum(logic.plain_split(f"{source}:{i}", source) == split for i in range(5000)) / 5000
+
+    assert abs(share("cnn", "test") - 0.2) < 0.02
+    assert abs(share("wikipedia", "test") - 0.08) < 0.015
+    assert share("wikipedia", "validation") == 0
+    with_validation = [logic.plain_split(f"cnn:{i}", "cnn", 0.1) for i in range(5000)]
+    assert abs(with_validation.count("validation") / 5000 - 0.1) < 0.02
+
+
+# ------------------------------------------------------------------------------------------- candidates
+
+
+def offers_for(target, neighbors, seed=0):
+    return [
+        logic.offer(seed, target["id"], rank, n["id"], 1.0 - rank / 10, n) for rank, n in enumerate(neighbors)
+    ]
+
+
+def test_candidates_take_one_non_opening_sentence_per_neighbour():
+    target = doc()
+    neighbors = [
+        doc(f"wikipedia:{i}", sentences=[f"N{i} open.", f"N{i} one.", f"N{i} two."]) for i in range(2, 5)
+    ]
+    candidates, skipped = logic.make_candidates(target, "train", offers_for(target, neighbors), seed=0)
+    assert skipped == {}
+    position = logic.replaced_index(0, "wikipedia:1", 4)
+    assert [c["candidate_source_id"] for c in candidates] == ["wikipedia:2", "wikipedia:3", "wikipedia:4"]
+    for c, n in zip(candidates, neighbors, strict=True):
+        assert set(c) == set(CANDIDATE_SCHEMA.names)
+        assert c["candidate_index"] >= 1 and n["sentences"][c["candidate_index"]] == c["candidate_sentence"]
+        assert c["replaced_index"] == position and c["original_sentence"] == target["sentences"][position]
+    assert [c["neighbor_rank"] for c in candidates] == [0, 1, 2]
+
+
+def test_bad_neighbours_are_skipped_and_counted():
+    target = doc(sentences=["Open.", "Shared sentence.", "Other."])
+    offers = [
+        Offer(0, "wikipedia:1", 0.9, "wikipedia", 1, "x"),  # the document itself
+        Offer(1, "wikipedia:404", 0.8, None, None, None),  # not in the corpus
+        Offer(2, "cnn:9", 0.7, "cnn", 1, "A CNN sentence."),  # other domain
+        Offer(3, "wikipedia:5", 0.6, "wikipedia", None, None),  # one sentence only
+        Offer(4, "wikipedia:6", 0.5, "wikipedia", 2, "shared   SENTENCE."),  # identical to one of ours
+        Offer(5, "wikipedia:7", 0.4, "wikipedia", 1, "A fine sentence."),
+    ]
+    candidates, skipped = logic.make_candidates(target, "test", offers, seed=0)
+    assert [c["candidate_source_id"] for c in candidates] == ["wikipedia:7"]
+    assert skipped == {
+        logic.NEIGHBOR_IS_SELF: 1,
+        logic.NEIGHBOR_MISSING: 1,
+        logic.NEIGHBOR_OTHER_SOURCE: 1,
+        logic.NEIGHBOR_TOO_SHORT: 1,
+        logic.IDENTICAL_CANDIDATE: 1,
+    }
+
+
+def test_only_the_top_k_neighbours_are_used():
+    target = doc()
+    offers = [Offer(r, f"wikipedia:{100 + r}", 1.0, "wikipedia", 1, f"Sentence {r}.") for r in range(12)]
+    candidates, _ = logic.make_candidates(target, "train", list(reversed(offers)), seed=0, k=10)
+    assert [c["neighbor_rank"] for c in candidates] == list(range(10))
+
+
+def test_similarity_threshold_is_strict():
+    cands = [{"similarity": s} for s in (0.0, 0.5999, 0.6, 0.95)]
+    assert [c["similarity"] for c in logic.below_threshold(cands, 0.6)] == [0.0, 0.5999]
+
+
+def test_with_similarities_makes_one_batched_call():
+    calls = []
+
+    def sims(a, b):
+        calls.append((a, b))
+        return [0.1 * i for i in range(len(a))]
+
+    cands = [{"original_sentence": "o", "candidate_sentence": f"c{i}"} for i in range(3)]
+    scored = logic.with_similarities(cands, sims)
+    assert [round(c["similarity"], 6) for c in scored] == [0.0, 0.1, 0.2]
+    assert calls == [(["o", "o", "o"], ["c0", "c1", "c2"])]
+    assert logic.with_similarities([], sims) == [] and len(calls) == 1
+
+
+# ------------------------------------------------------------------------------------------- rows
+
+
+def candidate(rank, similarity, difficulty="unfiltered", score=None, index=2):
+    return {
+        "id": "wikipedia:1", "source": "wikipedia", "split": "train", "replaced_index": index,
+        "original_sentence": "C c.", "candidate_sentence": f"Intruder {rank}.", "candidate_source_id": f"wikipedia:{10 + rank}",
+        "candidate_index": 1, "neighbor_rank": rank, "neighbor_score": 1.0, "similarity": similarity,
+        "filter_score": score, "difficulty": difficulty,
+    }  # fmt: skip
+
+
+def test_coherent_row_is_the_source_document_unchanged():
+    row = logic.intruder_row(doc(), "train", [], attempted=False, seed=0)
+    assert set(row) == set(INTRUDER_SCHEMA.names)
+    assert row["sentences"] == doc()["sentences"] and row["label"] == 0 and row["intruder_index"] == -1
+    assert row["fallback_reason"] is None and row["num_candidates"] == 0
+    assert (row["dump"], row["revision_id"], row["title"]) == ("x", 7, "T")
+
+
+def test_incoherent_row_replaces_the_sentence_with_an_eligible_candidate():
+    cands = [candidate(0, 0.8), candidate(1, 0.2), candidate(2, 0.1)]
+    row = logic.intruder_row(doc(), "train", cands, attempted=True, seed=0)
+    assert row["label"] == 1 and row["intruder_index"] == 2 and row["num_candidates"] == 2
+    assert row["intruder_source_id"] in {"wikipedia:11", "wikipedia:12"}
+    assert row["sentences"][2] == row["intruder_sentence"] and row["original_sentence"] == "C c."
+    assert row["sentences"][:2] + row["sentences"][3:] == ["A a.", "B b.", "D d."]
+    assert row["similarity"] < 0.6 and row["difficulty"] == "unfiltered" and row["filter_score"] is None
+    assert logic.intruder_row(doc(), "train", list(reversed(cands)), attempted=True, seed=0) == row
+
+
+def test_hard_candidates_are_preferred_when_the_filter_scored_them():
+    cands = [candidate(0, 0.1, "easy", 0.9), candidate(1, 0.1, "hard", 0.2), candidate(2, 0.1, "easy", 0.8)]
+    for seed in range(10):
+        row = logic.intruder_row(doc(), "train", cands, attempted=True, seed=seed)
+        assert (row["intruder_source_id"], row["difficulty"], row["filter_score"]) == (
+            "wikipedia:11",
+            "hard",
+            0.2,
+        )
+
+
+@pytest.mark.parametrize(
+    ("cands", "had_neighbors", "reason"),
+    [
+        ([], False, logic.NO_NEIGHBORS),
+        ([], True, logic.NO_CANDIDATES),
+        ([candidate(0, 0.6), candidate(1, 0.9)], True, logic.ALL_TOO_SIMILAR),
+    ],
+)
+def test_fallback_to_coherent_says_why(cands, had_neighbors, reason):
+    row = logic.intruder_row(doc(), "test", cands, attempted=True, seed=0, had_neighbors=had_neighbors)
+    assert row["label"] == 0 and row["intruder_index"] == -1 and row["fallback_reason"] == reason
+    assert row["sentences"] == doc()["sentences"] and row["split"] == "test"
+
+
+def test_document_with_puts_the_candidate_in_place():
+    assert logic.document_with(["a", "b", "c"], {"replaced_index": 1, "candidate_sentence": "X"}) == [
+        "a",
+        "X",
+        "c",
+    ]
