@@ -1,0 +1,144 @@
+"""``incoherent ingest wikipedia DUMP [DUMP ...] --out DIR``: MediaWiki XML dumps -> lead-section documents.
+
+Pipeline shape::
+
+    Create(read tasks) | Reshuffle | FlatMap(read task -> page records) | Reshuffle
+        | ApplyWithRejects(page_to_document) -> WriteTable("documents-<source>") + WriteRejected
+
+A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`` with its
+``*-index.txt.bz2`` next to it) one byte range of its bz2 streams, so Beam workers split one dump. Page
+records carry only the lead section, so little data crosses the shuffle; mwparserfromhell runs after it,
+in parallel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+
+import apache_beam as beam
+
+from pipelines.common import ApplyWithRejects, WriteRejected, WriteTable, count, run_pipeline
+from schemas.records import InputError
+from sources import mediawiki
+from sources.wikipedia import page_to_document
+
+STAGE = "ingest-wikipedia"
+READ_STAGE = "ingest-wikipedia-read"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dumps", nargs="+", metavar="DUMP", help="MediaWiki XML dump (.xml, .xml.bz2, multistream)"
+    )
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--overwrite", action="store_true", help="replace an earlier run's output in --out")
+    parser.add_argument("--source", default="wikipedia", help="source name: ids are <source>:<page id>")
+    parser.add_argument(
+        "--range-mb",
+        type=float,
+        default=mediawiki.RANGE_BYTES / (1 << 20),
+        help="multistream dumps: compressed MB per parallel read task (default %(default)s)",
+    )
+
+
+def _counter(stage: str):
+    def inc(name: str, n: int = 1) -> None:
+        count(stage, name, n)
+
+    return inc
+
+
+def plan_reads(dumps: list[str], range_bytes: int = mediawiki.RANGE_BYTES) -> list[dict]:
+    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
+    tasks: list[dict] = []
+    for path in dumps:
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file")
+        if os.path.isdir(path):
+            raise InputError(f"{path}: is a directory, not a dump file")
+        site = mediawiki.read_siteinfo(path)  # fails early on files that are not MediaWiki XML
+        index = mediawiki.multistream_index(path)
+        if index is None:
+            tasks.append({"path": path})
+            continue
+        size = os.path.getsize(path)
+        ranges = mediawiki.multistream_ranges(
+            path, mediawiki.stream_offsets(index), size, target_bytes=range_bytes
+        )
+        site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
+        for i, (start, end) in enumerate(ranges):
+            tasks.append(
+                {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site_fields}
+            )
+    return tasks
+
+
+def read_task(task: dict) -> Iterator[dict]:
+    """Page records of one read task (see :func:`plan_reads`)."""
+    inc = _counter(READ_STAGE)
+    if "start" not in task:
+        yield from mediawiki.read_pages(task["path"], count=inc)
+        return
+    site = mediawiki.SiteInfo(**task["site"])
+    inc("multistream_ranges", 1)
+    yield from mediawiki.read_range(
+        task["path"], task["start"], task["end"], site, last=task["last"], count=inc
+    )
+
+
+def task_key(task: dict) -> str:
+    return f"{task['path']}:{task.get('start', 0)}"
+
+
+class IngestWikipedia(beam.PTransform):
+    """Dumps -> ``(documents, rejected)`` PCollections."""
+
+    def __init__(self, tasks: list[dict], source: str = "wikipedia"):
+        super().__init__()
+        self._tasks, self._source = tasks, source
+
+    def expand(self, pbegin):
+        source = self._source
+
+        def to_document(page: dict):
+            return page_to_document(page, source)
+
+        pages = (
+            pbegin
+            | "ReadTasks" >> beam.Create(self._tasks)
+            | "SpreadTasks" >> beam.Reshuffle()
+            | "ReadPages" >> beam.FlatMap(read_task)
+            | "SpreadPages" >> beam.Reshuffle()
+        )
+        return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
+    out, source = args.out, args.source
+
+    def build(pipeline: beam.Pipeline) -> None:
+        documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(tasks, source)
+        documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
+        rejected | "WriteRejected" >> WriteRejected(out, STAGE)
+
+    summary = run_pipeline(
+        build,
+        command="ingest wikipedia",
+        out_dir=out,
+        params={"dumps": list(args.dumps), "source": source, "read_tasks": len(tasks)},
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+    )
+    counters = summary["counters"]
+    kept = counters.get(STAGE, {}).get("kept", 0)
+    dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}
+    read = counters.get(READ_STAGE, {})
+    print(f"{kept} documents -> {out}/documents-{source}/  (pages read: {read.get('pages_read', 0)})")
+    for reason, n in sorted(dropped.items()):
+        print(f"  rejected {reason}: {n}")
+    if read.get("trailing_junk_bytes"):
+        print(f"  ignored {read['trailing_junk_bytes']} bytes of junk after </mediawiki>")
+    return 0

@@ -1,0 +1,723 @@
+"""Streaming reader of MediaWiki XML export dumps (schema 0.3 to 0.11), memory flat in dump size.
+
+Yields one small *page record* per ``<page>``: its metadata, the **lead** of its last revision's wikitext
+(text before the first ``==`` heading, cut while reading, so long articles never sit in memory whole) and
+the last :data:`TAIL_CHARS` characters of the text (where disambiguation templates live)::
+
+    {"page_id": 12, "ns": 0, "title": "Anarchism", "redirect": None, "revision_id": 7, "timestamp": "...",
+     "lead": "'''Anarchism''' is ...", "tail": "...[[Category:Anarchism]]", "text_chars": 180311,
+     "dump": "enwiki-...bz2", "base": "https://en.wikipedia.org/wiki/"}
+
+What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.xz`` too), UTF-8 or UTF-16
+(byte-order mark or ``<?xml encoding=...?>``), full-history files (the last ``<revision>`` wins), bare
+``<page>`` fragments without a ``<mediawiki>`` root, and byte ranges of multistream dumps
+(``*-multistream.xml.bz2`` with its ``*-index.txt.bz2``: see :func:`multistream_ranges`).
+
+Speed: ``.bz2`` is decompressed in a background thread (``bz2`` releases the GIL) while this thread parses
+with ``xml.parsers.expat``. Safety: DTD entity declarations and external entities are refused (no billion
+laughs, no file or network access). Unusable input raises :class:`schemas.records.InputError` naming the
+file; junk after the closing ``</mediawiki>`` is ignored and counted.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import os
+import queue
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+from xml.parsers import expat
+
+from schemas.records import InputError
+
+# Characters kept from the end of a page's text (disambiguation templates sit at the bottom).
+TAIL_CHARS = 4000
+READ_CHUNK = 1 << 17  # compressed bytes per read
+EXPAT_BUFFER = 1 << 16  # character data handed to Python in pieces of up to this size
+QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
+PROBE_BYTES = 1 << 16
+# Multistream: aim for ranges of about this many compressed bytes, and for at least MIN_RANGES ranges.
+RANGE_BYTES = 4 << 20
+MIN_RANGES = 16
+
+HEADING = re.compile(r"^==", re.M)
+
+DEFAULT_NAMESPACES = {
+    "media": -2, "special": -1, "talk": 1, "user": 2, "user talk": 3, "wikipedia": 4, "wikipedia talk": 5,
+    "project": 4, "file": 6, "image": 6, "file talk": 7, "mediawiki": 8, "mediawiki talk": 9, "template": 10,
+    "template talk": 11, "help": 12, "help talk": 13, "category": 14, "category talk": 15, "portal": 100,
+    "portal talk": 101, "draft": 118, "draft talk": 119, "module": 828, "module talk": 829,
+}  # fmt: skip
+DEFAULT_BASE = "https://en.wikipedia.org/wiki/"
+
+Counter = Callable[[str, int], None]
+
+
+def _no_count(name: str, n: int = 1) -> None:
+    pass
+
+
+@dataclass
+class SiteInfo:
+    """What ``<siteinfo>`` says: the article URL prefix, the wiki's name and its namespace names."""
+
+    base: str | None = None  # e.g. "https://en.wikipedia.org/wiki/" (from <base>, without the main page)
+    dbname: str | None = None
+    namespaces: dict[str, int] = field(default_factory=dict)  # lower-cased name -> key
+
+    def namespace_of(self, title: str) -> int:
+        """Namespace from a title prefix, for schema 0.3 dumps without ``<ns>``: ``"Talk:Pear" -> 1``."""
+        if ":" not in title:
+            return 0
+        prefix = title.split(":", 1)[0].strip().lower().replace("_", " ")
+        names = self.namespaces or DEFAULT_NAMESPACES
+        return names.get(prefix, 0)
+
+
+def base_url(base: str | None) -> str | None:
+    """``"https://en.wikipedia.org/wiki/Main_Page" -> "https://en.wikipedia.org/wiki/"``."""
+    if not base:
+        return None
+    return base.rsplit("/", 1)[0] + "/" if "/" in base else base
+
+
+# --------------------------------------------------------------------------------------------- bytes in
+
+
+def _open_raw(path: str, opener: Callable[[str], BinaryIO] | None) -> BinaryIO:
+    if opener is not None:
+        return opener(path)
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, not a dump file")
+    return open(path, "rb")
+
+
+def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Event, limit: int | None) -> None:
+    """Decompress every bz2 stream of ``raw`` (up to ``limit`` bytes) into ``out``; errors go to ``out`` too."""
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        decomp = bz2.BZ2Decompressor()
+        fed = False  # the current decompressor has had input
+        streams = 0
+        left = limit
+        while not stop.is_set():
+            size = READ_CHUNK if left is None else min(READ_CHUNK, left)
+            data = raw.read(size) if size else b""
+            if not data:
+                break
+            if left is not None:
+                left -= len(data)
+            while data:
+                try:
+                    chunk = decomp.decompress(data)
+                except OSError:
+                    if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
+                        put(("junk", len(data)))
+                        data = b""
+                        left = 0
+                        break
+                    put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
+                    return
+                fed = True
+                if chunk and not put(chunk):
+                    return
+                if decomp.eof:
+                    streams += 1
+                    data = decomp.unused_data
+                    decomp = bz2.BZ2Decompressor()
+                    fed = False
+                else:
+                    data = b""
+            if left == 0:
+                break
+        if fed and not decomp.eof:
+            put(
+                InputError(
+                    f"{name}: truncated bz2 file (compressed data ends before the end-of-stream marker)"
+                )
+            )
+            return
+        if not streams and not stop.is_set():
+            put(InputError(f"{name}: empty file"))
+            return
+        put(None)
+    except BaseException as exc:  # handed to the reading thread, which raises it
+        put(exc)
+
+
+def _bz2_chunks(raw: BinaryIO, name: str, count: Counter, limit: int | None = None) -> Iterator[bytes]:
+    """Decompressed chunks of a (multi-stream) bz2 file, decompressed in a background thread."""
+    out: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
+    stop = threading.Event()
+    worker = threading.Thread(target=_bz2_worker, args=(raw, name, out, stop, limit), daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = out.get()
+            if item is None:
+                return
+            if isinstance(item, tuple):
+                count("trailing_junk_bytes", item[1])
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+    left = limit
+    while True:
+        size = READ_CHUNK if left is None else min(READ_CHUNK, left)
+        data = raw.read(size) if size else b""
+        if not data:
+            return
+        if left is not None:
+            left -= len(data)
+        yield data
+
+
+def _decompressed_chunks(path: str, raw: BinaryIO, count: Counter) -> Iterator[bytes]:
+    name = os.path.basename(path)
+    lower = name.lower()
+    if lower.endswith(".bz2"):
+        return _bz2_chunks(raw, path, count)
+    if lower.endswith(".gz") or lower.endswith(".xz") or lower.endswith(".lzma"):
+        import gzip
+        import lzma
+
+        opener = gzip.GzipFile if lower.endswith(".gz") else lzma.LZMAFile
+        return _wrap_errors(_plain_chunks(opener(fileobj=raw)), path)
+    return _plain_chunks(raw)
+
+
+def _wrap_errors(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except EOFError:
+        raise InputError(f"{path}: truncated compressed file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot decompress ({exc})") from None
+
+
+# --------------------------------------------------------------------------------------------- encoding
+
+
+_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)[\"']")
+
+
+def detect_encoding(head: bytes) -> str:
+    """Encoding of an XML document from its first bytes (BOM, UTF-16 pattern, or the declaration).
+
+    >>> detect_encoding(b"\\xff\\xfe<\\x00m\\x00")
+    'utf-16-le'
+    """
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le"
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be"
+    if head.startswith(b"\x00<\x00"):
+        return "utf-16-be"
+    if head.startswith(b"<\x00") and len(head) > 2 and head[2:3] != b"\x00":
+        return "utf-16-le"
+    match = _DECLARATION.match(head)
+    if match:
+        declared = match.group(1).decode("ascii").lower()
+        try:
+            return codecs.lookup(declared).name
+        except LookupError:
+            raise InputError(f"unknown XML encoding {declared!r}") from None
+    return "utf-8"
+
+
+def _transcode(chunks: Iterator[bytes], encoding: str, path: str) -> Iterator[bytes]:
+    """Re-encode a byte stream in ``encoding`` as UTF-8 (expat is then told the input is UTF-8)."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    bom = encoding.startswith("utf-16")
+    try:
+        for chunk in chunks:
+            text = decoder.decode(chunk)
+            if bom:
+                text = text.lstrip("\ufeff")
+                bom = not text
+            yield text.encode("utf-8")
+        yield decoder.decode(b"", final=True).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not valid {encoding} ({exc.reason} at byte {exc.start} of a chunk)"
+        ) from None
+
+
+_PROLOG_SKIP = re.compile(rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)", re.S)
+_FIRST_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
+
+
+def _root_element(head: bytes) -> tuple[str | None, int]:
+    """Name of the first element in ``head`` (UTF-8) and the offset where the prolog ends."""
+    pos = 0
+    while True:
+        match = _PROLOG_SKIP.match(head, pos)
+        if not match or match.end() == pos:
+            break
+        pos = match.end()
+    rest = head[pos:].lstrip()
+    start = len(head) - len(rest)
+    tag = _FIRST_TAG.match(rest)
+    return (tag.group(1).decode("utf-8", "replace") if tag else None), start
+
+
+# --------------------------------------------------------------------------------------------- expat
+
+
+class _Handler:
+    """expat callbacks that turn the element stream into page records (see the module docstring)."""
+
+    def __init__(self, dump: str, site: SiteInfo | None, count: Counter):
+        self.dump = dump
+        self.site = site or SiteInfo()
+        self.count = count
+        self.pages: list[dict] = []
+        self.depth = 0
+        self.root_closed = False
+        self.in_siteinfo = False
+        self.siteinfo_done = site is not None
+        self.stack: list[str] = []
+        self.capture: list[str] | None = None
+        self.namespace_key: int | None = None
+        self.page: dict | None = None
+        self.revision: dict | None = None
+        # text of the current revision
+        self.in_text = False
+        self.lead_parts: list[str] = []
+        self.lead_len = 0
+        self.lead_cut: int | None = None
+        self.carry = ""
+        self.tail = ""
+        self.text_chars = 0
+
+    # -- element events
+    def start(self, name: str, attrs: dict) -> None:
+        self.depth += 1
+        parent = self.stack[-1] if self.stack else ""
+        self.stack.append(name)
+        if name == "page":
+            self.page = {"page_id": None, "ns": None, "title": None, "redirect": None}
+            self.revision = None
+        elif self.page is not None:
+            if name == "revision" and parent == "page":
+                self.revision = {"revision_id": None, "timestamp": None}
+                self._reset_text()
+            elif name == "text" and self.revision is not None:
+                self.in_text = True
+                self._reset_text()
+            elif name in ("title", "ns") and parent == "page":
+                self.capture = []
+            elif name == "id" and parent in ("page", "revision"):
+                self.capture = []
+            elif name == "timestamp" and parent == "revision":
+                self.capture = []
+            elif name == "redirect" and parent == "page":
+                self.page["redirect"] = attrs.get("title", "")
+        elif name == "siteinfo":
+            self.in_siteinfo = True
+        elif self.in_siteinfo and name in ("base", "dbname"):
+            self.capture = []
+        elif self.in_siteinfo and name == "namespace":
+            self.capture = []
+            try:
+                self.namespace_key = int(attrs.get("key", ""))
+            except ValueError:
+                self.namespace_key = None
+
+    def end(self, name: str) -> None:
+        self.depth -= 1
+        self.stack.pop()
+        parent = self.stack[-1] if self.stack else ""
+        if self.depth == 0:
+            self.root_closed = True
+        value = None
+        if self.capture is not None:
+            value = "".join(self.capture)
+            self.capture = None
+        if self.page is not None:
+            if name == "page":
+                self._finish_page()
+            elif name == "text" and self.in_text:
+                self.in_text = False
+                self._finish_text()
+            elif name == "title" and parent == "page":
+                self.page["title"] = value
+            elif name == "ns" and parent == "page":
+                self.page["ns"] = _to_int(value)
+            elif name == "id" and parent == "page":
+                self.page["page_id"] = _to_int(value)
+            elif name == "id" and parent == "revision" and self.revision is not None:
+                self.revision["revision_id"] = _to_int(value)
+            elif name == "timestamp" and parent == "revision" and self.revision is not None:
+                self.revision["timestamp"] = value
+        elif self.in_siteinfo:
+            if name == "siteinfo":
+                self.in_siteinfo = False
+                self.siteinfo_done = True
+            elif name == "base":
+                self.site.base = base_url(value)
+            elif name == "dbname":
+                self.site.dbname = value
+            elif name == "namespace" and self.namespace_key is not None and value:
+                self.site.namespaces[value.strip().lower()] = self.namespace_key
+
+    def data(self, text: str) -> None:
+        if self.in_text:
+            self._text(text)
+        elif self.capture is not None:
+            self.capture.append(text)
+
+    # -- wikitext of the current revision, cut to its lead while it streams in
+    def _reset_text(self) -> None:
+        self.lead_parts = []
+        self.lead_len = 0
+        self.lead_cut = None
+        self.carry = ""
+        self.tail = ""
+        self.text_chars = 0
+
+    def _text(self, text: str) -> None:
+        self.text_chars += len(text)
+        if self.lead_cut is None:
+            probe = self.carry + text
+            for match in HEADING.finditer(probe):
+                # a match at 0 is a line start only at the very start of the text
+                if match.start() > 0 or self.lead_len == 0:
+                    self.lead_cut = self.lead_len - len(self.carry) + match.start()
+                    break
+            self.lead_parts.append(text)
+            self.lead_len += len(text)
+            self.carry = probe[-2:]
+        self.tail = text[-TAIL_CHARS:] if len(text) >= TAIL_CHARS else (self.tail + text)[-TAIL_CHARS:]
+
+    def _finish_text(self) -> None:
+        full = "".join(self.lead_parts)
+        if self.lead_cut is None:
+            lead, tail = full, ""
+        else:
+            lead = full[: self.lead_cut]
+            after = self.text_chars - self.lead_cut
+            tail = self.tail[max(0, len(self.tail) - after) :]
+        self.revision["lead"] = lead
+        self.revision["tail"] = tail
+        self.revision["text_chars"] = self.text_chars
+        self.lead_parts = []
+
+    def _finish_page(self) -> None:
+        page, revision = self.page, self.revision or {}
+        self.page = self.revision = None
+        title = page["title"] or ""
+        ns = page["ns"] if page["ns"] is not None else self.site.namespace_of(title)
+        self.count("pages_read", 1)
+        self.pages.append(
+            {
+                "page_id": page["page_id"],
+                "ns": ns,
+                "title": title,
+                "redirect": page["redirect"],
+                "revision_id": revision.get("revision_id"),
+                "timestamp": revision.get("timestamp"),
+                "lead": revision.get("lead", ""),
+                "tail": revision.get("tail", ""),
+                "text_chars": revision.get("text_chars", 0),
+                "dump": self.dump,
+                "base": self.site.base or DEFAULT_BASE,
+            }
+        )
+
+
+def _to_int(value: str | None) -> int | None:
+    try:
+        return int(value.strip()) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _refuse_entity(name, is_parameter_entity, value, base, system_id, public_id, notation_name):
+    kind = "external" if system_id or public_id else "internal"
+    raise InputError(f"DTD declares {kind} entity {name!r}; entity declarations are refused")
+
+
+def _refuse_external(context, base, system_id, public_id):
+    raise InputError(f"external entity reference ({system_id}) refused")
+
+
+def _make_parser(handler: _Handler) -> expat.XMLParserType:
+    parser = expat.ParserCreate(encoding="UTF-8")
+    parser.buffer_text = True
+    parser.buffer_size = EXPAT_BUFFER
+    parser.ordered_attributes = False
+    parser.StartElementHandler = handler.start
+    parser.EndElementHandler = handler.end
+    parser.CharacterDataHandler = handler.data
+    parser.EntityDeclHandler = _refuse_entity
+    parser.ExternalEntityRefHandler = _refuse_external
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    return parser
+
+
+def _parse(
+    chunks: Iterable[bytes], handler: _Handler, path: str, *, suffix: bytes = b"", count: Counter = _no_count
+) -> Iterator[dict]:
+    """Feed chunks to expat and yield page records as they complete. ``suffix`` is fed before the end."""
+    parser = _make_parser(handler)
+    chunks = iter(chunks)
+    fed = 0
+    try:
+        for chunk in chunks:
+            fed += len(chunk)
+            parser.Parse(chunk, False)
+            if handler.pages:
+                yield from handler.pages
+                handler.pages.clear()
+        parser.Parse(suffix, True)
+        yield from handler.pages
+        handler.pages.clear()
+    except expat.ExpatError as exc:
+        if handler.root_closed:  # junk after </mediawiki>: the pages are complete, ignore the rest
+            junk = max(0, fed - parser.CurrentByteIndex) + sum(len(c) for c in chunks)
+            count("trailing_junk_bytes", junk)
+            count("files_with_trailing_junk", 1)
+            yield from handler.pages
+            handler.pages.clear()
+            return
+        where = f"line {exc.lineno}, column {exc.offset}"
+        reason = expat.errors.messages[exc.code]
+        if exc.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
+            reason = "document ends before its root element closes (truncated file?)"
+        raise InputError(f"{path}: not well-formed XML ({reason}, {where})") from None
+    except InputError as exc:
+        message = str(exc)
+        if not message.startswith(path):
+            message = f"{path}: {message}"
+        raise InputError(message) from None
+
+
+# --------------------------------------------------------------------------------------------- public
+
+
+def _prepare(path: str, chunks: Iterator[bytes]) -> tuple[Iterator[bytes], bool]:
+    """Detect the encoding and the root of a stream; returns UTF-8 chunks and whether it is a bare fragment."""
+    head = b""
+    buffered: list[bytes] = []
+    for chunk in chunks:
+        buffered.append(chunk)
+        head += chunk
+        if len(head) >= PROBE_BYTES:
+            break
+    if not head.strip():
+        raise InputError(f"{path}: empty file, not a MediaWiki XML dump")
+    try:
+        encoding = detect_encoding(head[:1024])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+    def replay() -> Iterator[bytes]:
+        yield from buffered
+        yield from chunks
+
+    if encoding == "utf-8-sig":
+        buffered = [head[len(codecs.BOM_UTF8) :]]
+        encoding = "utf-8"
+    stream: Iterator[bytes] = replay()
+    if encoding not in ("utf-8", "ascii"):
+        stream = _transcode(stream, encoding, path)
+    # Look at the (UTF-8) head again to find the root element.
+    first: list[bytes] = []
+    utf8_head = b""
+    for chunk in stream:
+        first.append(chunk)
+        utf8_head += chunk
+        if len(utf8_head) >= min(PROBE_BYTES, 4096) or not chunk:
+            break
+    root, start = _root_element(utf8_head[:PROBE_BYTES])
+    if root is None:
+        if b"\x00" in utf8_head[:1024] or not utf8_head.lstrip().startswith(b"<"):
+            raise InputError(f"{path}: not XML (no MediaWiki <mediawiki> or <page> element at the start)")
+        raise InputError(f"{path}: no root element found in the first {len(utf8_head)} bytes")
+    local = root.rsplit(":", 1)[-1]
+    if local not in ("mediawiki", "page"):
+        raise InputError(f"{path}: root element <{root}> is not a MediaWiki dump (<mediawiki> or <page>)")
+    fragment = local == "page"
+    if fragment:
+        joined = b"".join(first)
+        first = [joined[:start], b"<mediawiki>", joined[start:]]
+
+    def rest() -> Iterator[bytes]:
+        yield from first
+        yield from stream
+
+    return rest(), fragment
+
+
+def read_pages(
+    path: str,
+    *,
+    opener: Callable[[str], BinaryIO] | None = None,
+    count: Counter = _no_count,
+) -> Iterator[dict]:
+    """Page records of one dump file, in file order (see the module docstring for the fields).
+
+    ``opener(path)`` opens the file as binary (default: local ``open``; pass Beam's ``FileSystems.open`` for
+    ``gs://``). ``count(name, n)`` receives counters such as ``pages_read`` and ``trailing_junk_bytes``.
+    """
+    raw = _open_raw(path, opener)
+    with raw:
+        chunks, fragment = _prepare(path, _decompressed_chunks(path, raw, count))
+        handler = _Handler(os.path.basename(path), None, count)
+        if fragment:
+            count("fragment_files", 1)
+        yield from _parse(chunks, handler, path, suffix=b"</mediawiki>" if fragment else b"", count=count)
+
+
+def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None) -> SiteInfo:
+    """The ``<siteinfo>`` of a dump, reading only as far as the first page. Raises InputError for bad files."""
+    raw = _open_raw(path, opener)
+    with raw:
+        chunks, fragment = _prepare(path, _decompressed_chunks(path, raw, _no_count))
+        handler = _Handler(os.path.basename(path), None, _no_count)
+        if fragment:
+            return handler.site
+        parser = _make_parser(handler)
+        try:
+            for chunk in chunks:
+                parser.Parse(chunk, False)
+                if handler.siteinfo_done or handler.page is not None or handler.pages:
+                    break
+        except expat.ExpatError as exc:
+            raise InputError(
+                f"{path}: not well-formed XML ({expat.errors.messages[exc.code]}, line {exc.lineno})"
+            ) from None
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        return handler.site
+
+
+# --------------------------------------------------------------------------------------------- multistream
+
+
+def multistream_index(path: str) -> str | None:
+    """The ``*-index.txt.bz2`` next to a ``*-multistream*.xml*.bz2`` dump, or None.
+
+    >>> # enwiki-20240101-pages-articles-multistream.xml.bz2 -> ...-multistream-index.txt.bz2
+    >>> # enwiki-20240101-pages-articles-multistream1.xml-p1p41242.bz2 -> ...-multistream-index1.txt-p1p41242.bz2
+    """
+    folder, name = os.path.split(path)
+    if "multistream" not in name or not name.endswith(".bz2"):
+        return None
+    candidates = []
+    if name.endswith(".xml.bz2"):
+        candidates.append(name[: -len(".xml.bz2")] + "-index.txt.bz2")
+    match = re.match(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$", name)
+    if match:
+        candidates.append(f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2")
+    for candidate in candidates:
+        full = os.path.join(folder, candidate)
+        if os.path.exists(full):
+            return full
+    return None
+
+
+def stream_offsets(index_path: str) -> list[int]:
+    """Sorted distinct stream offsets from a multistream index (``offset:page_id:title`` lines)."""
+    offsets: set[int] = set()
+    number = re.compile(rb"^(\d+):", re.M)
+    try:
+        with bz2.open(index_path, "rb") as f:
+            rest = b""
+            while True:
+                block = f.read(READ_CHUNK)
+                if not block:
+                    break
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                offsets.update(int(m) for m in number.findall(block, 0, cut))
+                rest = block[cut:]
+            offsets.update(int(m) for m in number.findall(rest))
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{index_path}: unreadable multistream index ({exc})") from None
+    if not offsets:
+        raise InputError(f"{index_path}: multistream index lists no streams")
+    return sorted(offsets)
+
+
+def multistream_ranges(
+    dump_path: str,
+    offsets: list[int],
+    size: int,
+    target_bytes: int = RANGE_BYTES,
+    min_ranges: int = MIN_RANGES,
+) -> list[tuple[int, int]]:
+    """Group consecutive bz2 streams into byte ranges ``[start, end)`` covering the page streams.
+
+    The first range starts at the first page stream (the header stream before it holds only
+    ``<siteinfo>``); the last one runs to the end of the file (it includes the footer stream with
+    ``</mediawiki>``). Ranges hold whole streams, about ``min(target_bytes, size / min_ranges)`` bytes each.
+    """
+    if offsets[-1] >= size:
+        raise InputError(
+            f"{dump_path}: its index names stream offsets past the end of the file (truncated dump?)"
+        )
+    target = max(1, min(target_bytes, size // max(1, min_ranges)))
+    bounds = [*offsets, size]
+    ranges: list[tuple[int, int]] = []
+    start = bounds[0]
+    for i in range(1, len(bounds)):
+        if bounds[i] - start >= target or i == len(bounds) - 1:
+            ranges.append((start, bounds[i]))
+            start = bounds[i]
+    return ranges
+
+
+def read_range(
+    path: str,
+    start: int,
+    end: int,
+    site: SiteInfo,
+    *,
+    last: bool,
+    opener: Callable[[str], BinaryIO] | None = None,
+    count: Counter = _no_count,
+) -> Iterator[dict]:
+    """Page records of the bz2 streams in bytes ``[start, end)`` of a multistream dump.
+
+    The streams hold bare ``<page>`` elements; the last range also holds the closing ``</mediawiki>``.
+    """
+    raw = _open_raw(path, opener)
+    with raw:
+        raw.seek(start)
+        chunks = _bz2_chunks(raw, path, count, limit=end - start)
+        handler = _Handler(os.path.basename(path), site, count)
+        handler.siteinfo_done = True
+        prefix = iter([b"<mediawiki>"])
+
+        def stream() -> Iterator[bytes]:
+            yield from prefix
+            yield from chunks
+
+        where = f"{path} (bytes {start}-{end})"
+        yield from _parse(stream(), handler, where, suffix=b"" if last else b"</mediawiki>", count=count)

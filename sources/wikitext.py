@@ -1,0 +1,199 @@
+"""Wikitext -> clean plain text: lead sections, redirects, disambiguation pages, markup removal.
+
+>>> clean_wikitext("'''Albedo''' ({{IPAc-en|æ|l|ˈ|b|iː|d|oʊ}}) is the [[diffuse reflection|reflection]]<ref>x</ref>.")
+'Albedo is the reflection.'
+
+Markup goes through mwparserfromhell (imported lazily). Templates, ``<ref>``, tables, galleries, maths,
+File/Image/Category and interlanguage links, comments, behaviour switches and HTML tags are removed; the
+text of links, bold/italic and other inline tags is kept; entities are decoded. :func:`tidy` then repairs
+what removal leaves behind: ``Albedo () or`` -> ``Albedo or``, ``Achilles (; , Akhilleus, ) was`` ->
+``Achilles (Akhilleus) was``, spaces before punctuation, non-breaking spaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+HEADING = re.compile(r"^==", re.M)
+
+# Tags whose content is not running text.
+DROP_TAGS = frozenset(
+    """ref references table gallery math chem ce score timeline imagemap syntaxhighlight source pre
+    templatedata graph mapframe maplink categorytree inputbox section includeonly
+    poem hiero charinsert indicator templatestyles noscript style script""".split()
+)
+# Tags that separate words.
+BREAK_TAGS = frozenset({"br", "hr", "p", "div", "li", "tr", "td", "th", "dd", "dt"})
+# Link namespaces that are not running text (media, categories) - interlanguage links are dropped too.
+DROP_LINK_PREFIXES = frozenset({"file", "image", "media", "category", "wikipedia", "wp", "special"})
+# {{Disambiguation}} and friends (enwiki's disambiguation and set-index templates, lower case, no spaces).
+DISAMBIGUATION_TEMPLATES = frozenset(
+    """disambiguation disambig disamb dab disambiguationpage hndis geodis numberdis letter-numbercombdisambig
+    letterdisambiguation numberdisambiguation airportdisambiguation callsigndisambiguation
+    placenamedisambiguation humannamedisambiguation schooldisambiguation hospitaldisambiguation
+    mathematicaldisambiguation roaddisambiguation speciesdisambiguation specieslatinnamedisambiguation
+    genusdisambiguation taxondisambiguation chinesetitledisambiguation mountainindex roadindex shipindex
+    sportindex setindexarticle setindex sia surname givenname lakeindex portindex plantcommonname
+    animalcommonname enzymeindex fishcommonname molecularformulaindex chemistryindex""".split()
+)
+_TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|\n]{1,60}?)\s*(?:\||\}\})")
+_REDIRECT = re.compile(r"^\s*#\s*redirect\b", re.I)
+
+
+def lead_section(text: str) -> str:
+    """Text before the first ``==`` heading: ``lead_section("Intro.\\n==History==\\nOld.") == "Intro.\\n"``."""
+    match = HEADING.search(text)
+    return text[: match.start()] if match else text
+
+
+def is_redirect(text: str) -> bool:
+    """``#REDIRECT [[Target]]`` (any case) at the start of the text."""
+    return bool(_REDIRECT.match(text))
+
+
+def disambiguation_marker(title: str, *texts: str) -> str | None:
+    """Why a page is a disambiguation or set-index page, or None.
+
+    >>> disambiguation_marker("Mercury", "'''Mercury''' may refer to:", "{{Disambiguation|surname}}")
+    '{{Disambiguation}}'
+    >>> disambiguation_marker("Pyrus (disambiguation)")
+    'title'
+    """
+    if title.rstrip().endswith("(disambiguation)"):
+        return "title"
+    for text in texts:
+        if not text:
+            continue
+        if "__DISAMBIG__" in text:
+            return "__DISAMBIG__"
+        for match in _TEMPLATE_NAME.finditer(text):
+            name = match.group(1)
+            key = name.lower().replace(" ", "").replace("_", "")
+            if key.startswith("template:"):
+                key = key[len("template:") :]
+            if key in DISAMBIGUATION_TEMPLATES:
+                return "{{" + name + "}}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------- cleaning
+
+
+def _link_prefix(title: str) -> str | None:
+    if ":" not in title:
+        return None
+    return title.split(":", 1)[0].strip().lower()
+
+
+def _is_language(prefix: str) -> bool:
+    """Interlanguage prefixes: ``fr``, ``zh-yue``, ``simple``, ``be-x-old``."""
+    return prefix == "simple" or bool(re.fullmatch(r"[a-z]{2,3}(?:-[a-z]{2,8})*", prefix))
+
+
+def _render(code, out: list[str]) -> None:
+    from mwparserfromhell.nodes import (
+        Argument,
+        Comment,
+        ExternalLink,
+        Heading,
+        HTMLEntity,
+        Tag,
+        Template,
+        Text,
+        Wikilink,
+    )
+
+    for node in code.nodes:
+        kind = type(node)
+        if kind is Text:
+            out.append(node.value)
+        elif kind is Template or kind is Comment or kind is Argument or kind is Heading:
+            continue
+        elif kind is Wikilink:
+            title = str(node.title).strip()
+            if title.startswith(":"):  # [[:Category:X]] is a visible link
+                title = title[1:]
+            else:
+                prefix = _link_prefix(title)
+                if prefix is not None and (prefix in DROP_LINK_PREFIXES or _is_language(prefix)):
+                    continue
+            if node.text is not None:
+                _render(node.text, out)
+            else:
+                out.append(title.split("#", 1)[0] if not title.startswith("#") else title[1:])
+        elif kind is Tag:
+            name = str(node.tag).strip().lower()
+            if name in DROP_TAGS or node.wiki_markup == "{|":
+                continue
+            if name in BREAK_TAGS:
+                out.append(" ")
+            if node.contents is not None and not node.self_closing:
+                _render(node.contents, out)
+            if name in BREAK_TAGS:
+                out.append(" ")
+        elif kind is HTMLEntity:
+            out.append(node.normalize())
+        elif kind is ExternalLink:
+            if node.brackets:
+                if node.title is not None:
+                    _render(node.title, out)
+            else:
+                out.append(str(node.url))
+        else:  # anything newer mwparserfromhell may add: fall back to its own stripping
+            stripped = node.__strip__(normalize=True, collapse=True, keep_template_params=False)
+            if stripped:
+                out.append(str(stripped))
+
+
+def strip_markup(text: str) -> str:
+    """Plain text of a wikitext snippet (no tidying). Raises whatever mwparserfromhell raises."""
+    import mwparserfromhell
+
+    code = mwparserfromhell.parse(text)
+    out: list[str] = []
+    _render(code, out)
+    return "".join(out)
+
+
+_SWITCH = re.compile(r"__[A-Z]{3,}__")
+_NBSP = re.compile(r"[\u00a0\u2007\u202f\u200b\ufeff]|&nbsp;|&#160;|&#xa0;", re.I)
+_LIST_MARK = re.compile(r"^[ \t]*[*#:;]+[ \t]*", re.M)
+_LEFTOVER_LINES = re.compile(r"^[ \t]*(?:\|[^\n]*|!|\{\||\|\}|[-|{}\[\]]+)[ \t]*$", re.M)
+_OPEN_SEPARATORS = re.compile(r"\(\s*(?:[,;:–—-]\s*)+")
+_CLOSE_SEPARATORS = re.compile(r"(?:\s*[,;:–—-])+\s*\)")
+_EMPTY_PARENS = re.compile(r"\s*\(\s*\)|\s*\[\s*\]")
+_SPACE_IN_PARENS = re.compile(r"\(\s+|\s+\)")
+_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?%)\]])")
+_DOUBLE_PUNCT = re.compile(r"([,;:])(?:\s*[,;:])+")
+_COMMA_BEFORE_STOP = re.compile(r"[,;:]\s*([.!?])")
+_SPACES = re.compile(r"[ \t\r\f\v]+")
+_BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+
+
+def tidy(text: str) -> str:
+    """Repair what markup removal leaves behind.
+
+    >>> tidy("Achilles (; , Akhilleus, ) was a hero , born () in  Phthia&nbsp;.")
+    'Achilles (Akhilleus) was a hero, born in Phthia.'
+    """
+    text = _NBSP.sub(" ", text)
+    text = _SWITCH.sub("", text)
+    text = _LEFTOVER_LINES.sub("", text)
+    text = _LIST_MARK.sub("", text)
+    text = _SPACES.sub(" ", text)
+    for _ in range(2):  # "( ; ( ) )" needs two passes
+        text = _OPEN_SEPARATORS.sub("(", text)
+        text = _CLOSE_SEPARATORS.sub(")", text)
+        text = _EMPTY_PARENS.sub("", text)
+        text = _SPACE_IN_PARENS.sub(lambda m: m.group(0).strip(), text)
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = _DOUBLE_PUNCT.sub(r"\1", text)
+    text = _COMMA_BEFORE_STOP.sub(r"\1", text)
+    text = _SPACES.sub(" ", text)
+    text = _BLANK_LINES.sub("\n\n", text)
+    return "\n".join(line.strip() for line in text.split("\n")).strip()
+
+
+def clean_wikitext(text: str) -> str:
+    """Clean plain text of a wikitext snippet: :func:`strip_markup` then :func:`tidy`."""
+    return tidy(strip_markup(text))
