@@ -1,0 +1,108 @@
+"""Our own Beam ``ModelHandler`` for the intruder classifier (Beam's bundled Hugging Face handlers import
+TensorFlow and break under transformers 5).
+
+Examples are candidate dicts carrying ``"document"`` (sentences, candidate in place) and ``replaced_index``;
+predictions are ``PredictionResult(candidate, p_intruder)``.
+
+Batching: Beam's length-aware ``BatchElements`` bucketing only applies on its stateful path (with
+``max_batch_duration_secs``), so the handler asks ``BatchElements`` for pools of up to
+``batch_size * pool_factor`` candidates and :class:`filters.model.ScoringModel` sorts each pool by token
+length into micro-batches of ``batch_size`` examples (more when short: at most ``batch_size * max_length``
+padded tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from apache_beam.metrics import Metrics
+from apache_beam.ml.inference.base import ModelHandler, PredictionResult
+
+from filters.model import ScoringModel, resolve_device, resolve_dtype
+
+NAMESPACE = "filter"
+DEFAULT_POOL_FACTOR = 8
+
+
+def _items(batch: Sequence[dict]) -> list[tuple[list[str], int]]:
+    return [(list(c["document"]), int(c["replaced_index"])) for c in batch]
+
+
+def _count(counters: dict[str, int]) -> None:
+    for name, value in counters.items():
+        if value:
+            Metrics.counter(NAMESPACE, name).inc(value)
+
+
+class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
+    """Loads :class:`ScoringModel` once per worker process (or once per machine with
+    ``share_across_processes=True``, for big models on GPU workers running several SDK processes)."""
+
+    def __init__(
+        self,
+        model_dir: str,
+        device: str = "auto",
+        batch_size: int = 16,
+        max_length: int = 512,
+        dtype: str = "auto",
+        pool_factor: int = DEFAULT_POOL_FACTOR,
+        share_across_processes: bool = False,
+    ):
+        super().__init__(min_batch_size=1, max_batch_size=batch_size * pool_factor)
+        self._model_dir, self._device, self._dtype = model_dir, device, dtype
+        self._batch_size, self._max_length = batch_size, max_length
+        self._share_across_processes = share_across_processes
+        # Fail before the pipeline starts on options that can never work (e.g. cuda on a CPU machine).
+        resolve_dtype(dtype, resolve_device(device))
+
+    def load_model(self) -> ScoringModel:
+        return ScoringModel.load(
+            self._model_dir,
+            self._device,
+            self._dtype,
+            batch_size=self._batch_size,
+            max_length=self._max_length,
+        )
+
+    def run_inference(
+        self, batch: Sequence[dict], model: ScoringModel, inference_args: dict[str, Any] | None = None
+    ) -> Iterable[PredictionResult]:
+        scores, counters = model.score(_items(batch))
+        _count(counters)
+        return [PredictionResult(c, s, self._model_dir) for c, s in zip(batch, scores, strict=True)]
+
+    def get_num_bytes(self, batch: Sequence[dict]) -> int:
+        return sum(sum(len(s) for s in c["document"]) for c in batch)
+
+    def get_metrics_namespace(self) -> str:
+        return NAMESPACE
+
+    def share_model_across_processes(self) -> bool:
+        return self._share_across_processes
+
+
+class _FixedScores:
+    def __init__(self, score_fn: Callable[[dict], float]):
+        self.score_fn = score_fn
+
+
+class FixedScoreHandler(ModelHandler[dict, PredictionResult, _FixedScores]):
+    """A handler whose answers the caller controls: ``score_fn(candidate) -> p_intruder`` (for tests).
+
+    ``score_fn`` must be picklable (a module-level function) for multi-process runners.
+    """
+
+    def __init__(self, score_fn: Callable[[dict], float], batch_size: int = 4):
+        super().__init__(min_batch_size=1, max_batch_size=batch_size)
+        self._score_fn = score_fn
+
+    def load_model(self) -> _FixedScores:
+        return _FixedScores(self._score_fn)
+
+    def run_inference(self, batch, model, inference_args=None):
+        _count({"scored": len(batch)})
+        return [PredictionResult(c, float(model.score_fn(c)), "fixed") for c in batch]
+
+    def get_metrics_namespace(self) -> str:
+        return NAMESPACE

@@ -1,0 +1,414 @@
+"""Loading, validating and running the intruder classifier (any ``AutoModelForSequenceClassification``).
+
+Only safetensors weights are ever loaded (``use_safetensors=True``): a directory holding only pickled
+``pytorch_model.bin`` weights is refused. A model directory must hold a 2-label sequence-classification head
+and a tokenizer whose vocabulary fits the model's embedding matrix; anything else is an
+:class:`~schemas.records.InputError` naming the path.
+
+:class:`ScoringModel` is the one object the Beam ``ModelHandler`` loads per worker process (and what
+``incoherent evaluate`` uses): it encodes examples with :func:`filters.task.encode`, sorts them by token
+length into micro-batches (length bucketing, little padding), runs them in bf16/fp16 on GPU, halves a batch
+that runs out of GPU memory and retries, and returns the intruder probabilities with counts of what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from filters import task
+from schemas.records import InputError
+
+LOG = logging.getLogger("incoherent.filters")
+
+INTRUDER_LABEL = 1
+ID2LABEL = {0: "original", 1: "intruder"}
+LABEL2ID = {v: k for k, v in ID2LABEL.items()}
+DEVICES = ("auto", "cuda", "cpu")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+
+
+# --------------------------------------------------------------------------------------------- device
+
+
+def resolve_device(device: str, option: str = "--device") -> str:
+    """``"cuda"`` or ``"cpu"``: ``auto`` falls back to the CPU, an explicit ``cuda`` without a GPU is an error."""
+    import torch
+
+    if device not in DEVICES:
+        raise InputError(f"{option}: unknown device {device!r} (choose from {', '.join(DEVICES)})")
+    has_cuda = torch.cuda.is_available()
+    if device == "cuda" and not has_cuda:
+        raise InputError(
+            f"{option} cuda: CUDA was requested but no GPU is visible to torch (use auto or cpu)"
+        )
+    if device == "auto":
+        return "cuda" if has_cuda else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str, device: str, option: str = "--dtype"):
+    """The torch dtype to run in: ``auto`` is bf16 on GPUs that support it, else fp16 on GPU, fp32 on CPU."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise InputError(f"{option}: unknown dtype {dtype!r} (choose from {', '.join(DTYPES)})")
+    if dtype == "auto":
+        if device != "cuda":
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return getattr(torch, dtype)
+
+
+# --------------------------------------------------------------------------------------------- checks
+
+
+def check_weights(model_dir: str) -> None:
+    """Refuse directories without safetensors weights (pickled weights are never loaded)."""
+    if not os.path.isdir(model_dir):
+        raise InputError(f"{model_dir}: model directory does not exist")
+    if not os.path.exists(os.path.join(model_dir, "config.json")):
+        raise InputError(f"{model_dir}: no config.json, not a Hugging Face model directory")
+    names = set(os.listdir(model_dir))
+    if names & set(WEIGHT_FILES) or any(n.endswith(".safetensors") for n in names):
+        return
+    pickled = sorted(names & set(PICKLE_FILES))
+    if pickled:
+        raise InputError(
+            f"{model_dir}: only pickled weights ({', '.join(pickled)}); refusing to load them, convert the "
+            "checkpoint to safetensors (model.save_pretrained(dir, safe_serialization=True))"
+        )
+    raise InputError(f"{model_dir}: no model.safetensors weights")
+
+
+def load_config(model_dir: str):
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(model_dir)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        raise InputError(f"{model_dir}: unreadable model config ({str(exc).splitlines()[0]})") from None
+
+
+def check_classifier_config(config, model_dir: str) -> None:
+    """A 2-label sequence-classification head is required."""
+    architectures = getattr(config, "architectures", None) or []
+    if not any(a.endswith("ForSequenceClassification") for a in architectures):
+        found = ", ".join(architectures) or "none recorded"
+        raise InputError(
+            f"{model_dir}: no sequence-classification head (architectures: {found}); "
+            "train one with `incoherent train-filter`"
+        )
+    if config.num_labels != 2:
+        raise InputError(
+            f"{model_dir}: classification head has {config.num_labels} labels, the intruder task needs exactly 2"
+        )
+
+
+def load_tokenizer(model_dir: str, config=None):
+    """The model's tokenizer; it must be backed by the ``tokenizers`` library and fit the model's vocabulary."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{model_dir}: no usable tokenizer ({str(exc).splitlines()[0]})") from None
+    if getattr(tokenizer, "backend_tokenizer", None) is None:
+        raise InputError(f"{model_dir}: tokenizer {type(tokenizer).__name__} is not backed by `tokenizers`")
+    if tokenizer.pad_token_id is None:
+        raise InputError(f"{model_dir}: tokenizer has no padding token")
+    if config is not None:
+        check_tokenizer_matches(tokenizer, config, model_dir)
+        if getattr(config, "summary_type", None) == "last" and tokenizer.padding_side != "left":
+            # XLNet classifies from the last token (<cls>): padding must go on the left.
+            tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def check_tokenizer_matches(tokenizer, config, model_dir: str) -> None:
+    """Every token id the tokenizer can produce must index the model's embedding matrix."""
+    vocab_size = getattr(config, "vocab_size", None)
+    if vocab_size is not None and len(tokenizer) > vocab_size:
+        raise InputError(
+            f"{model_dir}: tokenizer does not match the model ({len(tokenizer)} tokens, model vocabulary "
+            f"{vocab_size})"
+        )
+
+
+def _quiet_xlnet(model) -> None:
+    # XLNet returns every layer's hidden states as "mems" at eval time unless told not to (memory wasted).
+    for name in ("use_mems_eval", "use_mems_train"):
+        if hasattr(model.config, name):
+            setattr(model.config, name, False)
+
+
+def load_classifier(model_dir: str, device: str = "cpu", dtype=None):
+    """``(model, tokenizer)`` of a trained intruder classifier, validated, in eval mode on ``device``."""
+    from transformers import AutoModelForSequenceClassification
+
+    check_weights(model_dir)
+    config = load_config(model_dir)
+    check_classifier_config(config, model_dir)
+    tokenizer = load_tokenizer(model_dir, config)
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
+        )
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{model_dir}: cannot load the classifier ({str(exc).splitlines()[0]})") from None
+    missing = [k for k in info.get("missing_keys", ()) if "embed" not in k]
+    if missing:
+        raise InputError(f"{model_dir}: weights lack {len(missing)} tensors of the model (e.g. {missing[0]})")
+    _quiet_xlnet(model)
+    model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+def load_base_model(name_or_path: str, option: str = "--base-model"):
+    """``(model, tokenizer)`` to fine-tune: any checkpoint, a fresh 2-label head added when it has none."""
+    from transformers import AutoModelForSequenceClassification
+
+    local = os.path.isdir(name_or_path)
+    if local:
+        check_weights(name_or_path)
+    elif os.path.sep in name_or_path and os.path.exists(os.path.dirname(name_or_path) or "."):
+        raise InputError(f"{option} {name_or_path}: no such model directory")
+    try:
+        config = load_config(name_or_path)
+    except InputError:
+        raise InputError(
+            f"{option} {name_or_path}: cannot load its config (a local directory, or a cached hub name)"
+        ) from None
+    tokenizer = load_tokenizer(name_or_path, config)
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            name_or_path, use_safetensors=True, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+        )
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(
+            f"{option} {name_or_path}: cannot load the model ({str(exc).splitlines()[0]})"
+        ) from None
+    _quiet_xlnet(model)
+    return model, tokenizer
+
+
+# --------------------------------------------------------------------------------------------- batching
+
+
+XLNET_PAD_TYPE_ID = 3
+
+
+def token_types(config, tokenizer) -> tuple[bool, int]:
+    """Whether the model gets ``token_type_ids``, and the id padding positions get.
+
+    XLNet needs its segment ids (0 sentence, 1 document, 2 ``<cls>``) but transformers 5.23's
+    ``XLNetTokenizer`` leaves ``token_type_ids`` out of ``model_input_names`` and resets its pad type id to 0,
+    so for XLNet we pass them ourselves (pad 3, as the original XLNet tokenizer did). Other models follow
+    their tokenizer (BERT/ALBERT yes, RoBERTa no).
+    """
+    if getattr(config, "model_type", None) == "xlnet":
+        return True, XLNET_PAD_TYPE_ID
+    return "token_type_ids" in tokenizer.model_input_names, tokenizer.pad_token_type_id
+
+
+def pad_batch(
+    tokenizer,
+    encoded: Sequence[task.Encoded],
+    pad_to: int | None = None,
+    types: tuple[bool, int] = (True, 0),
+) -> dict:
+    """Pad encodings to the longest one (or ``pad_to``), on the tokenizer's padding side, as torch tensors.
+
+    ``types`` is :func:`token_types`: whether to return ``token_type_ids`` and their padding id.
+    """
+    import torch
+
+    use_types, pad_type = types
+    longest = max(max(len(e.input_ids) for e in encoded), pad_to or 0)
+    ids = torch.full((len(encoded), longest), tokenizer.pad_token_id, dtype=torch.long)
+    type_ids = torch.full((len(encoded), longest), pad_type, dtype=torch.long)
+    mask = torch.zeros((len(encoded), longest), dtype=torch.long)
+    left = tokenizer.padding_side == "left"
+    for row, e in enumerate(encoded):
+        n = len(e.input_ids)
+        cols = slice(longest - n, longest) if left else slice(0, n)
+        ids[row, cols] = torch.tensor(e.input_ids)
+        type_ids[row, cols] = torch.tensor(e.token_type_ids)
+        mask[row, cols] = 1
+    batch = {"input_ids": ids, "attention_mask": mask}
+    if use_types:
+        batch["token_type_ids"] = type_ids
+    return batch
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int | None) -> list[list[int]]:
+    """Indices grouped into micro-batches of similar length (sorted, longest first).
+
+    A micro-batch holds at most ``batch_size`` examples, or, with ``max_tokens``, as many as fit in
+    ``max_tokens`` padded tokens (short examples travel in bigger batches).
+
+    >>> length_batches([5, 50, 6, 48], batch_size=2, max_tokens=None)
+    [[1, 3], [2, 0]]
+    >>> length_batches([5, 50, 6, 48], batch_size=2, max_tokens=100)
+    [[1, 3], [2, 0]]
+    >>> length_batches([5, 5, 5, 5], batch_size=1, max_tokens=20)
+    [[0, 1, 2, 3]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        width = lengths[current[0]] if current else lengths[i]
+        limit = max(batch_size, max_tokens // max(width, 1)) if max_tokens else batch_size
+        if current and len(current) + 1 > limit:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass
+class ScoreStats:
+    """What happened while scoring: examples, truncated inputs, out-of-memory retries, micro-batches."""
+
+    scored: int = 0
+    truncated: int = 0
+    oom_retries: int = 0
+    batches: int = 0
+    padded_tokens: int = 0
+    real_tokens: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def as_counters(self) -> dict[str, int]:
+        return {
+            "scored": self.scored,
+            "truncated": self.truncated,
+            "oom_retries": self.oom_retries,
+            "batches": self.batches,
+            "padded_tokens": self.padded_tokens,
+        }
+
+
+class ScoringModel:
+    """The classifier ready for scoring: ``score([(sentences, position), ...]) -> ([p_intruder], counters)``.
+
+    ``bucket=False`` and ``pad_to_max=True`` reproduce the naive baseline of the benchmark (inputs in arrival
+    order, every input padded to ``max_length``).
+    """
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        device: str = "cpu",
+        batch_size: int = 16,
+        max_length: int = 512,
+        max_tokens: int | None = None,
+        bucket: bool = True,
+        pad_to_max: bool = False,
+    ):
+        self.model, self.tokenizer, self.device = model, tokenizer, device
+        self.batch_size, self.max_length = batch_size, max_length
+        self.max_tokens = batch_size * max_length if max_tokens is None else max_tokens
+        self.bucket, self.pad_to_max = bucket, pad_to_max
+        self.types = token_types(model.config, tokenizer)
+
+    @classmethod
+    def load(
+        cls,
+        model_dir: str,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 16,
+        max_length: int = 512,
+        **kwargs,
+    ) -> ScoringModel:
+        resolved = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, resolved)
+        model, tokenizer = load_classifier(model_dir, resolved, torch_dtype)
+        LOG.info("loaded %s on %s (%s)", model_dir, resolved, torch_dtype)
+        return cls(model, tokenizer, resolved, batch_size, max_length, **kwargs)
+
+    def encode(self, items: Sequence[tuple[list[str], int]]) -> list[task.Encoded]:
+        return [
+            task.encode(self.tokenizer, sentences, position, self.max_length) for sentences, position in items
+        ]
+
+    def _forward(self, encoded: list[task.Encoded]) -> list[float]:
+        import torch
+
+        pad_to = self.max_length if self.pad_to_max else None
+        batch = {
+            k: v.to(self.device) for k, v in pad_batch(self.tokenizer, encoded, pad_to, self.types).items()
+        }
+        with torch.inference_mode():
+            logits = self.model(**batch).logits.float()
+        return torch.softmax(logits, dim=-1)[:, INTRUDER_LABEL].cpu().tolist()
+
+    def _run(self, encoded: list[task.Encoded], stats: ScoreStats) -> list[float]:
+        """Forward one micro-batch; on GPU out-of-memory, halve it and retry (counted)."""
+        import torch
+
+        try:
+            stats.batches += 1
+            return self._forward(encoded)
+        except torch.cuda.OutOfMemoryError:
+            if len(encoded) == 1:
+                raise
+            torch.cuda.empty_cache()
+            stats.oom_retries += 1
+            half = len(encoded) // 2
+            LOG.warning(
+                "GPU out of memory on a batch of %d, retrying as %d + %d",
+                len(encoded),
+                half,
+                len(encoded) - half,
+            )
+            self.max_tokens = max(self.max_tokens // 2, self.max_length)
+            self.batch_size = max(1, self.batch_size // 2)
+            return self._run(encoded[:half], stats) + self._run(encoded[half:], stats)
+
+    def score(self, items: Sequence[tuple[list[str], int]]) -> tuple[list[float], dict[str, int]]:
+        """Intruder probability of sentence ``position`` of each document, in input order, and counters."""
+        stats = ScoreStats()
+        if not items:
+            return [], stats.as_counters()
+        encoded = self.encode(items)
+        stats.truncated = sum(e.truncated for e in encoded)
+        lengths = [len(e.input_ids) for e in encoded]
+        if self.bucket:
+            groups = length_batches(lengths, self.batch_size, self.max_tokens)
+        else:
+            groups = [
+                list(range(i, min(i + self.batch_size, len(items))))
+                for i in range(0, len(items), self.batch_size)
+            ]
+        scores: list[float] = [0.0] * len(items)
+        for group in groups:
+            width = self.max_length if self.pad_to_max else max(lengths[i] for i in group)
+            stats.padded_tokens += width * len(group)
+            for i, p in zip(group, self._run([encoded[i] for i in group], stats), strict=True):
+                scores[i] = p
+        stats.scored = len(items)
+        stats.real_tokens = sum(lengths)
+        return scores, stats.as_counters()
+
+    def score_documents(self, documents: Sequence[list[str]]) -> list[list[float]]:
+        """Scores of every non-opening sentence of every document (the evaluation view)."""
+        items = [(sentences, i) for sentences in documents for i in range(1, len(sentences))]
+        flat, _ = self.score(items)
+        out, k = [], 0
+        for sentences in documents:
+            n = max(len(sentences) - 1, 0)
+            out.append(flat[k : k + n])
+            k += n
+        return out
