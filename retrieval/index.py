@@ -1,0 +1,448 @@
+"""DrQA's TF-IDF document index (``scripts/retriever/build_tfidf.py``), saved as ``.npz`` + JSON, no pickle.
+
+For N documents, a feature t (hashed n-gram, see :mod:`retrieval.featurize`) with count c in document d and
+document frequency Nt::
+
+    tf(t, d) = log1p(c)
+    idf(t)   = max(0, log((N - Nt + 0.5) / (Nt + 0.5)))
+    x[d, t]  = tf(t, d) * idf(t)
+
+A query or a sentence is vectorised the same way with the index's N and Nt (an n-gram absent from the
+corpus has Nt = 0). DrQA ranks documents by the dot product ``x_query . x_doc``; sentence similarity is the
+cosine of two such vectors.
+
+An index directory holds::
+
+    index.json   parameters (n-gram order, hash size, tokenizer, sha256 of the stopword list), N, the corpus
+                 fingerprint and the names of the files below
+    tfidf.npz    scipy.sparse CSR matrix, documents x hash_size, float32 TF-IDF, rows in id order
+    idf.npz      features (int64, sorted) and their document frequencies df (int64): all that sentence
+                 similarity needs, a few MB, loaded without the matrix
+    ids.json     document ids, row order of tfidf.npz
+    docs.npz     text_key (uint64): a hash of each document's text, to exclude exact duplicates
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from retrieval.featurize import (
+    HASH_SIZE,
+    NGRAM,
+    STOPWORDS_SHA256,
+    TOKEN_PATTERN,
+    TOKENIZER,
+    feature_counts,
+)
+from schemas.records import InputError
+
+LOG = logging.getLogger(__name__)
+
+FORMAT = "incoherent-drqa-tfidf"
+FORMAT_VERSION = 1
+META_FILE = "index.json"
+MATRIX_FILE = "tfidf.npz"
+IDF_FILE = "idf.npz"
+IDS_FILE = "ids.json"
+DOCS_FILE = "docs.npz"
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """What decides the features of a text; an index is only usable with the parameters it was built with."""
+
+    ngram: int = NGRAM
+    hash_size: int = HASH_SIZE
+    tokenizer: str = TOKENIZER
+    stopwords_sha256: str = STOPWORDS_SHA256
+
+    def mismatches(self, other: IndexParams) -> list[str]:
+        """``["hash_size: index has 1024, requested 16777216", ...]``; empty when they agree."""
+        mine, theirs = asdict(self), asdict(other)
+        return [f"{k}: index has {mine[k]!r}, requested {theirs[k]!r}" for k in mine if mine[k] != theirs[k]]
+
+
+# --------------------------------------------------------------------------------------------- hashing helpers
+
+
+def _hash64(*parts: str) -> int:
+    digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def text_key(text: str) -> int:
+    """64-bit hash of a document's text; equal texts (exact duplicates) have equal keys."""
+    return _hash64(text)
+
+
+def document_fingerprint(doc_id: str, text: str) -> int:
+    """64-bit hash of (id, text); summed over documents (mod 2**64) it fingerprints a corpus in any order."""
+    return _hash64(doc_id, text)
+
+
+def corpus_fingerprint(total: int, count: int) -> str:
+    """``"<count>:<sum of document fingerprints mod 2**64, hex>"`` (order-independent, combinable)."""
+    return f"{count}:{total % 2**64:016x}"
+
+
+# --------------------------------------------------------------------------------------------- document frequency
+
+
+def merge_document_frequencies(
+    parts: Iterable[tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sum ``(features, counts)`` pairs into one sorted ``(features, counts)`` pair (int64 arrays).
+
+    >>> merge_document_frequencies([(np.array([3, 5]), np.array([1, 1])), (np.array([5]), np.array([2]))])
+    (array([3, 5]), array([1, 3]))
+    """
+    parts = list(parts)
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    features = np.concatenate([np.asarray(f, np.int64) for f, _ in parts])
+    counts = np.concatenate([np.asarray(c, np.int64) for _, c in parts])
+    unique, inverse = np.unique(features, return_inverse=True)
+    return unique, np.bincount(inverse, weights=counts, minlength=len(unique)).astype(np.int64)
+
+
+def idf_values(df: np.ndarray, num_docs: int) -> np.ndarray:
+    """``max(0, log((N - Nt + 0.5) / (Nt + 0.5)))`` for document frequencies ``df`` (float64)."""
+    df = np.asarray(df, dtype=np.float64)
+    return np.maximum(0.0, np.log((num_docs - df + 0.5) / (df + 0.5)))
+
+
+def tfidf_matrix(
+    rows: Sequence[tuple[np.ndarray, np.ndarray]],
+    df_features: np.ndarray,
+    df_counts: np.ndarray,
+    num_docs: int,
+    hash_size: int,
+) -> sp.csr_matrix:
+    """CSR matrix (len(rows) x hash_size, float32) of ``log1p(count) * idf`` from per-document feature counts.
+
+    Entries whose idf is 0 (features in more than half of the documents) are not stored.
+    """
+    lengths = np.fromiter((len(f) for f, _ in rows), dtype=np.int64, count=len(rows))
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    if indptr[-1]:
+        indices = np.concatenate([np.asarray(f, np.int64) for f, _ in rows])
+        counts = np.concatenate([np.asarray(c, np.int64) for _, c in rows])
+    else:
+        indices, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    position = np.searchsorted(df_features, indices)
+    if len(indices) and (position.max() >= len(df_features) or (df_features[position] != indices).any()):
+        raise ValueError("document features missing from the document-frequency table")
+    values = np.log1p(counts) * idf_values(df_counts, num_docs)[position]
+    matrix = sp.csr_matrix(
+        (values.astype(np.float32), indices.astype(np.int32), indptr), shape=(len(rows), hash_size)
+    )
+    matrix.eliminate_zeros()
+    return matrix
+
+
+# --------------------------------------------------------------------------------------------- the index
+
+
+class TfidfIndex:
+    """A DrQA TF-IDF index: documents (rows, sorted by id) x hashed n-gram features.
+
+    ``TfidfIndex.load(path)`` reads the metadata, ids and idf; the document matrix is read on first use
+    (``closest``, ``matrix``), so sentence similarity on a worker never loads it.
+
+    >>> docs = [("a", "The cat sat on the mat."), ("b", "Dogs bark."), ("c", "A cat."), ("d", "Fish swim."), ("e", "")]
+    >>> index = TfidfIndex.build(docs)
+    >>> [doc for doc, _ in index.closest("cat on a mat", k=2)]
+    ['a', 'c']
+    """
+
+    def __init__(
+        self,
+        *,
+        params: IndexParams,
+        ids: list[str],
+        df_features: np.ndarray,
+        df_counts: np.ndarray,
+        num_docs: int,
+        matrix: sp.csr_matrix | None = None,
+        text_keys: np.ndarray | None = None,
+        meta: dict | None = None,
+        path: str | None = None,
+    ):
+        self.params = params
+        self.ids = ids
+        self.df_features = np.asarray(df_features, np.int64)
+        self.df_counts = np.asarray(df_counts, np.int64)
+        self.num_docs = int(num_docs)
+        self._matrix = matrix
+        self._text_keys = text_keys
+        self.meta = meta or {}
+        self.path = path
+        self._unseen_idf = float(idf_values(np.zeros(1), self.num_docs)[0])
+        self._idf = idf_values(self.df_counts, self.num_docs)
+
+    # ----------------------------------------------------------------------------------------- building
+
+    @classmethod
+    def build(cls, docs: Iterable[tuple[str, str]], params: IndexParams | None = None) -> TfidfIndex:
+        """In-memory index of ``(id, text)`` pairs (for tests and small corpora; the Beam stage scales out)."""
+        params = params or IndexParams()
+        by_id: dict[str, str] = {}
+        for doc_id, text in docs:
+            if doc_id in by_id:
+                raise InputError(f"{doc_id}: duplicate document id")
+            by_id[doc_id] = text
+        ids = sorted(by_id)
+        rows = [feature_counts(by_id[i], params.hash_size, params.ngram) for i in ids]
+        df_features, df_counts = merge_document_frequencies((f, np.ones(len(f), np.int64)) for f, _ in rows)
+        total = sum(document_fingerprint(i, by_id[i]) for i in ids)
+        return cls.from_rows(
+            params=params,
+            ids=ids,
+            rows=rows,
+            text_keys=np.array([text_key(by_id[i]) for i in ids], dtype=np.uint64),
+            df_features=df_features,
+            df_counts=df_counts,
+            fingerprint=corpus_fingerprint(total, len(ids)),
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        *,
+        params: IndexParams,
+        ids: list[str],
+        rows: Sequence[tuple[np.ndarray, np.ndarray]],
+        text_keys: np.ndarray,
+        df_features: np.ndarray,
+        df_counts: np.ndarray,
+        fingerprint: str,
+    ) -> TfidfIndex:
+        """Index from per-document ``(features, counts)`` in ``ids`` order and corpus document frequencies."""
+        num_docs = len(ids)
+        matrix = tfidf_matrix(rows, df_features, df_counts, num_docs, params.hash_size)
+        zero = int((np.diff(matrix.indptr) == 0).sum())
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            **asdict(params),
+            "token_pattern": TOKEN_PATTERN,
+            "normalization": "NFD",
+            "tf": "log1p(count)",
+            "idf": "max(0, log((N - Nt + 0.5) / (Nt + 0.5)))",
+            "hash": "sklearn murmurhash3_32(' '.join(ngram), positive=True) % hash_size",
+            "num_docs": num_docs,
+            "num_zero_vector_docs": zero,
+            "num_features": len(df_features),
+            "nnz": int(matrix.nnz),
+            "corpus_fingerprint": fingerprint,
+            "files": {"matrix": MATRIX_FILE, "idf": IDF_FILE, "ids": IDS_FILE, "docs": DOCS_FILE},
+        }
+        return cls(
+            params=params,
+            ids=list(ids),
+            df_features=df_features,
+            df_counts=df_counts,
+            num_docs=num_docs,
+            matrix=matrix,
+            text_keys=np.asarray(text_keys, np.uint64),
+            meta=meta,
+        )
+
+    def save(self, path: str) -> None:
+        """Write the index files into directory ``path`` (created if needed)."""
+        os.makedirs(path, exist_ok=True)
+        sp.save_npz(os.path.join(path, MATRIX_FILE), self.matrix.tocsr(), compressed=False)
+        np.savez(
+            os.path.join(path, IDF_FILE),
+            features=self.df_features,
+            df=self.df_counts,
+            num_docs=np.int64(self.num_docs),
+        )
+        np.savez(os.path.join(path, DOCS_FILE), text_key=self.text_keys)
+        with open(os.path.join(path, IDS_FILE), "w", encoding="utf-8") as f:
+            json.dump(self.ids, f, ensure_ascii=False)
+        with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as f:
+            json.dump(self.meta, f, indent=2)
+            f.write("\n")
+        self.path = path
+
+    # ----------------------------------------------------------------------------------------- loading
+
+    @classmethod
+    def load(cls, path: str, expect: IndexParams | None = None) -> TfidfIndex:
+        """Open the index in directory ``path``; ``expect`` (default: this code's parameters) must match.
+
+        Raises :class:`InputError` naming the file for a missing directory, corrupt files or mismatched
+        parameters.
+        """
+        expect = expect or IndexParams()
+        meta_path = os.path.join(path, META_FILE)
+        if not os.path.isdir(path):
+            raise InputError(f"{path}: no such index directory (build it with `incoherent index`)")
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                meta = json.load(f)
+        except FileNotFoundError:
+            raise InputError(
+                f"{meta_path}: missing, not an index directory (build it with `incoherent index`)"
+            ) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{meta_path}: not valid JSON ({exc})") from None
+        if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
+            raise InputError(
+                f"{meta_path}: not an {FORMAT} v{FORMAT_VERSION} index "
+                f"(format={meta.get('format')!r}, version={meta.get('format_version')!r})"
+            )
+        try:
+            params = IndexParams(**{k: meta[k] for k in asdict(expect)})
+        except KeyError as exc:
+            raise InputError(f"{meta_path}: missing field {exc}") from None
+        mismatches = params.mismatches(expect)
+        if mismatches:
+            raise InputError(f"{path}: index built with other parameters ({'; '.join(mismatches)})")
+        idf_path = os.path.join(path, IDF_FILE)
+        arrays = _load_arrays(idf_path, ("features", "df", "num_docs"))
+        num_docs = int(arrays["num_docs"])
+        if num_docs != meta.get("num_docs") or len(arrays["features"]) != len(arrays["df"]):
+            raise InputError(
+                f"{idf_path}: inconsistent with {META_FILE} (num_docs {num_docs} vs {meta.get('num_docs')})"
+            )
+        ids_path = os.path.join(path, IDS_FILE)
+        try:
+            with open(ids_path, encoding="utf-8") as f:
+                ids = json.load(f)
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{ids_path}: unreadable ({exc})") from None
+        if len(ids) != num_docs:
+            raise InputError(f"{ids_path}: {len(ids)} ids for {num_docs} documents")
+        return cls(
+            params=params,
+            ids=ids,
+            df_features=arrays["features"],
+            df_counts=arrays["df"],
+            num_docs=num_docs,
+            meta=meta,
+            path=path,
+        )
+
+    @property
+    def matrix(self) -> sp.csr_matrix:
+        """Documents x hash_size TF-IDF matrix (float32 CSR), read from ``tfidf.npz`` on first use."""
+        if self._matrix is None:
+            self._matrix = _load_matrix(
+                os.path.join(self.path, MATRIX_FILE), (self.num_docs, self.params.hash_size)
+            )
+        return self._matrix
+
+    @property
+    def text_keys(self) -> np.ndarray:
+        """uint64 hash of each document's text (row order), read from ``docs.npz`` on first use."""
+        if self._text_keys is None:
+            path = os.path.join(self.path, DOCS_FILE)
+            keys = _load_arrays(path, ("text_key",))["text_key"]
+            if len(keys) != self.num_docs:
+                raise InputError(f"{path}: {len(keys)} text keys for {self.num_docs} documents")
+            self._text_keys = keys.astype(np.uint64)
+        return self._text_keys
+
+    # ----------------------------------------------------------------------------------------- queries
+
+    def idf(self, features: np.ndarray) -> np.ndarray:
+        """idf of hashed feature ids (a feature absent from the corpus has Nt = 0)."""
+        features = np.asarray(features, np.int64)
+        position = np.searchsorted(self.df_features, features)
+        position = np.minimum(position, max(len(self.df_features) - 1, 0))
+        out = np.full(len(features), self._unseen_idf)
+        if len(self.df_features):
+            found = self.df_features[position] == features
+            out[found] = self._idf[position[found]]
+        return out
+
+    def vectorize(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """TF-IDF rows (len(texts) x hash_size, float64 CSR) of texts, as DrQA's ``text2spvec``."""
+        rows = [feature_counts(t, self.params.hash_size, self.params.ngram) for t in texts]
+        lengths = np.fromiter((len(f) for f, _ in rows), dtype=np.int64, count=len(rows))
+        indptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        if indptr[-1]:
+            features = np.concatenate([f for f, _ in rows])
+            counts = np.concatenate([c for _, c in rows])
+        else:
+            features, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        values = np.log1p(counts) * self.idf(features)
+        matrix = sp.csr_matrix((values, features, indptr), shape=(len(rows), self.params.hash_size))
+        matrix.eliminate_zeros()
+        return matrix
+
+    def similarities(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
+        """TF-IDF-weighted cosine of ``texts_a[i]`` and ``texts_b[i]`` for every i (float64; 0 for an empty vector).
+
+        cos(a, b) = (x_a . x_b) / (|x_a| |x_b|), x as in :meth:`vectorize`.
+        """
+        if len(texts_a) != len(texts_b):
+            raise ValueError(f"similarities: {len(texts_a)} texts against {len(texts_b)}")
+        a, b = self.vectorize(texts_a), self.vectorize(texts_b)
+        dots = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+        norms = np.sqrt(
+            np.asarray(a.multiply(a).sum(axis=1)).ravel() * np.asarray(b.multiply(b).sum(axis=1)).ravel()
+        )
+        out = np.zeros(len(texts_a))
+        nonzero = norms > 0
+        out[nonzero] = dots[nonzero] / norms[nonzero]
+        return np.minimum(out, 1.0)
+
+    def similarity(self, a: str, b: str) -> float:
+        """TF-IDF-weighted cosine of two texts: ``similarity("the cat sat", "a cat sat") == 1.0``."""
+        return float(self.similarities([a], [b])[0])
+
+    def closest(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+        """DrQA's ``closest_docs``: the k documents with the highest ``x_query . x_doc`` (> 0), ties by id."""
+        query = self.vectorize([text])
+        scores = np.asarray((self.matrix @ query.T.astype(np.float64)).todense()).ravel()
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
+            candidates = candidates[scores[candidates] >= kth]
+        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        return [(self.ids[candidates[i]], float(scores[candidates[i]])) for i in order]
+
+
+# --------------------------------------------------------------------------------------------- safe .npz reading
+
+
+_NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile)
+
+
+def _load_arrays(path: str, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Arrays ``names`` of an ``.npz`` file, never unpickling; InputError for a missing or corrupt file."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: missing index file (rebuild the index with `incoherent index`)")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {name: npz[name] for name in names}
+    except _NPZ_ERRORS as exc:
+        raise InputError(f"{path}: corrupt or truncated .npz ({type(exc).__name__}: {exc})") from None
+
+
+def _load_matrix(path: str, shape: tuple[int, int]) -> sp.csr_matrix:
+    arrays = _load_arrays(path, ("format", "shape", "data", "indices", "indptr"))
+    if arrays["format"].item() not in ("csr", b"csr") or tuple(arrays["shape"]) != shape:
+        raise InputError(
+            f"{path}: expected a csr matrix of shape {shape}, found {arrays['format']} {tuple(arrays['shape'])}"
+        )
+    try:
+        matrix = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        matrix.check_format(full_check=False)
+    except ValueError as exc:
+        raise InputError(f"{path}: inconsistent sparse matrix ({exc})") from None
+    return matrix
