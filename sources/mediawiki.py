@@ -609,6 +609,8 @@ def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None)
                 if handler.siteinfo_done or handler.page is not None or handler.pages:
                     break
         except expat.ExpatError as exc:
+            if handler.siteinfo_done or handler.root_closed:  # e.g. junk after </mediawiki>: read_pages copes
+                return handler.site
             raise InputError(
                 f"{path}: not well-formed XML ({expat.errors.messages[exc.code]}, line {exc.lineno})"
             ) from None

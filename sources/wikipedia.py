@@ -8,7 +8,7 @@
 
 Reasons for rejection (counted by the Beam wrapper as ``ingest-wikipedia/<reason>``): ``not_article``
 (namespace other than 0), ``redirect``, ``disambiguation``, ``missing_id``, ``parse_error`` (mwparserfromhell
-failed on the lead), ``empty_lead`` (no sentence left after cleaning).
+failed on the lead, or it decodes to invalid Unicode such as the lone surrogate of ``&#xD800;``), ``empty_lead`` (no sentence left after cleaning).
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def page_to_document(page: dict, source: str = "wikipedia") -> Iterator[dict | R
         return
     try:
         text = clean_wikitext(lead)
+        text.encode("utf-8")  # entities such as &#xD800; decode to lone surrogates that no file can hold
     except Exception as exc:  # mwparserfromhell's tokenizer and our walker: any failure is this page's
         yield reject("parse_error", detail=f"{title}: {type(exc).__name__}: {exc}"[:500], record=lead)
         return

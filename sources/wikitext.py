@@ -37,6 +37,7 @@ DISAMBIGUATION_TEMPLATES = frozenset(
     animalcommonname enzymeindex fishcommonname molecularformulaindex chemistryindex""".split()
 )
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|\n]{1,60}?)\s*(?:\||\}\})")
+_PIPE_TRICK = re.compile(r"\s*\([^()]*\)$|^[^:]*:")
 _REDIRECT = re.compile(r"^\s*#\s*redirect\b", re.I)
 
 
@@ -117,10 +118,13 @@ def _render(code, out: list[str]) -> None:
                 prefix = _link_prefix(title)
                 if prefix is not None and (prefix in DROP_LINK_PREFIXES or _is_language(prefix)):
                     continue
-            if node.text is not None:
+            if node.text is not None and str(node.text).strip():
                 _render(node.text, out)
-            else:
-                out.append(title.split("#", 1)[0] if not title.startswith("#") else title[1:])
+            elif title.startswith("#"):  # [[#Section]]
+                out.append(title[1:])
+            else:  # [[Title#Section]], and the pipe trick [[Title (film)|]] -> Title
+                page = title.split("#", 1)[0]
+                out.append(_PIPE_TRICK.sub("", page) if node.text is not None else page)
         elif kind is Tag:
             name = str(node.tag).strip().lower()
             if name in DROP_TAGS or node.wiki_markup == "{|":
@@ -166,6 +170,7 @@ _SPACE_IN_PARENS = re.compile(r"\(\s+|\s+\)")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?%)\]])")
 _DOUBLE_PUNCT = re.compile(r"([,;:])(?:\s*[,;:])+")
 _COMMA_BEFORE_STOP = re.compile(r"[,;:]\s*([.!?])")
+_COMMA_BEFORE_DASH = re.compile(r"[,;:]\s*([–—])")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
@@ -189,6 +194,7 @@ def tidy(text: str) -> str:
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _DOUBLE_PUNCT.sub(r"\1", text)
     text = _COMMA_BEFORE_STOP.sub(r"\1", text)
+    text = _COMMA_BEFORE_DASH.sub(r" \1", text)
     text = _SPACES.sub(" ", text)
     text = _BLANK_LINES.sub("\n\n", text)
     return "\n".join(line.strip() for line in text.split("\n")).strip()

@@ -1,0 +1,151 @@
+"""`incoherent ingest wikipedia` end to end: the gensim fragment, bad inputs, multistream under 2 workers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.cli import main
+from tests.test_mediawiki import build_multistream
+
+ROOT = Path(__file__).resolve().parents[1]
+GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+DATA = ROOT / "tests/data/wiki"
+RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|\||&nbsp;|\(\s*\)")
+DISAMBIGUATION = {
+    "Alien", "Austin (disambiguation)", "Ada", "Aberdeen (disambiguation)", "Argument (disambiguation)",
+    "Animal (disambiguation)", "Asia Minor (disambiguation)", "Aa River",
+}  # fmt: skip
+
+
+def ingest(out: Path, *dumps: Path | str, extra: tuple[str, ...] = ()) -> int:
+    return main(
+        ["ingest", "wikipedia", *map(str, dumps), "--out", str(out), "--runner", "DirectRunner", *extra]
+    )
+
+
+def documents(out: Path, source: str = "wikipedia") -> list[dict]:
+    return pq.read_table(out / f"documents-{source}" / "documents-00000-of-00001.parquet").to_pylist()
+
+
+def rejected(out: Path) -> list[dict]:
+    return pq.read_table(out / "rejected/ingest-wikipedia/rejected-00000-of-00001.parquet").to_pylist()
+
+
+@pytest.fixture(scope="module")
+def gensim_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gensim")
+    assert ingest(out, GENSIM) == 0
+    return out
+
+
+def test_gensim_fragment_yields_the_real_articles(gensim_run):
+    docs, dropped = documents(gensim_run), rejected(gensim_run)
+    summary = json.loads((gensim_run / "run_summary.json").read_text())
+    assert summary["counters"]["ingest-wikipedia"] == {
+        "disambiguation": 8, "empty_lead": 1, "kept": 97, "not_article": 1, "redirect": 99,
+    }  # fmt: skip
+    assert summary["counters"]["ingest-wikipedia-read"]["pages_read"] == 206
+    # The 106 non-redirect articles of namespace 0: 97 documents + 8 disambiguation pages + 1 empty lead.
+    disambiguation = {r["detail"].rsplit(": ", 1)[0] for r in dropped if r["reason"] == "disambiguation"}
+    assert disambiguation == DISAMBIGUATION
+    assert [r["detail"] for r in dropped if r["reason"] == "empty_lead"] == [
+        "List of anthropologists: 17 chars of lead wikitext"
+    ]
+    assert [r["detail"] for r in dropped if r["reason"] == "not_article"] == [
+        "ns=4: Wikipedia:Adding Wikipedia articles to Nupedia"
+    ]
+    assert len({d["id"] for d in docs}) == 97 and all(d["id"].startswith("wikipedia:") for d in docs)
+    anarchism = next(d for d in docs if d["title"] == "Anarchism")
+    assert anarchism["id"] == "wikipedia:12" and anarchism["url"] == "https://en.wikipedia.org/wiki/Anarchism"
+    assert anarchism["sentences"][0] == (
+        "Anarchism is a political philosophy that advocates self-governed societies based on voluntary "
+        "institutions."
+    )
+    assert anarchism["dump"] == GENSIM.name and anarchism["revision_id"] == 716551092
+    lincoln = next(d for d in docs if d["title"] == "Abraham Lincoln")
+    assert lincoln["url"] == "https://en.wikipedia.org/wiki/Abraham_Lincoln"
+
+
+def test_gensim_sentences_are_clean(gensim_run):
+    """Markup residue in under 0.05% of the sentences of the fragment (issue 2 target)."""
+    sentences = [s for d in documents(gensim_run) for s in d["sentences"]]
+    assert len(sentences) > 900
+    residue = [s for s in sentences if RESIDUE.search(s)]
+    assert len(residue) / len(sentences) < 0.0005, residue[:5]
+    assert all(s == s.strip() and "  " not in s and " ," not in s for s in sentences)
+
+
+def test_bad_records_are_counted_and_odd_files_are_read(tmp_path):
+    dumps = [
+        DATA / "2022-08-22_minidumps-simple_c20e4a02.xml.bz2",  # junk after </mediawiki>
+        DATA / "article-pyrus-utf16.xml.bz2",  # UTF-16, redirect as last revision
+        DATA / "article-pear.xml",  # schema 0.3 full history
+        DATA / "surrogate-entity-id1718.xml",  # bare <page> fragment whose lead cannot be decoded
+        DATA / "list-of-anthropologists-empty-lead.xml",
+    ]
+    assert ingest(tmp_path, *dumps) == 0
+    summary = json.loads((tmp_path / "run_summary.json").read_text())
+    counters = summary["counters"]
+    assert counters["ingest-wikipedia-read"]["files_with_trailing_junk"] == 1
+    assert counters["ingest-wikipedia-read"]["fragment_files"] == 1
+    stage = counters["ingest-wikipedia"]
+    assert stage["parse_error"] == 1 and stage["empty_lead"] == 1 and stage["redirect"] >= 1
+    reasons = {(r["id"], r["reason"]) for r in rejected(tmp_path)}
+    assert {
+        ("wikipedia:1718", "parse_error"),
+        ("wikipedia:728", "empty_lead"),
+        ("wikipedia:9261472", "redirect"),
+    } <= (reasons)
+    titles = {d["title"] for d in documents(tmp_path)}
+    assert "Pear" in titles and len(titles) == stage["kept"]
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("truncated-wikipedia2vec-sample.xml.bz2", "truncated bz2 file"),
+        ("billion-laughs.xml", "DTD declares internal entity 'lol'"),
+        ("external-entity.xml", "DTD declares external entity 'secret'"),
+        ("not-xml-cnn-story.xml.bz2", "not XML"),
+        ("does-not-exist.xml.bz2", "no such file"),
+    ],
+)
+def test_unusable_inputs_fail_with_one_line(tmp_path, capsys, name, message):
+    out = tmp_path / "out"
+    assert ingest(out, DATA / name) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"error: {DATA / name}: ") and message in err
+    assert not (out / "run_summary.json").exists()  # nothing is presented as a complete run
+
+
+def test_multistream_two_workers_match_in_process(tmp_path):
+    dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 40, 4)
+    single, multi = tmp_path / "single", tmp_path / "multi"
+    assert ingest(single, dump, extra=("--range-mb", "0.000001")) == 0
+    assert (
+        ingest(
+            multi,
+            dump,
+            extra=(
+                "--range-mb",
+                "0.000001",
+                "--direct_running_mode=multi_processing",
+                "--direct_num_workers=2",
+            ),
+        )
+        == 0
+    )
+    summary = json.loads((multi / "run_summary.json").read_text())
+    assert summary["params"]["read_tasks"] == 10
+    assert summary["counters"]["ingest-wikipedia-read"]["multistream_ranges"] == 10
+    files = sorted(p.relative_to(single) for p in single.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(multi) for p in multi.rglob("*.parquet")) and len(files) == 2
+    for rel in files:
+        assert (single / rel).read_bytes() == (multi / rel).read_bytes()
+    stage = summary["counters"]["ingest-wikipedia"]
+    assert len(documents(single)) == stage["kept"] >= 3 and sum(stage.values()) == 40

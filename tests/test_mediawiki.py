@@ -1,0 +1,230 @@
+"""sources.mediawiki: streaming MediaWiki XML reading on real dumps and on the bad inputs of tests/data/wiki."""
+
+from __future__ import annotations
+
+import bz2
+import collections
+import re
+from pathlib import Path
+
+import pytest
+
+from schemas.records import InputError
+from sources import mediawiki
+from sources.mediawiki import (
+    SiteInfo,
+    detect_encoding,
+    multistream_index,
+    multistream_ranges,
+    read_pages,
+    read_range,
+    read_siteinfo,
+    stream_offsets,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+DATA = ROOT / "tests/data/wiki"
+
+
+def counting():
+    counts: collections.Counter = collections.Counter()
+
+    def inc(name: str, n: int = 1) -> None:
+        counts[name] += n
+
+    return counts, inc
+
+
+def build_multistream(src: Path, out: Path, n_pages: int, per_stream: int) -> Path:
+    """Write the first ``n_pages`` real pages of ``src`` as a multistream dump + index (Wikipedia's layout)."""
+    xml = bz2.open(src, "rt", encoding="utf-8").read()
+    head = xml.split("<page>", 1)[0]
+    pages = re.findall(r"  <page>.*?</page>\n", xml, flags=re.S)[:n_pages]
+    index = []
+    with open(out, "wb") as f:
+        f.write(bz2.compress(head.encode("utf-8")))
+        for i in range(0, len(pages), per_stream):
+            offset = f.tell()
+            chunk = pages[i : i + per_stream]
+            for page in chunk:
+                pid = re.search(r"<id>(\d+)</id>", page).group(1)
+                title = re.search(r"<title>(.*?)</title>", page).group(1)
+                index.append(f"{offset}:{pid}:{title}\n")
+            f.write(bz2.compress("".join(chunk).encode("utf-8")))
+        f.write(bz2.compress(b"</mediawiki>\n"))
+    stem = str(out)[: -len(".xml.bz2")]
+    with bz2.open(stem + "-index.txt.bz2", "wt", encoding="utf-8") as f:
+        f.writelines(index)
+    return out
+
+
+@pytest.fixture(scope="module")
+def gensim_pages():
+    counts, inc = counting()
+    return list(read_pages(str(GENSIM), count=inc)), counts
+
+
+def test_gensim_fragment_pages_and_fields(gensim_pages):
+    pages, counts = gensim_pages
+    assert len(pages) == 206 and counts["pages_read"] == 206
+    first = pages[0]
+    assert first["page_id"] == 10 and first["title"] == "AccessibleComputing"
+    assert first["redirect"] == "Computer accessibility" and first["ns"] == 0
+    assert first["revision_id"] == 631144794 and first["timestamp"] == "2014-10-26T04:50:23Z"
+    assert first["base"] == "https://en.wikipedia.org/wiki/"
+    assert first["dump"] == GENSIM.name
+    assert sum(1 for p in pages if p["ns"] == 0 and p["redirect"] is None) == 106
+
+
+def test_lead_is_cut_at_read_time(gensim_pages):
+    pages, _ = gensim_pages
+    anarchism = next(p for p in pages if p["title"] == "Anarchism")
+    assert anarchism["lead"].startswith("{{Redirect2|Anarchist|")
+    assert "\n==" not in anarchism["lead"] and "'''Anarchism''' is" in anarchism["lead"]
+    assert anarchism["text_chars"] > 100_000 > len(anarchism["lead"])
+    assert len(anarchism["tail"]) == mediawiki.TAIL_CHARS
+    assert anarchism["tail"].rstrip().endswith("]]")  # categories / interwiki at the bottom
+
+
+def _write_page_xml(path: Path, text: str) -> None:
+    path.write_text(
+        "<mediawiki><page><title>T</title><ns>0</ns><id>1</id><revision><id>5</id>"
+        f"<timestamp>2020</timestamp><text>{text}</text></revision></page></mediawiki>",
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.parametrize("buffer", [1, 3, 7, 1 << 16])
+def test_lead_cut_across_character_data_pieces(tmp_path, monkeypatch, buffer):
+    monkeypatch.setattr(mediawiki, "EXPAT_BUFFER", buffer)
+    path = tmp_path / "p.xml"
+    _write_page_xml(path, "Intro a==b.\n\nMore.\n== History ==\nOld.\n==More==\nEnd.")
+    [page] = read_pages(str(path))
+    assert page["lead"] == "Intro a==b.\n\nMore.\n"
+    assert page["tail"] == "== History ==\nOld.\n==More==\nEnd."
+    _write_page_xml(path, "== Only ==\nbody")
+    [page] = read_pages(str(path))
+    assert page["lead"] == "" and page["text_chars"] == len("== Only ==\nbody")
+
+
+def test_schema_03_full_history_takes_last_revision():
+    [page] = read_pages(str(DATA / "article-pear.xml"))
+    assert page["title"] == "Pear" and page["ns"] == 0  # no <ns> in schema 0.3: from the title
+    assert page["revision_id"] == 188924 and page["timestamp"] == "2002-08-31T05:53:10Z"
+    assert page["lead"].startswith("Pears are [[tree]]s of the [[genus]]")
+    assert SiteInfo().namespace_of("Talk:Pear") == 1 and SiteInfo().namespace_of("Pear: a fruit") == 0
+
+
+@pytest.mark.parametrize("name", ["article-pyrus-utf16.xml", "article-pyrus-utf16.xml.bz2"])
+def test_utf16_without_bom(name):
+    [page] = read_pages(str(DATA / name))
+    assert page["title"] == "Pyrus" and page["page_id"] == 9261472
+    assert page["redirect"] == "" and page["lead"] == "#REDIRECT [[Pear]]"  # the last of 6 revisions
+    assert page["revision_id"] == 238392911
+
+
+def test_utf16_with_bom_bulgarian():
+    pages = list(read_pages(str(DATA / "bgwiki-latest-pages-articles-shortened.xml.bz2")))
+    assert [p["ns"] for p in pages] == [0, 4, 4]
+    assert pages[0]["title"] == "Григориански календар"
+    assert "Григорианският календар" in pages[0]["lead"]
+
+
+def test_bare_page_fragment_without_root():
+    counts, inc = counting()
+    [page] = read_pages(str(DATA / "enwiki-20120104-id1718.xml"), count=inc)
+    assert (page["page_id"], page["title"], page["ns"]) == (1718, "Ambrosiaster", 0)
+    assert page["lead"].startswith("__NOTOC__\n'''Ambrosiaster''' is the name given")
+    assert page["base"] == "https://en.wikipedia.org/wiki/"  # no siteinfo: the default
+    assert counts["fragment_files"] == 1
+
+
+def test_trailing_junk_after_root_is_ignored_and_counted():
+    counts, inc = counting()
+    pages = list(read_pages(str(DATA / "2022-08-22_minidumps-simple_c20e4a02.xml.bz2"), count=inc))
+    assert len(pages) == counts["pages_read"] > 0
+    assert counts["files_with_trailing_junk"] == 1 and counts["trailing_junk_bytes"] >= 2
+
+
+def test_truncated_bz2_is_an_input_error_naming_the_file():
+    path = str(DATA / "truncated-wikipedia2vec-sample.xml.bz2")
+    with pytest.raises(InputError, match=r"truncated-wikipedia2vec-sample\.xml\.bz2: truncated bz2"):
+        list(read_pages(path))
+
+
+def test_truncated_xml_is_an_input_error(tmp_path):
+    path = tmp_path / "cut.xml"
+    path.write_bytes((DATA / "article-pear.xml").read_bytes()[:3000])
+    with pytest.raises(InputError, match=r"cut\.xml: not well-formed XML \(document ends"):
+        list(read_pages(str(path)))
+
+
+@pytest.mark.parametrize("name", ["billion-laughs.xml", "external-entity.xml"])
+def test_entity_declarations_are_refused(name):
+    with pytest.raises(InputError, match=rf"{name}: DTD declares (internal|external) entity"):
+        list(read_pages(str(DATA / name)))
+
+
+def test_not_xml_missing_and_empty_inputs(tmp_path):
+    with pytest.raises(InputError, match=r"not-xml-cnn-story\.xml\.bz2: not XML"):
+        list(read_pages(str(DATA / "not-xml-cnn-story.xml.bz2")))
+    with pytest.raises(InputError, match=r"nowhere\.xml\.bz2: no such file"):
+        list(read_pages(str(tmp_path / "nowhere.xml.bz2")))
+    (tmp_path / "empty.xml").write_bytes(b"")
+    with pytest.raises(InputError, match=r"empty\.xml: empty file"):
+        list(read_pages(str(tmp_path / "empty.xml")))
+    (tmp_path / "plain.xml.bz2").write_bytes(b"plain text, not bz2")
+    with pytest.raises(InputError, match=r"plain\.xml\.bz2: not a bz2 file"):
+        list(read_pages(str(tmp_path / "plain.xml.bz2")))
+    (tmp_path / "html.xml").write_text("<html><body>hi</body></html>")
+    with pytest.raises(InputError, match=r"html\.xml: root element <html> is not a MediaWiki dump"):
+        list(read_pages(str(tmp_path / "html.xml")))
+
+
+def test_detect_encoding():
+    assert detect_encoding(b"\xff\xfe<\x00m\x00") == "utf-16-le"
+    assert detect_encoding(b"\xfe\xff\x00<") == "utf-16-be"
+    assert detect_encoding(b"\x00<\x00?\x00x") == "utf-16-be"
+    assert detect_encoding(b"<\x00?\x00x\x00") == "utf-16-le"
+    assert detect_encoding(b"\xef\xbb\xbf<mediawiki>") == "utf-8-sig"
+    assert detect_encoding(b'<?xml version="1.0" encoding="ISO-8859-1"?>') == "iso8859-1"
+    assert detect_encoding(b"<mediawiki>") == "utf-8"
+
+
+def test_siteinfo():
+    site = read_siteinfo(str(GENSIM))
+    assert site.base == "https://en.wikipedia.org/wiki/" and site.dbname == "enwiki"
+    assert site.namespaces["wikipedia"] == 4 and site.namespaces["category"] == 14
+
+
+def test_multistream_ranges_read_the_same_pages(tmp_path):
+    dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
+    index = multistream_index(str(dump))
+    assert index == str(tmp_path / "mini-pages-articles-multistream-index.txt.bz2")
+    offsets = stream_offsets(index)
+    assert len(offsets) == 5
+    size = dump.stat().st_size
+    ranges = multistream_ranges(str(dump), offsets, size, target_bytes=1)
+    assert ranges == list(zip(offsets, [*offsets[1:], size], strict=True))
+    assert multistream_ranges(str(dump), offsets, size, target_bytes=1 << 30, min_ranges=1) == [
+        (offsets[0], size)
+    ]
+    site = read_siteinfo(str(dump))
+    by_range = [
+        page
+        for i, (start, end) in enumerate(ranges)
+        for page in read_range(str(dump), start, end, site, last=i == len(ranges) - 1)
+    ]
+    whole = list(read_pages(str(dump)))
+    assert len(whole) == 23 and by_range == whole
+
+
+def test_multistream_index_names(tmp_path):
+    dump = tmp_path / "enwiki-20240101-pages-articles-multistream1.xml-p1p41242.bz2"
+    index = tmp_path / "enwiki-20240101-pages-articles-multistream-index1.txt-p1p41242.bz2"
+    dump.write_bytes(b"")
+    assert multistream_index(str(dump)) is None
+    index.write_bytes(b"")
+    assert multistream_index(str(dump)) == str(index)
+    assert multistream_index(str(GENSIM)) is None

@@ -1,0 +1,90 @@
+"""sources.wikitext: lead sections, redirects, disambiguation markers and wikitext cleaning (exact outputs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sources.wikitext import (
+    clean_wikitext,
+    disambiguation_marker,
+    is_redirect,
+    lead_section,
+    strip_markup,
+    tidy,
+)
+
+
+def test_lead_section():
+    assert lead_section("Intro.\n\nMore.\n==History==\nOld.") == "Intro.\n\nMore.\n"
+    assert lead_section("No headings at all.") == "No headings at all."
+    assert lead_section("== First ==\nbody") == ""
+    assert lead_section("a == b in a sentence\n=== Sub ===\n") == "a == b in a sentence\n"
+
+
+def test_is_redirect():
+    assert is_redirect("#REDIRECT [[Pear]]")
+    assert is_redirect("  #redirect[[Pear]]")
+    assert not is_redirect("'''Pear''' is a tree. #REDIRECT")
+
+
+def test_disambiguation_marker():
+    assert disambiguation_marker("Mercury", "'''Mercury''' may refer to:", "{{Disambiguation|surname}}") == (
+        "{{Disambiguation}}"
+    )
+    assert disambiguation_marker("Aa River", "", "{{geodis}}\n[[Category:X]]") == "{{geodis}}"
+    assert disambiguation_marker("Ship", "{{Set index article}}") == "{{Set index article}}"
+    assert disambiguation_marker("X", "{{dab}}") == "{{dab}}"
+    assert disambiguation_marker("Austin (disambiguation)") == "title"
+    assert disambiguation_marker("X", "__DISAMBIG__") == "__DISAMBIG__"
+    assert disambiguation_marker("Pear", "{{Redirect|Pyrus}}{{Other uses}}", "{{DisambigProject}}") is None
+
+
+@pytest.mark.parametrize(
+    "wikitext, expected",
+    [
+        (
+            "'''Albedo''' ({{IPAc-en|æ|l|ˈ|b|iː|d|oʊ}}) or '''reflection coefficient''' is the "
+            "[[diffuse reflection|diffuse reflectivity]]<ref name=a>{{cite book|title=X}}</ref> of a surface.",
+            "Albedo or reflection coefficient is the diffuse reflectivity of a surface.",
+        ),
+        (
+            "'''Achilles''' ({{IPAc-en|ə|ˈ|k|ɪ|l|iː|z}}; {{lang-grc|Ἀχιλλεύς}}, ''Akhilleus'', "
+            "{{IPA-el|akʰillěu̯s|}}) was a Greek hero.",
+            "Achilles (Akhilleus) was a Greek hero.",
+        ),
+        (
+            "[[File:Boulier1.JPG|right|thumb|A Chinese [[abacus]]]]\nThe '''abacus''' is a tool.<ref>Ref text.</ref>"
+            "<ref name=x/> It is old.<!-- hidden -->",
+            "The abacus is a tool. It is old.",
+        ),
+        (
+            "{{Infobox country\n|name=X\n}}\nText with [[Category:Stuff]] a [[:Category:Visible]] link, "
+            "[http://x.org an external link] and [[fr:Truc]] &nbsp;here&nbsp;.",
+            "Text with a Category:Visible link, an external link and here.",
+        ),
+        (
+            'Before\n{| class=wikitable\n|-\n| cell || cell2\n|}\nAfter <span style="x">inside</span> and '
+            "<math>x^2</math> done.<br/>Next",
+            "Before\n\nAfter inside and done. Next",
+        ),
+        ("A (born {{birth date|1885|4|3}}, – died 1981) was.", "A (born – died 1981) was."),
+        ("__NOTOC__\n'''X''' is [[Y#Section|]] and [[Z#Part]].", "X is Y and Z."),
+        ("* item one\n* item two", "item one\nitem two"),
+        ("Tom &amp; Jerry &ndash; cartoon&#33;", "Tom & Jerry – cartoon!"),
+    ],
+)
+def test_clean_wikitext(wikitext, expected):
+    assert clean_wikitext(wikitext) == expected
+
+
+def test_strip_markup_keeps_link_text_and_drops_templates():
+    assert strip_markup("a [[b|c]] {{d|e}} [[f]]") == "a c  f"
+
+
+def test_tidy():
+    assert tidy("Achilles (; , Akhilleus, ) was a hero , born () in  Phthia&nbsp;.") == (
+        "Achilles (Akhilleus) was a hero, born in Phthia."
+    )
+    assert tidy("Albedo () or reflection") == "Albedo or reflection"
+    assert tidy("x ( ; ( ) ) y") == "x y"
+    assert tidy("One.\n\n\n\nTwo .") == "One.\n\nTwo."
