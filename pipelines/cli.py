@@ -17,6 +17,9 @@ import sys
 
 from schemas.records import InputError
 
+# Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
+logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
+
 # (command words, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("ingest", "wikipedia"), "pipelines.ingest_wikipedia", "MediaWiki XML dumps -> lead-section documents"),
@@ -79,10 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s", force=True
     )
-    # Beam's BigQuery module warns about an optional client on import; it is irrelevant here.
-    logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
