@@ -10,7 +10,8 @@ The steps, each a function here and each seeded by ``(seed, purpose, document id
 3. **The sentence to replace** (:func:`replaced_index`): a uniform non-opening position ``1..n-1``.
 4. **Candidates** (:func:`make_candidates`): from each of the top-``k`` neighbours ``D'`` of the same source
    one uniform non-opening sentence ``S'`` (:func:`candidate_index`). A candidate identical to a sentence of
-   the document (after case and whitespace folding) is skipped and counted.
+   the document (after case and whitespace folding), or without any word character (a lone quote mark left
+   by sentence splitting, whose TF-IDF vector is empty), is skipped and counted.
 5. **Similarity filter** (:func:`below_threshold`): candidates whose TF-IDF cosine with the replaced sentence
    is ``>= threshold`` (0.6) are not eligible. Every candidate keeps its similarity in ``candidates/``, so
    the threshold can change later without re-running retrieval.
@@ -63,6 +64,9 @@ NEIGHBOR_TOO_SHORT = "neighbor_too_short"  # fewer than two sentences: no non-op
 NEIGHBOR_OTHER_SOURCE = "neighbor_other_source"
 NEIGHBOR_IS_SELF = "neighbor_is_self"
 IDENTICAL_CANDIDATE = "candidate_identical_to_document_sentence"
+NO_WORDS_CANDIDATE = "candidate_without_words"  # e.g. a lone '"' left by sentence splitting
+
+_WORD = re.compile(r"\w")
 
 _SPACES = re.compile(r"\s+")
 
@@ -230,6 +234,8 @@ def make_candidates(
             reason = NEIGHBOR_OTHER_SOURCE
         elif o.index is None:
             reason = NEIGHBOR_TOO_SHORT
+        elif not _WORD.search(o.sentence):
+            reason = NO_WORDS_CANDIDATE
         elif normalise(o.sentence) in own:
             reason = IDENTICAL_CANDIDATE
         if reason:

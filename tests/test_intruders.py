@@ -124,7 +124,8 @@ def test_bad_neighbours_are_skipped_and_counted():
         Offer(2, "cnn:9", 0.7, "cnn", 1, "A CNN sentence."),  # other domain
         Offer(3, "wikipedia:5", 0.6, "wikipedia", None, None),  # one sentence only
         Offer(4, "wikipedia:6", 0.5, "wikipedia", 2, "shared   SENTENCE."),  # identical to one of ours
-        Offer(5, "wikipedia:7", 0.4, "wikipedia", 1, "A fine sentence."),
+        Offer(5, "wikipedia:8", 0.45, "wikipedia", 1, '"'),  # no word at all
+        Offer(6, "wikipedia:7", 0.4, "wikipedia", 1, "A fine sentence."),
     ]
     candidates, skipped = logic.make_candidates(target, "test", offers, seed=0)
     assert [c["candidate_source_id"] for c in candidates] == ["wikipedia:7"]
@@ -134,6 +135,7 @@ def test_bad_neighbours_are_skipped_and_counted():
         logic.NEIGHBOR_OTHER_SOURCE: 1,
         logic.NEIGHBOR_TOO_SHORT: 1,
         logic.IDENTICAL_CANDIDATE: 1,
+        logic.NO_WORDS_CANDIDATE: 1,
     }
 
 

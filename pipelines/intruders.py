@@ -1,0 +1,746 @@
+"""``incoherent intruders DOCS_DIR [DOCS_DIR ...] --out DIR``: the INSteD-style intruder-sentence corpus.
+
+Writes ``OUT/intruder-<source>/<split>-*.parquet`` (``INTRUDER_SCHEMA``), every candidate of every document
+meant to be incoherent in ``OUT/candidates/<split>-*.parquet`` (``CANDIDATE_SCHEMA``, with its similarity and,
+with ``--filter``, its model score), dead letters in ``OUT/rejected/intruders/`` and ``OUT/run_summary.json``.
+
+Retrieval: ``--index`` and ``--neighbors`` name the outputs of ``incoherent index`` / ``incoherent
+neighbors``, as ``DIR`` (for every source) or ``SOURCE=DIR``. Without them, each DOCS_DIR gets its own index
+and top-k neighbours, built before the pipeline by the retrieval commands into a temporary directory that is
+removed afterwards (``incoherent build`` keeps them). Candidates only come from neighbours of the same source.
+
+The logic lives in :mod:`corpora.intruders` and :mod:`corpora.drift`; this module wires it into Beam.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import posixpath
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpora import drift
+from corpora import intruders as logic
+from corpora.artefacts import artefact_check
+from pipelines.common import (
+    ReadDocuments,
+    WriteRejected,
+    WriteTable,
+    count,
+    document_files,
+    list_tables,
+    print_report,
+    run_pipeline,
+)
+from schemas.records import InputError, Rejected
+
+LOG = logging.getLogger("incoherent.intruders")
+STAGE = "intruders"
+NO_PROTECTION = (
+    "plain hash sample of the documents: offers no protection against text a pre-trained model has memorised"
+)
+
+
+# --------------------------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything the stage needs besides file lists (picklable, sent to the workers)."""
+
+    seed: int = 0
+    k: int = logic.DEFAULT_K
+    similarity_threshold: float = logic.SIMILARITY_THRESHOLD
+    drift_threshold: float = drift.DRIFT_THRESHOLD
+    validation_fraction: float = 0.0
+    filtered: bool = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "docs", nargs="+", metavar="DOCS_DIR", help="documents written by `incoherent ingest ...`"
+    )
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    parser.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        metavar="[SOURCE=]DIR",
+        help="index of `incoherent index` (for one source with SOURCE=DIR); default: built for each DOCS_DIR",
+    )
+    parser.add_argument(
+        "--neighbors",
+        action="append",
+        default=[],
+        metavar="[SOURCE=]DIR",
+        help="output of `incoherent neighbors` (for one source with SOURCE=DIR); default: computed",
+    )
+    parser.add_argument(
+        "--filter",
+        default="none",
+        metavar="none|MODEL_DIR",
+        help="adversarial filter: `none`, or a classifier trained with `incoherent train-filter`",
+    )
+    parser.add_argument(
+        "--history",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="OLD_DOCS_DIR",
+        help="documents ingested from older Wikipedia dumps: drift-based test split (DOCS_DIR is the newest)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    parser.add_argument(
+        "--similarity-threshold",
+        type=float,
+        default=logic.SIMILARITY_THRESHOLD,
+        help="candidates with TF-IDF cosine >= this with the replaced sentence are not used (default 0.6)",
+    )
+    parser.add_argument(
+        "--drift-threshold",
+        type=float,
+        default=drift.DRIFT_THRESHOLD,
+        help="an older lead is a test document when its cosine with the newest lead is below this (0.72)",
+    )
+    parser.add_argument(
+        "--validation-fraction", type=float, default=0.0, help="share of documents in a validation split (0)"
+    )
+    parser.add_argument("--k", type=int, default=logic.DEFAULT_K, help="neighbours per document (default 10)")
+    group = parser.add_argument_group("adversarial filter (with --filter MODEL_DIR)")
+    group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    group.add_argument("--batch-size", type=int, default=16)
+    group.add_argument("--max-length", type=int, default=512)
+    group.add_argument("--easy-threshold", type=float, default=0.5)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if not 0.0 <= args.validation_fraction < 1.0:
+        raise InputError(f"--validation-fraction: must be in [0, 1), got {args.validation_fraction}")
+    if args.k < 1:
+        raise InputError(f"--k: must be >= 1, got {args.k}")
+    for name in ("similarity_threshold", "drift_threshold"):
+        value = getattr(args, name)
+        if not 0.0 < value <= 1.0:
+            raise InputError(f"--{name.replace('_', '-')}: must be in (0, 1], got {value}")
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def source_of_file(path: str) -> str:
+    """``.../documents-wikipedia/documents-00000-of-00001.parquet`` -> ``wikipedia``."""
+    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
+
+
+def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[str, str]:
+    """``["wikipedia=I1", "I2"]`` -> ``{"wikipedia": "I1", <every other source>: "I2"}``."""
+    mapping: dict[str, str] = {}
+    default = None
+    for value in values:
+        source, sep, path = value.partition("=")
+        if sep and "/" not in source and source:
+            if source not in sources:
+                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
+            mapping[source] = path
+        else:
+            if default is not None:
+                raise InputError(f"{option}: give one DIR for all sources, or SOURCE=DIR per source")
+            default = value
+    if default is not None:
+        for source in sources:
+            mapping.setdefault(source, default)
+    for source, path in mapping.items():
+        if not FileSystems.exists(path):
+            raise InputError(f"{option} {path}: no such directory (for source {source})")
+    return mapping
+
+
+def neighbor_files(neighbors_dir: str) -> list[str]:
+    files = list_tables(neighbors_dir, "neighbors")
+    if not files:
+        raise InputError(
+            f"{neighbors_dir}: no neighbors*/*.parquet files (write them with `incoherent neighbors`)"
+        )
+    return files
+
+
+def read_ids(files: list[str]) -> set[str]:
+    """The ``id`` column of Parquet files (cheap: one column)."""
+    ids: set[str] = set()
+    for path in files:
+        with FileSystems.open(path) as f:
+            ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+    return ids
+
+
+# --------------------------------------------------------------------------------------------- similarity
+
+
+_INDEXES: dict[str, object] = {}
+
+
+def load_index(index_dir: str):
+    """The retrieval index of ``index_dir``, loaded once per worker process."""
+    index = _INDEXES.get(index_dir)
+    if index is None:
+        from retrieval import TfidfIndex
+
+        index = TfidfIndex.load(index_dir)
+        _INDEXES[index_dir] = index
+    return index
+
+
+def similarities_for(index_dir: str):
+    """``f(texts_a, texts_b) -> cosines`` with the IDF of the index (pairwise, vectorised)."""
+
+    def similarities(a: list[str], b: list[str]):
+        return load_index(index_dir).similarities(a, b)
+
+    return similarities
+
+
+# --------------------------------------------------------------------------------------------- stages
+
+
+def _ns(source: str) -> str:
+    return f"{STAGE}/{source}"
+
+
+def newest_first(row: dict) -> tuple:
+    """Sort key among copies of one article: latest revision first, ties broken by content."""
+    return (
+        row.get("timestamp") or "",
+        row.get("revision_id") or 0,
+        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
+    )
+
+
+class ChooseVersion(beam.DoFn):
+    """Newest document + its older versions -> ``(source, newest, eligible older version or None)``."""
+
+    def __init__(self, indexes: dict[str, str], options: Options, history_sources: frozenset[str]):
+        self._indexes, self._options, self._history_sources = indexes, options, history_sources
+
+    def process(self, element):
+        doc_id, grouped = element
+        newest = sorted(grouped["new"], key=newest_first, reverse=True)
+        olds = sorted(grouped["old"], key=newest_first, reverse=True)
+        if not newest:
+            for old in olds:
+                count(_ns(old["source"]), "history_unmatched_versions")
+            return
+        doc = newest[0]
+        source = doc["source"]
+        if len(newest) > 1:
+            count(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
+        count(_ns(source), "read")
+        if source not in self._history_sources:
+            yield source, doc, None
+            return
+        count(_ns(source), "history_candidates")
+        olds = [o for o in olds if o["source"] == source]
+        if olds:
+            count(_ns(source), "history_matched")
+            count(_ns(source), "history_versions_compared", len(olds))
+
+        def usable(version):
+            return not isinstance(logic.apply_length_rule(version, self._options.seed), Rejected)
+
+        version, info = drift.choose_old_version(
+            doc, olds, similarities_for(self._indexes[source]), self._options.drift_threshold, usable
+        )
+        if info["drifted"]:
+            count(_ns(source), "history_drifted")
+        if version is not None:
+            count(_ns(source), "drift_eligible")
+        yield source, doc, version
+
+
+def _eligibility_keys(element):
+    source, _doc, version = element
+    yield (source, "total")
+    if version is not None:
+        yield (source, "eligible")
+
+
+class AssignSplit(beam.DoFn):
+    """Split of each document; with history the test documents are drifted older versions."""
+
+    def __init__(self, options: Options, history_sources: frozenset[str]):
+        self._options, self._history_sources = options, history_sources
+
+    def process(self, element, counts):
+        source, doc, version = element
+        v = self._options.validation_fraction
+        if source not in self._history_sources:
+            yield doc, logic.plain_split(doc["id"], source, v)
+            return
+        fraction = logic.test_fraction(source)
+        rate = drift.test_rate(
+            fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0)
+        )
+        split = drift.drift_split(doc["id"], version is not None, rate, fraction, v)
+        if split == "test":
+            count(_ns(source), "test_from_history")
+            yield version, split
+        else:
+            yield doc, split
+
+
+class LengthRule(beam.DoFn):
+    """``(doc, split)`` -> ``(doc cut to its kept sentences, split)``; drops are dead-lettered."""
+
+    def __init__(self, seed: int):
+        self._seed = seed
+
+    def process(self, element):
+        doc, split = element
+        result = logic.apply_length_rule(doc, self._seed)
+        if isinstance(result, Rejected):
+            count(_ns(doc["source"]), result.reason)
+            yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
+            return
+        kept, outcome = result
+        count(_ns(doc["source"]), outcome)
+        yield kept, split
+
+
+def _is_target(element, seed: int) -> bool:
+    doc, _split = element
+    return logic.wants_intruder(seed, doc["id"])
+
+
+def _coherent_row(element, seed: int) -> dict:
+    doc, split = element
+    count(_ns(doc["source"]), "coherent_by_draw")
+    return logic.intruder_row(doc, split, [], attempted=False, seed=seed)
+
+
+def _neighbor_list(row: dict):
+    yield row["id"], [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
+
+
+class RequestOffers(beam.DoFn):
+    """A target document and its neighbour list -> one request per top-k neighbour, and the pending doc."""
+
+    def __init__(self, k: int):
+        self._k = k
+
+    def process(self, element):
+        doc_id, grouped = element
+        targets = list(grouped["doc"])
+        if not targets:
+            return
+        doc, split = targets[0]
+        lists = list(grouped["nbrs"])
+        listed = lists[0] if lists else []
+        ns = _ns(doc["source"])
+        count(ns, "incoherent_attempted")
+        if not lists:
+            count(ns, "not_in_neighbors_table")
+        elif len(listed) < self._k:
+            count(ns, "fewer_than_k_neighbors")
+        top = sorted(listed)[: self._k]
+        for rank, neighbor_id, score in top:
+            yield neighbor_id, (doc_id, rank, score)
+        yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, bool(top))))
+
+
+def _pool_entry(element):
+    _source, doc, _version = element
+    yield doc["id"], {"source": doc["source"], "sentences": doc["sentences"]}
+
+
+class MakeOffers(beam.DoFn):
+    def __init__(self, seed: int):
+        self._seed = seed
+
+    def process(self, element):
+        neighbor_id, grouped = element
+        pool = list(grouped["pool"])
+        neighbor = pool[0] if pool else None
+        for doc_id, rank, score in grouped["requests"]:
+            yield doc_id, logic.offer(self._seed, doc_id, rank, neighbor_id, score, neighbor)
+
+
+class MakeCandidates(beam.DoFn):
+    """Pending target + its offers -> candidate rows with similarities (plus ``document`` when filtered)."""
+
+    def __init__(self, indexes: dict[str, str], options: Options):
+        self._indexes, self._options = indexes, options
+
+    def process(self, element):
+        doc_id, grouped = element
+        pending = list(grouped["pending"])
+        if not pending:
+            return
+        doc, split, _had = pending[0]
+        o = self._options
+        candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
+        ns = _ns(doc["source"])
+        for reason, n in skipped.items():
+            count(ns, reason, n)
+        candidates = logic.with_similarities(candidates, similarities_for(self._indexes[doc["source"]]))
+        count(ns, "candidates", len(candidates))
+        for candidate in candidates:
+            if candidate["similarity"] < o.similarity_threshold:
+                count(ns, "candidates_below_threshold")
+            if o.filtered:
+                candidate["document"] = logic.document_with(doc["sentences"], candidate)
+            else:
+                candidate["difficulty"] = "unfiltered"
+            yield candidate
+
+
+def _by_id(row: dict):
+    return row["id"], row
+
+
+class Select(beam.DoFn):
+    def __init__(self, options: Options):
+        self._options = options
+
+    def process(self, element):
+        _doc_id, grouped = element
+        pending = list(grouped["pending"])
+        if not pending:
+            return
+        doc, split, had_neighbors = pending[0]
+        o = self._options
+        row = logic.intruder_row(
+            doc,
+            split,
+            list(grouped["candidates"]),
+            attempted=True,
+            seed=o.seed,
+            threshold=o.similarity_threshold,
+            had_neighbors=had_neighbors,
+        )
+        ns = _ns(doc["source"])
+        if row["label"]:
+            count(ns, "produced")
+        else:
+            count(ns, f"fallback_{row['fallback_reason']}")
+        yield row
+
+
+class BuildIntruders(beam.PTransform):
+    """Documents (+ older versions, neighbour lists) -> ``(intruder rows, candidate rows, rejected rows)``."""
+
+    def __init__(
+        self,
+        doc_files: list[str],
+        neighbor_files: list[str],
+        indexes: dict[str, str],
+        options: Options,
+        history_files: list[str] = (),
+        score_candidates: beam.PTransform | None = None,
+    ):
+        super().__init__()
+        self._doc_files, self._neighbor_files = list(doc_files), list(neighbor_files)
+        self._history_files, self._indexes, self._options = list(history_files), indexes, options
+        self._history_sources = frozenset(source_of_file(f) for f in self._history_files)
+        self._score = score_candidates
+
+    def expand(self, pbegin):
+        o = self._options
+        docs = pbegin | "ReadDocuments" >> ReadDocuments("", files=self._doc_files)
+        if self._history_files:
+            old = pbegin | "ReadHistory" >> ReadDocuments("", files=self._history_files)
+        else:
+            old = pbegin | "NoHistory" >> beam.Create([])
+        versions = (
+            {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
+            | "JoinHistory" >> beam.CoGroupByKey()
+            | "ChooseVersion" >> beam.ParDo(ChooseVersion(self._indexes, o, self._history_sources))
+        )
+        counts = (
+            versions
+            | "EligibilityKeys" >> beam.FlatMap(_eligibility_keys)
+            | "CountEligible" >> beam.combiners.Count.PerElement()
+        )
+        placed = versions | "AssignSplit" >> beam.ParDo(
+            AssignSplit(o, self._history_sources), counts=beam.pvalue.AsDict(counts)
+        )
+        kept = placed | "LengthRule" >> beam.ParDo(LengthRule(o.seed)).with_outputs("rejected", main="kept")
+        coherent = (
+            kept.kept
+            | "Coherent" >> beam.Filter(lambda e: not _is_target(e, o.seed))
+            | "CoherentRows" >> beam.Map(_coherent_row, seed=o.seed)
+        )
+        targets = kept.kept | "Targets" >> beam.Filter(_is_target, seed=o.seed)
+        lists = (
+            pbegin
+            | "NeighborFiles" >> beam.Create(self._neighbor_files)
+            | "ReadNeighbors" >> beam.io.ReadAllFromParquet()
+            | "NeighborLists" >> beam.FlatMap(_neighbor_list)
+        )
+        requested = (
+            {"doc": targets | "KeyTargets" >> beam.Map(lambda e: (e[0]["id"], e)), "nbrs": lists}
+            | "JoinNeighborLists" >> beam.CoGroupByKey()
+            | "RequestOffers" >> beam.ParDo(RequestOffers(o.k)).with_outputs("pending", main="requests")
+        )
+        offers = (
+            {"pool": versions | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
+            | "JoinPool" >> beam.CoGroupByKey()
+            | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
+        )
+        candidates = (
+            {"pending": requested.pending, "offers": offers}
+            | "JoinOffers" >> beam.CoGroupByKey()
+            | "MakeCandidates" >> beam.ParDo(MakeCandidates(self._indexes, o))
+        )
+        if o.filtered:
+            candidates = candidates | "ScoreCandidates" >> self._score
+        selected = (
+            {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
+            | "JoinCandidates" >> beam.CoGroupByKey()
+            | "Select" >> beam.ParDo(Select(o))
+        )
+        rows = (coherent, selected) | "AllRows" >> beam.Flatten()
+        return rows, candidates, kept.rejected
+
+
+# --------------------------------------------------------------------------------------------- summary
+
+
+def _read_columns(files: list[str], columns: list[str]) -> list[dict]:
+    rows: list[dict] = []
+    for path in files:
+        with FileSystems.open(path) as f:
+            rows.extend(pq.read_table(f, columns=columns).to_pylist())
+    return rows
+
+
+def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool) -> dict:
+    """The per-source block of ``run_summary.json`` (counters regrouped, splits, positive rate, artefacts)."""
+    kept = {k: counters.get(k, 0) for k in (logic.KEPT_IN_RANGE, logic.KEPT_TRUNCATED, logic.KEPT_WHOLE)}
+    dropped = {k: counters.get(k, 0) for k in (logic.TOO_FEW, logic.TOO_MANY, logic.IDENTICAL)}
+    fallback = {k.removeprefix("fallback_"): v for k, v in counters.items() if k.startswith("fallback_")}
+    rows = _read_columns(
+        list_tables(out_dir, f"intruder-{source}"), ["id", "sentences", "label", "intruder_index", "split"]
+    )
+    positives = sum(r["label"] for r in rows)
+    summary = {
+        "documents_read": counters.get("read", 0),
+        "length_rule": logic.length_mode(source),
+        "kept": kept,
+        "dropped": dropped,
+        "incoherent_attempted": counters.get("incoherent_attempted", 0),
+        "produced": counters.get("produced", 0),
+        "fallen_back_to_coherent": fallback,
+        "neighbors": {
+            k: counters.get(k, 0)
+            for k in (
+                "not_in_neighbors_table",
+                "fewer_than_k_neighbors",
+                logic.NEIGHBOR_MISSING,
+                logic.NEIGHBOR_TOO_SHORT,
+                logic.NEIGHBOR_OTHER_SOURCE,
+                logic.NEIGHBOR_IS_SELF,
+                logic.IDENTICAL_CANDIDATE,
+                logic.NO_WORDS_CANDIDATE,
+            )
+        },
+        "candidates": counters.get("candidates", 0),
+        "candidates_below_threshold": counters.get("candidates_below_threshold", 0),
+        "splits": outputs.get(f"intruder-{source}", {}),
+        "positive_rate": round(positives / len(rows), 4) if rows else None,
+        "artefact_check": artefact_check(rows),
+    }
+    if history:
+        summary["test_split"] = "drift: older leads with TF-IDF cosine below the drift threshold"
+        summary["history"] = {
+            "articles": counters.get("history_candidates", 0),
+            "with_older_version": counters.get("history_matched", 0),
+            "versions_compared": counters.get("history_versions_compared", 0),
+            "drifted": counters.get("history_drifted", 0),
+            "eligible": counters.get("drift_eligible", 0),
+            "test_from_history": counters.get("test_from_history", 0),
+            "older_versions_without_newest": counters.get("history_unmatched_versions", 0),
+        }
+        articles = summary["history"]["articles"]
+        summary["history"]["coverage"] = (
+            round(summary["history"]["with_older_version"] / articles, 4) if articles else 0.0
+        )
+    else:
+        summary["test_split"] = NO_PROTECTION
+    return summary
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def retrieval_for(
+    docs_dirs: list[str], sources_by_dir: dict[str, list[str]], index_map, neighbor_map, k, beam_args
+):
+    """Index and neighbour directories per source; builds missing ones in a temporary directory."""
+    missing = [
+        d for d in docs_dirs if any(s not in index_map or s not in neighbor_map for s in sources_by_dir[d])
+    ]
+    if not missing:
+        yield index_map, neighbor_map
+        return
+    from pipelines.cli import build_parser
+
+    work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
+    try:
+        index_map, neighbor_map = dict(index_map), dict(neighbor_map)
+        for i, docs_dir in enumerate(missing):
+            index_dir = os.path.join(work, f"index-{i}")
+            neighbors_dir = os.path.join(work, f"neighbors-{i}")
+            LOG.info("building the retrieval index of %s in %s", docs_dir, work)
+            parser = build_parser()
+            for argv in (
+                ["index", docs_dir, "--out", index_dir],
+                ["neighbors", docs_dir, "--index", index_dir, "--k", str(k), "--out", neighbors_dir],
+            ):
+                args, extra = parser.parse_known_args(argv + list(beam_args))
+                import importlib
+
+                with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 - the commands print tables
+                    importlib.import_module(args._module).run(args, extra)
+            for source in sources_by_dir[docs_dir]:
+                index_map.setdefault(source, index_dir)
+                neighbor_map.setdefault(source, neighbors_dir)
+        yield index_map, neighbor_map
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    _check_options(args)
+    sources_by_dir = {d: sorted({source_of_file(f) for f in document_files(d)}) for d in args.docs}
+    doc_files = sorted(f for d in args.docs for f in document_files(d))
+    sources = sorted({s for ss in sources_by_dir.values() for s in ss})
+    if len(doc_files) != len(set(doc_files)):
+        raise InputError("DOCS_DIR: the same directory is given twice")
+    history_files = sorted(f for d in args.history for f in document_files(d))
+    history_sources = sorted({source_of_file(f) for f in history_files})
+    for source in history_sources:
+        if source not in sources:
+            raise InputError(
+                f"--history: documents of source {source!r}, but DOCS_DIR has none (sources: {sources})"
+            )
+    if args.history:
+        newest_ids = read_ids([f for f in doc_files if source_of_file(f) in history_sources])
+        for old_dir in args.history:
+            if not read_ids(document_files(old_dir)) & newest_ids:
+                raise InputError(
+                    f"--history {old_dir}: shares no article with DOCS_DIR (ids differ; wrong dump?)"
+                )
+    index_map = parse_mapping(args.index, "--index", sources)
+    neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
+    filtered = args.filter != "none"
+    if filtered and not FileSystems.exists(args.filter):
+        raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
+    if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
+        raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
+    options = Options(
+        seed=args.seed,
+        k=args.k,
+        similarity_threshold=args.similarity_threshold,
+        drift_threshold=args.drift_threshold,
+        validation_fraction=args.validation_fraction,
+        filtered=filtered,
+    )
+    score = None
+    if filtered:
+        from pipelines.filter_stage import ScoreCandidates
+
+        score = ScoreCandidates(
+            args.filter,
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            easy_threshold=args.easy_threshold,
+        )
+    params = {
+        "docs": args.docs,
+        "index": args.index,
+        "neighbors": args.neighbors,
+        "filter": args.filter,
+        "history": args.history,
+        "seed": args.seed,
+        "similarity_threshold": args.similarity_threshold,
+        "drift_threshold": args.drift_threshold,
+        "validation_fraction": args.validation_fraction,
+        "k": args.k,
+    }
+    if filtered:
+        params.update(
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            easy_threshold=args.easy_threshold,
+        )
+    with retrieval_for(args.docs, sources_by_dir, index_map, neighbor_map, args.k, beam_args) as (
+        indexes,
+        nbrs,
+    ):
+        n_files = sorted({f for source in sources for f in neighbor_files(nbrs[source])})
+
+        def build(p):
+            rows, candidates, rejected = p | "BuildIntruders" >> BuildIntruders(
+                doc_files, n_files, indexes, options, history_files, score
+            )
+            by_source = rows | "BySource" >> beam.Partition(
+                lambda row, n: sources.index(row["source"]), len(sources)
+            )
+            for i, source in enumerate(sources):
+                by_source[i] | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}")
+            candidates | "WriteCandidates" >> WriteTable(
+                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id")
+            )
+            rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+        def extra(summary):
+            per_source = {}
+            for source in sources:
+                counters = summary["counters"].get(_ns(source), {})
+                per_source[source] = source_summary(
+                    args.out, source, counters, summary["outputs"], source in history_sources
+                )
+            extra_fields = {"sources": per_source, "retrieval": {"index": indexes, "neighbors": nbrs}}
+            if "wikipedia" in per_source:
+                extra_fields["wikipedia_test_split"] = per_source["wikipedia"]["test_split"]
+            return extra_fields
+
+        summary = run_pipeline(
+            build,
+            command="intruders",
+            out_dir=args.out,
+            params=params,
+            beam_args=beam_args,
+            overwrite=args.overwrite,
+            extra_summary=extra,
+        )
+    print_report(summary, args.out)
+    print_table(summary)
+    return 0
+
+
+def print_table(summary: dict) -> None:
+    """One line per source: documents, positives, fallbacks, splits, artefact check."""
+    for source, s in summary.get("sources", {}).items():
+        art = s["artefact_check"]
+        check = (
+            f"artefact check acc {art['accuracy']:.3f} / F1 {art['f1']:.3f} vs majority {art['majority_accuracy']:.3f}"
+            if "accuracy" in art
+            else f"artefact check {art['method']}"
+        )
+        print(
+            f"{source}: read {s['documents_read']:,}, produced {s['produced']:,} of {s['incoherent_attempted']:,}, "
+            f"positive rate {s['positive_rate']}, splits {s['splits']}; {check}"
+        )

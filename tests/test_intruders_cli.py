@@ -1,0 +1,347 @@
+"""End to end: ``incoherent intruders`` on the bundled samples (Wikipedia with history dumps, CNN)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpora.intruders import normalise
+from pipelines import intruders as stage
+from pipelines.common import write_shard
+from retrieval import TfidfIndex
+from schemas import DOCUMENT_SCHEMA, NEIGHBORS_SCHEMA
+from schemas.records import document
+from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
+
+pytestmark = pytest.mark.slow
+
+WIKI_NEW = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
+WIKI_GENSIM = SAMPLES / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+HISTORY = sorted((SAMPLES / "wikipedia" / "history").glob("*.xml.bz2"))
+
+
+def write_docs(directory, rows, source):
+    path = os.path.join(directory, f"documents-{source}", "documents-00000-of-00001.parquet")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_shard(path, DOCUMENT_SCHEMA, rows)
+
+
+def retrieval(docs_dir, index_dir, neighbors_dir, k=10):
+    """Index and neighbours with the retrieval commands (or, until they exist, the library directly)."""
+    if importlib.util.find_spec("pipelines.index") and importlib.util.find_spec("pipelines.neighbors"):
+        assert run_cli("index", docs_dir, "--out", index_dir) == 0
+        assert run_cli("neighbors", docs_dir, "--index", index_dir, "--k", k, "--out", neighbors_dir) == 0
+        return
+    files = sorted(str(p) for p in docs_dir.glob("documents-*/*.parquet"))
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    rows = list({r["id"]: r for r in rows}.values())
+    texts = {r["id"]: " ".join(r["sentences"]) for r in rows}
+    index = TfidfIndex.build(texts.items())
+    index.save(str(index_dir))
+    scores = (index.matrix @ index.matrix.T).toarray()
+    out = []
+    for i, doc_id in enumerate(index.ids):
+        order = [j for j in np.argsort(-scores[i], kind="stable") if j != i and scores[i, j] > 0]
+        order = [j for j in order if texts[index.ids[j]] != texts[doc_id]][:k]
+        out.append(
+            {"id": doc_id, "neighbors": [{"id": index.ids[j], "score": float(scores[i, j])} for j in order]}
+        )
+    path = neighbors_dir / "neighbors" / "neighbors-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(out, schema=NEIGHBORS_SCHEMA), path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Ingested samples plus index and neighbours per source."""
+    root = tmp_path_factory.mktemp("intruders")
+    assert run_cli("ingest", "wikipedia", WIKI_NEW, WIKI_GENSIM, "--out", root / "wiki") == 0
+    history = []
+    for dump in HISTORY:
+        history.append(root / dump.name.split(".")[0])
+        assert run_cli("ingest", "wikipedia", dump, "--out", history[-1]) == 0
+    assert (
+        run_cli(
+            "ingest", "cnn", SAMPLES / "cnn" / "allennlp", SAMPLES / "cnn" / "frank", "--out", root / "cnn"
+        )
+        == 0
+    )
+    for name in ("wiki", "cnn"):
+        retrieval(root / name, root / f"index-{name}", root / f"nbrs-{name}")
+    return root, history
+
+
+def retrieval_args(root):
+    return [
+        "--index", f"wikipedia={root / 'index-wiki'}", "--index", f"cnn={root / 'index-cnn'}",
+        "--neighbors", f"wikipedia={root / 'nbrs-wiki'}", "--neighbors", f"cnn={root / 'nbrs-cnn'}",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(corpus):
+    root, history = corpus
+    out = root / "out"
+    args = [
+        "intruders",
+        root / "wiki",
+        root / "cnn",
+        "--out",
+        out,
+        *retrieval_args(root),
+        "--history",
+        *history,
+    ]
+    assert run_cli(*args) == 0
+    return root, history, out, args
+
+
+def documents(*dirs):
+    rows = {}
+    for d in dirs:
+        for f in sorted(d.glob("documents-*/*.parquet")):
+            for r in pq.read_table(f).to_pylist():
+                best = rows.get((r["id"], r["dump"]))
+                rows[(r["id"], r["dump"])] = r if best is None else best
+    return rows
+
+
+def neighbor_lists(root):
+    lists = {}
+    for name in ("wiki", "cnn"):
+        for f in (root / f"nbrs-{name}").glob("neighbors*/*.parquet"):
+            for r in pq.read_table(f).to_pylist():
+                lists[r["id"]] = [n["id"] for n in r["neighbors"]]
+    return lists
+
+
+def test_rows_have_the_intruder_properties(built):
+    root, history, out, _ = built
+    source_docs = documents(root / "wiki", root / "cnn", *history)
+    lists = neighbor_lists(root)
+    index = {
+        "wikipedia": TfidfIndex.load(str(root / "index-wiki")),
+        "cnn": TfidfIndex.load(str(root / "index-cnn")),
+    }
+    rows = read_rows(out, "intruder-wikipedia") + read_rows(out, "intruder-cnn")
+    assert rows and {r["source"] for r in rows} == {"wikipedia", "cnn"}
+    assert len({r["id"] for r in rows}) == len(rows)
+    positives = [r for r in rows if r["label"] == 1]
+    assert 0.3 < len(positives) / len(rows) < 0.6
+    for row in rows:
+        assert 3 <= len(row["sentences"]) <= 8
+        original = source_docs[(row["id"], row["dump"])]["sentences"]
+        if row["source"] == "wikipedia":
+            assert len(original) == len(row["sentences"])
+        original = original[: len(row["sentences"])]  # CNN: the first n sentences
+        assert row["intruder_index"] != 0
+        if row["label"] == 0:
+            assert row["intruder_index"] == -1 and row["sentences"] == original
+            continue
+        i = row["intruder_index"]
+        assert i >= 1 and row["sentences"][i] == row["intruder_sentence"]
+        assert row["sentences"][:i] + row["sentences"][i + 1 :] == original[:i] + original[i + 1 :]
+        assert row["original_sentence"] == original[i]
+        donor_id = row["intruder_source_id"]
+        assert donor_id != row["id"] and donor_id in lists[row["id"]][:10]
+        donor = next(d for (doc_id, _), d in source_docs.items() if doc_id == donor_id)
+        assert row["intruder_sentence"] in donor["sentences"][1:]
+        assert normalise(row["intruder_sentence"]) not in {normalise(s) for s in original}
+        assert row["similarity"] < 0.6 and row["difficulty"] == "unfiltered" and row["filter_score"] is None
+        expected = index[row["source"]].similarity(row["original_sentence"], row["intruder_sentence"])
+        assert row["similarity"] == pytest.approx(expected, abs=1e-6)
+        assert row["num_candidates"] >= 1
+
+
+def test_candidates_hold_every_candidate_of_every_attempted_document(built):
+    _, _, out, _ = built
+    rows = {r["id"]: r for r in read_rows(out, "intruder-wikipedia") + read_rows(out, "intruder-cnn")}
+    candidates = read_rows(out, "candidates")
+    by_doc = {}
+    for c in candidates:
+        by_doc.setdefault(c["id"], []).append(c)
+    summary = json.loads((out / "run_summary.json").read_text())
+    attempted = sum(s["incoherent_attempted"] for s in summary["sources"].values())
+    assert len(by_doc) <= attempted and candidates
+    for doc_id, cands in by_doc.items():
+        row = rows[doc_id]
+        assert len({c["replaced_index"] for c in cands}) == 1 and cands[0]["replaced_index"] >= 1
+        assert all(c["split"] == row["split"] and c["candidate_index"] >= 1 for c in cands)
+        if row["label"]:
+            assert any(
+                c["candidate_source_id"] == row["intruder_source_id"]
+                and c["candidate_sentence"] == row["intruder_sentence"]
+                for c in cands
+            )
+            assert row["num_candidates"] == sum(c["similarity"] < 0.6 for c in cands)
+
+
+def test_run_summary_reports_sources_history_and_artefact_check(built):
+    _, _, out, _ = built
+    summary = json.loads((out / "run_summary.json").read_text())
+    wiki, cnn = summary["sources"]["wikipedia"], summary["sources"]["cnn"]
+    assert wiki["documents_read"] == 118 and cnn["documents_read"] == 44
+    assert wiki["kept"]["kept_in_range"] == sum(wiki["splits"].values())
+    assert wiki["dropped"]["too_many_sentences"] > 0 and cnn["kept"]["kept_truncated"] > 0
+    assert wiki["incoherent_attempted"] == wiki["produced"] + sum(wiki["fallen_back_to_coherent"].values())
+    assert (
+        wiki["history"]["with_older_version"] > 0
+        and wiki["history"]["test_from_history"] == wiki["splits"]["test"]
+    )
+    assert "drift" in wiki["test_split"] and "no protection" in cnn["test_split"]
+    assert "drift" in summary["wikipedia_test_split"]
+    for s in (wiki, cnn):
+        art = s["artefact_check"]
+        assert {"accuracy", "f1", "majority_accuracy", "majority_f1"} <= set(art)
+        assert 0 <= s["positive_rate"] <= 1
+
+
+def test_wikipedia_test_documents_are_drifted_older_leads(built):
+    root, history, out, _ = built
+    index = TfidfIndex.load(str(root / "index-wiki"))
+    newest = {
+        doc_id: d for (doc_id, _), d in documents(root / "wiki").items() if d["dump"].startswith("2022")
+    }
+    test = [r for r in read_rows(out, "intruder-wikipedia") if r["split"] == "test"]
+    assert test
+    for row in test:
+        assert row["dump"].startswith(("2019", "2020"))
+        old = documents(*history)[(row["id"], row["dump"])]
+        assert index.similarity(" ".join(old["sentences"]), " ".join(newest[row["id"]]["sentences"])) < 0.72
+
+
+def test_same_seed_same_rows_in_process_and_multi_process(built, tmp_path):
+    _, _, out, args = built
+    again = tmp_path / "again"
+    assert run_cli(*[again if a == out else a for a in args]) == 0
+    assert file_bytes(again) == file_bytes(out)
+    multi = tmp_path / "multi"
+    assert run_cli(*[multi if a == out else a for a in args], beam=MULTI_PROCESS) == 0
+    assert file_bytes(multi) == file_bytes(out)
+
+
+def test_other_seed_other_rows_and_no_history_means_no_protection(built, tmp_path):
+    root, _, seed0, _ = built
+    out = tmp_path / "seed1"
+    cnn_retrieval = ["--index", root / "index-cnn", "--neighbors", root / "nbrs-cnn"]
+    assert run_cli("intruders", root / "cnn", "--out", out, *cnn_retrieval, "--seed", "1") == 0
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert "no protection" in summary["sources"]["cnn"]["test_split"]
+    assert "wikipedia" not in summary["sources"] and "wikipedia_test_split" not in summary
+    seed1_rows, seed0_rows = read_rows(out, "intruder-cnn"), read_rows(seed0, "intruder-cnn")
+    assert [r["id"] for r in seed1_rows] == [r["id"] for r in seed0_rows]  # same documents and splits ...
+    assert [r["split"] for r in seed1_rows] == [r["split"] for r in seed0_rows]
+    assert [r["sentences"] for r in seed1_rows] != [r["sentences"] for r in seed0_rows]  # ... other draws
+
+
+def test_too_few_documents_for_ten_neighbours_and_identical_sentences(tmp_path):
+    docs = tmp_path / "docs"
+    sentences = [
+        [
+            "Rivers flow to the sea.",
+            "Salmon swim up rivers.",
+            "Bears catch salmon.",
+            "Rain fills the rivers.",
+        ],
+        ["The sea is salty.", "Rivers carry salt.", "Whales live in the sea.", "Tides move the sea."],
+        ["Mountains feed rivers.", "Snow melts in spring.", "Rivers flood valleys.", "Farmers like floods."],
+        ["Same words here.", "Same words here.", "Same words here."],
+    ]
+    rows = [document(f"tiny:{i}", "tiny", s) for i, s in enumerate(sentences)]
+    write_docs(docs, rows, "tiny")
+    retrieval(docs, tmp_path / "index", tmp_path / "nbrs")
+    out = tmp_path / "out"
+    assert (
+        run_cli(
+            "intruders", docs, "--out", out, "--index", tmp_path / "index", "--neighbors", tmp_path / "nbrs"
+        )
+        == 0
+    )
+    summary = json.loads((out / "run_summary.json").read_text())
+    tiny = summary["sources"]["tiny"]
+    assert tiny["dropped"]["identical_sentences"] == 1
+    attempted = tiny["incoherent_attempted"]
+    assert (
+        tiny["neighbors"]["fewer_than_k_neighbors"] + tiny["neighbors"]["not_in_neighbors_table"] == attempted
+    )
+    rejected = read_rows(out, "rejected/intruders")
+    assert [(r["id"], r["reason"]) for r in rejected] == [("tiny:3", "identical_sentences")]
+
+
+def test_history_sharing_no_article_is_an_input_error(corpus, tmp_path, capsys):
+    root, _ = corpus
+    other = tmp_path / "other"
+    write_docs(other, [document("wikipedia:999999999", "wikipedia", ["A.", "B.", "C."])], "wikipedia")
+    out = tmp_path / "out"
+    wiki_retrieval = ["--index", root / "index-wiki", "--neighbors", root / "nbrs-wiki"]
+    code = run_cli("intruders", root / "wiki", "--out", out, *wiki_retrieval, "--history", other)
+    assert code == 2
+    assert "shares no article" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bad_options_are_input_errors(corpus, tmp_path, capsys):
+    root, _ = corpus
+    base = ["intruders", root / "cnn", "--out", tmp_path / "o"]
+    assert run_cli(*base, "--index", tmp_path / "missing") == 2
+    assert "no such directory" in capsys.readouterr().err
+    assert run_cli(*base, "--validation-fraction", "1.5") == 2
+    assert "--validation-fraction" in capsys.readouterr().err
+    assert run_cli(*base, "--filter", tmp_path / "no-model") == 2
+    assert "--filter" in capsys.readouterr().err
+
+
+def prefer_first_neighbour(candidate: dict) -> float:
+    """A controlled adversarial model: only the best-ranked neighbour's sentence is hard."""
+    return 0.1 if candidate["neighbor_rank"] == 0 else 0.9
+
+
+def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.testing.util import assert_that
+
+    from filters.handler import FixedScoreHandler
+    from pipelines.common import document_files, resolve_runner
+    from pipelines.filter_stage import ScoreCandidates
+
+    root, _ = corpus
+    options = stage.Options(filtered=True)
+    indexes = {"cnn": str(root / "index-cnn")}
+    score = ScoreCandidates(None, handler=FixedScoreHandler(prefer_first_neighbour))
+    nbr_files = sorted(str(p) for p in (root / "nbrs-cnn").glob("neighbors*/*.parquet"))
+
+    def verdict(element):
+        _doc_id, grouped = element
+        rows, cands = list(grouped["rows"]), list(grouped["cands"])
+        row = rows[0]
+        assert all(c["difficulty"] in ("hard", "easy") and "document" not in c for c in cands)
+        if not row["label"]:
+            return "coherent"
+        has_hard = any(c["difficulty"] == "hard" and c["similarity"] < 0.6 for c in cands)
+        assert row["difficulty"] == ("hard" if has_hard else "easy")
+        assert row["filter_score"] == pytest.approx(0.1 if has_hard else 0.9)
+        return row["difficulty"]
+
+    def check(verdicts):
+        assert "hard" in verdicts
+
+    with beam.Pipeline(runner=resolve_runner(PipelineOptions([]))) as p:
+        rows, cands, _ = p | stage.BuildIntruders(
+            document_files(str(root / "cnn")), nbr_files, indexes, options, score_candidates=score
+        )
+        verdicts = (
+            {
+                "rows": rows | "KeyRows" >> beam.Map(lambda r: (r["id"], r)),
+                "cands": cands | beam.Map(lambda c: (c["id"], c)),
+            }
+            | beam.CoGroupByKey()
+            | beam.Map(verdict)
+        )
+        assert_that(verdicts, check)
