@@ -169,7 +169,7 @@ def train(config: TrainConfig) -> dict:
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             step += 1
         model.eval()
         scores = evaluate_rows(scorer, validation_rows) if validation_rows else None

@@ -153,15 +153,7 @@ def tiny_data_dir(tmp_path_factory) -> str:
 
     def make(path):
         rows = intruder_rows(sample_documents())
-        n = len(rows)
-        write_intruder_build(
-            path,
-            {
-                "train": rows[: n * 6 // 10],
-                "validation": rows[n * 6 // 10 : n * 8 // 10],
-                "test": rows[n * 8 // 10 :],
-            },
-        )
+        write_intruder_build(path, {"train": rows[:40], "validation": rows[40:60], "test": rows[60:90]})
 
     return _cached("tiny-data", make, tmp_path_factory)
 
@@ -180,7 +172,7 @@ def tiny_trained_dir(tmp_path_factory, tiny_base_dir, tiny_data_dir) -> str:
                 epochs=2,
                 learning_rate=3e-3,
                 batch_size=16,
-                max_length=128,
+                max_length=64,
                 seed=0,
                 max_steps=None,
                 device="cpu",

@@ -1,0 +1,67 @@
+"""``incoherent train-filter DATA_DIR --out MODEL_DIR``: fine-tune the adversarial intruder classifier.
+
+Trains any ``AutoModelForSequenceClassification`` checkpoint (default ``xlnet-large-cased``: a local
+directory, or a name already in the Hugging Face cache) on the train split of an intruder build, picks the
+epoch that does best on validation, and writes safetensors weights, the tokenizer and ``metrics.json``. No
+Beam here: training is one process on one GPU (or the CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from schemas.records import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "data_dir", metavar="DATA_DIR", help="an intruder build (intruder-<source>/<split>-*.parquet)"
+    )
+    parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the trained model goes")
+    parser.add_argument(
+        "--base-model", default="xlnet-large-cased", help="checkpoint name or directory (xlnet-large-cased)"
+    )
+    parser.add_argument("--epochs", type=int, default=2, help="training epochs (2)")
+    parser.add_argument("--learning-rate", type=float, default=1e-5, help="peak AdamW learning rate (1e-5)")
+    parser.add_argument("--batch-size", type=int, default=16, help="examples per step (16)")
+    parser.add_argument(
+        "--max-length", type=int, default=512, help="tokens per sentence + document input (512)"
+    )
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast on GPU")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty MODEL_DIR")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from filters.metrics import format_table
+    from filters.train import TrainConfig, train
+
+    if beam_args:
+        raise InputError(f"train-filter: unrecognized arguments: {' '.join(beam_args)}")
+    if args.max_length < 16:
+        raise InputError(f"--max-length: must be at least 16, got {args.max_length}")
+    config = TrainConfig(
+        data_dir=args.data_dir,
+        out=args.out,
+        base_model=args.base_model,
+        epochs=args.epochs,
+        learning_rate=args.learning_rate,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        bf16=args.bf16,
+        seed=args.seed,
+        device=args.device,
+        max_steps=args.max_steps,
+        overwrite=args.overwrite,
+    )
+    summary = train(config)
+    print(
+        f"trained {args.base_model} on {summary['train_examples']} examples ({summary['device']}), "
+        f"epoch {summary['chosen_epoch']} kept ({summary['validation_source']})"
+    )
+    if summary["validation"]:
+        print(format_table(summary["validation"], title="validation"))
+    print(f"wrote {args.out} (model.safetensors, tokenizer, metrics.json)")
+    return 0

@@ -1,0 +1,87 @@
+"""End-to-end CLI tests of `incoherent train-filter` and `incoherent evaluate` on the tiny model."""
+
+import json
+import os
+import shutil
+
+import torch
+
+from pipelines.cli import main
+from tests.tiny_model import tiny_base_dir, tiny_data_dir, tiny_trained_dir  # noqa: F401
+
+
+def test_train_filter_command(tiny_base_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
+    out = str(tmp_path / "model")
+    argv = [
+        "train-filter",
+        tiny_data_dir,
+        "--base-model",
+        tiny_base_dir,
+        "--out",
+        out,
+        "--epochs",
+        "1",
+        "--max-steps",
+        "2",
+        "--max-length",
+        "32",
+        "--batch-size",
+        "8",
+        "--learning-rate",
+        "1e-3",
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "epoch 1 kept (validation split)" in printed and "document accuracy" in printed
+    with open(os.path.join(out, "metrics.json")) as f:
+        assert json.load(f)["config"]["learning_rate"] == 1e-3
+    assert main(argv) == 2  # not empty without --overwrite
+    assert "error: " in capsys.readouterr().err
+
+
+def test_evaluate_command(tiny_trained_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
+    assert (
+        main(
+            [
+                "evaluate",
+                tiny_trained_dir,
+                tiny_data_dir,
+                "--split",
+                "validation",
+                "--out",
+                str(tmp_path / "e.json"),
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "sentence F1" in printed and "majority" in printed
+    with open(tmp_path / "e.json") as f:
+        report = json.load(f)
+    assert report["split"] == "validation" and report["documents"] == 20 and report["max_length"] == 64
+    with open(os.path.join(tiny_trained_dir, "metrics.json")) as f:
+        # the same data, model and code path as the validation during training
+        assert report["sentence"] == json.load(f)["validation"]["sentence"]
+    assert 0.0 <= report["document_accuracy"] <= 1.0 and report["majority"]["document_accuracy"] == 0.5
+
+
+def test_evaluate_default_output_and_missing_split(tiny_trained_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
+    model = str(tmp_path / "m")
+    shutil.copytree(tiny_trained_dir, model)
+    assert main(["evaluate", model, tiny_data_dir]) == 0
+    assert os.path.exists(os.path.join(model, "eval-test.json"))
+    assert main(["evaluate", model, tiny_data_dir, "--split", "dev"]) == 2
+    assert "no 'dev' split" in capsys.readouterr().err
+
+
+def test_bad_model_dirs_are_one_line_errors(tiny_trained_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
+    pickled = str(tmp_path / "pickled")
+    shutil.copytree(tiny_trained_dir, pickled)
+    os.remove(os.path.join(pickled, "model.safetensors"))
+    torch.save({}, os.path.join(pickled, "pytorch_model.bin"))
+    assert main(["evaluate", pickled, tiny_data_dir]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {pickled}: only pickled weights") and "\n" not in err
+    if not torch.cuda.is_available():
+        assert main(["evaluate", tiny_trained_dir, tiny_data_dir, "--device", "cuda"]) == 2
+        assert "CUDA was requested" in capsys.readouterr().err

@@ -1,0 +1,156 @@
+import random
+
+import apache_beam as beam
+import pytest
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpora.seeding import rng_for
+from filters.handler import FixedScoreHandler
+from filters.selection import choose_candidate
+from pipelines.filter_stage import ScoreCandidates
+from schemas import CANDIDATE_SCHEMA
+from schemas.records import InputError
+from tests.tiny_model import build_model, sample_documents, tiny_base_dir, tiny_data_dir, tiny_trained_dir  # noqa: F401
+
+
+def _candidate(doc_id: str, sentences: list[str], donor: list[str], rank: int, score: float = 0.0) -> dict:
+    document = list(sentences)
+    document[2] = donor[1]
+    return {
+        "id": doc_id,
+        "source": "wsj",
+        "split": "train",
+        "replaced_index": 2,
+        "original_sentence": sentences[2],
+        "candidate_sentence": donor[1],
+        "candidate_source_id": f"wsj:donor{rank}",
+        "candidate_index": 1,
+        "neighbor_rank": rank,
+        "neighbor_score": score,
+        "similarity": 0.1,
+        "filter_score": None,
+        "difficulty": None,
+        "document": document,
+    }
+
+
+def _sample_candidates(n_docs: int, per_doc: int) -> list[dict]:
+    docs = sample_documents()
+    out = []
+    for k, (doc_id, sentences) in enumerate(docs[:n_docs]):
+        for r in range(per_doc):
+            out.append(_candidate(doc_id, sentences, docs[(k + r + 1) % len(docs)][1], r))
+    return out
+
+
+def _run(candidates: list[dict], transform, check) -> dict:
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    scored = pipeline | beam.Create(candidates) | transform
+    check(scored)
+    result = pipeline.run()
+    result.wait_until_finish()
+    counters = result.metrics().query(MetricsFilter().with_namespace("filter"))["counters"]
+    return {c.key.metric.name: c.committed for c in counters}
+
+
+def test_trained_model_scores_candidates(tiny_trained_dir):  # noqa: F811
+    candidates = _sample_candidates(6, 3)
+
+    def check(scored):
+        def valid(rows):
+            rows = list(rows)
+            assert len(rows) == len(candidates)
+            for row in rows:
+                assert set(row) == set(CANDIDATE_SCHEMA.names)
+                assert 0.0 < row["filter_score"] < 1.0
+                assert row["difficulty"] == ("easy" if row["filter_score"] >= 0.5 else "hard")
+            assert sorted((r["id"], r["neighbor_rank"]) for r in rows) == sorted(
+                (c["id"], c["neighbor_rank"]) for c in candidates
+            )
+
+        assert_that(scored, valid)
+
+    counters = _run(
+        candidates, ScoreCandidates(tiny_trained_dir, device="cpu", batch_size=4, max_length=48), check
+    )
+    assert counters["scored"] == len(candidates)
+    assert counters["truncated"] == len(candidates)  # every sample document is longer than 48 tokens
+
+
+def test_threshold_decides_difficulty(tiny_trained_dir):  # noqa: F811
+    candidates = _sample_candidates(2, 2)
+
+    def check(scored):
+        assert_that(scored | beam.Map(lambda r: r["difficulty"]), equal_to(["easy"] * 4))
+
+    _run(
+        candidates, ScoreCandidates(tiny_trained_dir, device="cpu", max_length=512, easy_threshold=0.0), check
+    )
+
+
+def _score_from_neighbor_score(candidate: dict) -> float:
+    return candidate["neighbor_score"]
+
+
+def _select(element, seed=0):
+    doc_id, candidates = element
+    chosen = choose_candidate(list(candidates), rng_for(seed, "select", doc_id))
+    return doc_id, chosen["neighbor_rank"]
+
+
+def test_selection_with_a_controlled_handler():
+    docs = sample_documents()
+    mixed_scores = [0.9, 0.2, 0.8, 0.1, 0.95]  # hard: ranks 1 and 3
+    easy_scores = [0.7, 0.6, 0.99]  # all easy: any rank
+    candidates = [
+        _candidate("wsj:mixed", docs[0][1], docs[r + 1][1], r, s) for r, s in enumerate(mixed_scores)
+    ]
+    candidates += [
+        _candidate("wsj:easy", docs[1][1], docs[r + 2][1], r, s) for r, s in enumerate(easy_scores)
+    ]
+    expected = []
+    for doc_id in ("wsj:mixed", "wsj:easy"):
+        pool = [c for c in candidates if c["id"] == doc_id]
+        for c in pool:
+            c2 = dict(
+                c,
+                filter_score=c["neighbor_score"],
+                difficulty="easy" if c["neighbor_score"] >= 0.5 else "hard",
+            )
+            c2.pop("document")
+            c.update(_expected=c2)
+        chosen = choose_candidate([c["_expected"] for c in pool], rng_for(0, "select", doc_id))
+        expected.append((doc_id, chosen["neighbor_rank"]))
+    for c in candidates:
+        c.pop("_expected")
+    assert expected[0][1] in (1, 3)
+
+    def check(scored):
+        selected = scored | beam.Map(lambda r: (r["id"], r)) | beam.GroupByKey() | beam.Map(_select)
+        assert_that(selected, equal_to(expected))
+
+    counters = _run(
+        candidates, ScoreCandidates(None, handler=FixedScoreHandler(_score_from_neighbor_score)), check
+    )
+    assert counters["scored"] == len(candidates)
+    # and the rule itself, many draws: only hard ones for the mixed document, all for the all-easy one
+    hard = {
+        choose_candidate(
+            [dict(c, difficulty="hard" if c["neighbor_score"] < 0.5 else "easy") for c in candidates[:5]],
+            random.Random(s),
+        )["neighbor_rank"]
+        for s in range(40)
+    }
+    assert hard == {1, 3}
+
+
+def test_bad_model_dirs_fail_before_the_pipeline(tiny_base_dir, tmp_path):  # noqa: F811
+    from transformers import AutoTokenizer
+
+    with pytest.raises(InputError, match="does not exist"):
+        ScoreCandidates(str(tmp_path / "missing"))
+    path = build_model(str(tmp_path / "three"), AutoTokenizer.from_pretrained(tiny_base_dir), num_labels=3)
+    with pytest.raises(InputError, match="exactly 2"):
+        ScoreCandidates(path)
