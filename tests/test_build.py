@@ -1,0 +1,138 @@
+"""``incoherent build``: config checks before any work, and the default build from the bundled samples."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+import yaml
+
+from pipelines.build import _flags, check_config, default_config_path, load_config
+from schemas.records import InputError
+from tests.conftest import ROOT, read_rows, run_cli
+
+RETRIEVAL_COMMANDS = all(importlib.util.find_spec(m) for m in ("pipelines.index", "pipelines.neighbors"))
+
+
+def write_config(path, config):
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def sample_config(**changes):
+    config = {
+        "base": str(ROOT),
+        "out": "unused",
+        "sources": {
+            "cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]},
+            "wikipedia": {
+                "kind": "wikipedia",
+                "inputs": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"],
+                "history": ["samples/wikipedia/history/2019-08-16_minidumps-en_89657c7a.xml.bz2"],
+            },
+        },
+    }
+    config.update(changes)
+    return config
+
+
+def test_default_config_is_shipped_and_names_existing_samples():
+    path = default_config_path()
+    assert path.endswith(os.path.join("pipelines", "configs", "default.yaml"))
+    config = check_config(load_config(path), path)
+    assert set(config["sources"]) == {"wikipedia", "cnn"}
+    wiki = config["sources"]["wikipedia"]
+    assert len(wiki["inputs"]) == 2 and len(wiki["history"]) == 2
+    assert all(os.path.isfile(p) for p in wiki["inputs"] + wiki["history"])
+    assert all(os.path.isdir(p) for p in config["sources"]["cnn"]["inputs"])
+
+
+def test_relative_paths_resolve_against_base_then_the_current_directory(tmp_path, monkeypatch):
+    config = sample_config(base=".")
+    path = write_config(tmp_path / "build.yaml", config)
+    monkeypatch.chdir(ROOT)  # not found next to the config: found from the current directory
+    resolved = check_config(load_config(str(path)), str(path))
+    assert resolved["sources"]["cnn"]["inputs"] == [str(ROOT / "samples" / "cnn" / "frank")]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/nowhere"]}}}, "sources.cnn.inputs: samples/cnn/nowhere not found"),
+        ({"sources": {"w": {"kind": "wikipedia", "inputs": ["samples/wikipedia/history"], "history": ["old.xml.bz2"]}}}, "sources.w.history: old.xml.bz2 not found"),
+        ({"sources": {"cnn": {"kind": "pdf", "inputs": ["x"]}}}, "sources.cnn.kind must be one of"),
+        ({"sources": {"news": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}}, "call the source cnn"),
+        ({"sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"], "history": ["samples/cnn"]}}}, "only for Wikipedia"),
+        ({"sources": {}}, "`sources` must map"),
+        ({"shufle": {}}, "unknown keys ['shufle']"),
+        ({"intruders": {"filter": "models/none-here"}}, "intruders.filter: models/none-here not found"),
+    ],
+)  # fmt: skip
+def test_config_faults_are_input_errors_naming_the_key(tmp_path, change, message):
+    path = write_config(tmp_path / "build.yaml", sample_config(**change))
+    with pytest.raises(InputError, match=None) as error:
+        check_config(load_config(str(path)), str(path))
+    assert message in str(error.value) and str(path) in str(error.value)
+
+
+def test_missing_files_fail_before_any_work_starts(tmp_path, capsys):
+    config = sample_config()
+    config["sources"]["cnn"]["inputs"].append("samples/cnn/missing-dir")
+    path = write_config(tmp_path / "build.yaml", config)
+    out = tmp_path / "out"
+    assert run_cli("build", path, "--out", out) == 2
+    assert "samples/cnn/missing-dir not found" in capsys.readouterr().err
+    assert not out.exists()
+    assert run_cli("build", tmp_path / "nope.yaml", "--out", out) == 2
+    assert "no such config file" in capsys.readouterr().err
+    (tmp_path / "bad.yaml").write_text("sources: [unclosed")
+    assert run_cli("build", tmp_path / "bad.yaml", "--out", out) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_a_non_empty_directory_that_is_not_a_build_is_never_deleted(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    path = write_config(tmp_path / "build.yaml", sample_config())
+    assert run_cli("build", path, "--out", out) == 2
+    assert run_cli("build", path, "--out", out, "--overwrite") == 2
+    assert "refusing to delete" in capsys.readouterr().err
+    assert (out / "precious.txt").read_text() == "keep me"
+
+
+def test_stage_options_become_flags():
+    assert _flags({"block_sizes": [1, 2], "max_sentences": 20, "filter": "none", "x": False, "y": True}) == [
+        "--block-sizes", "1,2", "--max-sentences", "20", "--filter", "none", "--y",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not RETRIEVAL_COMMANDS, reason="needs the `index` and `neighbors` commands")
+def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("build") == 0
+    out = tmp_path / "out" / "sample"
+    summary = json.loads((out / "build_summary.json").read_text())
+    assert summary["complete"] is True
+    dataset = out / "dataset"
+    assert {p.name for p in dataset.iterdir()} >= {
+        "intruder-wikipedia", "intruder-cnn", "candidates", "shuffle-wikipedia", "shuffle-cnn",
+    }  # fmt: skip
+    wiki = read_rows(dataset, "intruder-wikipedia")
+    assert wiki and any(r["label"] for r in wiki) and any(r["split"] == "test" for r in wiki)
+    assert all(r["dump"].startswith(("2019", "2020")) for r in wiki if r["split"] == "test")
+    assert set(summary["seconds"]) >= {
+        "ingest/wikipedia",
+        "index/cnn",
+        "neighbors/cnn",
+        "intruders",
+        "shuffle/cnn",
+    }
+    assert summary["sources"]["wikipedia"]["history"]["test_from_history"] >= 1
+    assert (out / "work" / "intruders" / "run_summary.json").exists()
+    assert run_cli("build") == 2  # the earlier build is kept unless --overwrite
+    assert run_cli("build", "--overwrite") == 0
+    assert read_rows(dataset, "intruder-wikipedia") == wiki  # same config, same seed: same rows
