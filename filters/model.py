@@ -29,6 +29,7 @@ ID2LABEL = {0: "original", 1: "intruder"}
 LABEL2ID = {v: k for k, v in ID2LABEL.items()}
 DEVICES = ("auto", "cuda", "cpu")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+EVAL_POOL = 4096  # examples sorted by length together when scoring whole documents
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
 
@@ -321,6 +322,7 @@ class ScoringModel:
         self.max_tokens = batch_size * max_length if max_tokens is None else max_tokens
         self.bucket, self.pad_to_max = bucket, pad_to_max
         self.types = token_types(model.config, tokenizer)
+        self.last_counters: dict[str, int] = {}
 
     @classmethod
     def load(
@@ -404,8 +406,16 @@ class ScoringModel:
 
     def score_documents(self, documents: Sequence[list[str]]) -> list[list[float]]:
         """Scores of every non-opening sentence of every document (the evaluation view)."""
+        from tqdm.auto import tqdm
+
         items = [(sentences, i) for sentences in documents for i in range(1, len(sentences))]
-        flat, _ = self.score(items)
+        flat: list[float] = []
+        self.last_counters = {}
+        for start in tqdm(range(0, len(items), EVAL_POOL), desc="scoring", unit="pool", disable=None):
+            scores, counters = self.score(items[start : start + EVAL_POOL])
+            flat.extend(scores)
+            for name, value in counters.items():
+                self.last_counters[name] = self.last_counters.get(name, 0) + value
         out, k = [], 0
         for sentences in documents:
             n = max(len(sentences) - 1, 0)

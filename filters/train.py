@@ -95,6 +95,7 @@ def _better(candidate: dict, best: dict | None) -> bool:
 def train(config: TrainConfig) -> dict:
     """Fine-tune, choose the best epoch on validation, save model + tokenizer + ``metrics.json``."""
     import torch
+    from tqdm.auto import tqdm
 
     started = time.time()
     if config.epochs < 1 or config.batch_size < 1:
@@ -137,6 +138,8 @@ def train(config: TrainConfig) -> dict:
     warmup = max(1, int(total * WARMUP_SHARE))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_schedule(s, total, warmup))
     autocast = config.bf16 and device == "cuda"
+    if config.bf16 and not autocast:
+        LOG.warning("--bf16: ignored on the CPU (training in float32)")
     scorer = ScoringModel(model, tokenizer, device, config.batch_size, config.max_length)
     history, best, best_state, step = [], None, None, 0
     LOG.info(
@@ -146,6 +149,7 @@ def train(config: TrainConfig) -> dict:
         len(train_rows),
         total,
     )
+    progress = tqdm(total=total, desc="train-filter", unit="step", disable=None)
     for epoch in range(1, config.epochs + 1):
         if step >= total:
             break
@@ -171,6 +175,7 @@ def train(config: TrainConfig) -> dict:
             optimizer.zero_grad(set_to_none=True)
             losses.append(float(loss.detach()))
             step += 1
+            progress.update(1)
         model.eval()
         scores = evaluate_rows(scorer, validation_rows) if validation_rows else None
         record = {"epoch": epoch, "steps": step, "train_loss": round(sum(losses) / max(1, len(losses)), 5)}
@@ -183,6 +188,7 @@ def train(config: TrainConfig) -> dict:
             best = scores
             best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             chosen = epoch
+    progress.close()
     model.load_state_dict(best_state)
     model.save_pretrained(config.out, safe_serialization=True)
     tokenizer.save_pretrained(config.out)

@@ -59,6 +59,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "split": args.split,
         "device": scorer.device,
         "max_length": max_length,
+        "truncated_inputs": scorer.last_counters.get("truncated", 0),
         "seconds": round(time.time() - started, 2),
         **result,
     }
