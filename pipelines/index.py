@@ -1,0 +1,181 @@
+"""``incoherent index DOCS_DIR --out INDEX_DIR``: DrQA hashed-bigram TF-IDF index of the documents.
+
+Stages: read documents -> featurize each (hashed n-gram counts, in parallel) -> document frequencies as a
+``CombineGlobally`` over the per-document feature sets (works on any runner) -> one writer builds the
+TF-IDF matrix with the frequencies as a side input and saves ``INDEX_DIR/{index.json, tfidf.npz, idf.npz,
+ids.json, docs.npz}`` (see :mod:`retrieval.index`). Counters: ``index/documents``, ``index/empty_text``,
+``index/zero_vector`` (no n-gram survives the stopword/punctuation filter, or all have idf 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import apache_beam as beam
+import numpy as np
+
+from pipelines.common import ReadDocuments, count, document_files, print_report, run_pipeline
+from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts
+from retrieval.index import (
+    IndexParams,
+    TfidfIndex,
+    corpus_fingerprint,
+    document_fingerprint,
+    merge_document_frequencies,
+    text_key,
+)
+from schemas.records import InputError
+
+STAGE = "index"
+COMPACT_EVERY = 4096
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("docs_dir", metavar="DOCS_DIR", help="output of `incoherent ingest ...`")
+    parser.add_argument("--out", required=True, help="index directory (local)")
+    parser.add_argument("--ngram", type=int, default=NGRAM, help=f"n-gram order (default: {NGRAM}, as DrQA)")
+    parser.add_argument(
+        "--hash-size",
+        type=int,
+        default=HASH_SIZE,
+        help=f"number of hash buckets (default: 2**24 = {HASH_SIZE})",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
+
+
+def check_params(ngram: int, hash_size: int) -> IndexParams:
+    if not 1 <= ngram <= 3:
+        raise InputError(f"--ngram: must be 1, 2 or 3, got {ngram}")
+    if not 2 <= hash_size <= 2**31 - 1:
+        raise InputError(f"--hash-size: must be between 2 and 2**31 - 1, got {hash_size}")
+    return IndexParams(ngram=ngram, hash_size=hash_size)
+
+
+def featurize(doc: dict, params: IndexParams) -> dict:
+    """Document row -> ``{id, features, counts, text_key, fingerprint}`` (features sorted, int64)."""
+    text = document_text(doc["sentences"] or [])
+    features, counts = feature_counts(text, params.hash_size, params.ngram)
+    count(STAGE, "documents")
+    if not text.strip():
+        count(STAGE, "empty_text")
+    return {
+        "id": doc["id"],
+        "features": features,
+        "counts": counts,
+        "text_key": text_key(text),
+        "fingerprint": document_fingerprint(doc["id"], text),
+    }
+
+
+class DocumentFrequencies(beam.CombineFn):
+    """Sum per-document feature sets into sorted ``(features, document frequencies)`` int64 arrays."""
+
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, accumulator, features):
+        accumulator.append((features, np.ones(len(features), np.int64)))
+        if len(accumulator) >= COMPACT_EVERY:
+            accumulator[:] = [merge_document_frequencies(accumulator)]
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        return [merge_document_frequencies(part for acc in accumulators for part in acc)]
+
+    def compact(self, accumulator):
+        return [merge_document_frequencies(accumulator)]
+
+    def extract_output(self, accumulator):
+        return merge_document_frequencies(accumulator)
+
+
+def write_index(out_dir: str, rows, df, params: IndexParams, docs_dir: str) -> dict:
+    """Build the TF-IDF matrix of all featurized rows (sorted by id) and save the index; returns its metadata."""
+    rows = sorted(rows, key=lambda r: r["id"])
+    if not rows:
+        raise InputError(f"{docs_dir}: no documents to index")
+    for a, b in zip(rows, rows[1:], strict=False):
+        if a["id"] == b["id"]:
+            raise InputError(f"{docs_dir}: duplicate document id {a['id']!r}")
+    total = sum(r["fingerprint"] for r in rows)
+    index = TfidfIndex.from_rows(
+        params=params,
+        ids=[r["id"] for r in rows],
+        rows=[(r["features"], r["counts"]) for r in rows],
+        text_keys=np.array([r["text_key"] for r in rows], dtype=np.uint64),
+        df_features=df[0],
+        df_counts=df[1],
+        fingerprint=corpus_fingerprint(total, len(rows)),
+    )
+    count(STAGE, "zero_vector", index.meta["num_zero_vector_docs"])
+    index.save(out_dir)
+    return index.meta
+
+
+class BuildIndex(beam.PTransform):
+    """Document rows -> index files in ``out_dir``; returns a PCollection with the index metadata."""
+
+    def __init__(self, out_dir: str, params: IndexParams, docs_dir: str):
+        super().__init__()
+        self._out_dir, self._params, self._docs_dir = out_dir, params, docs_dir
+
+    def expand(self, docs):
+        params, docs_dir = self._params, self._docs_dir
+        rows = docs | "Featurize" >> beam.Map(featurize, params=params)
+        df = (
+            rows
+            | "FeatureSets" >> beam.Map(_features_of)
+            | "DocumentFrequencies" >> beam.CombineGlobally(DocumentFrequencies())
+        )
+        return (
+            docs.pipeline
+            | "IndexDir" >> beam.Create([self._out_dir])
+            | "WriteIndex"
+            >> beam.Map(
+                write_index,
+                rows=beam.pvalue.AsIter(rows),
+                df=beam.pvalue.AsSingleton(df),
+                params=params,
+                docs_dir=docs_dir,
+            )
+        )
+
+
+def _features_of(row: dict) -> np.ndarray:
+    return row["features"]
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    params = check_params(args.ngram, args.hash_size)
+    if "://" in args.out:
+        raise InputError(f"--out {args.out}: the index is written to a local directory")
+    files = document_files(args.docs_dir)
+
+    def build(pipeline):
+        _ = (
+            pipeline
+            | "ReadDocuments" >> ReadDocuments(args.docs_dir, files)
+            | "BuildIndex" >> BuildIndex(args.out, params, args.docs_dir)
+        )
+
+    def index_summary(_summary: dict) -> dict:
+        meta = TfidfIndex.load(args.out, expect=params).meta
+        keys = ("num_docs", "num_zero_vector_docs", "num_features", "nnz", "corpus_fingerprint")
+        return {"index": {k: meta[k] for k in keys}}
+
+    summary = run_pipeline(
+        build,
+        command="index",
+        out_dir=args.out,
+        params={"docs_dir": args.docs_dir, "ngram": params.ngram, "hash_size": params.hash_size},
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+        extra_summary=index_summary,
+    )
+    print_report(summary, args.out)
+    info = summary["index"]
+    print(
+        f"{args.out}: {info['num_docs']:,} documents ({info['num_zero_vector_docs']:,} zero vectors), "
+        f"{info['num_features']:,} features, {info['nnz']:,} non-zeros"
+    )
+    return 0
