@@ -2,7 +2,7 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | FlatMap(read task -> page records) | Reshuffle
+    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> WriteTable("documents-<source>") + WriteRejected
 
 A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`` with its
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from collections.abc import Iterator
 
 import apache_beam as beam
@@ -88,12 +89,32 @@ def read_task(task: dict) -> Iterator[dict]:
     )
 
 
-def task_key(task: dict) -> str:
-    return f"{task['path']}:{task.get('start', 0)}"
+def warm_up() -> None:
+    """Import mwparserfromhell and build the Punkt tokenizer (importing nltk takes seconds)."""
+    import mwparserfromhell  # noqa: F401
+
+    from sources.sentences import split_sentences
+
+    split_sentences("Warm up.")
+
+
+class _ReadPages(beam.DoFn):
+    """Read one task. While this worker reads (a thread decompresses, expat parses), a second thread
+    prepares the parsing step that follows, so its start-up cost hides behind the decompression."""
+
+    def setup(self):
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+
+    def process(self, task):
+        yield from read_task(task)
 
 
 class IngestWikipedia(beam.PTransform):
-    """Dumps -> ``(documents, rejected)`` PCollections."""
+    """Dumps -> ``(documents, rejected)`` PCollections.
+
+    Whole files are read by one worker each, then their pages are spread over the workers for parsing.
+    Multistream ranges are already spread, so their pages are parsed where they were read.
+    """
 
     def __init__(self, tasks: list[dict], source: str = "wikipedia"):
         super().__init__()
@@ -109,9 +130,10 @@ class IngestWikipedia(beam.PTransform):
             pbegin
             | "ReadTasks" >> beam.Create(self._tasks)
             | "SpreadTasks" >> beam.Reshuffle()
-            | "ReadPages" >> beam.FlatMap(read_task)
-            | "SpreadPages" >> beam.Reshuffle()
+            | "ReadPages" >> beam.ParDo(_ReadPages())
         )
+        if not all("start" in task for task in self._tasks):
+            pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)
 
 

@@ -149,11 +149,63 @@ def _render(code, out: list[str]) -> None:
                 out.append(str(stripped))
 
 
-def strip_markup(text: str) -> str:
-    """Plain text of a wikitext snippet (no tidying). Raises whatever mwparserfromhell raises."""
+_BRACES = re.compile(r"\{\{|\}\}")
+_REF = re.compile(r"<ref(?:\s[^<>]*)?/>|<ref(?:\s[^<>]*)?>.*?</ref\s*>", re.S | re.I)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# an empty bold/italic pair, as a bold template leaves behind: ''' + ''' -> nothing
+_EMPTY_STYLE = re.compile(r"(?<!')('{2,5})(\s*)\1(?!')")
+# verbatim tags and tables: texts holding them go to mwparserfromhell whole
+_VERBATIM = re.compile(r"<(?:nowiki|pre|math|syntaxhighlight|source|code|score|chem)\b|^\s*\{\|", re.I | re.M)
+
+
+def remove_templates(text: str) -> str:
+    """Cut balanced ``{{...}}`` spans (nested ones included) with a brace counter; unbalanced ones stay.
+
+    >>> remove_templates("a {{b|{{c}}}} d {{e")
+    'a  d {{e'
+    """
+    if "{{" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    last = 0  # end of the last removed span
+    outer = 0  # start of the template being skipped
+    for match in _BRACES.finditer(text):
+        if match.group() == "{{":
+            if depth == 0:
+                outer = match.start()
+                out.append(text[last:outer])
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                last = match.end()
+    out.append(text[outer:] if depth else text[last:])
+    return "".join(out)
+
+
+def prestrip(text: str) -> str:
+    """Remove comments, ``<ref>`` and templates with fast string scans before mwparserfromhell sees the text.
+
+    Infoboxes, citations and pronunciation templates are most of a lead's wikitext, and all of it is thrown
+    away: cutting it first makes the parse several times faster with the same result. Texts holding
+    verbatim tags (``<nowiki>``, ``<pre>``, ``<math>``...) are left whole for mwparserfromhell to read.
+    """
+    if _VERBATIM.search(text):
+        return text
+    text = _COMMENT.sub("", text)
+    text = _REF.sub("", text)
+    return _EMPTY_STYLE.sub(r"\2", remove_templates(text))
+
+
+def strip_markup(text: str, fast: bool = True) -> str:
+    """Plain text of a wikitext snippet (no tidying). Raises whatever mwparserfromhell raises.
+
+    ``fast`` first removes templates, refs and comments with :func:`prestrip` (same output, less parsing).
+    """
     import mwparserfromhell
 
-    code = mwparserfromhell.parse(text)
+    code = mwparserfromhell.parse(prestrip(text) if fast else text)
     out: list[str] = []
     _render(code, out)
     return "".join(out)
@@ -163,15 +215,15 @@ _SWITCH = re.compile(r"__[A-Z]{3,}__")
 _NBSP = re.compile(r"[\u00a0\u2007\u202f\u200b\ufeff]|&nbsp;|&#160;|&#xa0;", re.I)
 _LIST_MARK = re.compile(r"^[ \t]*[*#:;]+[ \t]*", re.M)
 _LEFTOVER_LINES = re.compile(r"^[ \t]*(?:\|[^\n]*|!|\{\||\|\}|[-|{}\[\]]+)[ \t]*$", re.M)
-_OPEN_SEPARATORS = re.compile(r"\(\s*(?:[,;:–—-]\s*)+")
-_CLOSE_SEPARATORS = re.compile(r"(?:\s*[,;:–—-])+\s*\)")
-_EMPTY_PARENS = re.compile(r"\s*\(\s*\)|\s*\[\s*\]")
+_OPEN_SEPARATORS = re.compile(r"\(\s*(?:[,;:]\s*)+")
+_CLOSE_SEPARATORS = re.compile(r"[,;:][\s,;:]*\)")
+_EMPTY_PARENS = re.compile(r"\(\s*\)|\[\s*\]")
 _SPACE_IN_PARENS = re.compile(r"\(\s+|\s+\)")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?%)\]])")
 _DOUBLE_PUNCT = re.compile(r"([,;:])(?:\s*[,;:])+")
 _COMMA_BEFORE_STOP = re.compile(r"[,;:]\s*([.!?])")
 _COMMA_BEFORE_DASH = re.compile(r"[,;:]\s*([–—])")
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+_SPACES = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
 _BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
 
@@ -200,6 +252,6 @@ def tidy(text: str) -> str:
     return "\n".join(line.strip() for line in text.split("\n")).strip()
 
 
-def clean_wikitext(text: str) -> str:
+def clean_wikitext(text: str, fast: bool = True) -> str:
     """Clean plain text of a wikitext snippet: :func:`strip_markup` then :func:`tidy`."""
-    return tidy(strip_markup(text))
+    return tidy(strip_markup(text, fast=fast))
