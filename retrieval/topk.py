@@ -9,7 +9,7 @@ The columns (features) are split by document frequency: the few most frequent fe
 most 64; they cause most of the multiply-adds of a sparse product, since a feature costs df^2) are kept as a
 dense N x m array and scored with BLAS; all other features go through scipy's sparse product, whose result is
 added into the same dense block. The block's own rows and exact duplicates (same text) are zeroed. Memory is
-bounded by the block size (about 24 * B * N bytes), see :func:`block_size`.
+bounded by the block size (about 32 * B * N bytes), see :func:`block_size`.
 
 Ranking uses float32 scores (the precision written to Parquet), by score descending then row; rows are sorted
 by id, so ties go to the smaller id. A pair's score is summed in an order fixed by the two rows, not by the
@@ -29,9 +29,8 @@ import scipy.sparse as sp
 
 DEFAULT_MEMORY_BYTES = 512 * 2**20
 MAX_BLOCK = 1024
-BYTES_PER_SCORE = (
-    24  # dense float32 block (4 B) + partition copy (4 B) + sparse product entries (<= 12 B) + slack
-)
+# float64 block (8 B) + float32 copy (4 B) + sparse product entries (<= 8 B) + masks and slack
+BYTES_PER_SCORE = 32
 DENSE_DF_FRACTION = 1 / 25
 MAX_DENSE_FEATURES = 64
 
@@ -40,7 +39,7 @@ def block_size(num_docs: int, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> int:
     """Query rows per block so that one block's score arrays stay within ``memory_bytes``.
 
     >>> block_size(100_000), block_size(6_000_000), block_size(10)
-    (223, 3, 1024)
+    (167, 2, 1024)
     """
     return int(max(1, min(MAX_BLOCK, memory_bytes // (BYTES_PER_SCORE * max(num_docs, 1)))))
 
@@ -55,7 +54,7 @@ class ScoringMatrix:
     """The document matrix prepared once per worker for block scoring (see the module docstring).
 
     Only features shared by at least two documents are kept (a feature of one document adds nothing to any
-    cross-document score). ``dense`` is N x m (float32, C order) for the m most frequent features,
+    cross-document score). ``dense`` is N x m (float64, C order) for the m most frequent features,
     ``sparse``/``sparse_t`` the rest as CSR and its transpose; ``dup_groups`` maps a row to all rows with the
     same text (only for texts that occur more than once).
     """
@@ -105,7 +104,7 @@ def prepare(
     by_df = shared[np.lexsort((shared, -df[shared]))]
     dense_cols = by_df[:max_dense][df[by_df[:max_dense]] >= max(2.0, dense_fraction * num_docs)]
     sparse_cols = np.setdiff1d(shared, dense_cols)
-    dense = np.ascontiguousarray(compact[:, np.sort(dense_cols)].toarray(), dtype=np.float32)
+    dense = np.ascontiguousarray(compact[:, np.sort(dense_cols)].toarray(), dtype=np.float64)
     sparse = compact[:, sparse_cols].tocsr()
     sparse.sort_indices()
     return ScoringMatrix(
@@ -159,14 +158,18 @@ def select_topk(scores: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray
 
 
 def score_block(scoring: ScoringMatrix, start: int, stop: int) -> np.ndarray:
-    """Dense float32 scores (stop - start) x N of query rows ``start:stop`` against every document."""
+    """Dense float32 scores (stop - start) x N of query rows ``start:stop`` against every document.
+
+    The BLAS part is summed in float64: BLAS may order its sums differently for different block shapes,
+    and float64 keeps those last-bit differences far below float32's precision, to which scores are rounded.
+    """
     if scoring.dense.shape[1]:
         block = scoring.dense[start:stop] @ scoring.dense.T
     else:
-        block = np.zeros((stop - start, scoring.num_docs), np.float32)
+        block = np.zeros((stop - start, scoring.num_docs), np.float64)
     product = (scoring.sparse[start:stop] @ scoring.sparse_t).tocsr()
     _add_sparse(block, product)
-    return block
+    return block.astype(np.float32)
 
 
 def _add_sparse(out: np.ndarray, matrix: sp.csr_matrix) -> None:
