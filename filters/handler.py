@@ -13,16 +13,74 @@ padded tokens).
 
 from __future__ import annotations
 
+import os
+import posixpath
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
-from filters.model import ScoringModel, resolve_device, resolve_dtype
+from filters.model import (
+    ScoringModel,
+    check_classifier_config,
+    check_weights,
+    load_config,
+    resolve_device,
+    resolve_dtype,
+)
+from schemas.records import InputError
 
 NAMESPACE = "filter"
 DEFAULT_POOL_FACTOR = 8
+_LOCAL_COPIES: dict[str, str] = {}
+
+
+def is_remote(path: str) -> bool:
+    return "://" in path
+
+
+def localize(model_dir: str, force_copy: bool = False) -> str:
+    """A local directory holding the model: ``model_dir`` itself, or (for ``gs://``, ``s3://`` ... paths that
+    Beam's ``FileSystems`` reads) a copy made once per process in a temporary directory."""
+    if not (is_remote(model_dir) or force_copy):
+        return model_dir
+    if model_dir in _LOCAL_COPIES:
+        return _LOCAL_COPIES[model_dir]
+    files = [m.path for r in FileSystems.match([posixpath.join(model_dir, "*")]) for m in r.metadata_list]
+    if not files:
+        raise InputError(f"{model_dir}: no model files there")
+    local = tempfile.mkdtemp(prefix="incoherent-model-")
+    for path in files:
+        with (
+            FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as src,
+            open(os.path.join(local, posixpath.basename(path)), "wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst, 1 << 24)
+    _LOCAL_COPIES[model_dir] = local
+    return local
+
+
+def check_model_dir(model_dir: str) -> None:
+    """Cheap checks before a pipeline starts: a local directory fully (weights, 2-label head); a remote one
+    for ``config.json`` and safetensors weights (the workers validate the rest when they load it)."""
+    if not is_remote(model_dir):
+        check_weights(model_dir)
+        check_classifier_config(load_config(model_dir), model_dir)
+        return
+    names = {
+        posixpath.basename(m.path)
+        for r in FileSystems.match([posixpath.join(model_dir, "*")])
+        for m in r.metadata_list
+    }
+    if "config.json" not in names:
+        raise InputError(f"{model_dir}: no config.json, not a Hugging Face model directory")
+    if not any(n.endswith(".safetensors") or n == "model.safetensors.index.json" for n in names):
+        raise InputError(f"{model_dir}: no model.safetensors weights (pickled weights are never loaded)")
 
 
 def _items(batch: Sequence[dict]) -> list[tuple[list[str], int]]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RunInference
 
-from filters.handler import IntruderModelHandler
-from filters.model import check_classifier_config, check_weights, load_config
+from filters.handler import IntruderModelHandler, check_model_dir
 from filters.selection import DEFAULT_EASY_THRESHOLD, difficulty
 
 
@@ -47,8 +46,7 @@ class ScoreCandidates(beam.PTransform):
         self._easy_threshold = easy_threshold
         if handler is None:
             # Validate the model directory now, before any work starts (the workers load it again).
-            check_weights(model_dir)
-            check_classifier_config(load_config(model_dir), model_dir)
+            check_model_dir(model_dir)
             handler = IntruderModelHandler(
                 model_dir,
                 device=device,

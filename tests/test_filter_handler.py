@@ -51,3 +51,17 @@ def test_fixed_score_handler_answers_what_it_is_told():
         PredictionResult({"replaced_index": 3}, 0.3, "fixed"),
         PredictionResult({"replaced_index": 7}, 0.7, "fixed"),
     ]
+
+
+def test_localize_copies_a_model_once(tiny_base_dir):  # noqa: F811
+    import os
+
+    from filters.handler import check_model_dir, localize
+
+    assert localize(tiny_base_dir) == tiny_base_dir
+    copy = localize(tiny_base_dir, force_copy=True)
+    assert copy != tiny_base_dir and localize(tiny_base_dir, force_copy=True) == copy
+    assert sorted(os.listdir(copy)) == sorted(os.listdir(tiny_base_dir))
+    check_model_dir(copy)
+    scorer = IntruderModelHandler(copy, device="cpu", max_length=32).load_model()
+    assert scorer.score([(["A b.", "C d.", "E f."], 2)])[1]["scored"] == 1
