@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Retrieval benchmark: `incoherent index` + `incoherent neighbors` against a per-query DrQA implementation.
+
+    python bench/bench_retrieval.py                       # 25k, 50k, 100k documents (about 15 min on 2 cores)
+    python bench/bench_retrieval.py --sizes 5000 --queries 200 --baseline-queries 50    # smoke run
+
+For each size: the first N documents of ``bench/work/corpus.jsonl`` (built by
+``/work/shared/bench/make_retrieval_corpus.py`` if missing) are ingested with ``incoherent ingest text``, then
+``incoherent index`` and ``incoherent neighbors --k 10`` run as subprocesses (Beam multi-processing, 2
+workers); wall time and peak RSS of the whole process tree (sampled every 0.1 s) are recorded.
+
+On the largest size, in the same run:
+- the per-query baseline (DrQA's ``build_tfidf.py`` + ``TfidfDocRanker.closest_docs``, one query at a time
+  against the hash x docs matrix) builds its matrix (timed) and answers a sample of queries (mean time);
+  its estimated total = build + N x mean query time;
+- parity: for ``--queries`` sampled documents, its top-10 set (self and identical texts excluded, score > 0)
+  against the rows of our neighbours table; a mismatch is "at a tie" when the two lists differ only among
+  documents whose score equals the 10th score (relative 1e-5).
+Results: a markdown table on stdout and ``bench/work/retrieval_results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pyarrow.parquet as pq
+import regex
+import scipy.sparse as sp
+from sklearn.utils import murmurhash3_32
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+MAKE_CORPUS = Path("/work/shared/bench/make_retrieval_corpus.py")
+CLI = [str(ROOT / ".venv" / "bin" / "incoherent")]
+BEAM_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+HASH = 2**24
+K = 10
+
+# ------------------------------------------------------------------------------------------- per-query DrQA
+
+STOP = {w for w in (ROOT / "retrieval/data/drqa_stopwords.txt").read_text("utf-8").split("\n") if w}
+TOKEN = regex.compile(
+    r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])", flags=regex.IGNORECASE + regex.UNICODE + regex.MULTILINE
+)
+
+
+def drqa_ngrams(text: str) -> list[str]:
+    """DrQA: normalize -> SimpleTokenizer -> ngrams(n=2, uncased, filter_fn=filter_ngram)."""
+    import unicodedata
+
+    words = [m.group().lower() for m in TOKEN.finditer(unicodedata.normalize("NFD", text))]
+
+    def filtered(w):
+        w = unicodedata.normalize("NFD", w)
+        return bool(regex.match(r"^\p{P}+$", w)) or w.lower() in STOP
+
+    out = []
+    for s in range(len(words)):
+        for e in range(s, min(s + 2, len(words))):
+            gram = words[s : e + 1]
+            if not any(filtered(w) for w in gram):
+                out.append(" ".join(gram))
+    return out
+
+
+class PerQueryDrQA:
+    """DrQA's build_tfidf (count matrix hash x docs, log1p tf, clipped BM25-style idf) and closest_docs."""
+
+    def __init__(self, texts: list[str]):
+        rows, cols, data = [], [], []
+        for j, text in enumerate(texts):
+            counts = Counter(murmurhash3_32(g, positive=True) % HASH for g in drqa_ngrams(text))
+            rows.extend(counts.keys())
+            cols.extend([j] * len(counts))
+            data.extend(counts.values())
+        cnts = sp.csr_matrix((np.array(data, np.float64), (rows, cols)), shape=(HASH, len(texts)))
+        cnts.sum_duplicates()
+        self.num_docs = len(texts)
+        binary = (cnts > 0).astype(int)
+        self.doc_freqs = np.array(binary.sum(1)).squeeze()
+        idfs = np.log((self.num_docs - self.doc_freqs + 0.5) / (self.doc_freqs + 0.5))
+        idfs[idfs < 0] = 0
+        self.doc_mat = sp.diags(idfs, 0).dot(cnts.log1p()).tocsr()
+
+    def closest(self, text: str, exclude: set[int]) -> list[tuple[int, float]]:
+        wids = [murmurhash3_32(g, positive=True) % HASH for g in drqa_ngrams(text)]
+        wids_unique, wids_counts = np.unique(wids, return_counts=True)
+        tfs = np.log1p(wids_counts)
+        ns = self.doc_freqs[wids_unique] if len(wids_unique) else np.zeros(0)
+        idfs = np.log((self.num_docs - ns + 0.5) / (ns + 0.5))
+        idfs[idfs < 0] = 0
+        spvec = sp.csr_matrix((tfs * idfs, wids_unique, [0, len(wids_unique)]), shape=(1, HASH))
+        res = spvec * self.doc_mat
+        docs, scores = res.indices, res.data
+        keep = (scores > 0) & ~np.isin(docs, list(exclude))
+        docs, scores = docs[keep], scores[keep]
+        if len(scores) > K:
+            top = np.argpartition(-scores, K)[: K + 20]
+        else:
+            top = np.arange(len(scores))
+        order = top[np.lexsort((docs[top], -scores[top]))]
+        return [(int(docs[i]), float(scores[i])) for i in order]
+
+
+# ------------------------------------------------------------------------------------------- running
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float]:
+    """Run ``cmd``; return (wall seconds, peak RSS in GiB of the process and all its children)."""
+    started = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample():
+        nonlocal peak
+        parent = psutil.Process(proc.pid)
+        while not done.is_set():
+            try:
+                procs = [parent, *parent.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            except psutil.Error:
+                pass
+            time.sleep(0.1)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    output, _ = proc.communicate()
+    done.set()
+    thread.join()
+    if proc.returncode:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{output[-3000:]}")
+    return time.time() - started, peak / 2**30
+
+
+def read_documents(docs_dir: Path) -> tuple[list[str], list[str]]:
+    ids, texts = [], []
+    for path in sorted(docs_dir.glob("documents-*/*.parquet")):
+        table = pq.read_table(path, columns=["id", "sentences"]).to_pylist()
+        for row in table:
+            ids.append(row["id"])
+            texts.append(" ".join(row["sentences"]))
+    order = np.argsort(ids)
+    return [ids[i] for i in order], [texts[i] for i in order]
+
+
+def read_neighbors(out_dir: Path) -> dict[str, list[tuple[str, float]]]:
+    result = {}
+    for path in sorted(out_dir.glob("neighbors/*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            result[row["id"]] = [(n["id"], n["score"]) for n in row["neighbors"]]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="25000,50000,100000")
+    parser.add_argument("--queries", type=int, default=1000, help="parity sample (largest size)")
+    parser.add_argument(
+        "--baseline-queries", type=int, default=300, help="queries timed for the baseline mean"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    WORK.mkdir(parents=True, exist_ok=True)
+    corpus = WORK / "corpus.jsonl"
+    if not corpus.exists():
+        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(max(sizes))], check=True)
+    lines = corpus.read_text("utf-8").splitlines()
+    if len(lines) < max(sizes):
+        sys.exit(f"{corpus}: {len(lines)} documents, need {max(sizes)} (delete it to rebuild)")
+
+    scaling = []
+    for n in sizes:
+        subset = WORK / f"corpus-{n}.jsonl"
+        subset.write_text("\n".join(lines[:n]) + "\n", "utf-8")
+        docs, index, nbrs = WORK / f"docs-{n}", WORK / f"index-{n}", WORK / f"neighbors-{n}"
+        t_ingest, _ = run_measured(
+            CLI + ["ingest", "text", str(subset), "--source", "bench", "--out", str(docs), "--overwrite"]
+        )
+        t_index, rss_index = run_measured(
+            CLI + ["index", str(docs), "--out", str(index), "--overwrite"] + BEAM_2
+        )
+        t_nbrs, rss_nbrs = run_measured(
+            CLI
+            + [
+                "neighbors",
+                str(docs),
+                "--index",
+                str(index),
+                "--k",
+                str(K),
+                "--out",
+                str(nbrs),
+                "--overwrite",
+            ]
+            + BEAM_2
+        )
+        summary = json.loads((nbrs / "run_summary.json").read_text())
+        row = {
+            "docs": n,
+            "ingest_s": round(t_ingest, 1),
+            "index_s": round(t_index, 1),
+            "index_peak_rss_gib": round(rss_index, 2),
+            "neighbors_s": round(t_nbrs, 1),
+            "neighbors_peak_rss_gib": round(rss_nbrs, 2),
+            "index_plus_neighbors_s": round(t_index + t_nbrs, 1),
+            "neighbors_counters": summary["counters"].get("neighbors", {}),
+            "index_size_mb": round(sum(f.stat().st_size for f in index.iterdir()) / 2**20, 1),
+        }
+        scaling.append(row)
+        print(json.dumps(row), flush=True)
+
+    n = sizes[-1]
+    ids, texts = read_documents(WORK / f"docs-{n}")
+    ours = read_neighbors(WORK / f"neighbors-{n}")
+    started = time.time()
+    baseline = PerQueryDrQA(texts)
+    t_build = time.time() - started
+    rng = random.Random(args.seed)
+    by_text: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        by_text.setdefault(text, []).append(i)
+    timed = rng.sample(range(n), min(args.baseline_queries, n))
+    started = time.time()
+    for q in timed:
+        baseline.closest(texts[q], set(by_text[texts[q]]))
+    t_query = (time.time() - started) / len(timed)
+
+    sample = rng.sample(range(n), min(args.queries, n))
+    equal = at_ties = 0
+    mismatches = []
+    for q in sample:
+        ref = baseline.closest(texts[q], set(by_text[texts[q]]))[:K]
+        got = ours[ids[q]]
+        ref_ids = {ids[d] for d, _ in ref}
+        got_ids = {d for d, _ in got}
+        if ref_ids == got_ids:
+            equal += 1
+            continue
+        tenth = ref[-1][1] if ref else 0.0
+        differing = [s for d, s in ref if ids[d] not in got_ids] + [s for d, s in got if d not in ref_ids]
+        if differing and all(abs(s - tenth) <= 1e-5 * max(1.0, abs(tenth)) for s in differing):
+            at_ties += 1
+        else:
+            mismatches.append({"id": ids[q], "ours": got, "drqa": [(ids[d], s) for d, s in ref]})
+    baseline_total = t_build + n * t_query
+    ours_total = scaling[-1]["index_plus_neighbors_s"]
+    results = {
+        "docs": n,
+        "cpu_count": os.cpu_count(),
+        "parity": {
+            "queries": len(sample),
+            "equal_top10_sets": equal,
+            "differ_only_at_ties": at_ties,
+            "other_mismatches": len(mismatches),
+            "equal_fraction": equal / len(sample),
+            "equal_or_tie_fraction": (equal + at_ties) / len(sample),
+            "examples": mismatches[:3],
+        },
+        "baseline": {
+            "build_s": round(t_build, 1),
+            "mean_query_ms": round(1000 * t_query, 2),
+            "queries_timed": len(timed),
+            "estimated_total_s": round(baseline_total, 1),
+        },
+        "ours_index_plus_neighbors_s": ours_total,
+        "speedup": round(baseline_total / ours_total, 2),
+        "scaling": scaling,
+    }
+    (WORK / "retrieval_results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print()
+    print(
+        "| documents | index (s) | index peak RSS (GiB) | neighbours top-10 (s) | neighbours peak RSS (GiB) | index files (MB) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    for r in scaling:
+        print(
+            f"| {r['docs']:,} | {r['index_s']} | {r['index_peak_rss_gib']} | {r['neighbors_s']} | "
+            f"{r['neighbors_peak_rss_gib']} | {r['index_size_mb']} |"
+        )
+    p = results["parity"]
+    print()
+    print(
+        f"parity ({n:,} docs, {p['queries']} queries): {p['equal_top10_sets']} equal top-10 sets "
+        f"({100 * p['equal_fraction']:.1f}%), {p['differ_only_at_ties']} differ only at ties, "
+        f"{p['other_mismatches']} other"
+    )
+    b = results["baseline"]
+    print(
+        f"per-query DrQA: build {b['build_s']} s + {n:,} x {b['mean_query_ms']} ms = {b['estimated_total_s']} s; "
+        f"ours (index + neighbours, 2 workers): {ours_total} s; speed-up {results['speedup']}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
