@@ -1,0 +1,64 @@
+"""DrQA featurizer: tokens, stopword/punctuation filter, n-grams and murmurhash features."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+import numpy as np
+from sklearn.utils import murmurhash3_32
+
+from retrieval import featurize as F
+
+
+def test_tokenize_splits_like_drqa_simple_tokenizer():
+    assert F.tokenize("Don't stop--now!") == ["don", "'", "t", "stop", "-", "-", "now", "!"]
+    assert F.tokenize("U.S. GDP rose 2.5%") == ["u", ".", "s", ".", "gdp", "rose", "2", ".", "5", "%"]
+    assert F.tokenize("  \t\n ") == []
+
+
+def test_tokenize_normalises_to_nfd_and_keeps_combining_marks_in_the_word():
+    assert F.tokenize("Café") == [unicodedata.normalize("NFD", "café")]
+    assert F.tokenize("Café") == F.tokenize(unicodedata.normalize("NFD", "Café"))
+
+
+def test_drop_token_punctuation_and_stopwords():
+    assert F.drop_token("the") and F.drop_token("--") and F.drop_token("'s") and F.drop_token("``")
+    assert not F.drop_token("cat") and not F.drop_token("$") and not F.drop_token("2")
+
+
+def test_ngrams_drop_any_gram_with_a_stopword_or_punctuation_token():
+    assert F.ngrams("The big cat, sat.") == ["big", "cat", "sat", "big cat"]
+    assert F.ngrams("the of and") == []
+    assert F.ngrams("") == []
+
+
+def test_ngrams_order_one_and_three():
+    assert F.ngrams("big red cat", n=1) == ["big", "red", "cat"]
+    assert F.ngrams("big red cat", n=3) == ["big", "red", "cat", "big red", "red cat", "big red cat"]
+
+
+def test_features_are_sklearn_murmurhash_of_the_joined_ngram():
+    expected = [murmurhash3_32(g, positive=True) % 2**24 for g in ["big", "cat", "big cat"]]
+    assert F.features("The big cat.").tolist() == expected
+    assert F.features("big cat", hash_size=8).max() < 8
+
+
+def test_feature_counts_sorted_unique_with_counts():
+    ids, counts = F.feature_counts("cat cat dog")
+    cat = murmurhash3_32("cat", positive=True) % 2**24
+    assert dict(zip(ids.tolist(), counts.tolist(), strict=True))[cat] == 2
+    assert ids.tolist() == sorted(ids.tolist()) and counts.sum() == 5  # cat x2, dog, "cat cat", "cat dog"
+    empty_ids, empty_counts = F.feature_counts("the")
+    assert empty_ids.dtype == np.int64 and len(empty_ids) == 0 and len(empty_counts) == 0
+
+
+def test_stopword_list_is_drqas_and_its_hash_is_recorded():
+    assert len(F.STOPWORDS) == 162 and {"the", "``", "''", "'s", "n't"} <= F.STOPWORDS
+    data = (F.resources.files("retrieval") / "data/drqa_stopwords.txt").read_bytes()
+    assert F.STOPWORDS_SHA256 == hashlib.sha256(data).hexdigest()
+
+
+def test_document_text_joins_sentences_with_spaces():
+    assert F.document_text(["A b.", "C d."]) == "A b. C d."
+    assert F.document_text([]) == ""

@@ -1,0 +1,100 @@
+"""Batched top-k: exact against a dense brute force, ties by row, self/duplicates/zero vectors excluded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from retrieval import topk as T
+
+
+def brute_force(matrix: sp.csr_matrix, k: int, keys=None) -> list[list[int]]:
+    dense = matrix.toarray().astype(np.float64)
+    scores = (dense @ dense.T).astype(np.float32)
+    out = []
+    for q in range(len(dense)):
+        cand = [
+            (-scores[q, d], d)
+            for d in range(len(dense))
+            if d != q and scores[q, d] > 0 and (keys is None or keys[d] != keys[q])
+        ]
+        out.append([d for _, d in sorted(cand)[:k]])
+    return out
+
+
+def random_matrix(n: int, features: int, density: float, seed: int) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    m = sp.random(n, features, density=density, format="csr", random_state=rng, dtype=np.float64)
+    m.data = np.round(m.data * 4) / 4 + 0.25  # coarse values: many exact ties
+    return m.astype(np.float32)
+
+
+def test_block_size_bounds_memory():
+    assert T.block_size(100_000, 512 * 2**20) == 167
+    assert T.block_size(10**8) == 1 and T.block_size(1) == T.MAX_BLOCK
+
+
+def test_blocks_cover_all_rows():
+    assert T.blocks(5, 2) == [(0, 2), (2, 4), (4, 5)]
+    assert T.blocks(0, 3) == []
+
+
+def test_select_topk_breaks_ties_by_column_and_skips_zero_scores():
+    scores = np.array(
+        [[0.0, 2.0, 1.0, 2.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0, 1.0]], np.float32
+    )
+    result = T.select_topk(scores, 2)
+    assert [c.tolist() for c, _ in result] == [[1, 3], [], [0, 4]]
+    assert result[2][1].tolist() == [3.0, 1.0]
+
+
+def test_kth_lower_bound_never_exceeds_the_kth_largest():
+    rng = np.random.default_rng(0)
+    scores = rng.random((5, 1000)).astype(np.float32)
+    bound = T._kth_lower_bound(scores, 10)
+    kth = np.sort(scores, axis=1)[:, -10]
+    assert (bound <= kth).all()
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 200])
+def test_all_topk_equals_brute_force_whatever_the_block_size(block_rows):
+    matrix = random_matrix(200, 300, 0.03, seed=1)
+    scoring = T.prepare(matrix, dense_fraction=0.05)  # some features go to the dense (BLAS) part
+    assert scoring.dense.shape[1] > 0 and scoring.sparse.nnz > 0
+    got = [cols.tolist() for _, cols, _ in T.all_topk(scoring, 5, block_rows)]
+    assert got == brute_force(matrix, 5)
+
+
+def test_output_identical_for_all_block_sizes():
+    matrix = random_matrix(150, 80, 0.1, seed=2)
+    scoring = T.prepare(matrix)
+    runs = [list(T.all_topk(scoring, 10, b)) for b in (1, 3, 150)]
+    for other in runs[1:]:
+        for (r1, c1, s1), (r2, c2, s2) in zip(runs[0], other, strict=True):
+            assert r1 == r2 and c1.tolist() == c2.tolist() and s1.tobytes() == s2.tobytes()
+
+
+def test_exact_duplicates_and_self_are_excluded_zero_vectors_get_nothing():
+    matrix = sp.csr_matrix(
+        np.array([[1, 1, 0], [1, 1, 0], [1, 0, 0], [0, 0, 0], [0, 1, 1]], dtype=np.float32)
+    )
+    keys = np.array([7, 7, 1, 2, 3], np.uint64)  # rows 0 and 1 have the same text
+    scoring = T.prepare(matrix, keys)
+    result = {row: cols.tolist() for row, cols, _ in T.all_topk(scoring, 3)}
+    assert result == {0: [2, 4], 1: [2, 4], 2: [0, 1], 3: [], 4: [0, 1]}
+    assert scoring.zero_rows.tolist() == [3]
+    assert result == {q: n for q, n in enumerate(brute_force(matrix, 3, keys))}
+
+
+def test_single_document_and_fewer_than_k_documents():
+    one = T.prepare(sp.csr_matrix(np.array([[1.0, 2.0]], np.float32)))
+    assert [(r, c.tolist()) for r, c, _ in T.all_topk(one, 10)] == [(0, [])]
+    three = sp.csr_matrix(np.array([[1, 0], [1, 1], [0, 1]], np.float32))
+    assert [c.tolist() for _, c, _ in T.all_topk(T.prepare(three), 10)] == [[1], [0, 2], [1]]
+
+
+def test_scores_are_dot_products():
+    matrix = sp.csr_matrix(np.array([[0.5, 2.0, 0.0], [1.0, 1.0, 3.0], [0.0, 0.0, 1.0]], np.float32))
+    (_, cols, scores), *_ = T.all_topk(T.prepare(matrix), 2)
+    assert cols.tolist() == [1] and scores.tolist() == [pytest.approx(2.5)]
