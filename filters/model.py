@@ -176,10 +176,9 @@ def load_base_model(name_or_path: str, option: str = "--base-model"):
     """``(model, tokenizer)`` to fine-tune: any checkpoint, a fresh 2-label head added when it has none."""
     from transformers import AutoModelForSequenceClassification
 
-    local = os.path.isdir(name_or_path)
-    if local:
+    if os.path.isdir(name_or_path):
         check_weights(name_or_path)
-    elif os.path.sep in name_or_path and os.path.exists(os.path.dirname(name_or_path) or "."):
+    elif name_or_path.startswith(("/", ".", "~")) or os.path.exists(name_or_path):
         raise InputError(f"{option} {name_or_path}: no such model directory")
     try:
         config = load_config(name_or_path)
@@ -190,7 +189,12 @@ def load_base_model(name_or_path: str, option: str = "--base-model"):
     tokenizer = load_tokenizer(name_or_path, config)
     try:
         model = AutoModelForSequenceClassification.from_pretrained(
-            name_or_path, use_safetensors=True, num_labels=2, id2label=ID2LABEL, label2id=LABEL2ID
+            name_or_path,
+            use_safetensors=True,
+            num_labels=2,
+            id2label=ID2LABEL,
+            label2id=LABEL2ID,
+            ignore_mismatched_sizes=True,  # a head with another label count is replaced
         )
     except (OSError, ValueError, RuntimeError) as exc:
         raise InputError(

@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass
 
@@ -79,10 +80,11 @@ def evaluate_rows(scorer: ScoringModel, rows: list[dict]) -> dict:
     return metrics.evaluate_scores([r["intruder_index"] for r in rows], scores)
 
 
-def _prepare_out(out: str, overwrite: bool) -> None:
+def _check_out(out: str, overwrite: bool) -> None:
     if os.path.isdir(out) and os.listdir(out) and not overwrite:
         raise InputError(f"{out}: output directory is not empty (pass --overwrite to replace it)")
-    os.makedirs(out, exist_ok=True)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InputError(f"{out}: exists and is not a directory")
 
 
 def _better(candidate: dict, best: dict | None) -> bool:
@@ -112,10 +114,13 @@ def train(config: TrainConfig) -> dict:
         LOG.warning("%s: %s", config.data_dir, validation_source)
     if not train_rows:
         raise InputError(f"{config.data_dir}: the train split is empty")
-    _prepare_out(config.out, config.overwrite)
+    _check_out(config.out, config.overwrite)
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_model(config.base_model)
+    if os.path.isdir(config.out) and os.listdir(config.out):
+        shutil.rmtree(config.out)  # --overwrite: no stale files from an earlier model
+    os.makedirs(config.out, exist_ok=True)
     model.to(device)
     types = token_types(model.config, tokenizer)
     examples = training_examples(train_rows)

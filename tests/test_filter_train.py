@@ -75,9 +75,28 @@ def test_without_validation_split_a_slice_of_train_is_carved(tiny_base_dir, tmp_
 
 
 def test_bad_base_model(tmp_path, tiny_data_dir):  # noqa: F811
-    with pytest.raises(InputError, match="--base-model"):
+    with pytest.raises(InputError, match="--base-model .*: no such model directory"):
         train(
             TrainConfig(
                 data_dir=tiny_data_dir, base_model=str(tmp_path / "none" / "x"), out=str(tmp_path / "o")
             )
         )
+    assert not (tmp_path / "o").exists()  # nothing written before the model loads
+
+
+def test_a_base_model_with_another_head_gets_a_two_label_one(tmp_path, tiny_base_dir):  # noqa: F811
+    from transformers import AutoTokenizer
+
+    from filters.model import load_classifier
+    from tests.tiny_model import build_model
+
+    base = build_model(str(tmp_path / "three"), AutoTokenizer.from_pretrained(tiny_base_dir), num_labels=3)
+    data_dir = write_intruder_build(str(tmp_path / "data"), {"train": intruder_rows(sample_documents()[:12])})
+    out = str(tmp_path / "m")
+    train(
+        TrainConfig(
+            data_dir=data_dir, base_model=base, out=out, epochs=1, max_length=32, max_steps=1, device="cpu"
+        )
+    )
+    model, _ = load_classifier(out)
+    assert model.config.num_labels == 2 and model.config.id2label == {0: "original", 1: "intruder"}
