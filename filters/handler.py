@@ -107,7 +107,8 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
         pool_factor: int = DEFAULT_POOL_FACTOR,
         share_across_processes: bool = False,
     ):
-        super().__init__(min_batch_size=1, max_batch_size=batch_size * pool_factor)
+        # Pools of at least one micro-batch (BatchElements starts at min_batch_size and grows with speed).
+        super().__init__(min_batch_size=batch_size, max_batch_size=batch_size * pool_factor)
         self._model_dir, self._device, self._dtype = model_dir, device, dtype
         self._batch_size, self._max_length = batch_size, max_length
         self._share_across_processes = share_across_processes

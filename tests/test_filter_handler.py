@@ -19,7 +19,7 @@ def _candidates(n: int) -> list[dict]:
 
 def test_handler_batches_and_scores_in_order(tiny_base_dir):  # noqa: F811
     handler = IntruderModelHandler(tiny_base_dir, device="cpu", batch_size=2, max_length=64)
-    assert handler.batch_elements_kwargs() == {"min_batch_size": 1, "max_batch_size": 16}
+    assert handler.batch_elements_kwargs() == {"min_batch_size": 2, "max_batch_size": 16}
     assert handler.share_model_across_processes() is False
     assert IntruderModelHandler(tiny_base_dir, share_across_processes=True).share_model_across_processes()
     model = handler.load_model()
