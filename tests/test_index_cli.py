@@ -1,0 +1,167 @@
+"""End to end: `incoherent index` and `incoherent neighbors` on the bundled WSJ sample, and their bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from pipelines.common import write_shard
+from retrieval import TfidfIndex
+from schemas import DOCUMENT_SCHEMA
+from schemas.records import document
+from tests.conftest import MULTI_PROCESS, file_bytes, read_rows, run_cli
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, samples):
+    root = tmp_path_factory.mktemp("retrieval")
+    docs, index, nbrs = root / "docs", root / "index", root / "neighbors"
+    assert run_cli("ingest", "text", samples / "wsj" / "wsj.jsonl", "--out", docs) == 0
+    assert run_cli("index", docs, "--out", index) == 0
+    assert run_cli("neighbors", docs, "--index", index, "--k", "5", "--out", nbrs) == 0
+    return docs, index, nbrs
+
+
+def write_docs(path, rows: list[dict]) -> None:
+    write_shard(str(path / "documents-test" / "documents-00000-of-00001.parquet"), DOCUMENT_SCHEMA, rows)
+
+
+def test_index_files_and_summary(built):
+    _, index, _ = built
+    assert sorted(p.name for p in index.iterdir()) == [
+        "docs.npz",
+        "idf.npz",
+        "ids.json",
+        "index.json",
+        "run_summary.json",
+        "tfidf.npz",
+    ]
+    summary = json.loads((index / "run_summary.json").read_text())
+    assert summary["counters"]["index"]["documents"] == 199
+    assert summary["index"]["num_docs"] == 199 and summary["index"]["num_zero_vector_docs"] == 0
+    meta = json.loads((index / "index.json").read_text())
+    assert meta["ngram"] == 2 and meta["hash_size"] == 2**24 and meta["tokenizer"] == "drqa-simple"
+    assert meta["corpus_fingerprint"].startswith("199:")
+
+
+def test_neighbors_rows_are_topk_by_dot_product(built):
+    docs, index, nbrs = built
+    rows = {r["id"]: r["neighbors"] for r in read_rows(nbrs, "neighbors")}
+    assert len(rows) == 199 and all(1 <= len(n) <= 5 for n in rows.values())
+    for doc_id, neighbors in rows.items():
+        assert doc_id not in {n["id"] for n in neighbors}
+        scores = [n["score"] for n in neighbors]
+        assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+    loaded = TfidfIndex.load(str(index))
+    text = " ".join(read_rows(docs, "documents-wsj")[0]["sentences"])
+    doc_id = read_rows(docs, "documents-wsj")[0]["id"]
+    expected = [(d, s) for d, s in loaded.closest(text, k=6) if d != doc_id][:5]
+    assert [n["id"] for n in rows[doc_id]] == [d for d, _ in expected]
+    assert [n["score"] for n in rows[doc_id]] == pytest.approx([s for _, s in expected], rel=1e-5)
+    summary = json.loads((nbrs / "run_summary.json").read_text())
+    assert summary["counters"]["neighbors"]["queries"] == 199
+    assert summary["outputs"] == {"neighbors": {"neighbors": 199}}
+
+
+@pytest.mark.slow
+def test_two_workers_and_small_blocks_give_identical_files(built, tmp_path):
+    docs, index, nbrs = built
+    out = tmp_path / "nb"
+    assert (
+        run_cli(
+            "neighbors",
+            docs,
+            "--index",
+            index,
+            "--k",
+            "5",
+            "--out",
+            out,
+            "--block-rows",
+            "13",
+            beam=MULTI_PROCESS,
+        )
+        == 0
+    )
+    assert file_bytes(out) == file_bytes(nbrs)
+
+
+def test_empty_and_stopword_documents_are_zero_vectors_never_neighbours(tmp_path):
+    write_docs(
+        tmp_path / "docs",
+        [
+            document("t:a", "test", ["Stock markets fell sharply on Monday."]),
+            document("t:b", "test", ["Markets fell again on Tuesday."]),
+            document("t:c", "test", ["Farmers expect a large wheat harvest."]),
+            document("t:d", "test", ["Rain helped the wheat harvest."]),
+            document("t:e", "test", []),
+            document("t:f", "test", ["The of and, to."]),
+        ],
+    )
+    assert run_cli("index", tmp_path / "docs", "--out", tmp_path / "index") == 0
+    assert (
+        run_cli("neighbors", tmp_path / "docs", "--index", tmp_path / "index", "--out", tmp_path / "nb") == 0
+    )
+    summary = json.loads((tmp_path / "index" / "run_summary.json").read_text())
+    assert summary["counters"]["index"] == {"documents": 6, "empty_text": 1, "zero_vector": 2}
+    rows = {r["id"]: [n["id"] for n in r["neighbors"]] for r in read_rows(tmp_path / "nb", "neighbors")}
+    assert rows["t:e"] == [] and rows["t:f"] == []
+    assert all("t:e" not in n and "t:f" not in n for n in rows.values())
+    assert rows["t:a"] == ["t:b"] and rows["t:c"] == ["t:d"]
+    counters = json.loads((tmp_path / "nb" / "run_summary.json").read_text())["counters"]["neighbors"]
+    assert counters["zero_vector"] == 2 and counters["no_neighbors"] == 2 and counters["fewer_than_k"] == 4
+
+
+def test_one_document_corpus(tmp_path):
+    write_docs(tmp_path / "docs", [document("t:only", "test", ["A lonely document about wheat."])])
+    assert run_cli("index", tmp_path / "docs", "--out", tmp_path / "index") == 0
+    assert (
+        run_cli("neighbors", tmp_path / "docs", "--index", tmp_path / "index", "--out", tmp_path / "nb") == 0
+    )
+    assert read_rows(tmp_path / "nb", "neighbors") == [{"id": "t:only", "neighbors": []}]
+
+
+# --------------------------------------------------------------------------------------------- bad input
+
+
+def test_missing_index_dir(built, tmp_path, capsys):
+    docs, _, _ = built
+    assert run_cli("neighbors", docs, "--index", tmp_path / "nope", "--out", tmp_path / "nb") == 2
+    assert "no such index directory" in capsys.readouterr().err
+
+
+def test_index_with_other_parameters(built, tmp_path, capsys):
+    docs, index, _ = built
+    assert run_cli("neighbors", docs, "--index", index, "--hash-size", "1024", "--out", tmp_path / "nb") == 2
+    err = capsys.readouterr().err
+    assert "index built with other parameters (hash_size: index has 16777216, requested 1024)" in err
+
+
+def test_truncated_matrix_is_a_one_line_error(built, tmp_path, capsys):
+    docs, index, _ = built
+    broken = tmp_path / "index"
+    shutil.copytree(index, broken)
+    data = (broken / "tfidf.npz").read_bytes()
+    (broken / "tfidf.npz").write_bytes(data[:1000])
+    assert run_cli("neighbors", docs, "--index", broken, "--out", tmp_path / "nb") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and "tfidf.npz: corrupt or truncated .npz" in err[-1]
+
+
+def test_documents_other_than_the_indexed_ones(built, tmp_path, capsys):
+    _, index, _ = built
+    write_docs(tmp_path / "docs", [document("t:x", "test", ["Something else entirely."])])
+    assert run_cli("neighbors", tmp_path / "docs", "--index", index, "--out", tmp_path / "nb") == 2
+    assert "index was built from other documents" in capsys.readouterr().err
+
+
+def test_bad_options_and_existing_output(built, tmp_path, capsys):
+    docs, index, _ = built
+    assert run_cli("neighbors", docs, "--index", index, "--k", "0", "--out", tmp_path / "nb") == 2
+    assert "--k: must be >= 1" in capsys.readouterr().err
+    assert run_cli("index", docs, "--out", tmp_path / "i", "--ngram", "5") == 2
+    assert "--ngram" in capsys.readouterr().err
+    assert run_cli("index", docs, "--out", index) == 2
+    assert "not empty (pass --overwrite" in capsys.readouterr().err
