@@ -178,13 +178,13 @@ def _flags(options: dict) -> list[str]:
 
 def run_command(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
     """Run one ``incoherent`` command in this process (its InputError propagates)."""
-    from pipelines.cli import COMMANDS, build_parser
+    from pipelines.cli import COMMANDS, build_parser, selected_module
 
     words = tuple(argv[:2]) if argv[0] in ("ingest", "export") else (argv[0],)
     module = next((m for w, m, _ in COMMANDS if w == words), None)
     if module is None or importlib.util.find_spec(module) is None:
         raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
-    parser = build_parser()
+    parser = build_parser(selected_module(argv))
     args, extra = parser.parse_known_args(argv + list(beam_args))
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
@@ -204,6 +204,57 @@ def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> li
     return moved
 
 
+def duplicate_ids(docs_dir: str) -> int:
+    """How many document rows under ``docs_dir`` repeat an id already seen (reads only the id column)."""
+    import pyarrow.parquet as pq
+
+    from pipelines.common import document_files
+
+    ids = [
+        i for f in document_files(docs_dir) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    ]
+    return len(ids) - len(set(ids))
+
+
+def drop_duplicates(docs_dir: str, out: str, beam_args: list[str]) -> dict:
+    """Copy ``docs_dir``'s documents to ``out`` keeping one row per id (the newest revision).
+
+    Needed when one source's inputs overlap (the same page in two dumps): the index refuses duplicate ids.
+    """
+    import apache_beam as beam
+
+    from pipelines.common import (
+        DropDuplicateIds,
+        ReadDocuments,
+        WriteRejected,
+        WriteTable,
+        document_files,
+        run_pipeline,
+    )
+
+    files = document_files(docs_dir)
+    configs = sorted({os.path.basename(os.path.dirname(f)) for f in files})
+
+    def build(p):
+        unique, rejected = (
+            p
+            | "Read" >> ReadDocuments(docs_dir, files)
+            | "DropDuplicates" >> DropDuplicateIds("build-dedupe")
+        )
+        for config in configs:
+            source = config.removeprefix("documents-")
+            (
+                unique
+                | f"Only[{source}]" >> beam.Filter(lambda row, s=source: row["source"] == s)
+                | f"Write[{source}]" >> WriteTable(out, config, split="documents")
+            )
+        rejected | "WriteRejected" >> WriteRejected(out, "build-dedupe")
+
+    return run_pipeline(
+        build, command="build dedupe", out_dir=out, params={"docs": docs_dir}, beam_args=beam_args
+    )
+
+
 def prepare_build_dir(out: str, overwrite: bool) -> None:
     if os.path.exists(out) and os.listdir(out):
         if not overwrite:
@@ -218,7 +269,46 @@ def prepare_build_dir(out: str, overwrite: bool) -> None:
     os.makedirs(out, exist_ok=True)
 
 
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def untangle(config: str | None, beam_args: list[str]) -> tuple[str | None, list[str]]:
+    """Undo argparse giving a Beam flag's value to the optional CONFIG positional.
+
+    ``incoherent build --runner DirectRunner`` parses as CONFIG=``DirectRunner`` with ``--runner`` left
+    dangling among Beam's flags; put the value back after its flag and take a ``*.yaml`` token as CONFIG.
+
+    >>> untangle("DirectRunner", ["--runner"])
+    (None, ['--runner', 'DirectRunner'])
+    >>> untangle("DirectRunner", ["--runner", "my.yaml", "--x=1"])
+    ('my.yaml', ['--runner', 'DirectRunner', '--x=1'])
+    """
+    if config is None or config.endswith(CONFIG_SUFFIXES) or os.path.isfile(config):
+        return config, beam_args
+    dangling = [
+        i
+        for i, a in enumerate(beam_args)
+        if a.startswith("--")
+        and "=" not in a
+        and (
+            i + 1 == len(beam_args)
+            or beam_args[i + 1].startswith("-")
+            or beam_args[i + 1].endswith(CONFIG_SUFFIXES)
+        )
+    ]
+    if not dangling:
+        return config, beam_args
+    i = dangling[0]
+    rest = beam_args[: i + 1] + [config] + beam_args[i + 1 :]
+    configs = [a for a in rest if a.endswith(CONFIG_SUFFIXES) and not a.startswith("-")]
+    if configs:
+        rest.remove(configs[0])
+        return configs[0], rest
+    return None, rest
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    args.config, beam_args = untangle(args.config, list(beam_args))
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)
@@ -262,6 +352,16 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             f"ingest/{name}",
             ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])],
         )
+        duplicates = duplicate_ids(docs)
+        if duplicates:  # the same article in two input dumps: keep the newest revision
+            started = time.time()
+            print(
+                f"[build] dedupe/{name}: {duplicates} documents repeat an id; keeping the newest", flush=True
+            )
+            unique = os.path.join(work, "documents", f"{name}-unique")
+            drop_duplicates(docs, unique, beam_args)
+            timings[f"dedupe/{name}"] = round(time.time() - started, 2)
+            docs = unique
         docs_dirs[name] = docs
         for old in spec["history"]:
             label = os.path.basename(old).split(".", 1)[0]

@@ -592,7 +592,7 @@ def retrieval_for(
     if not missing:
         yield index_map, neighbor_map
         return
-    from pipelines.cli import build_parser
+    from pipelines.build import run_command
 
     work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
     try:
@@ -601,16 +601,11 @@ def retrieval_for(
             index_dir = os.path.join(work, f"index-{i}")
             neighbors_dir = os.path.join(work, f"neighbors-{i}")
             LOG.info("building the retrieval index of %s in %s", docs_dir, work)
-            parser = build_parser()
-            for argv in (
-                ["index", docs_dir, "--out", index_dir],
+            run_command(["index", docs_dir, "--out", index_dir], beam_args)
+            run_command(
                 ["neighbors", docs_dir, "--index", index_dir, "--k", str(k), "--out", neighbors_dir],
-            ):
-                args, extra = parser.parse_known_args(argv + list(beam_args))
-                import importlib
-
-                with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 - the commands print tables
-                    importlib.import_module(args._module).run(args, extra)
+                beam_args,
+            )
             for source in sources_by_dir[docs_dir]:
                 index_map.setdefault(source, index_dir)
                 neighbor_map.setdefault(source, neighbors_dir)
