@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from corpora.intruders import normalise
 from pipelines import intruders as stage
+from pipelines.build import drop_duplicates
 from pipelines.common import write_shard
 from retrieval import TfidfIndex
-from schemas import DOCUMENT_SCHEMA, NEIGHBORS_SCHEMA
+from schemas import DOCUMENT_SCHEMA
 from schemas.records import document
-from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
+from tests.conftest import IN_PROCESS, MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -33,35 +31,17 @@ def write_docs(directory, rows, source):
 
 
 def retrieval(docs_dir, index_dir, neighbors_dir, k=10):
-    """Index and neighbours with the retrieval commands (or, until they exist, the library directly)."""
-    if importlib.util.find_spec("pipelines.index") and importlib.util.find_spec("pipelines.neighbors"):
-        assert run_cli("index", docs_dir, "--out", index_dir) == 0
-        assert run_cli("neighbors", docs_dir, "--index", index_dir, "--k", k, "--out", neighbors_dir) == 0
-        return
-    files = sorted(str(p) for p in docs_dir.glob("documents-*/*.parquet"))
-    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
-    rows = list({r["id"]: r for r in rows}.values())
-    texts = {r["id"]: " ".join(r["sentences"]) for r in rows}
-    index = TfidfIndex.build(texts.items())
-    index.save(str(index_dir))
-    scores = (index.matrix @ index.matrix.T).toarray()
-    out = []
-    for i, doc_id in enumerate(index.ids):
-        order = [j for j in np.argsort(-scores[i], kind="stable") if j != i and scores[i, j] > 0]
-        order = [j for j in order if texts[index.ids[j]] != texts[doc_id]][:k]
-        out.append(
-            {"id": doc_id, "neighbors": [{"id": index.ids[j], "score": float(scores[i, j])} for j in order]}
-        )
-    path = neighbors_dir / "neighbors" / "neighbors-00000-of-00001.parquet"
-    path.parent.mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(out, schema=NEIGHBORS_SCHEMA), path)
+    """Index and neighbours with the retrieval commands."""
+    assert run_cli("index", docs_dir, "--out", index_dir) == 0
+    assert run_cli("neighbors", docs_dir, "--index", index_dir, "--k", k, "--out", neighbors_dir) == 0
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """Ingested samples plus index and neighbours per source."""
     root = tmp_path_factory.mktemp("intruders")
-    assert run_cli("ingest", "wikipedia", WIKI_NEW, WIKI_GENSIM, "--out", root / "wiki") == 0
+    assert run_cli("ingest", "wikipedia", WIKI_NEW, WIKI_GENSIM, "--out", root / "wiki-raw") == 0
+    drop_duplicates(str(root / "wiki-raw"), str(root / "wiki"), IN_PROCESS)  # Atlantic Ocean is in both dumps
     history = []
     for dump in HISTORY:
         history.append(root / dump.name.split(".")[0])
@@ -345,3 +325,25 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
             | beam.Map(verdict)
         )
         assert_that(verdicts, check)
+
+
+def test_without_index_and_neighbors_they_are_built_on_the_fly(built, tmp_path):
+    root, _, _, _ = built
+    explicit, auto = tmp_path / "explicit", tmp_path / "auto"
+    assert (
+        run_cli(
+            "intruders",
+            root / "cnn",
+            "--out",
+            explicit,
+            "--index",
+            root / "index-cnn",
+            "--neighbors",
+            root / "nbrs-cnn",
+        )
+        == 0
+    )
+    assert run_cli("intruders", root / "cnn", "--out", auto) == 0
+    assert read_rows(auto, "intruder-cnn") == read_rows(explicit, "intruder-cnn")
+    summary = json.loads((auto / "run_summary.json").read_text())
+    assert not any(os.path.exists(p) for p in summary["retrieval"]["index"].values())  # temporary, removed
