@@ -23,7 +23,7 @@ import apache_beam as beam
 from pipelines.common import ApplyWithRejects, WriteRejected, WriteTable, count, run_pipeline
 from schemas.records import InputError
 from sources import mediawiki
-from sources.wikipedia import page_to_document
+from sources.wikipedia import compact, page_to_document
 
 STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
@@ -106,19 +106,22 @@ class _ReadPages(beam.DoFn):
         threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     def process(self, task):
-        yield from read_task(task)
+        for page in read_task(task):
+            yield compact(page)
 
 
 class IngestWikipedia(beam.PTransform):
     """Dumps -> ``(documents, rejected)`` PCollections.
 
-    Whole files are read by one worker each, then their pages are spread over the workers for parsing.
-    Multistream ranges are already spread, so their pages are parsed where they were read.
+    Whole files are read by one worker each, then their pages are spread over the workers for parsing
+    (``spread_pages``). Multistream ranges are already spread, so their pages are parsed where they were
+    read. With a single in-process worker spreading buys nothing and costs memory (Beam's local runner holds
+    a shuffle in memory), so :func:`run` turns it off there: parsing then overlaps the decompression thread.
     """
 
-    def __init__(self, tasks: list[dict], source: str = "wikipedia"):
+    def __init__(self, tasks: list[dict], source: str = "wikipedia", spread_pages: bool = True):
         super().__init__()
-        self._tasks, self._source = tasks, source
+        self._tasks, self._source, self._spread = tasks, source, spread_pages
 
     def expand(self, pbegin):
         source = self._source
@@ -132,17 +135,31 @@ class IngestWikipedia(beam.PTransform):
             | "SpreadTasks" >> beam.Reshuffle()
             | "ReadPages" >> beam.ParDo(_ReadPages())
         )
-        if not all("start" in task for task in self._tasks):
+        if self._spread and not all("start" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)
+
+
+def several_workers(beam_args: list[str]) -> bool:
+    """False only for Beam's local runner with one in-process worker (the default)."""
+    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+    options = PipelineOptions(list(beam_args))
+    if options.view_as(StandardOptions).runner not in (None, "DirectRunner", "direct", "directrunner"):
+        return True
+    direct = options.view_as(DirectOptions)
+    return (direct.direct_num_workers or 1) != 1 or direct.direct_running_mode not in (None, "in_memory")
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
     out, source = args.out, args.source
+    spread = several_workers(beam_args)
 
     def build(pipeline: beam.Pipeline) -> None:
-        documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(tasks, source)
+        documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(
+            tasks, source, spread_pages=spread
+        )
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
 

@@ -601,6 +601,7 @@ def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None)
         chunks, fragment = _prepare(path, _decompressed_chunks(path, raw, _no_count))
         handler = _Handler(os.path.basename(path), None, _no_count)
         if fragment:
+            chunks.close()
             return handler.site
         parser = _make_parser(handler)
         try:
@@ -616,6 +617,8 @@ def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None)
             ) from None
         except InputError as exc:
             raise InputError(f"{path}: {exc}") from None
+        finally:
+            chunks.close()  # stops the decompression thread before the file closes
         return handler.site
 
 

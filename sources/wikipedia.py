@@ -32,6 +32,20 @@ def article_url(base: str, title: str) -> str:
     return base + _URL_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), path)
 
 
+def compact(page: dict) -> dict:
+    """The page record with only what :func:`page_to_document` needs, to keep shuffles small.
+
+    The tail of the text is replaced by the ``disambiguation`` marker found in it; redirects and pages
+    outside namespace 0 keep only the first 200 characters of their lead (for the dead-letter detail).
+    """
+    page = dict(page)
+    tail = page.pop("tail", "") or ""
+    page["disambiguation"] = disambiguation_marker(page.get("title") or "", page.get("lead") or "", tail)
+    if page.get("ns", 0) != 0 or page.get("redirect") is not None or is_redirect(page.get("lead") or ""):
+        page["lead"] = (page.get("lead") or "")[:200]
+    return page
+
+
 def page_to_document(page: dict, source: str = "wikipedia") -> Iterator[dict | Rejected]:
     """Yield the document row of a namespace-0 article page, or one :class:`Rejected` saying why not."""
     page_id = page.get("page_id")
@@ -52,7 +66,11 @@ def page_to_document(page: dict, source: str = "wikipedia") -> Iterator[dict | R
         target = page.get("redirect") or lead.strip()[:200]
         yield reject("redirect", detail=f"{title} -> {target}")
         return
-    marker = disambiguation_marker(title, lead, page.get("tail") or "")
+    marker = (
+        page["disambiguation"]
+        if "disambiguation" in page
+        else disambiguation_marker(title, lead, page.get("tail") or "")
+    )
     if marker:
         yield reject("disambiguation", detail=f"{title}: {marker}")
         return

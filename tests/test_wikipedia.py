@@ -8,7 +8,7 @@ import pytest
 
 from schemas.records import Rejected
 from sources.mediawiki import read_pages
-from sources.wikipedia import article_url, page_to_document
+from sources.wikipedia import article_url, compact, page_to_document
 
 DATA = Path(__file__).resolve().parent / "data/wiki"
 
@@ -121,3 +121,14 @@ def test_full_history_page_uses_last_revision():
     assert doc["sentences"][0].startswith(
         "Pears are trees of the genus Pyrus and the edible fruit of that tree."
     )
+
+
+def test_compact_keeps_what_the_decision_needs():
+    small = compact(page(tail="text\n{{Disambiguation}}\n[[Category:X]]"))
+    assert "tail" not in small and small["disambiguation"] == "{{Disambiguation}}"
+    assert small["lead"] == page()["lead"]
+    [out] = page_to_document(small)
+    assert isinstance(out, Rejected) and out.reason == "disambiguation"
+    redirect = compact(page(redirect="Pear", lead="#REDIRECT [[Pear]]" + " {{R from move}}" * 50))
+    assert len(redirect["lead"]) == 200 and redirect["disambiguation"] is None
+    assert list(page_to_document(compact(page()))) == list(page_to_document(page()))
