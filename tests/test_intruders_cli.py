@@ -347,3 +347,20 @@ def test_without_index_and_neighbors_they_are_built_on_the_fly(built, tmp_path):
     assert read_rows(auto, "intruder-cnn") == read_rows(explicit, "intruder-cnn")
     summary = json.loads((auto / "run_summary.json").read_text())
     assert not any(os.path.exists(p) for p in summary["retrieval"]["index"].values())  # temporary, removed
+
+
+def test_pairwise_cosines_equal_the_index_similarities(corpus):
+    root, _ = corpus
+    index = TfidfIndex.load(str(root / "index-wiki"))
+    a = ["The Atlantic Ocean is large.", "The Atlantic Ocean is large.", "", "Berlin is a city.", "!!!"]
+    b = [
+        "Oceans cover the Earth.",
+        "The Atlantic Ocean is large.",
+        "Berlin.",
+        "Berlin is the capital city.",
+        "x",
+    ]
+    assert stage.pairwise_cosines(index, a, b).tolist() == pytest.approx(
+        index.similarities(a, b).tolist(), abs=1e-12
+    )
+    assert stage.pairwise_cosines(index, [], []).tolist() == []
