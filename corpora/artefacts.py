@@ -22,7 +22,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from corpora.seeding import stable_hash
+
 MIN_PER_CLASS = 2
+MAX_DOCUMENTS = 50_000
 
 
 def sentence_examples(rows: Iterable[dict]) -> tuple[list[str], np.ndarray, list[str], list[str]]:
@@ -55,14 +58,28 @@ def _model():
     )
 
 
-def artefact_check(rows: Iterable[dict], folds: int = 5) -> dict:
+def sample_documents(rows: Iterable[dict], max_documents: int | None) -> list[dict]:
+    """At most ``max_documents`` rows, chosen by a stable hash of the id (the same on every run)."""
+    rows = list(rows)
+    if max_documents is None or len(rows) <= max_documents:
+        return rows
+    return sorted(rows, key=lambda r: stable_hash("artefact-check", r["id"]))[:max_documents]
+
+
+def artefact_check(rows: Iterable[dict], folds: int = 5, max_documents: int | None = MAX_DOCUMENTS) -> dict:
     """Accuracy and F1 of an out-of-context sentence classifier against the majority class.
 
-    Returns ``{"method", "examples", "positives", "accuracy", "f1", "majority_accuracy", "majority_f1"}``;
-    ``method`` is ``"skipped"`` (with a ``reason``) when there are too few examples of a class.
+    Returns ``{"method", "documents", "examples", "positives", "accuracy", "f1", "majority_accuracy",
+    "majority_f1"}``; ``method`` is ``"skipped"`` (with a ``reason``) when there are too few examples of a
+    class. Large builds are checked on a fixed sample of ``max_documents`` documents.
     """
+    rows = sample_documents(rows, max_documents)
     texts, y, groups, splits = sentence_examples(rows)
-    report: dict = {"examples": len(texts), "positives": int(y.sum()) if len(y) else 0}
+    report: dict = {
+        "documents": len(rows),
+        "examples": len(texts),
+        "positives": int(y.sum()) if len(y) else 0,
+    }
     if len(y) == 0 or report["positives"] < MIN_PER_CLASS or len(y) - report["positives"] < MIN_PER_CLASS:
         report.update(method="skipped", reason=f"need >= {MIN_PER_CLASS} intruder and coherent sentences")
         return report

@@ -58,6 +58,13 @@ def test_small_builds_use_grouped_cross_validation_and_tiny_ones_are_skipped():
     report = artefact_check(small)
     assert report["method"].endswith("grouped cross-validation") and report["evaluated"] == 120
     assert artefact_check(rows(2)) == {
+        "documents": 2,
         "examples": 8, "positives": 1, "method": "skipped",
         "reason": "need >= 2 intruder and coherent sentences",
     }  # fmt: skip
+
+
+def test_large_builds_are_checked_on_a_fixed_sample():
+    report = artefact_check(rows(300), max_documents=100)
+    assert report["documents"] == 100 and report["examples"] == 400
+    assert artefact_check(rows(300), max_documents=100) == report
