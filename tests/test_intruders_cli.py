@@ -16,6 +16,7 @@ from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
 from schemas.records import document
 from tests.conftest import IN_PROCESS, MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
+from tests.tiny_model import tiny_base_dir  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -364,3 +365,26 @@ def test_pairwise_cosines_equal_the_index_similarities(corpus):
         index.similarities(a, b).tolist(), abs=1e-12
     )
     assert stage.pairwise_cosines(index, [], []).tolist() == []
+
+
+def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp_path):  # noqa: F811
+    root, _, _, _ = built
+    out = tmp_path / "filtered"
+    retrieval_cnn = ["--index", root / "index-cnn", "--neighbors", root / "nbrs-cnn"]
+    assert run_cli("intruders", root / "cnn", "--out", out, *retrieval_cnn, "--filter", tiny_base_dir,
+                   "--device", "cpu", "--max-length", "64", "--batch-size", "8") == 0  # fmt: skip
+    candidates = read_rows(out, "candidates")
+    assert candidates and all(
+        0.0 <= c["filter_score"] <= 1.0 and c["difficulty"] in ("hard", "easy") for c in candidates
+    )
+    hard = {c["id"] for c in candidates if c["difficulty"] == "hard" and c["similarity"] < 0.6}
+    for row in read_rows(out, "intruder-cnn"):
+        if row["label"]:
+            assert (
+                row["difficulty"] == ("hard" if row["id"] in hard else "easy")
+                and row["filter_score"] is not None
+            )
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["params"]["filter"] == str(tiny_base_dir) and summary["counters"]["filter"][
+        "scored"
+    ] == len(candidates)
