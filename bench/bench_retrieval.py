@@ -173,6 +173,9 @@ def main() -> None:
         "--baseline-queries", type=int, default=300, help="queries timed for the baseline mean"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--reuse-docs", action="store_true", help="skip ingest where bench/work/docs-N exists"
+    )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     WORK.mkdir(parents=True, exist_ok=True)
@@ -188,9 +191,11 @@ def main() -> None:
         subset = WORK / f"corpus-{n}.jsonl"
         subset.write_text("\n".join(lines[:n]) + "\n", "utf-8")
         docs, index, nbrs = WORK / f"docs-{n}", WORK / f"index-{n}", WORK / f"neighbors-{n}"
-        t_ingest, _ = run_measured(
-            CLI + ["ingest", "text", str(subset), "--source", "bench", "--out", str(docs), "--overwrite"]
-        )
+        t_ingest = 0.0
+        if not (args.reuse_docs and (docs / "run_summary.json").exists()):
+            t_ingest, _ = run_measured(
+                CLI + ["ingest", "text", str(subset), "--source", "bench", "--out", str(docs), "--overwrite"]
+            )
         t_index, rss_index = run_measured(
             CLI + ["index", str(docs), "--out", str(index), "--overwrite"] + BEAM_2
         )

@@ -1,7 +1,7 @@
 """``incoherent index DOCS_DIR --out INDEX_DIR``: DrQA hashed-bigram TF-IDF index of the documents.
 
-Stages: read documents -> featurize each (hashed n-gram counts, in parallel) -> document frequencies as a
-``CombineGlobally`` over the per-document feature sets (works on any runner) -> one writer builds the
+Stages: read documents -> featurize batches of them (hashed n-gram counts, in parallel) -> document
+frequencies as a ``CombineGlobally`` over the per-document feature sets (works on any runner) -> one writer builds the
 TF-IDF matrix with the frequencies as a side input and saves ``INDEX_DIR/{index.json, tfidf.npz, idf.npz,
 ids.json, docs.npz}`` (see :mod:`retrieval.index`). Counters: ``index/documents``, ``index/empty_text``,
 ``index/zero_vector`` (no n-gram survives the stopword/punctuation filter, or all have idf 0).
@@ -27,7 +27,7 @@ from retrieval.index import (
 from schemas.records import InputError
 
 STAGE = "index"
-COMPACT_EVERY = 4096
+COMPACT_EVERY = 64
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,30 +51,46 @@ def check_params(ngram: int, hash_size: int) -> IndexParams:
     return IndexParams(ngram=ngram, hash_size=hash_size)
 
 
-def featurize(doc: dict, params: IndexParams) -> dict:
-    """Document row -> ``{id, features, counts, text_key, fingerprint}`` (features sorted, int64)."""
-    text = document_text(doc["sentences"] or [])
-    features, counts = feature_counts(text, params.hash_size, params.ngram)
-    count(STAGE, "documents")
-    if not text.strip():
-        count(STAGE, "empty_text")
+def featurize_batch(docs: list[dict], params: IndexParams) -> dict:
+    """A batch of document rows -> their hashed n-gram counts as concatenated arrays.
+
+    ``{"ids": [...], "lengths": int64[n], "features": int64[...], "counts": int64[...], "text_keys":
+    uint64[n], "fingerprints": [int, ...]}``; document i owns ``lengths[i]`` consecutive entries of
+    ``features``/``counts`` (sorted unique features). One element per batch keeps Beam's per-element cost
+    (pickling a dict of small arrays per document) out of the index build.
+    """
+    ids, lengths, features, counts, keys, fingerprints = [], [], [], [], [], []
+    for doc in docs:
+        text = document_text(doc["sentences"] or [])
+        f, c = feature_counts(text, params.hash_size, params.ngram)
+        ids.append(doc["id"])
+        lengths.append(len(f))
+        features.append(f)
+        counts.append(c)
+        keys.append(text_key(text))
+        fingerprints.append(document_fingerprint(doc["id"], text))
+        if not text.strip():
+            count(STAGE, "empty_text")
+    count(STAGE, "documents", len(docs))
+    empty = np.zeros(0, np.int64)
     return {
-        "id": doc["id"],
-        "features": features,
-        "counts": counts,
-        "text_key": text_key(text),
-        "fingerprint": document_fingerprint(doc["id"], text),
+        "ids": ids,
+        "lengths": np.array(lengths, np.int64),
+        "features": np.concatenate(features) if features else empty,
+        "counts": np.concatenate(counts) if counts else empty,
+        "text_keys": np.array(keys, np.uint64),
+        "fingerprints": fingerprints,
     }
 
 
 class DocumentFrequencies(beam.CombineFn):
-    """Sum per-document feature sets into sorted ``(features, document frequencies)`` int64 arrays."""
+    """Sum feature sets (one entry per document having the feature) into sorted ``(features, df)`` arrays."""
 
     def create_accumulator(self):
         return []
 
     def add_input(self, accumulator, features):
-        accumulator.append((features, np.ones(len(features), np.int64)))
+        accumulator.append(np.unique(features, return_counts=True))
         if len(accumulator) >= COMPACT_EVERY:
             accumulator[:] = [merge_document_frequencies(accumulator)]
         return accumulator
@@ -89,23 +105,35 @@ class DocumentFrequencies(beam.CombineFn):
         return merge_document_frequencies(accumulator)
 
 
-def write_index(out_dir: str, rows, df, params: IndexParams, docs_dir: str) -> dict:
-    """Build the TF-IDF matrix of all featurized rows (sorted by id) and save the index; returns its metadata."""
-    rows = sorted(rows, key=lambda r: r["id"])
-    if not rows:
+def write_index(out_dir: str, batches, df, params: IndexParams, docs_dir: str) -> dict:
+    """Build the TF-IDF matrix of all featurized batches (rows sorted by id) and save the index."""
+    ids: list[str] = []
+    rows: list[tuple[np.ndarray, np.ndarray]] = []
+    keys: list[np.ndarray] = []
+    total = 0
+    for batch in batches:
+        ends = np.cumsum(batch["lengths"])
+        starts = ends - batch["lengths"]
+        ids.extend(batch["ids"])
+        rows.extend((batch["features"][a:b], batch["counts"][a:b]) for a, b in zip(starts, ends, strict=True))
+        keys.append(batch["text_keys"])
+        total += sum(batch["fingerprints"])
+    if not ids:
         raise InputError(f"{docs_dir}: no documents to index")
-    for a, b in zip(rows, rows[1:], strict=False):
-        if a["id"] == b["id"]:
-            raise InputError(f"{docs_dir}: duplicate document id {a['id']!r}")
-    total = sum(r["fingerprint"] for r in rows)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ids = [ids[i] for i in order]
+    for a, b in zip(ids, ids[1:], strict=False):
+        if a == b:
+            raise InputError(f"{docs_dir}: duplicate document id {a!r}")
+    text_keys = np.concatenate(keys)[order]
     index = TfidfIndex.from_rows(
         params=params,
-        ids=[r["id"] for r in rows],
-        rows=[(r["features"], r["counts"]) for r in rows],
-        text_keys=np.array([r["text_key"] for r in rows], dtype=np.uint64),
+        ids=ids,
+        rows=[rows[i] for i in order],
+        text_keys=text_keys,
         df_features=df[0],
         df_counts=df[1],
-        fingerprint=corpus_fingerprint(total, len(rows)),
+        fingerprint=corpus_fingerprint(total, len(ids)),
     )
     count(STAGE, "zero_vector", index.meta["num_zero_vector_docs"])
     index.save(out_dir)
@@ -121,9 +149,13 @@ class BuildIndex(beam.PTransform):
 
     def expand(self, docs):
         params, docs_dir = self._params, self._docs_dir
-        rows = docs | "Featurize" >> beam.Map(featurize, params=params)
+        batches = (
+            docs
+            | "Batch" >> beam.BatchElements(min_batch_size=64, max_batch_size=2048)
+            | "Featurize" >> beam.Map(featurize_batch, params=params)
+        )
         df = (
-            rows
+            batches
             | "FeatureSets" >> beam.Map(_features_of)
             | "DocumentFrequencies" >> beam.CombineGlobally(DocumentFrequencies())
         )
@@ -133,7 +165,7 @@ class BuildIndex(beam.PTransform):
             | "WriteIndex"
             >> beam.Map(
                 write_index,
-                rows=beam.pvalue.AsIter(rows),
+                batches=beam.pvalue.AsIter(batches),
                 df=beam.pvalue.AsSingleton(df),
                 params=params,
                 docs_dir=docs_dir,
@@ -141,8 +173,9 @@ class BuildIndex(beam.PTransform):
         )
 
 
-def _features_of(row: dict) -> np.ndarray:
-    return row["features"]
+def _features_of(batch: dict) -> np.ndarray:
+    """The features of a batch, each document's counted once (its features are unique)."""
+    return batch["features"]
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -16,6 +16,7 @@ import argparse
 
 import apache_beam as beam
 from apache_beam.utils import shared
+from threadpoolctl import threadpool_limits
 
 from pipelines.common import ReadDocuments, WriteTable, count, document_files, print_report, run_pipeline
 from pipelines.index import check_params
@@ -80,7 +81,11 @@ class TopKBlocks(beam.DoFn):
             )
         scoring, ids, k = loaded.scoring, loaded.ids, self._k
         zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
-        for row, cols, scores in topk_block(scoring, block[0], block[1], k):
+        # One BLAS thread per worker: workers are the parallelism; BLAS threads of several worker processes
+        # on the same cores slow each other down (measured: 3-6x variance in the GEMM under contention).
+        with threadpool_limits(limits=1, user_api="blas"):
+            results = topk_block(scoring, block[0], block[1], k)
+        for row, cols, scores in results:
             count(STAGE, "queries")
             if row in zero:
                 count(STAGE, "zero_vector")
