@@ -184,6 +184,7 @@ class TfidfIndex:
         self.df_counts = np.asarray(df_counts, np.int64)
         self.num_docs = int(num_docs)
         self._matrix = matrix
+        self._compact: tuple[np.ndarray, sp.csr_matrix] | None = None
         self._text_keys = text_keys
         self.meta = meta or {}
         self.path = path
@@ -407,8 +408,24 @@ class TfidfIndex:
 
     def closest(self, text: str, k: int = 10) -> list[tuple[str, float]]:
         """DrQA's ``closest_docs``: the k documents with the highest ``x_query . x_doc`` (> 0), ties by id."""
+        if self._compact is None:  # documents x used features, so a query is a small dense vector
+            used = np.unique(self.matrix.indices)
+            compact = sp.csr_matrix(
+                (self.matrix.data, np.searchsorted(used, self.matrix.indices), self.matrix.indptr),
+                shape=(self.num_docs, max(len(used), 1)),
+            )
+            self._compact = (used, compact)
+        used, compact = self._compact
         query = self.vectorize([text])
-        scores = np.asarray((self.matrix @ query.T.astype(np.float64)).todense()).ravel()
+        position = np.searchsorted(used, query.indices)
+        found = (
+            (position < len(used)) & (used[np.minimum(position, len(used) - 1)] == query.indices)
+            if len(used)
+            else []
+        )
+        dense = np.zeros(compact.shape[1])
+        dense[position[found]] = query.data[found]
+        scores = compact @ dense
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) > k:
             kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
