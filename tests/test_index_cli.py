@@ -165,3 +165,26 @@ def test_bad_options_and_existing_output(built, tmp_path, capsys):
     assert "--ngram" in capsys.readouterr().err
     assert run_cli("index", docs, "--out", index) == 2
     assert "not empty (pass --overwrite" in capsys.readouterr().err
+
+
+def test_document_frequency_combine_and_batches_under_beam():
+    import apache_beam as beam
+    import numpy as np
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from pipelines.index import DocumentFrequencies, featurize_batch
+    from retrieval.index import IndexParams
+
+    def as_lists(df):
+        return df[0].tolist(), df[1].tolist()
+
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        sets = p | beam.Create([np.array([1, 5]), np.array([5]), np.array([5, 9]), np.array([], np.int64)])
+        out = sets | beam.CombineGlobally(DocumentFrequencies()) | beam.Map(as_lists)
+        assert_that(out, equal_to([([1, 5, 9], [1, 3, 1])]))
+    batch = featurize_batch(
+        [document("t:a", "test", ["Big cats."]), document("t:b", "test", [])], IndexParams()
+    )
+    assert batch["ids"] == ["t:a", "t:b"] and batch["lengths"].tolist() == [3, 0]
+    assert len(batch["features"]) == 3 and batch["counts"].tolist() == [1, 1, 1]
