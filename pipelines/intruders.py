@@ -9,6 +9,15 @@ neighbors``, as ``DIR`` (for every source) or ``SOURCE=DIR``. Without them, each
 and top-k neighbours, built before the pipeline by the retrieval commands into a temporary directory that is
 removed afterwards (``incoherent build`` keeps them). Candidates only come from neighbours of the same source.
 
+Pipeline shape (every join a ``CoGroupByKey`` on a document id, so nothing depends on worker order)::
+
+    documents (+ older versions) --JoinHistory--> ChooseVersion --> AssignSplit(side input: drift counts)
+        --> LengthRule --> coherent rows (half, by draw)
+                       --> targets --JoinNeighborLists--> RequestOffers --(neighbour id)--JoinPool--> MakeOffers
+                           --(doc id)--JoinOffers--> MakeCandidates (similarities) [--> ScoreCandidates]
+                           --JoinCandidates--> Select --> intruder rows
+
+Only one sentence per neighbour travels to the document (``MakeOffers`` draws it where the neighbour is).
 The logic lives in :mod:`corpora.intruders` and :mod:`corpora.drift`; this module wires it into Beam.
 """
 
