@@ -255,6 +255,13 @@ def drop_duplicates(docs_dir: str, out: str, beam_args: list[str]) -> dict:
     )
 
 
+def peak_rss_mb() -> int:
+    """High-water resident memory of this process so far (MB; Linux reports ru_maxrss in KB)."""
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+
+
 def prepare_build_dir(out: str, overwrite: bool) -> None:
     if os.path.exists(out) and os.listdir(out):
         if not overwrite:
@@ -322,6 +329,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     os.makedirs(dataset, exist_ok=True)
     seed = str(config["seed"])
     timings: dict[str, float] = {}
+    peak_rss: dict[str, int] = {}
     summary = {
         "command": "build",
         "config": os.path.abspath(config_path),
@@ -329,6 +337,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
+        "peak_rss_mb_after": peak_rss,  # this process's high-water mark after each stage (in-process runners)
     }
 
     def stage(name: str, argv: list[str]) -> None:
@@ -336,6 +345,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"[build] {name}: incoherent {' '.join(argv)}", flush=True)
         run_command(argv, beam_args)
         timings[name] = round(time.time() - started, 2)
+        peak_rss[name] = peak_rss_mb()
 
     def write_summary() -> None:
         with open(os.path.join(out, BUILD_SUMMARY), "w", encoding="utf-8") as f:
