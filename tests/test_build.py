@@ -144,6 +144,8 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
         "intruders",
         "shuffle/cnn",
     }
+    assert set(summary["peak_rss_mb_after"]) == set(summary["seconds"]) - {"dedupe/wikipedia"}
+    assert "dedupe/wikipedia" in summary["seconds"]  # Atlantic Ocean is in both Wikipedia dumps: newest kept
     assert summary["sources"]["wikipedia"]["history"]["test_from_history"] >= 1
     assert (out / "work" / "intruders" / "run_summary.json").exists()
     assert run_cli("build") == 2  # the earlier build is kept unless --overwrite
