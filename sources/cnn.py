@@ -16,7 +16,7 @@ import tarfile
 from collections.abc import Iterator
 
 from schemas.records import InputError, Rejected, document
-from sources.sentences import split_sentences
+from sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"
 _DATELINE = re.compile(
@@ -59,7 +59,8 @@ def parse_story(name: str, data: bytes, origin: str) -> Iterator[dict | Rejected
         return
     body = text.split("@highlight", 1)[0]
     paragraphs = clean_body(body)
-    sentences = [s for p in paragraphs for s in split_sentences(p)]
+    # FRANK-style stories put every sentence in its own paragraph, so a lone quote can be a paragraph.
+    sentences = merge_fragments([s for p in paragraphs for s in split_sentences(p)])
     if not sentences:
         yield Rejected("empty_body", id=doc_id, source=SOURCE, detail=origin, record=text[:500])
         return

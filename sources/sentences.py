@@ -26,6 +26,8 @@ EXTRA_ABBREVIATIONS = frozenset(
 )
 
 _WHITESPACE = re.compile(r"\s+")
+_HAS_WORD = re.compile(r"\w")
+_QUOTES = frozenset({'"', "'", "“", "”", "‘", "’"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,17 +44,41 @@ def _tokenizer():
     return PunktSentenceTokenizer(params)
 
 
+def merge_fragments(sentences: list[str]) -> list[str]:
+    """Attach pieces without a word (a lone ``"`` or ``...`` that Punkt cut off) to a neighbouring sentence.
+
+    A closing quote (the previous sentence has an odd number of ``"``) or an ellipsis joins the previous
+    sentence; an opening quote joins the next one.
+
+    >>> merge_fragments(['He called him a "coward.', '"', 'ESPN said so.'])
+    ['He called him a "coward."', 'ESPN said so.']
+    >>> merge_fragments(['It was deplorable.', '"', 'These acts are egregious," he said.'])
+    ['It was deplorable.', '"These acts are egregious," he said.']
+    """
+    merged: list[str] = []
+    pending = ""
+    for sentence in sentences:
+        if _HAS_WORD.search(sentence):
+            merged.append(pending + sentence if pending in _QUOTES else f"{pending} {sentence}".strip())
+            pending = ""
+        elif merged and (sentence not in _QUOTES or merged[-1].count('"') % 2 == 1):
+            merged[-1] += sentence if sentence in _QUOTES else f" {sentence}"
+        else:
+            pending = f"{pending}{sentence}"
+    return merged
+
+
 def split_sentences(text: str) -> list[str]:
     """Split running text into sentences, whitespace inside each collapsed to single spaces.
 
-    Paragraph breaks (blank lines) always end a sentence.
+    Paragraph breaks (blank lines) always end a sentence; word-less fragments are merged into a neighbour
+    (see :func:`merge_fragments`).
     """
     sentences: list[str] = []
     tokenizer = _tokenizer()
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = _WHITESPACE.sub(" ", paragraph).strip()
         if paragraph:
-            sentences.extend(
-                s for s in (_WHITESPACE.sub(" ", s).strip() for s in tokenizer.tokenize(paragraph)) if s
-            )
+            pieces = (_WHITESPACE.sub(" ", s).strip() for s in tokenizer.tokenize(paragraph))
+            sentences.extend(merge_fragments([s for s in pieces if s]))
     return sentences

@@ -1,4 +1,4 @@
-from sources.sentences import split_sentences
+from sources.sentences import merge_fragments, split_sentences
 
 
 def test_abbreviations_punkt_misses_do_not_split():
@@ -29,3 +29,19 @@ def test_paragraph_breaks_end_sentences_and_whitespace_is_collapsed():
 
 def test_empty_text_gives_no_sentences():
     assert split_sentences("  \n\n ") == []
+
+
+def test_lone_quotes_and_ellipses_join_a_neighbouring_sentence():
+    assert merge_fragments(['He called him a "coward.', '"', "ESPN said so."]) == [
+        'He called him a "coward."',
+        "ESPN said so.",
+    ]
+    assert merge_fragments(["It was deplorable.", '"', 'These acts are egregious," he said.']) == [
+        "It was deplorable.",
+        '"These acts are egregious," he said.',
+    ]
+    assert merge_fragments(['"I ducked my head.', "...", "Then I saw the smoke."]) == [
+        '"I ducked my head. ...',
+        "Then I saw the smoke.",
+    ]
+    assert merge_fragments(["...", "Only this."]) == ["... Only this."]
