@@ -119,6 +119,15 @@ def _features(config: str, files: list[str]) -> list[dict]:
     return features._to_yaml_list()
 
 
+def _split_info(split: str, files: list[str]) -> dict:
+    metas = [pq.ParquetFile(f).metadata for f in files]
+    return {
+        "name": split,
+        "num_bytes": sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)),
+        "num_examples": sum(m.num_rows for m in metas),
+    }
+
+
 def card_metadata(dataset_dir: str, pretty_name: str, license_id: str) -> dict:
     configs = find_configs(dataset_dir)
     meta: dict = {
@@ -142,21 +151,41 @@ def card_metadata(dataset_dir: str, pretty_name: str, license_id: str) -> dict:
             {
                 "config_name": config,
                 "features": _features(config, all_files),
-                "splits": [
-                    {"name": split, "num_examples": sum(pq.ParquetFile(f).metadata.num_rows for f in files)}
-                    for split, files in splits.items()
-                ],
+                "splits": [_split_info(split, files) for split, files in splits.items()],
             }
         )
     return meta
 
 
-def _drift_note(summaries: list[dict]) -> str:
+def _source_stats(summaries: list[dict]) -> list[str]:
+    """Per-source construction figures of the intruder run (what INSteD reports), as markdown lines."""
+    lines: list[str] = []
     for summary in summaries:
-        notes = summary.get("wikipedia_test_split") or summary.get("drift")
-        if notes:
-            return f"Wikipedia test split: {notes if isinstance(notes, str) else json.dumps(notes)}"
-    return ""
+        for source, stats in sorted((summary.get("sources") or {}).items()):
+            art = stats.get("artefact_check") or {}
+            history = stats.get("history") or {}
+            lines += [
+                f"**{source}**: {stats.get('documents_read', 0):,} documents read, "
+                f"{sum((stats.get('kept') or {}).values()):,} kept by the 3-8 sentence rule; "
+                f"{stats.get('produced', 0):,} of {stats.get('incoherent_attempted', 0):,} intended intruders "
+                f"produced (positive rate {stats.get('positive_rate')}); splits {stats.get('splits')}.",
+                "",
+            ]
+            if stats.get("test_split"):
+                lines += [f"- test split: {stats['test_split']}"]
+            if history:
+                lines += [
+                    f"- history: {history.get('with_older_version', 0)} articles with an older version, "
+                    f"{history.get('drifted', 0)} drifted, {history.get('test_from_history', 0)} test documents "
+                    f"taken from older dumps"
+                ]
+            if "accuracy" in art:
+                lines += [
+                    f"- artefact check (single-sentence TF-IDF logistic regression, Shen et al. §4.4): accuracy "
+                    f"{art['accuracy']:.3f} vs majority {art['majority_accuracy']:.3f}, intruder F1 {art['f1']:.3f}"
+                ]
+            lines.append("")
+    return lines
 
 
 def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str) -> str:
@@ -193,9 +222,9 @@ def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: 
         for split in info["splits"]:
             lines.append(f"| `{info['config_name']}` | {split['name']} | {split['num_examples']:,} |")
     lines += ["", "Labels: `0` = coherent, `1` = intruder.", ""]
-    note = _drift_note(summaries)
-    if note:
-        lines += [note, ""]
+    stats = _source_stats(summaries)
+    if stats:
+        lines += ["## Construction statistics", "", *stats]
     lines += ["## Columns", ""]
     for info in meta["dataset_info"]:
         table = info["config_name"].split("-", 1)[0]

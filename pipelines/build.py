@@ -46,6 +46,7 @@ from importlib import resources
 
 import yaml
 
+from corpora.card import write_card
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
@@ -105,7 +106,7 @@ def _section(config: dict, name: str, config_path: str) -> dict:
 
 def check_config(config: dict, config_path: str) -> dict:
     """The config with every input path resolved and checked; raises :class:`InputError` on the first fault."""
-    known = {"base", "out", "seed", "sources", "neighbors", "intruders", "shuffle"}
+    known = {"base", "out", "seed", "sources", "neighbors", "intruders", "shuffle", "card"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise InputError(f"{config_path}: unknown keys {unknown} (known: {sorted(known)})")
@@ -145,6 +146,10 @@ def check_config(config: dict, config_path: str) -> dict:
     neighbors = _section(config, "neighbors", config_path)
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
+    card = _section(config, "card", config_path)
+    unknown_card = sorted(set(card) - {"name", "license"})
+    if unknown_card:
+        raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
     model = intruders.get("filter", "none")
     if model not in (None, "none"):
         intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
@@ -154,6 +159,10 @@ def check_config(config: dict, config_path: str) -> dict:
         "neighbors": neighbors,
         "intruders": intruders,
         "shuffle": shuffle,
+        "card": {
+            "name": str(card.get("name", "incoherent coherence corpora")),
+            "license": str(card.get("license", "other")),
+        },
     }
 
 
@@ -402,12 +411,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *_flags(config["shuffle"])],
         )
         move_tables(shuffle_dir, dataset, ("shuffle-",))
+    started = time.time()
+    card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
+    timings["card"] = round(time.time() - started, 2)
+    print(f"[build] card: {card_path}", flush=True)
     with open(os.path.join(intruders_dir, "run_summary.json"), encoding="utf-8") as f:
         intruders_summary = json.load(f)
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)
     summary["dataset"] = {
-        name: sorted(os.listdir(os.path.join(dataset, name))) for name in sorted(os.listdir(dataset))
+        name: sorted(os.listdir(os.path.join(dataset, name)))
+        for name in sorted(os.listdir(dataset))
+        if os.path.isdir(os.path.join(dataset, name))
     }
     summary["sources"] = intruders_summary.get("sources", {})
     write_summary()

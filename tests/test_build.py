@@ -144,9 +144,12 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
         "intruders",
         "shuffle/cnn",
     }
-    assert set(summary["peak_rss_mb_after"]) == set(summary["seconds"]) - {"dedupe/wikipedia"}
+    assert set(summary["peak_rss_mb_after"]) == set(summary["seconds"]) - {"dedupe/wikipedia", "card"}
     assert "dedupe/wikipedia" in summary["seconds"]  # Atlantic Ocean is in both Wikipedia dumps: newest kept
     assert summary["sources"]["wikipedia"]["history"]["test_from_history"] >= 1
     assert (out / "work" / "intruders" / "run_summary.json").exists()
+    card = (dataset / "README.md").read_text()
+    assert "config_name: intruder-wikipedia" in card and "## Construction statistics" in card
+    assert "history: " in card and "taken from older dumps" in card
     assert run_cli("build") == 2  # the earlier build is kept unless --overwrite
     assert read_rows(dataset, "intruder-wikipedia") == wiki
