@@ -171,7 +171,7 @@ class WriteTable(beam.PTransform):
         )
 
 
-def _newest_first(row: dict) -> tuple:
+def newest_first(row: dict) -> tuple:
     """Preference among rows sharing an id: newest revision, then a fixed order of the content."""
     return (
         row.get("timestamp") or "",
@@ -195,7 +195,7 @@ class DropDuplicateIds(beam.PTransform):
 
         def pick(element):
             doc_id, copies = element
-            copies = sorted(copies, key=_newest_first, reverse=True)
+            copies = sorted(copies, key=newest_first, reverse=True)
             yield copies[0]
             for dropped in copies[1:]:
                 yield Rejected(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import posixpath
@@ -48,6 +47,7 @@ from pipelines.common import (
     count,
     document_files,
     list_tables,
+    newest_first,
     print_report,
     run_pipeline,
 )
@@ -211,30 +211,12 @@ def load_index(index_dir: str):
 
 
 def pairwise_cosines(index, texts_a: list[str], texts_b: list[str]) -> np.ndarray:
-    """``index.similarities(texts_a, texts_b)``, vectorising each distinct text once.
+    """TF-IDF cosines of ``texts_a[i]`` and ``texts_b[i]`` with the IDF of ``index``.
 
-    A document's candidates all face the same original sentence (and drift compares several old leads with one
-    new lead), so the repeated text is featurised once: the hot path of the stage. Same formula as
-    :meth:`retrieval.TfidfIndex.similarities`: ``cos(a, b) = x_a . x_b / (|x_a| |x_b|)``, 0 for an empty vector.
+    :meth:`retrieval.TfidfIndex.similarities` featurises each distinct text once: a document's candidates all
+    face the same original sentence (and drift compares several old leads with one new lead).
     """
-    if len(texts_a) != len(texts_b):
-        raise ValueError(f"similarities: {len(texts_a)} texts against {len(texts_b)}")
-    if not texts_a:
-        return np.zeros(0)
-    position: dict[str, int] = {}
-    for text in (*texts_a, *texts_b):
-        position.setdefault(text, len(position))
-    matrix = index.vectorize(list(position))
-    a = matrix[[position[t] for t in texts_a]]
-    b = matrix[[position[t] for t in texts_b]]
-    dots = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-    norms = np.sqrt(
-        np.asarray(a.multiply(a).sum(axis=1)).ravel() * np.asarray(b.multiply(b).sum(axis=1)).ravel()
-    )
-    out = np.zeros(len(texts_a))
-    nonzero = norms > 0
-    out[nonzero] = dots[nonzero] / norms[nonzero]
-    return np.minimum(out, 1.0)
+    return index.similarities(texts_a, texts_b)
 
 
 def similarities_for(index_dir: str):
@@ -251,15 +233,6 @@ def similarities_for(index_dir: str):
 
 def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
-
-
-def newest_first(row: dict) -> tuple:
-    """Sort key among copies of one article: latest revision first, ties broken by content."""
-    return (
-        row.get("timestamp") or "",
-        row.get("revision_id") or 0,
-        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
-    )
 
 
 class ChooseVersion(beam.DoFn):

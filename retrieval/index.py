@@ -388,11 +388,19 @@ class TfidfIndex:
     def similarities(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
         """TF-IDF-weighted cosine of ``texts_a[i]`` and ``texts_b[i]`` for every i (float64; 0 for an empty vector).
 
-        cos(a, b) = (x_a . x_b) / (|x_a| |x_b|), x as in :meth:`vectorize`.
+        cos(a, b) = (x_a . x_b) / (|x_a| |x_b|), x as in :meth:`vectorize`. Each distinct text is featurised
+        once (callers often compare many candidates with the same sentence).
         """
         if len(texts_a) != len(texts_b):
             raise ValueError(f"similarities: {len(texts_a)} texts against {len(texts_b)}")
-        a, b = self.vectorize(texts_a), self.vectorize(texts_b)
+        if not len(texts_a):
+            return np.zeros(0)
+        position: dict[str, int] = {}
+        for text in (*texts_a, *texts_b):
+            position.setdefault(text, len(position))
+        matrix = self.vectorize(list(position))
+        a = matrix[[position[t] for t in texts_a]]
+        b = matrix[[position[t] for t in texts_b]]
         dots = np.asarray(a.multiply(b).sum(axis=1)).ravel()
         norms = np.sqrt(
             np.asarray(a.multiply(a).sum(axis=1)).ravel() * np.asarray(b.multiply(b).sum(axis=1)).ravel()
