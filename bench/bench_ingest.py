@@ -64,6 +64,7 @@ def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None 
     started = time.perf_counter()
     proc = psutil.Popen(cmd, shell=shell, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
+    cpu: dict[int, float] = {}  # pid -> last seen user+system seconds (the tree's CPU, robust to contention)
     done = threading.Event()
 
     def sample():
@@ -75,6 +76,8 @@ def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None 
                 for p in procs:
                     try:
                         total += p.memory_info().rss
+                        times = p.cpu_times()
+                        cpu[p.pid] = times.user + times.system
                     except psutil.Error:
                         pass
                 peak = max(peak, total)
@@ -88,7 +91,8 @@ def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None 
     wall = time.perf_counter() - started
     done.set()
     sampler.join()
-    return {"wall_s": round(wall, 2), "rc": proc.returncode, "peak_rss_mb": round(peak / 2**20, 1), "stdout": out,
+    return {"wall_s": round(wall, 2), "cpu_s": round(sum(cpu.values()), 1), "rc": proc.returncode,
+            "peak_rss_mb": round(peak / 2**20, 1), "stdout": out,
             "stderr_tail": err.strip().splitlines()[-3:]}  # fmt: skip
 
 
@@ -249,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--memory", default="25,100", help="dump sizes for peak RSS")
     parser.add_argument("--quick", action="store_true", help="--repeats 10 --small 5 --memory 5,10")
+    parser.add_argument("--bzip2-only", action="store_true", help="only part 1 (bzip2 comparisons)")
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats, args.small, args.memory = 10, 5, "5,10"
@@ -271,6 +276,14 @@ def main(argv: list[str] | None = None) -> int:
         f"[2/4] WikiExtractor ({args.repeats} repeats), full-article mwparserfromhell ({args.small})",
         flush=True,
     )
+    print("| run | wall s | CPU s (process tree) | peak RSS MB |\n|---|---|---|---|")
+    for name, res in [
+        *(("single " + k, v) for k, v in r.items()),
+        *(("multistream " + k, v) for k, v in m.items()),
+    ]:
+        print(f"| {name} | {res['wall_s']} | {res['cpu_s']} | {res['peak_rss_mb']} |", flush=True)
+    if args.bzip2_only:
+        return 0
     r["wikiextractor"] = wikiextractor(single)
     b = results["baselines"] = {"ingest": ingest(small), "mwparserfromhell_full": mwp_full_articles(small)}
 
