@@ -213,57 +213,6 @@ def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> li
     return moved
 
 
-def duplicate_ids(docs_dir: str) -> int:
-    """How many document rows under ``docs_dir`` repeat an id already seen (reads only the id column)."""
-    import pyarrow.parquet as pq
-
-    from pipelines.common import document_files
-
-    ids = [
-        i for f in document_files(docs_dir) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
-    ]
-    return len(ids) - len(set(ids))
-
-
-def drop_duplicates(docs_dir: str, out: str, beam_args: list[str]) -> dict:
-    """Copy ``docs_dir``'s documents to ``out`` keeping one row per id (the newest revision).
-
-    Needed when one source's inputs overlap (the same page in two dumps): the index refuses duplicate ids.
-    """
-    import apache_beam as beam
-
-    from pipelines.common import (
-        DropDuplicateIds,
-        ReadDocuments,
-        WriteRejected,
-        WriteTable,
-        document_files,
-        run_pipeline,
-    )
-
-    files = document_files(docs_dir)
-    configs = sorted({os.path.basename(os.path.dirname(f)) for f in files})
-
-    def build(p):
-        unique, rejected = (
-            p
-            | "Read" >> ReadDocuments(docs_dir, files)
-            | "DropDuplicates" >> DropDuplicateIds("build-dedupe")
-        )
-        for config in configs:
-            source = config.removeprefix("documents-")
-            (
-                unique
-                | f"Only[{source}]" >> beam.Filter(lambda row, s=source: row["source"] == s)
-                | f"Write[{source}]" >> WriteTable(out, config, split="documents")
-            )
-        rejected | "WriteRejected" >> WriteRejected(out, "build-dedupe")
-
-    return run_pipeline(
-        build, command="build dedupe", out_dir=out, params={"docs": docs_dir}, beam_args=beam_args
-    )
-
-
 def peak_rss_mb() -> int:
     """High-water resident memory of this process so far (MB; Linux reports ru_maxrss in KB)."""
     import resource
@@ -371,16 +320,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             f"ingest/{name}",
             ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])],
         )
-        duplicates = duplicate_ids(docs)
-        if duplicates:  # the same article in two input dumps: keep the newest revision
-            started = time.time()
-            print(
-                f"[build] dedupe/{name}: {duplicates} documents repeat an id; keeping the newest", flush=True
-            )
-            unique = os.path.join(work, "documents", f"{name}-unique")
-            drop_duplicates(docs, unique, beam_args)
-            timings[f"dedupe/{name}"] = round(time.time() - started, 2)
-            docs = unique
         docs_dirs[name] = docs
         for old in spec["history"]:
             label = os.path.basename(old).split(".", 1)[0]

@@ -20,7 +20,14 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from pipelines.common import ApplyWithRejects, WriteRejected, WriteTable, count, run_pipeline
+from pipelines.common import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    count,
+    run_pipeline,
+)
 from schemas.records import InputError
 from sources import mediawiki
 from sources.wikipedia import compact, page_to_document
@@ -160,6 +167,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(
             tasks, source, spread_pages=spread
         )
+        if len(args.dumps) > 1:
+            # Several dumps (e.g. snapshots of one wiki) can hold the same page id: keep the newest revision.
+            documents, duplicates = documents | "DropDuplicates" >> DropDuplicateIds(STAGE)
+            rejected = (rejected, duplicates) | "AllRejected" >> beam.Flatten()
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
 

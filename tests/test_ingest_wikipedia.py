@@ -149,3 +149,18 @@ def test_multistream_two_workers_match_in_process(tmp_path):
         assert (single / rel).read_bytes() == (multi / rel).read_bytes()
     stage = summary["counters"]["ingest-wikipedia"]
     assert len(documents(single)) == stage["kept"] >= 3 and sum(stage.values()) == 40
+
+
+def test_several_dumps_keep_the_newest_revision_of_a_page(tmp_path):
+    # Atlantic Ocean (page 698) is in the 2016 gensim fragment and in the 2022 DBpedia minidump.
+    minidump = ROOT / "samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"
+    out = tmp_path / "out"
+    assert ingest(out, GENSIM, minidump) == 0
+    docs = documents(out)
+    assert len({d["id"] for d in docs}) == len(docs)
+    (atlantic,) = [d for d in docs if d["id"] == "wikipedia:698"]
+    assert atlantic["dump"] == minidump.name and atlantic["timestamp"].startswith("2022")
+    dropped = [r for r in rejected(out) if r["reason"] == "duplicate_id"]
+    assert "wikipedia:698" in {r["id"] for r in dropped}
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["counters"]["ingest-wikipedia"]["duplicate_id"] == len(dropped)
