@@ -16,9 +16,11 @@ import tarfile
 from collections.abc import Iterator
 
 from schemas.records import InputError, Rejected, document
+from sources.paths import expand_inputs
 from sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar")
 _DATELINE = re.compile(
     r"^\s*(?:[A-Z][\w.'’\- ]*(?:,\s*[\w.'’\- ]+)*\s*)?\(CNN[^)\n]{0,30}\)\s*(?:--\s*|—\s*)?"
 )
@@ -68,32 +70,17 @@ def parse_story(name: str, data: bytes, origin: str) -> Iterator[dict | Rejected
 
 
 def list_inputs(paths: list[str]) -> list[str]:
-    """Expand directories into their ``.story`` files (recursively) and check archives exist."""
-    inputs: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            found = sorted(
-                os.path.join(root, f)
-                for root, _, files in os.walk(path)
-                for f in files
-                if f.endswith(".story")
-            )
-            if not found:
-                raise InputError(f"{path}: directory holds no .story files")
-            inputs.extend(found)
-        elif os.path.isfile(path):
-            if not (path.endswith(".story") or _is_archive(path)):
-                raise InputError(
-                    f"{path}: expected a .story file, a directory of them, or a .tgz/.tar.gz archive"
-                )
-            inputs.append(path)
-        else:
-            raise InputError(f"{path}: no such file or directory")
-    return inputs
+    """Expand directories into their ``.story`` files (recursively); archives and single stories as given."""
+    return expand_inputs(
+        paths,
+        (".story",),
+        (".story", *ARCHIVE_SUFFIXES),
+        "a .story file, a directory of them, or a .tgz archive",
+    )
 
 
 def _is_archive(path: str) -> bool:
-    return path.endswith((".tgz", ".tar.gz", ".tar"))
+    return path.endswith(ARCHIVE_SUFFIXES)
 
 
 def read_input(path: str) -> Iterator[tuple[str, bytes, str]]:

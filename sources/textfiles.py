@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 
 from schemas.records import InputError, Rejected, document
+from sources.paths import expand_inputs
 from sources.sentences import split_sentences
 
 JSON_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".jsonl.bz2")
@@ -74,25 +75,8 @@ def parse_json_line(
 
 def list_inputs(paths: list[str]) -> list[str]:
     """Files to read: JSONL / Parquet files, directories expanded to those they hold (sorted)."""
-    inputs: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            found = sorted(
-                os.path.join(root, f)
-                for root, _, files in os.walk(path)
-                for f in files
-                if f.endswith(JSON_SUFFIXES + PARQUET_SUFFIXES)
-            )
-            if not found:
-                raise InputError(f"{path}: directory holds no .jsonl or .parquet files")
-            inputs.extend(found)
-        elif os.path.isfile(path):
-            if not path.endswith(JSON_SUFFIXES + PARQUET_SUFFIXES):
-                raise InputError(f"{path}: unsupported file type (expected .jsonl[.gz] or .parquet)")
-            inputs.append(path)
-        else:
-            raise InputError(f"{path}: no such file or directory")
-    return inputs
+    suffixes = JSON_SUFFIXES + PARQUET_SUFFIXES
+    return expand_inputs(paths, suffixes, suffixes, ".jsonl[.gz] or .parquet")
 
 
 def check_parquet_columns(path: str, id_field: str, text_field: str) -> None:

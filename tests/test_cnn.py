@@ -86,3 +86,10 @@ def test_cli_missing_path_is_one_line_error(tmp_path, capsys):
     assert run_cli("ingest", "cnn", tmp_path / "nope", "--out", tmp_path / "o") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {tmp_path / 'nope'}: no such file or directory"]
+
+
+def test_a_file_of_another_kind_is_refused(tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("x")
+    with pytest.raises(InputError, match=r"notes.txt: unsupported file type \(expected a .story file"):
+        list_inputs([str(other)])
