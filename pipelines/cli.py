@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s", force=True
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        force=True,
     )
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
