@@ -29,7 +29,11 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents"),
     (("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document"),
     (("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)"),
-    (("build",), "pipelines.build", "ingest -> index -> neighbours -> intruders -> shuffle from one config"),
+    (
+        ("build",),
+        "pipelines.build",
+        "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
+    ),
     (("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
     (("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
     (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
