@@ -114,22 +114,17 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
         decomp = bz2.BZ2Decompressor()
         fed = False  # the current decompressor has had input
         streams = 0
-        left = limit
-        while not stop.is_set():
-            size = READ_CHUNK if left is None else min(READ_CHUNK, left)
-            data = raw.read(size) if size else b""
-            if not data:
+        for data in _plain_chunks(raw, limit):
+            if stop.is_set():
                 break
-            if left is not None:
-                left -= len(data)
+            junk = False
             while data:
                 try:
                     chunk = decomp.decompress(data)
                 except OSError:
                     if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
                         put(("junk", len(data)))
-                        data = b""
-                        left = 0
+                        junk = True
                         break
                     put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
                     return
@@ -143,7 +138,7 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                     fed = False
                 else:
                     data = b""
-            if left == 0:
+            if junk:
                 break
         if fed and not decomp.eof:
             put(
