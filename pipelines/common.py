@@ -243,13 +243,17 @@ def list_tables(root: str, prefix: str) -> list[str]:
     return files
 
 
+def require_tables(root: str, prefix: str, written_by: str) -> list[str]:
+    """:func:`list_tables`, with a clear error naming the command that writes them if there are none."""
+    files = list_tables(root, prefix)
+    if not files:
+        raise InputError(f"{root}: no {prefix}*/*.parquet files (write them with `{written_by}`)")
+    return files
+
+
 def document_files(docs_dir: str) -> list[str]:
     """Parquet files written by ``incoherent ingest`` under ``docs_dir``; a clear error if there are none."""
-    files = list_tables(docs_dir, "documents-")
-    if not files:
-        raise InputError(
-            f"{docs_dir}: no documents-*/*.parquet files (write them with `incoherent ingest ...`)"
-        )
+    files = require_tables(docs_dir, "documents-", "incoherent ingest ...")
     for path in files[:1]:
         with FileSystems.open(path) as f:
             try:

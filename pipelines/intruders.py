@@ -49,6 +49,7 @@ from pipelines.common import (
     list_tables,
     newest_first,
     print_report,
+    require_tables,
     run_pipeline,
 )
 from schemas.records import InputError, Rejected
@@ -176,12 +177,7 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
 
 
 def neighbor_files(neighbors_dir: str) -> list[str]:
-    files = list_tables(neighbors_dir, "neighbors")
-    if not files:
-        raise InputError(
-            f"{neighbors_dir}: no neighbors*/*.parquet files (write them with `incoherent neighbors`)"
-        )
-    return files
+    return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
 
 def read_ids(files: list[str]) -> set[str]:
