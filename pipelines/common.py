@@ -106,20 +106,37 @@ def write_shard(path: str, schema: pa.Schema, rows: Sequence[dict]) -> None:
         f.write(buffer.getvalue())
 
 
+def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
+    """Rows in a total order: by ``sort_keys``, rows with equal keys by their whole content (as JSON).
+
+    The JSON tie-break, which makes the order independent of arrival order, is computed only for rows that
+    share their keys (ids are unique in most tables, so it is rarely needed).
+    """
+    keys = tuple(sort_keys)
+
+    rows = list(rows)
+    row_keys = [tuple("" if row[k] is None else row[k] for k in keys) for row in rows]
+    order = sorted(range(len(rows)), key=row_keys.__getitem__)
+    out, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and row_keys[order[stop]] == row_keys[order[start]]:
+            stop += 1
+        run = [rows[i] for i in order[start:stop]]
+        if len(run) > 1:
+            run.sort(key=lambda r: json.dumps(r, sort_keys=True, ensure_ascii=False, default=str))
+        out.extend(run)
+        start = stop
+    return out
+
+
 class _WriteShard(beam.DoFn):
     def __init__(self, out_dir: str, config: str, schema: pa.Schema, sort_keys: Sequence[str]):
         self._out_dir, self._config, self._schema, self._sort_keys = out_dir, config, schema, tuple(sort_keys)
 
     def process(self, element):
         (split, index, total), rows = element
-        keys = self._sort_keys
-        rows = sorted(
-            rows,
-            key=lambda r: (
-                tuple("" if r[k] is None else r[k] for k in keys),
-                json.dumps(r, sort_keys=True, ensure_ascii=False, default=str),
-            ),
-        )
+        rows = sort_rows(rows, self._sort_keys)
         path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
         write_shard(path, self._schema, rows)
         yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}

@@ -15,7 +15,7 @@ import apache_beam as beam
 import numpy as np
 
 from pipelines.common import ReadDocuments, count, document_files, print_report, run_pipeline
-from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts
+from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
     IndexParams,
     TfidfIndex,
@@ -59,25 +59,22 @@ def featurize_batch(docs: list[dict], params: IndexParams) -> dict:
     ``features``/``counts`` (sorted unique features). One element per batch keeps Beam's per-element cost
     (pickling a dict of small arrays per document) out of the index build.
     """
-    ids, lengths, features, counts, keys, fingerprints = [], [], [], [], [], []
+    ids, texts, keys, fingerprints = [], [], [], []
     for doc in docs:
         text = document_text(doc["sentences"] or [])
-        f, c = feature_counts(text, params.hash_size, params.ngram)
         ids.append(doc["id"])
-        lengths.append(len(f))
-        features.append(f)
-        counts.append(c)
+        texts.append(text)
         keys.append(text_key(text))
         fingerprints.append(document_fingerprint(doc["id"], text))
         if not text.strip():
             count(STAGE, "empty_text")
     count(STAGE, "documents", len(docs))
-    empty = np.zeros(0, np.int64)
+    lengths, features, counts = feature_counts_batch(texts, params.hash_size, params.ngram)
     return {
         "ids": ids,
-        "lengths": np.array(lengths, np.int64),
-        "features": np.concatenate(features) if features else empty,
-        "counts": np.concatenate(counts) if counts else empty,
+        "lengths": lengths,
+        "features": features,
+        "counts": counts,
         "text_keys": np.array(keys, np.uint64),
         "fingerprints": fingerprints,
     }

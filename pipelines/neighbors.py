@@ -1,9 +1,9 @@
 """``incoherent neighbors DOCS_DIR --index INDEX_DIR --k 10 --out DIR``: top-k similar documents of every document.
 
 Writes ``OUT/neighbors/neighbors-*.parquet`` (``NEIGHBORS_SCHEMA``: ``id``, ``neighbors: [{id, score}]``, best
-first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows are cut into blocks; each
-worker loads the index matrix once (``apache_beam.utils.shared.Shared``) and scores whole blocks with sparse
-matrix products. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
+first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows are cut into blocks (one Beam
+element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``) and scores a block
+with a compiled kernel on ``--threads`` threads. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
 
 Counters: ``neighbors/queries``, ``neighbors/zero_vector`` (query without any n-gram of idf > 0: no
 neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_than_k``,
@@ -13,16 +13,19 @@ neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_th
 from __future__ import annotations
 
 import argparse
+import os
 
 import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
-from threadpoolctl import threadpool_limits
 
-from pipelines.common import ReadDocuments, WriteTable, count, document_files, print_report, run_pipeline
+from pipelines.common import WriteTable, count, document_files, print_report, run_pipeline
 from pipelines.index import check_params
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
-from retrieval.topk import DEFAULT_MEMORY_BYTES, block_size, blocks, prepare, topk_block
+from retrieval.topk import block_size, blocks, prepare, topk_block
 from schemas.records import InputError
 
 STAGE = "neighbors"
@@ -40,13 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--hash-size", type=int, default=HASH_SIZE, help="hash buckets the index must have (2**24)"
     )
     parser.add_argument(
-        "--memory-mb",
+        "--threads",
         type=int,
-        default=DEFAULT_MEMORY_BYTES // 2**20,
-        help="score memory per worker, sets the query block size (default: 512)",
+        default=0,
+        help="scoring threads per worker (default 0 = auto: all cores with the in-process runner, cores / "
+        "workers with --direct_running_mode=multi_processing, 1 on other runners, which run a worker per core)",
     )
     parser.add_argument(
-        "--block-rows", type=int, default=None, help="query rows per block (default: from --memory-mb)"
+        "--block-rows",
+        type=int,
+        default=None,
+        help="query rows per Beam element (default: from the corpus size)",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
@@ -64,8 +71,8 @@ class _Loaded:
 class TopKBlocks(beam.DoFn):
     """``(start, stop)`` query rows -> one ``NEIGHBORS_SCHEMA`` row per query."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int):
-        self._index_dir, self._params, self._k = index_dir, params, k
+    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int):
+        self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
         self._shared = shared.Shared()
 
     def setup(self):
@@ -81,15 +88,11 @@ class TopKBlocks(beam.DoFn):
             )
         scoring, ids, k = loaded.scoring, loaded.ids, self._k
         zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
-        # One BLAS thread per worker: workers are the parallelism; BLAS threads of several worker processes
-        # on the same cores slow each other down (measured: 3-6x variance in the GEMM under contention).
-        with threadpool_limits(limits=1, user_api="blas"):
-            results = topk_block(scoring, block[0], block[1], k)
-        for row, cols, scores in results:
+        for row, cols, scores in topk_block(scoring, block[0], block[1], k, self._threads):
             count(STAGE, "queries")
             if row in zero:
                 count(STAGE, "zero_vector")
-            if row in scoring.dup_groups:
+            if scoring.has_duplicates(row):
                 count(STAGE, "has_duplicates")
             if len(cols) == 0:
                 count(STAGE, "no_neighbors")
@@ -101,18 +104,29 @@ class TopKBlocks(beam.DoFn):
             }
 
 
-def _fingerprint_of(doc: dict) -> int:
-    return document_fingerprint(doc["id"], document_text(doc["sentences"] or []))
+def file_fingerprint(path: str) -> tuple[int, int]:
+    """``(sum of document fingerprints mod 2**64, documents)`` of one documents Parquet file.
+
+    One Beam element per file (not per document): the check reads two columns and never ships documents.
+    """
+    with FileSystems.open(path) as f:
+        table = pq.read_table(f, columns=["id", "sentences"])
+    total = 0
+    for doc_id, sentences in zip(
+        table.column("id").to_pylist(), table.column("sentences").to_pylist(), strict=True
+    ):
+        total += document_fingerprint(doc_id, document_text(sentences or []))
+    return total % 2**64, table.num_rows
 
 
 class CorpusFingerprint(beam.CombineFn):
-    """Document fingerprints -> ``"<count>:<sum mod 2**64>"``, the corpus fingerprint an index records."""
+    """Per-file ``(sum, count)`` -> ``"<count>:<sum mod 2**64>"``, the corpus fingerprint an index records."""
 
     def create_accumulator(self):
         return 0, 0
 
     def add_input(self, accumulator, value):
-        return (accumulator[0] + value) % 2**64, accumulator[1] + 1
+        return (accumulator[0] + value[0]) % 2**64, accumulator[1] + value[1]
 
     def merge_accumulators(self, accumulators):
         total, n = 0, 0
@@ -125,28 +139,60 @@ class CorpusFingerprint(beam.CombineFn):
 
 
 class Neighbors(beam.PTransform):
-    """Documents -> neighbour rows, scored against the index in ``index_dir``."""
+    """Neighbour rows of the documents in ``files``, scored against the index in ``index_dir``."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int, ranges: list[tuple[int, int]]):
+    def __init__(
+        self,
+        files: list[str],
+        index_dir: str,
+        params: IndexParams,
+        k: int,
+        ranges: list[tuple[int, int]],
+        threads: int = 0,
+    ):
         super().__init__()
+        self._files = files
         self._index_dir, self._params, self._k, self._ranges = index_dir, params, k, ranges
+        self._threads = threads
 
-    def expand(self, docs):
+    def expand(self, pbegin):
         fingerprint = (
-            docs
-            | "DocFingerprints" >> beam.Map(_fingerprint_of)
+            pbegin
+            | "DocumentFiles" >> beam.Create(self._files)
+            | "FileFingerprints" >> beam.Map(file_fingerprint)
             | "CorpusFingerprint" >> beam.CombineGlobally(CorpusFingerprint())
         )
         return (
-            docs.pipeline
+            pbegin
             | "QueryBlocks" >> beam.Create(self._ranges)
             | "SpreadBlocks" >> beam.Reshuffle()
             | "TopK"
             >> beam.ParDo(
-                TopKBlocks(self._index_dir, self._params, self._k),
+                TopKBlocks(self._index_dir, self._params, self._k, self._threads),
                 docs_fingerprint=beam.pvalue.AsSingleton(fingerprint),
             )
         )
+
+
+def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
+    """``(threads per worker, workers)`` for ``--threads`` (0 = auto) and Beam's flags.
+
+    The in-process runner has one worker: it gets every core (so does ``multi_threading``, whose worker threads
+    take turns at the kernel). ``--direct_running_mode=multi_processing`` with W workers: cores / W each.
+    Distributed runners start a worker process per core: one thread each, and many small blocks.
+    """
+    options = PipelineOptions(beam_args)
+    direct = options.view_as(DirectOptions)
+    runner = options.view_as(StandardOptions).runner or "DirectRunner"
+    cores = os.cpu_count() or 1
+    if runner not in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner", "SwitchingDirectRunner"):
+        auto, workers = 1, 64
+    elif direct.direct_running_mode == "multi_processing":
+        workers = direct.direct_num_workers or cores  # Beam: 0 means one worker per core
+        auto = max(1, cores // workers)
+    else:
+        auto, workers = cores, 1
+    return (requested or auto), workers
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -155,16 +201,16 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--k: must be >= 1, got {args.k}")
     if args.block_rows is not None and args.block_rows < 1:
         raise InputError(f"--block-rows: must be >= 1, got {args.block_rows}")
-    if args.memory_mb < 1:
-        raise InputError(f"--memory-mb: must be >= 1, got {args.memory_mb}")
+    if args.threads < 0:
+        raise InputError(f"--threads: must be >= 0 (0 = auto), got {args.threads}")
     index = TfidfIndex.load(args.index, expect=params)  # metadata only: fail before any work
     files = document_files(args.docs_dir)
-    step = args.block_rows or block_size(index.num_docs, args.memory_mb * 2**20)
+    threads, workers = scoring_threads(args.threads, beam_args)
+    step = args.block_rows or block_size(index.num_docs, workers)
     ranges = blocks(index.num_docs, step)
 
     def build(pipeline):
-        docs = pipeline | "ReadDocuments" >> ReadDocuments(args.docs_dir, files)
-        rows = docs | "Neighbors" >> Neighbors(args.index, params, args.k, ranges)
+        rows = pipeline | "Neighbors" >> Neighbors(files, args.index, params, args.k, ranges, threads)
         _ = rows | "WriteNeighbors" >> WriteTable(args.out, "neighbors", split="neighbors")
 
     summary = run_pipeline(
@@ -178,6 +224,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "ngram": params.ngram,
             "hash_size": params.hash_size,
             "block_rows": step,
+            "threads_per_worker": threads,
             "corpus_fingerprint": index.meta["corpus_fingerprint"],
         },
         beam_args=beam_args,

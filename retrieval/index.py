@@ -41,7 +41,7 @@ from retrieval.featurize import (
     STOPWORDS_SHA256,
     TOKEN_PATTERN,
     TOKENIZER,
-    feature_counts,
+    feature_counts_batch,
 )
 from schemas.records import InputError
 
@@ -203,7 +203,11 @@ class TfidfIndex:
                 raise InputError(f"{doc_id}: duplicate document id")
             by_id[doc_id] = text
         ids = sorted(by_id)
-        rows = [feature_counts(by_id[i], params.hash_size, params.ngram) for i in ids]
+        lengths, features, counts = feature_counts_batch(
+            [by_id[i] for i in ids], params.hash_size, params.ngram
+        )
+        ends = np.cumsum(lengths)
+        rows = [(features[e - n : e], counts[e - n : e]) for e, n in zip(ends, lengths, strict=True)]
         df_features, df_counts = merge_document_frequencies((f, np.ones(len(f), np.int64)) for f, _ in rows)
         total = sum(document_fingerprint(i, by_id[i]) for i in ids)
         return cls.from_rows(
@@ -371,17 +375,11 @@ class TfidfIndex:
 
     def vectorize(self, texts: Sequence[str]) -> sp.csr_matrix:
         """TF-IDF rows (len(texts) x hash_size, float64 CSR) of texts, as DrQA's ``text2spvec``."""
-        rows = [feature_counts(t, self.params.hash_size, self.params.ngram) for t in texts]
-        lengths = np.fromiter((len(f) for f, _ in rows), dtype=np.int64, count=len(rows))
-        indptr = np.zeros(len(rows) + 1, np.int64)
+        lengths, features, counts = feature_counts_batch(texts, self.params.hash_size, self.params.ngram)
+        indptr = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        if indptr[-1]:
-            features = np.concatenate([f for f, _ in rows])
-            counts = np.concatenate([c for _, c in rows])
-        else:
-            features, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
         values = np.log1p(counts) * self.idf(features)
-        matrix = sp.csr_matrix((values, features, indptr), shape=(len(rows), self.params.hash_size))
+        matrix = sp.csr_matrix((values, features, indptr), shape=(len(lengths), self.params.hash_size))
         matrix.eliminate_zeros()
         return matrix
 

@@ -1,47 +1,44 @@
-"""Batched exact top-k neighbours of every document under DrQA's score ``x_q . x_d``.
+"""Exact top-k neighbours of every document under DrQA's score ``x_q . x_d``, in one compiled kernel.
 
-DrQA ranks one query at a time (``spvec * doc_mat``, then ``argpartition``). Here a block of B query rows is
-scored against all N documents at once and the top k of each row are chosen with a row-wise ``np.partition``:
+DrQA ranks one query at a time: ``spvec * doc_mat`` (a scipy product that builds a sparse result), then
+``argpartition`` over it, with Python around every query. All-pairs top-k does the same multiply-adds
+(a feature in ``df`` documents costs ``df**2`` over all queries), and on real text about half of all
+document pairs share some feature, so the work is dominated by touching ~N/2 scores per query. Here one
+numba kernel does, per query and without leaving compiled code:
 
-    scores[block] = X_dense[block] @ X_dense.T  +  X_sparse[block] @ X_sparse.T        (B x N, float32)
+1. **accumulate**: for each feature of the query (CSR row), walk that feature's posting list (the CSC
+   column: documents in row order, their weights) and add ``w_q * w_d`` into a dense float32 accumulator of
+   N scores, owned by the thread;
+2. **select**: one pass over the N scores in chunks of 64: a chunk whose (vectorised) maximum does not beat
+   the current k-th score is skipped, otherwise its scores enter a small sorted array of the k best; then
+   the accumulator is cleared.
 
-The columns (features) are split by document frequency: the few most frequent features (df >= N / 25, at
-most 64; they cause most of the multiply-adds of a sparse product, since a feature costs df^2) are kept as a
-dense N x m array and scored with BLAS; all other features go through scipy's sparse product, whose result is
-added into the same dense block. The block's own rows and exact duplicates (same text) are zeroed. Memory is
-bounded by the block size (about 32 * B * N bytes), see :func:`block_size`.
+Query rows are spread over numba's threads (``prange``); each thread owns its accumulator, so memory is
+``4 * N`` bytes per thread plus the matrix in two layouts (about 16 bytes per non-zero), whatever the block.
 
-Ranking uses float32 scores (the precision written to Parquet), by score descending then row; rows are sorted
-by id, so ties go to the smaller id. A pair's score is summed in an order fixed by the two rows, not by the
-other rows of the block, so the output does not depend on the block size or on the worker.
+Determinism: a pair's score is summed over the query's features in column order and, per feature, in a fixed
+posting order, so it does not depend on the block, the thread or the worker. Scores are float32 (the
+precision written to Parquet); documents are scanned in row order and a score must be strictly greater than
+the current k-th to enter, so ties go to the smaller row (rows are sorted by id).
 
-Only documents with a positive score are neighbours: a zero-vector document (no n-gram with idf > 0) is never
-a neighbour and has none.
+Excluded: the query itself, documents with exactly the same text (``text_keys``), and scores <= 0: a
+zero-vector document (no n-gram with idf > 0) is never a neighbour and has none.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import get_num_threads, njit, prange, set_num_threads
 
-DEFAULT_MEMORY_BYTES = 512 * 2**20
-MAX_BLOCK = 1024
-# float64 block (8 B) + float32 copy (4 B) + sparse product entries (<= 8 B) + masks and slack
-BYTES_PER_SCORE = 32
-DENSE_DF_FRACTION = 1 / 25
-MAX_DENSE_FEATURES = 64
-
-
-def block_size(num_docs: int, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> int:
-    """Query rows per block so that one block's score arrays stay within ``memory_bytes``.
-
-    >>> block_size(100_000), block_size(6_000_000), block_size(10)
-    (167, 2, 1024)
-    """
-    return int(max(1, min(MAX_BLOCK, memory_bytes // (BYTES_PER_SCORE * max(num_docs, 1)))))
+DEFAULT_BLOCK = 2048
+# numba's default threading layer is not safe for concurrent launches from several Python threads (Beam's
+# multi_threading mode); the kernel uses every thread it is given anyway, so launches are serialised.
+_LAUNCH = threading.Lock()
 
 
 def blocks(num_docs: int, block_rows: int) -> list[tuple[int, int]]:
@@ -49,165 +46,193 @@ def blocks(num_docs: int, block_rows: int) -> list[tuple[int, int]]:
     return [(start, min(start + block_rows, num_docs)) for start in range(0, num_docs, max(1, block_rows))]
 
 
+def block_size(num_docs: int, parallelism: int = 1) -> int:
+    """Query rows per Beam element: ~1 s of work at 100k documents, and at least 4 elements per worker.
+
+    >>> block_size(100_000), block_size(100_000, parallelism=64), block_size(10)
+    (2048, 390, 16)
+    """
+    return int(max(16, min(DEFAULT_BLOCK, num_docs // max(1, 4 * parallelism))))
+
+
 @dataclass
 class ScoringMatrix:
-    """The document matrix prepared once per worker for block scoring (see the module docstring).
+    """The document matrix prepared once per worker.
 
-    Only features shared by at least two documents are kept (a feature of one document adds nothing to any
-    cross-document score). ``dense`` is N x m (float64, C order) for the m most frequent features,
-    ``sparse``/``sparse_t`` the rest as CSR and its transpose; ``dup_groups`` maps a row to all rows with the
-    same text (only for texts that occur more than once).
+    ``indptr/indices/data``: documents x features (CSR, float32, no explicit zeros, features in column order);
+    ``t_indptr/t_indices/t_data``: the same matrix by feature (posting lists, documents in row order), with
+    only the features shared by at least two documents (a feature of one document adds to no cross-document
+    score). ``group[row]`` numbers the rows whose text occurs more than once (-1 elsewhere).
     """
 
-    dense: np.ndarray
-    sparse: sp.csr_matrix
-    sparse_t: sp.csr_matrix
-    dup_groups: dict[int, np.ndarray]
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    t_indptr: np.ndarray
+    t_indices: np.ndarray
+    t_data: np.ndarray
+    group: np.ndarray
     zero_rows: np.ndarray
 
     @property
     def num_docs(self) -> int:
-        return self.sparse.shape[0]
+        return len(self.indptr) - 1
+
+    def has_duplicates(self, row: int) -> bool:
+        return bool(self.group[row] >= 0)
 
 
-def _duplicate_groups(text_keys: np.ndarray | None) -> dict[int, np.ndarray]:
-    groups: dict[int, np.ndarray] = {}
+def _duplicate_groups(text_keys: np.ndarray | None, num_docs: int) -> np.ndarray:
+    """``group[row]``: a number shared by all rows with the same text key, -1 for texts that occur once."""
+    group = np.full(num_docs, -1, np.int64)
     if text_keys is None or not len(text_keys):
-        return groups
+        return group
     keys = np.asarray(text_keys, np.uint64)
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], len(keys)]
-    for start, end in zip(starts, ends, strict=True):
-        if end - start > 1:
-            group = np.sort(order[start:end])
-            for row in group:
-                groups[int(row)] = group
-    return groups
+    sizes = np.diff(np.r_[starts, len(keys)])
+    for number, (start, size) in enumerate(zip(starts[sizes > 1], sizes[sizes > 1], strict=True)):
+        group[order[start : start + size]] = number
+    return group
 
 
-def prepare(
-    matrix: sp.csr_matrix,
-    text_keys: np.ndarray | None = None,
-    dense_fraction: float = DENSE_DF_FRACTION,
-    max_dense: int = MAX_DENSE_FEATURES,
-) -> ScoringMatrix:
+def prepare(matrix: sp.csr_matrix, text_keys: np.ndarray | None = None) -> ScoringMatrix:
     """Build the :class:`ScoringMatrix` of a documents x features TF-IDF matrix."""
     matrix = sp.csr_matrix(matrix, dtype=np.float32)
     matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    matrix.sort_indices()
     num_docs = matrix.shape[0]
-    zero_rows = np.flatnonzero(np.diff(matrix.indptr) == 0)
-    compact = matrix.tocsc()
-    df = np.diff(compact.indptr)
-    shared = np.flatnonzero(df >= 2)
-    by_df = shared[np.lexsort((shared, -df[shared]))]
-    dense_cols = by_df[:max_dense][df[by_df[:max_dense]] >= max(2.0, dense_fraction * num_docs)]
-    sparse_cols = np.setdiff1d(shared, dense_cols)
-    dense = np.ascontiguousarray(compact[:, np.sort(dense_cols)].toarray(), dtype=np.float64)
-    sparse = compact[:, sparse_cols].tocsr()
-    sparse.sort_indices()
+    by_feature = matrix.tocsc()
+    by_feature.sort_indices()
+    shared = np.flatnonzero(np.diff(by_feature.indptr) >= 2)
+    by_feature = by_feature[:, shared]  # posting lists of the shared features, renumbered 0..len(shared)-1
+    by_feature.sort_indices()
+    query = matrix[:, shared]  # the same numbering: feature f of a query row is posting list f
+    query.sort_indices()
     return ScoringMatrix(
-        dense=dense,
-        sparse=sparse,
-        sparse_t=sparse.T.tocsr(),
-        dup_groups=_duplicate_groups(text_keys),
-        zero_rows=zero_rows,
+        indptr=query.indptr.astype(np.int64),
+        indices=query.indices.astype(np.uint32),
+        data=query.data.astype(np.float32),
+        t_indptr=by_feature.indptr.astype(np.int64),
+        t_indices=by_feature.indices.astype(np.uint32),
+        t_data=by_feature.data.astype(np.float32),
+        group=_duplicate_groups(text_keys, num_docs),
+        zero_rows=np.flatnonzero(np.diff(matrix.indptr) == 0),
     )
 
 
-CHUNK = 64
+@njit(fastmath={"nnan", "ninf", "nsz", "reassoc"}, inline="always")
+def _chunk_max(acc, lo, hi):
+    """max(0, acc[lo:hi]), vectorised (fast-math only here: the scores themselves are summed strictly)."""
+    m = np.float32(0.0)
+    for d in range(lo, hi):
+        m = max(m, acc[d])
+    return m
 
 
-def _kth_lower_bound(scores: np.ndarray, k: int) -> np.ndarray:
-    """Per row a value <= its k-th largest score, cheap: the k-th largest of the maxima of 64-column chunks.
+@njit(parallel=True, cache=True)
+def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, start, stop, k, lanes):
+    """Rows ``start:stop`` -> (cols, scores), each ``(stop - start) x k``, best first, -1 / 0 past the end.
 
-    Each chunk maximum is a distinct element of the row, so k of them are >= their k-th largest. One
-    vectorised max pass replaces a row-wise ``np.partition`` over all N columns; few entries pass the bound.
+    ``indices``/``t_indices`` are uint32: unsigned indices spare numba's negative-index check in the scatter.
     """
-    num_rows, num_cols = scores.shape
-    if num_cols <= k:
-        return np.full(num_rows, -np.inf, dtype=scores.dtype)
-    chunks = num_cols // CHUNK
-    if chunks < k:
-        return np.partition(scores, num_cols - k, axis=1)[:, num_cols - k]
-    maxima = scores[:, : chunks * CHUNK].reshape(num_rows, chunks, CHUNK).max(axis=2)
-    if num_cols > chunks * CHUNK:
-        maxima = np.concatenate([maxima, scores[:, chunks * CHUNK :].max(axis=1, keepdims=True)], axis=1)
-    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
-
-
-def select_topk(scores: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per row of a dense score block: the columns of the k highest positive scores, by score desc then column.
-
-    >>> select_topk(np.array([[0.0, 2.0, 1.0, 2.0], [0.0, 0.0, 0.0, 0.0]]), 2)
-    [(array([1, 3]), array([2., 2.])), (array([], dtype=int64), array([], dtype=float64))]
-    """
-    num_rows, num_cols = scores.shape
-    mask = (scores >= _kth_lower_bound(scores, k)[:, None]) & (scores > 0)
-    row, col = np.nonzero(mask)
-    value = scores[row, col]
-    order = np.lexsort((col, -value, row))
-    row, col, value = row[order], col[order], value[order]
-    starts = np.searchsorted(row, np.arange(num_rows + 1))
-    out = []
-    for r in range(num_rows):
-        a, b = starts[r], min(starts[r + 1], starts[r] + k)
-        out.append((col[a:b].astype(np.int64), value[a:b]))
-    return out
-
-
-def score_block(scoring: ScoringMatrix, start: int, stop: int) -> np.ndarray:
-    """Dense float32 scores (stop - start) x N of query rows ``start:stop`` against every document.
-
-    The BLAS part is summed in float64: BLAS may order its sums differently for different block shapes,
-    and float64 keeps those last-bit differences far below float32's precision, to which scores are rounded.
-    """
-    if scoring.dense.shape[1]:
-        block = scoring.dense[start:stop] @ scoring.dense.T
-    else:
-        block = np.zeros((stop - start, scoring.num_docs), np.float64)
-    product = (scoring.sparse[start:stop] @ scoring.sparse_t).tocsr()
-    _add_sparse(block, product)
-    return block.astype(np.float32)
-
-
-def _add_sparse(out: np.ndarray, matrix: sp.csr_matrix) -> None:
-    """``out += matrix`` without a second dense array."""
-    try:
-        # csr_todense adds into ``out``; scipy's public toarray(out=) zeroes it first.
-        from scipy.sparse._sparsetools import csr_todense
-    except ImportError:  # pragma: no cover - other scipy layouts
-        out += matrix.toarray()
-        return
-    csr_todense(
-        out.shape[0],
-        out.shape[1],
-        matrix.indptr,
-        matrix.indices,
-        matrix.data.astype(out.dtype, copy=False),
-        out,
-    )
+    num_docs = indptr.shape[0] - 1
+    num_rows = stop - start
+    out_cols = np.full((num_rows, k), -1, np.int64)
+    out_scores = np.zeros((num_rows, k), np.float32)
+    for lane in prange(lanes):
+        acc = np.zeros(num_docs, np.float32)
+        best_s = np.zeros(k, np.float32)
+        best_c = np.full(k, -1, np.int64)
+        for b in range(lane, num_rows, lanes):
+            q = start + b
+            # 1. accumulate w_q * w_d along the posting list of every feature of the query
+            for p in range(indptr[q], indptr[q + 1]):
+                w = data[p]
+                f = indices[p]
+                end = t_indptr[f + 1]
+                r = t_indptr[f]
+                while r + 4 <= end:  # unrolled: four independent scatter-adds per step
+                    d0, d1, d2, d3 = t_indices[r], t_indices[r + 1], t_indices[r + 2], t_indices[r + 3]
+                    v0, v1, v2, v3 = w * t_data[r], w * t_data[r + 1], w * t_data[r + 2], w * t_data[r + 3]
+                    acc[d0] += v0
+                    acc[d1] += v1
+                    acc[d2] += v2
+                    acc[d3] += v3
+                    r += 4
+                while r < end:
+                    acc[t_indices[r]] += w * t_data[r]
+                    r += 1
+            acc[q] = 0.0
+            # 2. select: documents in row order; a score must beat the current k-th, so ties keep the smaller row
+            g = group[q]
+            filled = 0
+            threshold = np.float32(0.0)
+            for lo in range(0, num_docs, 64):
+                hi = min(lo + 64, num_docs)
+                if _chunk_max(acc, lo, hi) <= threshold:
+                    continue
+                for d in range(lo, hi):
+                    s = acc[d]
+                    if s > threshold and (g < 0 or group[d] != g):
+                        i = min(filled, k - 1)
+                        while i > 0 and best_s[i - 1] < s:
+                            best_s[i] = best_s[i - 1]
+                            best_c[i] = best_c[i - 1]
+                            i -= 1
+                        best_s[i] = s
+                        best_c[i] = d
+                        if filled < k:
+                            filled += 1
+                        if filled == k:
+                            threshold = best_s[k - 1]
+            acc[:] = 0.0
+            for i in range(filled):
+                out_scores[b, i] = best_s[i]
+                out_cols[b, i] = best_c[i]
+    return out_cols, out_scores
 
 
 def topk_block(
-    scoring: ScoringMatrix, start: int, stop: int, k: int
+    scoring: ScoringMatrix, start: int, stop: int, k: int, threads: int | None = None
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """Top-k neighbours ``(row, neighbour_rows, scores)`` of query rows ``start:stop`` (self, duplicates excluded)."""
+    """Top-k neighbours ``(row, neighbour_rows, scores)`` of query rows ``start:stop``, on ``threads`` threads."""
     stop = min(stop, scoring.num_docs)
-    queries = np.arange(start, stop)
-    block = score_block(scoring, start, stop)
-    block[np.arange(len(queries)), queries] = 0.0
-    for i, row in enumerate(queries):
-        group = scoring.dup_groups.get(int(row))
-        if group is not None:
-            block[i, group] = 0.0
-    return [(int(row), cols, vals) for row, (cols, vals) in zip(queries, select_topk(block, k), strict=True)]
+    if stop <= start:
+        return []
+    with _LAUNCH:
+        previous = get_num_threads()
+        if threads:
+            set_num_threads(max(1, min(threads, previous)))
+        try:
+            lanes = min(stop - start, 4 * get_num_threads())
+            cols, scores = _topk_kernel(
+                scoring.indptr,
+                scoring.indices,
+                scoring.data,
+                scoring.t_indptr,
+                scoring.t_indices,
+                scoring.t_data,
+                scoring.group,
+                start,
+                stop,
+                k,
+                lanes,
+            )
+        finally:
+            set_num_threads(previous)
+    out = []
+    for b, row in enumerate(range(start, stop)):
+        n = int(np.count_nonzero(cols[b] >= 0))
+        out.append((row, cols[b, :n], scores[b, :n]))
+    return out
 
 
 def all_topk(
-    scoring: ScoringMatrix, k: int, block_rows: int | None = None
+    scoring: ScoringMatrix, k: int, block_rows: int | None = None, threads: int | None = None
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Top-k neighbours of every row, block after block (a generator, for in-process use and tests)."""
     for start, stop in blocks(scoring.num_docs, block_rows or block_size(scoring.num_docs)):
-        yield from topk_block(scoring, start, stop, k)
+        yield from topk_block(scoring, start, stop, k, threads)

@@ -102,3 +102,24 @@ def test_input_error_message_ignores_other_errors():
         input_error_message(RuntimeError("x\nschemas.records.InputError: a.xml: bad [while running 'R']"))
         == "a.xml: bad"
     )
+
+
+def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
+    from pipelines.common import sort_rows
+
+    rows = [
+        {"id": "b", "x": 2},
+        {"id": "a", "x": 3},
+        {"id": "b", "x": 1},
+        {"id": None, "x": 0},
+        {"id": "a", "x": 3},
+    ]
+    expected = [
+        {"id": None, "x": 0},
+        {"id": "a", "x": 3},
+        {"id": "a", "x": 3},
+        {"id": "b", "x": 1},
+        {"id": "b", "x": 2},
+    ]
+    assert sort_rows(rows, ["id"]) == expected
+    assert sort_rows(list(reversed(rows)), ["id"]) == expected

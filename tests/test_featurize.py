@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import unicodedata
 
 import numpy as np
+import pytest
 from sklearn.utils import murmurhash3_32
 
 from retrieval import featurize as F
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wsj_texts() -> list[str]:
+    lines = (ROOT / "samples" / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines]
 
 
 def test_tokenize_splits_like_drqa_simple_tokenizer():
@@ -62,3 +72,40 @@ def test_stopword_list_is_drqas_and_its_hash_is_recorded():
 def test_document_text_joins_sentences_with_spaces():
     assert F.document_text(["A b.", "C d."]) == "A b. C d."
     assert F.document_text([]) == ""
+
+
+def test_token_pattern_without_drqa_flags_matches_the_same_code_points():
+    import regex
+
+    for alternative in (r"[\p{L}\p{N}\p{M}]", r"[^\p{Z}\p{C}]"):
+        drqa = regex.compile(alternative, flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
+        ours = regex.compile(alternative)
+        everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+        assert drqa.findall(everything) == ours.findall(everything)
+
+
+def test_batch_features_equal_the_string_reference_on_real_and_odd_text(wsj_texts):
+    texts = wsj_texts[:300] + [
+        "Café naïve – Ελληνικά ΟΔΟΣ. 中文字符 😀 emoji, x",
+        "",
+        "the of and",
+        "a" * 100 + " " + "b" * 70,
+        "İstanbul ǅemal ﬁnance ß",
+    ]
+    for n in (1, 2, 3):
+        lengths, features, counts = F.feature_counts_batch(texts, n=n)
+        assert len(lengths) == len(texts) and lengths.sum() == len(features) == len(counts)
+        offset = 0
+        for text, length in zip(texts, lengths, strict=True):
+            ids, reference_counts = np.unique(F.hash_ngrams(F.ngrams(text, n)), return_counts=True)
+            assert features[offset : offset + length].tolist() == ids.tolist()
+            assert counts[offset : offset + length].tolist() == reference_counts.tolist()
+            offset += length
+
+
+def test_batch_features_match_sklearn_murmurhash_for_every_utf8_length():
+    for size in range(0, 12):
+        word = unicodedata.normalize("NFD", "é" * size + "x" * (size % 3))  # 3 UTF-8 bytes per "é" in NFD
+        (feature,) = F.feature_counts(word, n=1)[0].tolist() or [None]
+        expected = murmurhash3_32(word, positive=True) % 2**24 if word else None
+        assert feature == expected

@@ -161,10 +161,24 @@ def test_bad_options_and_existing_output(built, tmp_path, capsys):
     docs, index, _ = built
     assert run_cli("neighbors", docs, "--index", index, "--k", "0", "--out", tmp_path / "nb") == 2
     assert "--k: must be >= 1" in capsys.readouterr().err
+    assert run_cli("neighbors", docs, "--index", index, "--threads", "-1", "--out", tmp_path / "nb") == 2
+    assert "--threads: must be >= 0" in capsys.readouterr().err
     assert run_cli("index", docs, "--out", tmp_path / "i", "--ngram", "5") == 2
     assert "--ngram" in capsys.readouterr().err
     assert run_cli("index", docs, "--out", index) == 2
     assert "not empty (pass --overwrite" in capsys.readouterr().err
+
+
+def test_scoring_threads_follow_the_runner(monkeypatch):
+    from pipelines.neighbors import scoring_threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert scoring_threads(0, []) == (8, 1)
+    assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]) == (4, 2)
+    assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=0"]) == (1, 8)
+    assert scoring_threads(0, ["--direct_running_mode=multi_threading", "--direct_num_workers=4"]) == (8, 1)
+    assert scoring_threads(0, ["--runner=DataflowRunner"]) == (1, 64)
+    assert scoring_threads(3, ["--runner=FlinkRunner"]) == (3, 64)
 
 
 def test_document_frequency_combine_and_batches_under_beam():

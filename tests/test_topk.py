@@ -30,9 +30,9 @@ def random_matrix(n: int, features: int, density: float, seed: int) -> sp.csr_ma
     return m.astype(np.float32)
 
 
-def test_block_size_bounds_memory():
-    assert T.block_size(100_000, 512 * 2**20) == 167
-    assert T.block_size(10**8) == 1 and T.block_size(1) == T.MAX_BLOCK
+def test_block_size_gives_every_worker_several_elements():
+    assert T.block_size(100_000) == T.DEFAULT_BLOCK
+    assert T.block_size(100_000, parallelism=64) == 390 and T.block_size(10) == 16
 
 
 def test_blocks_cover_all_rows():
@@ -40,36 +40,26 @@ def test_blocks_cover_all_rows():
     assert T.blocks(0, 3) == []
 
 
-def test_select_topk_breaks_ties_by_column_and_skips_zero_scores():
-    scores = np.array(
-        [[0.0, 2.0, 1.0, 2.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0, 1.0]], np.float32
-    )
-    result = T.select_topk(scores, 2)
-    assert [c.tolist() for c, _ in result] == [[1, 3], [], [0, 4]]
-    assert result[2][1].tolist() == [3.0, 1.0]
-
-
-def test_kth_lower_bound_never_exceeds_the_kth_largest():
-    rng = np.random.default_rng(0)
-    scores = rng.random((5, 1000)).astype(np.float32)
-    bound = T._kth_lower_bound(scores, 10)
-    kth = np.sort(scores, axis=1)[:, -10]
-    assert (bound <= kth).all()
+def test_ties_go_to_the_smaller_row_and_zero_scores_are_never_neighbours():
+    # row 0 scores 2 with rows 1, 3 and 4 (a three-way tie for 2 slots), 0 with row 2
+    matrix = sp.csr_matrix(np.array([[1, 1, 0], [2, 0, 0], [0, 0, 1], [0, 2, 0], [1, 1, 0]], np.float32))
+    result = {row: (cols.tolist(), scores.tolist()) for row, cols, scores in T.all_topk(T.prepare(matrix), 2)}
+    assert result[0] == ([1, 3], [2.0, 2.0])
+    assert result[2] == ([], [])
 
 
 @pytest.mark.parametrize("block_rows", [1, 7, 200])
 def test_all_topk_equals_brute_force_whatever_the_block_size(block_rows):
     matrix = random_matrix(200, 300, 0.03, seed=1)
-    scoring = T.prepare(matrix, dense_fraction=0.05)  # some features go to the dense (BLAS) part
-    assert scoring.dense.shape[1] > 0 and scoring.sparse.nnz > 0
+    scoring = T.prepare(matrix)
     got = [cols.tolist() for _, cols, _ in T.all_topk(scoring, 5, block_rows)]
     assert got == brute_force(matrix, 5)
 
 
-def test_output_identical_for_all_block_sizes():
+def test_output_identical_for_all_block_sizes_and_thread_counts():
     matrix = random_matrix(150, 80, 0.1, seed=2)
     scoring = T.prepare(matrix)
-    runs = [list(T.all_topk(scoring, 10, b)) for b in (1, 3, 150)]
+    runs = [list(T.all_topk(scoring, 10, b, threads)) for b, threads in ((1, 1), (3, 2), (150, 1), (150, 2))]
     for other in runs[1:]:
         for (r1, c1, s1), (r2, c2, s2) in zip(runs[0], other, strict=True):
             assert r1 == r2 and c1.tolist() == c2.tolist() and s1.tobytes() == s2.tobytes()
@@ -84,6 +74,7 @@ def test_exact_duplicates_and_self_are_excluded_zero_vectors_get_nothing():
     result = {row: cols.tolist() for row, cols, _ in T.all_topk(scoring, 3)}
     assert result == {0: [2, 4], 1: [2, 4], 2: [0, 1], 3: [], 4: [0, 1]}
     assert scoring.zero_rows.tolist() == [3]
+    assert [scoring.has_duplicates(row) for row in range(5)] == [True, True, False, False, False]
     assert result == {q: n for q, n in enumerate(brute_force(matrix, 3, keys))}
 
 
