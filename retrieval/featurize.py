@@ -26,6 +26,7 @@ over the token bytes joined by spaces, and counts them per document.
 from __future__ import annotations
 
 import hashlib
+import threading
 import unicodedata
 from collections.abc import Iterable
 from importlib import resources
@@ -169,6 +170,7 @@ class _Tokens:
 
 
 _tokens = _Tokens()
+_TOKENS_LOCK = threading.Lock()
 
 
 def feature_counts_batch(
@@ -178,16 +180,17 @@ def feature_counts_batch(
 
     Text i owns ``lengths[i]`` consecutive entries of ``features``/``counts`` (sorted unique features).
     """
-    _tokens.reset_if_full()
-    encoded: list[int] = []
-    ends = [0]
-    for text in texts:
-        encoded += _tokens.encode(text)
-        ends.append(len(encoded))
-    keep, utf8, starts = _tokens.arrays()
-    return _count_ngrams(
-        np.array(encoded, np.int64), np.array(ends, np.int64), keep, utf8, starts, n, hash_size
-    )
+    with _TOKENS_LOCK:  # one token table per process, shared by Beam's worker threads
+        _tokens.reset_if_full()
+        encoded: list[int] = []
+        ends = [0]
+        for text in texts:
+            encoded += _tokens.encode(text)
+            ends.append(len(encoded))
+        keep, utf8, starts = _tokens.arrays()
+        return _count_ngrams(
+            np.array(encoded, np.int64), np.array(ends, np.int64), keep, utf8, starts, n, hash_size
+        )
 
 
 @njit(cache=True)

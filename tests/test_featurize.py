@@ -109,3 +109,16 @@ def test_batch_features_match_sklearn_murmurhash_for_every_utf8_length():
         (feature,) = F.feature_counts(word, n=1)[0].tolist() or [None]
         expected = murmurhash3_32(word, positive=True) % 2**24 if word else None
         assert feature == expected
+
+
+def test_batch_features_from_several_threads_equal_one_thread(wsj_texts):
+    from concurrent.futures import ThreadPoolExecutor
+
+    F._tokens.__init__()  # an empty token table: the threads race to add the same new tokens
+    chunks = [wsj_texts[i::4] for i in range(4)] * 3
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(F.feature_counts_batch, chunks))
+    for chunk, (lengths, features, counts) in zip(chunks, results, strict=True):
+        expected = F.feature_counts_batch(chunk)
+        assert lengths.tolist() == expected[0].tolist() and features.tolist() == expected[1].tolist()
+        assert counts.tolist() == expected[2].tolist()
