@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from retrieval.featurize import (
     HASH_SIZE,
@@ -92,6 +93,36 @@ def document_fingerprint(doc_id: str, text: str) -> int:
 def corpus_fingerprint(total: int, count: int) -> str:
     """``"<count>:<sum of document fingerprints mod 2**64, hex>"`` (order-independent, combinable)."""
     return f"{count}:{total % 2**64:016x}"
+
+
+@njit(cache=True)
+def _pair_cosines(starts, features, values, rows_a, rows_b):
+    """cos(x_a, x_b) of text pairs, each text a sorted run ``features/values[starts[t]:starts[t + 1]]``."""
+    out = np.zeros(len(rows_a))
+    for i in range(len(rows_a)):
+        a0, a1 = starts[rows_a[i]], starts[rows_a[i] + 1]
+        b0, b1 = starts[rows_b[i]], starts[rows_b[i] + 1]
+        norm_a = 0.0
+        for p in range(a0, a1):
+            norm_a += values[p] * values[p]
+        norm_b = 0.0
+        for p in range(b0, b1):
+            norm_b += values[p] * values[p]
+        if norm_a == 0.0 or norm_b == 0.0:
+            continue
+        dot = 0.0
+        p, q = a0, b0
+        while p < a1 and q < b1:
+            if features[p] < features[q]:
+                p += 1
+            elif features[p] > features[q]:
+                q += 1
+            else:
+                dot += values[p] * values[q]
+                p += 1
+                q += 1
+        out[i] = min(dot / np.sqrt(norm_a * norm_b), 1.0)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- document frequency
@@ -396,17 +427,15 @@ class TfidfIndex:
         position: dict[str, int] = {}
         for text in (*texts_a, *texts_b):
             position.setdefault(text, len(position))
-        matrix = self.vectorize(list(position))
-        a = matrix[[position[t] for t in texts_a]]
-        b = matrix[[position[t] for t in texts_b]]
-        dots = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-        norms = np.sqrt(
-            np.asarray(a.multiply(a).sum(axis=1)).ravel() * np.asarray(b.multiply(b).sum(axis=1)).ravel()
+        lengths, features, counts = feature_counts_batch(
+            list(position), self.params.hash_size, self.params.ngram
         )
-        out = np.zeros(len(texts_a))
-        nonzero = norms > 0
-        out[nonzero] = dots[nonzero] / norms[nonzero]
-        return np.minimum(out, 1.0)
+        values = np.log1p(counts) * self.idf(features)
+        starts = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        rows_a = np.fromiter((position[t] for t in texts_a), np.int64, len(texts_a))
+        rows_b = np.fromiter((position[t] for t in texts_b), np.int64, len(texts_b))
+        return _pair_cosines(starts, features, values, rows_a, rows_b)
 
     def similarity(self, a: str, b: str) -> float:
         """TF-IDF-weighted cosine of two texts: ``similarity("the cat sat", "a cat sat") == 1.0``."""

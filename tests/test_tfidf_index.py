@@ -165,3 +165,24 @@ def test_corrupt_metadata(saved):
     (saved / "index.json").write_text(json.dumps({"format": "something-else"}))
     with pytest.raises(InputError, match="not an incoherent-drqa-tfidf"):
         TfidfIndex.load(str(saved))
+
+
+def test_similarities_equal_cosines_of_the_vectorized_rows_on_real_sentences():
+    from pathlib import Path
+
+    lines = (Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
+    texts = [json.loads(line)["text"] for line in lines]
+    wsj = TfidfIndex.build([(f"w{i}", t) for i, t in enumerate(texts)])
+    sentences = [s for t in texts for s in t.split(". ") if s][:400]
+    a, b = sentences[:200], sentences[200:400][::-1]
+    a[5], a[7], b[7] = "the of and", a[3], b[3]  # a zero vector, and a repeated pair
+    x, y = wsj.vectorize(a), wsj.vectorize(b)
+
+    def row_sums(m):
+        return np.asarray(m.sum(axis=1)).ravel()
+
+    norms = np.sqrt(row_sums(x.multiply(x)) * row_sums(y.multiply(y)))
+    expected = np.divide(row_sums(x.multiply(y)), norms, out=np.zeros(len(a)), where=norms > 0)
+    got = wsj.similarities(a, b)
+    assert got[5] == 0.0 and got[7] == pytest.approx(got[3]) and (got > 0).sum() >= 15
+    assert got == pytest.approx(np.minimum(expected, 1.0), abs=1e-12)
