@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -59,8 +60,22 @@ def dump_path(repeats: int, multistream: bool = False) -> Path:
     return path
 
 
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy since boot (all cores, from /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None = None) -> dict:
-    """Run a command; wall seconds, exit status, peak RSS of its whole process tree, stderr tail."""
+    """Run a command; wall seconds, exit status, peak RSS of its whole process tree, stderr tail.
+
+    ``cpu_s`` is the CPU time of the command's process tree (``getrusage`` of waited-for children: short-lived
+    ``bzip2`` helpers included); ``other_cpu_s`` is what the rest of the
+    machine used meanwhile (busy CPU seconds of all cores minus ours): near 0 means the run was alone.
+    """
+    busy_before = machine_busy_s()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = psutil.Popen(cmd, shell=shell, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -89,9 +104,14 @@ def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None 
     sampler.start()
     out, err = proc.communicate()
     wall = time.perf_counter() - started
+    busy = machine_busy_s() - busy_before
     done.set()
     sampler.join()
-    return {"wall_s": round(wall, 2), "cpu_s": round(sum(cpu.values()), 1), "rc": proc.returncode,
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+    ours = max(waited, sum(cpu.values()))  # waited-for descendants; samples if some were not waited for
+    return {"wall_s": round(wall, 2), "cpu_s": round(ours, 1), "rc": proc.returncode,
+            "other_cpu_s": round(max(0.0, busy - ours), 1),
             "peak_rss_mb": round(peak / 2**20, 1), "stdout": out,
             "stderr_tail": err.strip().splitlines()[-3:]}  # fmt: skip
 

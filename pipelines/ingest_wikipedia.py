@@ -9,6 +9,10 @@ A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`
 ``*-index.txt.bz2`` next to it) one byte range of its bz2 streams, so Beam workers split one dump. Page
 records carry only the lead section, so little data crosses the shuffle; mwparserfromhell runs after it,
 in parallel.
+
+With Beam's default local runner (one in-process worker) a multistream dump is one read task whose streams
+are decompressed by a small thread pool (``--decompress-threads``, default: one per core) while the main
+thread parses XML and cleans leads: both cores work without extra worker processes.
 """
 
 from __future__ import annotations
@@ -46,8 +50,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--range-mb",
         type=float,
-        default=mediawiki.RANGE_BYTES / (1 << 20),
-        help="multistream dumps: compressed MB per parallel read task (default %(default)s)",
+        default=None,
+        help="multistream dumps: compressed MB per parallel read task (default: "
+        f"{mediawiki.RANGE_BYTES / (1 << 20):g} with several Beam workers, the whole file with one)",
+    )
+    parser.add_argument(
+        "--decompress-threads",
+        type=int,
+        default=0,
+        help="multistream dumps: threads decompressing the bz2 streams of a read task (default: one per "
+        "core with one in-process Beam worker, 1 with several workers)",
     )
 
 
@@ -58,8 +70,13 @@ def _counter(stage: str):
     return inc
 
 
-def plan_reads(dumps: list[str], range_bytes: int = mediawiki.RANGE_BYTES) -> list[dict]:
-    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
+def plan_reads(
+    dumps: list[str], range_bytes: int = mediawiki.RANGE_BYTES, min_ranges: int = mediawiki.MIN_RANGES
+) -> list[dict]:
+    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front).
+
+    A range task carries the stream offsets inside it, for parallel decompression.
+    """
     tasks: list[dict] = []
     for path in dumps:
         if not os.path.exists(path):
@@ -72,19 +89,28 @@ def plan_reads(dumps: list[str], range_bytes: int = mediawiki.RANGE_BYTES) -> li
             tasks.append({"path": path})
             continue
         size = os.path.getsize(path)
+        offsets = mediawiki.stream_offsets(index)
         ranges = mediawiki.multistream_ranges(
-            path, mediawiki.stream_offsets(index), size, target_bytes=range_bytes
+            path, offsets, size, target_bytes=range_bytes, min_ranges=min_ranges
         )
         site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
         for i, (start, end) in enumerate(ranges):
+            inside = [o for o in offsets if start <= o < end]
             tasks.append(
-                {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site_fields}
+                {
+                    "path": path,
+                    "start": start,
+                    "end": end,
+                    "last": i == len(ranges) - 1,
+                    "site": site_fields,
+                    "offsets": inside,
+                }
             )
     return tasks
 
 
-def read_task(task: dict) -> Iterator[dict]:
-    """Page records of one read task (see :func:`plan_reads`)."""
+def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
+    """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
     if "start" not in task:
         yield from mediawiki.read_pages(task["path"], count=inc)
@@ -92,7 +118,14 @@ def read_task(task: dict) -> Iterator[dict]:
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
     yield from mediawiki.read_range(
-        task["path"], task["start"], task["end"], site, last=task["last"], count=inc
+        task["path"],
+        task["start"],
+        task["end"],
+        site,
+        last=task["last"],
+        offsets=task.get("offsets"),
+        threads=threads,
+        count=inc,
     )
 
 
@@ -109,11 +142,14 @@ class _ReadPages(beam.DoFn):
     """Read one task. While this worker reads (a thread decompresses, expat parses), a second thread
     prepares the parsing step that follows, so its start-up cost hides behind the decompression."""
 
+    def __init__(self, threads: int = 1):
+        self._threads = threads
+
     def setup(self):
         threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     def process(self, task):
-        for page in read_task(task):
+        for page in read_task(task, self._threads):
             yield compact(page)
 
 
@@ -126,9 +162,11 @@ class IngestWikipedia(beam.PTransform):
     a shuffle in memory), so :func:`run` turns it off there: parsing then overlaps the decompression thread.
     """
 
-    def __init__(self, tasks: list[dict], source: str = "wikipedia", spread_pages: bool = True):
+    def __init__(
+        self, tasks: list[dict], source: str = "wikipedia", spread_pages: bool = True, threads: int = 1
+    ):
         super().__init__()
-        self._tasks, self._source, self._spread = tasks, source, spread_pages
+        self._tasks, self._source, self._spread, self._threads = tasks, source, spread_pages, threads
 
     def expand(self, pbegin):
         source = self._source
@@ -140,7 +178,7 @@ class IngestWikipedia(beam.PTransform):
             pbegin
             | "ReadTasks" >> beam.Create(self._tasks)
             | "SpreadTasks" >> beam.Reshuffle()
-            | "ReadPages" >> beam.ParDo(_ReadPages())
+            | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
         )
         if self._spread and not all("start" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
@@ -159,13 +197,19 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
-    out, source = args.out, args.source
     spread = several_workers(beam_args)
+    if args.range_mb is not None:
+        tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
+    elif spread:
+        tasks = plan_reads(args.dumps)
+    else:  # one in-process worker: one task per file, its streams decompressed by a thread pool
+        tasks = plan_reads(args.dumps, range_bytes=1 << 62, min_ranges=1)
+    threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
+    out, source = args.out, args.source
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(
-            tasks, source, spread_pages=spread
+            tasks, source, spread_pages=spread, threads=threads
         )
         if len(args.dumps) > 1:
             # Several dumps (e.g. snapshots of one wiki) can hold the same page id: keep the newest revision.
@@ -178,7 +222,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         build,
         command="ingest wikipedia",
         out_dir=out,
-        params={"dumps": list(args.dumps), "source": source, "read_tasks": len(tasks)},
+        params={
+            "dumps": list(args.dumps),
+            "source": source,
+            "read_tasks": len(tasks),
+            "decompress_threads": threads,
+        },
         beam_args=beam_args,
         overwrite=args.overwrite,
     )

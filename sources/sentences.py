@@ -11,7 +11,13 @@ abbreviations Punkt's model misses (``approx.``, ``Fig.``, ``e.g.`` ...).
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
+import os
 import re
+import sys
+import threading
+import types
 
 # Lower-cased, without the final period, as Punkt stores them.
 EXTRA_ABBREVIATIONS = frozenset(
@@ -30,10 +36,58 @@ _HAS_WORD = re.compile(r"\w")
 _QUOTES = frozenset({'"', "'", "“", "”", "‘", "’"})
 
 
-@functools.lru_cache(maxsize=1)
+def _punkt_module():
+    """``nltk.tokenize.punkt``, loaded without running ``nltk/__init__.py`` when nltk is not imported yet.
+
+    ``import nltk`` imports most of nltk and scipy.stats (~2 s of CPU, in every Beam worker); Punkt needs
+    seven small modules. They are loaded under empty stand-ins for the ``nltk`` and ``nltk.tokenize``
+    packages, then every ``nltk`` entry this added to ``sys.modules`` is removed again, so a later
+    ``import nltk`` elsewhere in the process starts from scratch and sees the real packages. If anything
+    goes wrong the ordinary import is used.
+    """
+    if "nltk" in sys.modules:
+        import nltk.tokenize.punkt as punkt
+
+        return punkt
+    before = set(sys.modules)
+    try:
+        spec = importlib.util.find_spec("nltk")
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("nltk is not installed")
+        root = list(spec.submodule_search_locations)
+        for name, path in (("nltk", root), ("nltk.tokenize", [os.path.join(p, "tokenize") for p in root])):
+            stand_in = types.ModuleType(name)
+            stand_in.__path__ = path
+            sys.modules[name] = stand_in
+        return importlib.import_module("nltk.tokenize.punkt")
+    except Exception:  # an nltk layout we do not know: the ordinary (slow) import
+        for name in set(sys.modules) - before:
+            if name == "nltk" or name.startswith("nltk."):
+                del sys.modules[name]
+        import nltk.tokenize.punkt as punkt
+
+        return punkt
+    finally:
+        if "nltk" in sys.modules and not hasattr(sys.modules["nltk"], "__file__"):
+            for name in set(sys.modules) - before:
+                if name == "nltk" or name.startswith("nltk."):
+                    del sys.modules[name]
+
+
+_LOCK = threading.Lock()
+
+
 def _tokenizer():
+    with _LOCK:  # built once, by whichever thread asks first
+        return _build_tokenizer()
+
+
+@functools.lru_cache(maxsize=1)
+def _build_tokenizer():
     import punkt.data.english as english
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    punkt = _punkt_module()
+    PunktParameters, PunktSentenceTokenizer = punkt.PunktParameters, punkt.PunktSentenceTokenizer
 
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES) | set(EXTRA_ABBREVIATIONS)

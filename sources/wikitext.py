@@ -12,6 +12,7 @@ what removal leaves behind: ``Albedo () or`` -> ``Albedo or``, ``Achilles (; , A
 
 from __future__ import annotations
 
+import functools
 import re
 
 HEADING = re.compile(r"^==", re.M)
@@ -198,14 +199,217 @@ def prestrip(text: str) -> str:
     return _EMPTY_STYLE.sub(r"\2", remove_templates(text))
 
 
+class _Unusual(Exception):
+    """The token renderer met a construct it does not mirror exactly: use the node tree instead."""
+
+
+@functools.lru_cache(maxsize=1)
+def _token_types():
+    from mwparserfromhell.parser import tokens
+
+    return tokens
+
+
+def _render_tokens(toks: list) -> str:
+    """What :func:`_render` gives for ``mwparserfromhell.parse(text)``, read straight from the tokenizer's
+    token list, without building the node tree (the builder and the node constructors are most of the
+    parsing time).
+
+    It follows mwparserfromhell's ``Builder`` token by token. Where the output would depend on the source
+    text of a node that is not plain text (a template in a link target, an entity in a bare URL...), or the
+    token stream is not one the builder accepts, it raises :class:`_Unusual` and the caller falls back to
+    the node tree, so the output is the same in every case.
+    """
+    from mwparserfromhell.nodes import HTMLEntity
+
+    t = _token_types()
+    Text, TagAttrStart, TagCloseOpen, TagOpenClose = t.Text, t.TagAttrStart, t.TagCloseOpen, t.TagOpenClose
+    TagCloseSelfclose, TagCloseClose = t.TagCloseSelfclose, t.TagCloseClose
+    toks.reverse()
+    pop = toks.pop
+
+    def text_of(nodes: list) -> str:
+        """Source of a run of Text tokens; anything else is unusual."""
+        for tok in nodes:
+            if type(tok) is not Text:
+                raise _Unusual
+        return "".join(tok.text for tok in nodes)
+
+    def skip_until(close, *separators) -> None:
+        while toks:
+            tok = pop()
+            kind = type(tok)
+            if kind is close:
+                return
+            if kind not in separators:
+                node(tok, None)
+        raise _Unusual
+
+    def collect(stops: tuple, out: list | None) -> tuple[object, bool]:
+        """Render nodes into ``out`` until a token of a type in ``stops``; return it, and whether the nodes'
+        source is not blank (a node other than text, or text with a non-space)."""
+        blank = True
+        while toks:
+            tok = pop()
+            kind = type(tok)
+            if kind in stops:
+                return tok, not blank
+            if kind is Text:
+                if out is not None:
+                    out.append(tok.text)
+                if blank and tok.text.strip():
+                    blank = False
+            else:
+                blank = False
+                node(tok, out)
+        raise _Unusual
+
+    def raw_until(stops: tuple) -> tuple[object, str]:
+        """Source of Text tokens up to a token of a type in ``stops``."""
+        parts = []
+        while toks:
+            tok = pop()
+            if type(tok) in stops:
+                return tok, "".join(parts)
+            if type(tok) is not Text:
+                raise _Unusual
+            parts.append(tok.text)
+        raise _Unusual
+
+    def node(tok, out: list | None) -> None:
+        kind = type(tok)
+        if kind is Text:
+            if out is not None:
+                out.append(tok.text)
+        elif kind is t.TemplateOpen:
+            skip_until(t.TemplateClose, t.TemplateParamSeparator, t.TemplateParamEquals)
+        elif kind is t.CommentStart:
+            skip_until(t.CommentEnd)
+        elif kind is t.ArgumentOpen:
+            skip_until(t.ArgumentClose, t.ArgumentSeparator)
+        elif kind is t.HeadingStart:
+            skip_until(t.HeadingEnd)
+        elif kind is t.WikilinkOpen:
+            end, title = raw_until((t.WikilinkSeparator, t.WikilinkClose))
+            piped = type(end) is t.WikilinkSeparator
+            sub: list | None = [] if out is not None else None
+            shown = False
+            if piped:
+                _, shown = collect((t.WikilinkClose,), sub)
+            if out is None:
+                return
+            title = title.strip()
+            if title.startswith(":"):
+                title = title[1:]
+            else:
+                prefix = _link_prefix(title)
+                if prefix is not None and (prefix in DROP_LINK_PREFIXES or _is_language(prefix)):
+                    return
+            if piped and shown:
+                out.extend(sub)
+            elif title.startswith("#"):
+                out.append(title[1:])
+            else:
+                page = title.split("#", 1)[0]
+                out.append(_PIPE_TRICK.sub("", page) if piped else page)
+        elif kind is t.ExternalLinkOpen:
+            brackets = tok.brackets
+            if brackets:
+                end, _ = collect((t.ExternalLinkSeparator, t.ExternalLinkClose), None)
+                if type(end) is t.ExternalLinkSeparator:
+                    collect((t.ExternalLinkClose,), out)
+            else:
+                end, url = raw_until((t.ExternalLinkSeparator, t.ExternalLinkClose))
+                if type(end) is t.ExternalLinkSeparator:
+                    raise _Unusual
+                if out is not None:
+                    out.append(url)
+        elif kind is t.HTMLEntityStart:
+            tok = pop()
+            if type(tok) is t.HTMLEntityNumeric:
+                tok = pop()
+                if type(tok) is t.HTMLEntityHex:
+                    entity = HTMLEntity(pop().text, named=False, hexadecimal=True, hex_char=tok.char)
+                else:
+                    entity = HTMLEntity(tok.text, named=False, hexadecimal=False)
+            else:
+                entity = HTMLEntity(tok.text, named=True, hexadecimal=False)
+            if type(pop()) is not t.HTMLEntityEnd:
+                raise _Unusual
+            if out is not None:
+                out.append(entity.normalize())
+        elif kind is t.TagOpenOpen:
+            tag(tok, out)
+        else:  # a token the builder would reject here (ParserError): let it say so
+            raise _Unusual
+
+    def attribute() -> None:
+        while toks:
+            tok = pop()
+            kind = type(tok)
+            if kind is TagAttrStart or kind is TagCloseOpen or kind is TagCloseSelfclose:
+                toks.append(tok)
+                return
+            if kind is not t.TagAttrEquals and kind is not t.TagAttrQuote:
+                node(tok, None)
+        raise _Unusual
+
+    def tag(open_tok, out: list | None) -> None:
+        name_parts: list[str] = []
+        while toks:  # the tag name and attributes
+            tok = pop()
+            kind = type(tok)
+            if kind is TagAttrStart:
+                attribute()
+            elif kind is Text:
+                name_parts.append(tok.text)
+            elif kind is TagCloseOpen or kind is TagCloseSelfclose:
+                break
+            else:
+                raise _Unusual
+        else:
+            raise _Unusual
+        name = "".join(name_parts).strip().lower()
+        keep = out is not None and name not in DROP_TAGS and open_tok.wiki_markup != "{|"
+        brk = keep and name in BREAK_TAGS
+        if brk:
+            out.append(" ")
+        if kind is TagCloseOpen:  # contents, then the closing tag
+            end, _ = collect((TagOpenClose, TagCloseSelfclose, TagCloseClose), out if keep else None)
+            if type(end) is not TagOpenClose:
+                raise _Unusual
+            end, _ = collect((TagCloseClose,), None)
+        if brk:
+            out.append(" ")
+
+    out: list[str] = []
+    while toks:
+        node(pop(), out)
+    return "".join(out)
+
+
+def _tokenize(text: str) -> list:
+    """mwparserfromhell's token list for ``text``: what ``mwparserfromhell.parse`` builds its tree from."""
+    from mwparserfromhell.parser import Parser
+
+    return Parser()._tokenizer.tokenize(text, 0, False)
+
+
 def strip_markup(text: str, fast: bool = True) -> str:
     """Plain text of a wikitext snippet (no tidying). Raises whatever mwparserfromhell raises.
 
-    ``fast`` first removes templates, refs and comments with :func:`prestrip` (same output, less parsing).
+    ``fast`` first removes templates, refs and comments with :func:`prestrip` (same output, less parsing)
+    and renders mwparserfromhell's token list directly (:func:`_render_tokens`) instead of its node tree.
     """
     import mwparserfromhell
 
-    code = mwparserfromhell.parse(prestrip(text) if fast else text)
+    if fast:
+        text = prestrip(text)
+        try:
+            return _render_tokens(_tokenize(text))
+        except Exception:  # unusual markup, or an error the node tree will report in its own words
+            pass
+    code = mwparserfromhell.parse(text)
     out: list[str] = []
     _render(code, out)
     return "".join(out)

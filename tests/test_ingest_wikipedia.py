@@ -126,7 +126,10 @@ def test_unusable_inputs_fail_with_one_line(tmp_path, capsys, name, message):
 def test_multistream_two_workers_match_in_process(tmp_path):
     dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 40, 4)
     single, multi = tmp_path / "single", tmp_path / "multi"
-    assert ingest(single, dump, extra=("--range-mb", "0.000001")) == 0
+    # in process (the default): one read task, its streams decompressed by a thread pool
+    assert ingest(single, dump) == 0
+    params = json.loads((single / "run_summary.json").read_text())["params"]
+    assert params["read_tasks"] == 1 and params["decompress_threads"] >= 1
     assert (
         ingest(
             multi,

@@ -228,3 +228,29 @@ def test_multistream_index_names(tmp_path):
     index.write_bytes(b"")
     assert multistream_index(str(dump)) == str(index)
     assert multistream_index(str(GENSIM)) is None
+
+
+def test_parallel_decompression_reads_the_same_pages_in_order(tmp_path):
+    dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
+    offsets = stream_offsets(multistream_index(str(dump)))
+    size = dump.stat().st_size
+    site = read_siteinfo(str(dump))
+    assert mediawiki.stream_spans(offsets, offsets[0], size, min_bytes=1) == list(
+        zip(offsets, [*offsets[1:], size], strict=True)
+    )
+    whole = list(read_pages(str(dump)))
+    for threads in (2, 3):
+        parallel = list(
+            read_range(str(dump), offsets[0], size, site, last=True, offsets=offsets, threads=threads)
+        )
+        assert parallel == whole
+
+
+def test_parallel_decompression_reports_a_truncated_dump(tmp_path):
+    dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
+    offsets = stream_offsets(multistream_index(str(dump)))
+    cut = tmp_path / "cut-pages-articles-multistream.xml.bz2"
+    cut.write_bytes(dump.read_bytes()[: offsets[3] + 100])
+    site = read_siteinfo(str(cut))
+    with pytest.raises(InputError, match="truncated bz2 file"):
+        list(read_range(str(cut), offsets[0], offsets[3] + 100, site, last=True, offsets=offsets, threads=2))

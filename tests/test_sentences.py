@@ -45,3 +45,19 @@ def test_lone_quotes_and_ellipses_join_a_neighbouring_sentence():
         "Then I saw the smoke.",
     ]
     assert merge_fragments(["...", "Only this."]) == ["... Only this."]
+
+
+def test_punkt_is_loaded_without_importing_all_of_nltk():
+    """Punkt's modules are loaded under stand-ins for the nltk packages, then removed from sys.modules, so a
+    later ``import nltk`` elsewhere gets the real package (see sources.sentences._punkt_module)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from sources.sentences import split_sentences; "
+        "print(split_sentences('It rose. It fell.'), sorted(m for m in sys.modules if m.startswith(('nltk', 'scipy')))); "
+        "import nltk; from nltk.tokenize.punkt import PunktSentenceTokenizer; "
+        "print(nltk.tokenize.punkt.PunktSentenceTokenizer is PunktSentenceTokenizer)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["['It rose.', 'It fell.'] []", "True"]

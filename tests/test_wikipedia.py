@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from schemas.records import Rejected
+from sources import wikitext
 from sources.mediawiki import read_pages
 from sources.wikipedia import article_url, compact, page_to_document
 
@@ -99,6 +100,7 @@ def test_mwparserfromhell_failure_is_a_parse_error(monkeypatch):
         raise ParserError("C tokenizer exited with BAD_ROUTE")
 
     monkeypatch.setattr(mwparserfromhell, "parse", broken)
+    monkeypatch.setattr(wikitext, "_tokenize", broken)  # the token renderer's way in (see strip_markup)
     [out] = page_to_document(page())
     assert isinstance(out, Rejected) and out.reason == "parse_error"
     assert (
