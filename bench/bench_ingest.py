@@ -1,21 +1,26 @@
 """Benchmark of `incoherent ingest wikipedia` (not a test): ratios against baselines timed in the same run.
 
-    .venv/bin/python bench/bench_ingest.py              # everything, ~15 min on 2 busy cores
-    .venv/bin/python bench/bench_ingest.py --quick      # 10/5 repeats, smoke run
+    .venv/bin/python bench/bench_ingest.py                       # every part, ~20 min on 2 cores
+    .venv/bin/python bench/bench_ingest.py --parts multistream   # one part (see PARTS), a few minutes
+    .venv/bin/python bench/bench_ingest.py --report              # tables of the parts measured so far
+    .venv/bin/python bench/bench_ingest.py --quick               # 10/5 repeats, smoke run
 
 Dumps are built from the real gensim enwiki fragment (206 pages, 106 articles) with
 ``/work/shared/bench/make_bench_dump.py SRC REPEATS OUT [--multistream]`` into ``bench/work/`` (gitignored).
 
-Measured, each in its own process, wall clock:
-1. ``bzip2 -dc FILE > /dev/null`` (single core) vs ``incoherent ingest wikipedia`` on the same file:
-   single-stream (default in-process runner; and 2 worker processes) and multistream (2 worker processes);
-2. WikiExtractor 3.1.0 ``--no-templates`` on the same single-stream dump, and a plain full-article
-   ``mwparserfromhell.parse(text).strip_code()`` over every page vs our ingest on a smaller dump of the same
-   pages (that baseline is slow: ~2 s per 206 pages);
-3. peak RSS of the whole process tree (psutil, sampled every 0.1 s) at two dump sizes;
-4. where the time goes: CPU seconds per step of the ingest logic, run in one process.
+Parts, each command in its own process, wall clock, other processes' CPU recorded for every run:
+- ``multistream`` / ``single``: ``bzip2 -dc FILE > /dev/null`` (one core) and ``incoherent ingest wikipedia``
+  on the same file, interleaved (bzip2, ingest, bzip2, ingest, ...): each ingest run is divided by the mean
+  of the bzip2 runs just before and after it (the machine's speed drifts by tens of per cent over minutes);
+  the default in-process runner and ``--direct_running_mode=multi_processing --direct_num_workers=2``;
+- ``wikiextractor``: WikiExtractor 3.1.0 ``--no-templates`` vs ingest (in-process) on the single-stream dump;
+- ``mwparserfromhell``: a plain full-article ``mwparserfromhell.parse(text).strip_code()`` over every page
+  (bz2 + ElementTree reading) vs ingest (in-process), both on the whole ``--mwp-repeats`` dump;
+- ``memory``: peak RSS of the process tree (psutil, every 0.1 s) at two dump sizes, with and without Beam;
+- ``breakdown``: CPU seconds per step of the ingest logic in one process, and markup residue on the
+  gensim fragment.
 
-Results are printed as a Markdown table and written to ``bench/work/bench_ingest.json``.
+Results are merged into ``bench/work/bench_ingest.json`` (one entry per part, with its time and load).
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ out["Beam: run an empty 1-element pipeline (wall)"] = time.perf_counter() - w
 t = cpu()
 from sources.sentences import split_sentences
 split_sentences("Warm up.")
-out["import nltk + build Punkt"] = cpu() - t
+out["import Punkt (sources.sentences) + build tokenizer"] = cpu() - t
 import bz2
 t = cpu()
 d = bz2.BZ2Decompressor()
@@ -233,7 +238,7 @@ from sources.wikipedia import page_to_document
 arts = [p for p in pages if p["ns"] == 0 and p["redirect"] is None]
 t = cpu(); pre = [prestrip(p["lead"]) for p in arts]; out["prestrip (templates, refs, comments)"] = cpu() - t
 import mwparserfromhell
-t = cpu(); raw = [strip_markup(p["lead"]) for p in arts]; out["mwparserfromhell parse + walk (incl. prestrip)"] = cpu() - t
+t = cpu(); raw = [strip_markup(p["lead"]) for p in arts]; out["strip_markup: prestrip + mwparserfromhell tokens, rendered"] = cpu() - t
 t = cpu(); txt = [tidy(x) for x in raw]; out["tidy"] = cpu() - t
 t = cpu(); [split_sentences(x) for x in txt]; out["split_sentences (Punkt)"] = cpu() - t
 t = cpu(); docs = [d for p in pages for d in page_to_document(p) if isinstance(d, dict)]; out["page_to_document, all pages (sum of the 4 above)"] = cpu() - t
@@ -258,110 +263,175 @@ def breakdown(path: Path) -> dict:
 
 # --------------------------------------------------------------------------------------------- main
 
+PARTS = ("multistream", "single", "wikiextractor", "mwparserfromhell", "memory", "breakdown")
+RESULTS = WORK / "bench_ingest.json"
+RESIDUE = r"\{\{|\}\}|\[\[|\]\]|<ref|\||&nbsp;|\(\s*\)"
+
 
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if a and b else "n/a"
+
+
+def slim(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k not in ("stdout",)}
+
+
+def interleaved(path: Path, runs: list[tuple[str, list[str]]]) -> dict:
+    """bzip2, run 1, bzip2, run 2, ..., bzip2: each run's wall time over the mean of its two bzip2 neighbours."""
+    bz = [slim(bzip2(path))]
+    out = []
+    for name, extra in runs:
+        res = slim(ingest(path, extra))
+        bz.append(slim(bzip2(path)))
+        base = (bz[-2]["wall_s"] + bz[-1]["wall_s"]) / 2
+        res.update(name=name, bzip2_s=round(base, 2), ratio=round(res["wall_s"] / base, 3))
+        out.append(res)
+        print(f"  {name}: {res['wall_s']} s / bzip2 {base:.2f} s = {res['ratio']:.2f}x "
+              f"(CPU {res['cpu_s']} s, others {res['other_cpu_s']} s)", flush=True)  # fmt: skip
+    return {"dump": path.name, "bzip2": bz, "runs": out}
+
+
+def part_bzip2(path: Path, rounds: int) -> dict:
+    runs = [("in-process (default)", [])] * rounds + [("2 workers", TWO_WORKERS)]
+    return interleaved(path, runs)
+
+
+def part_wikiextractor(path: Path) -> dict:
+    first = slim(ingest(path))
+    we = slim(wikiextractor(path))
+    second = slim(ingest(path))
+    ours = (first["wall_s"] + second["wall_s"]) / 2
+    return {"dump": path.name, "ingest": [first, second], "wikiextractor": we,
+            "ratio": round((we.get("wall_s") or 0) / ours, 2)}  # fmt: skip
+
+
+def part_mwparserfromhell(path: Path) -> dict:
+    first = slim(ingest(path))
+    mwp = slim(mwp_full_articles(path))
+    second = slim(ingest(path))
+    ours = (first["wall_s"] + second["wall_s"]) / 2
+    return {"dump": path.name, "ingest": [first, second], "mwparserfromhell_full": mwp,
+            "ratio": round(mwp["wall_s"] / ours, 2)}  # fmt: skip
+
+
+def part_memory(sizes: list[int]) -> dict:
+    return {
+        "ingest": {str(n): slim(ingest(dump_path(n))) for n in sizes},
+        "logic_only": {str(n): slim(logic_only(dump_path(n))) for n in sizes},
+    }
+
+
+def residue() -> dict:
+    import re
+
+    import pyarrow.parquet as pq
+
+    out = Path(tempfile.mkdtemp(prefix="bench-residue-", dir=WORK))
+    try:
+        subprocess.run([INCOHERENT, "ingest", "wikipedia", str(SOURCE), "--out", str(out), "--overwrite"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        sentences = [s for f in out.rglob("documents-*/*.parquet") for doc in pq.read_table(f).to_pylist()
+                     for s in doc["sentences"]]  # fmt: skip
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    bad = [s for s in sentences if re.search(RESIDUE, s)]
+    return {"sentences": len(sentences), "with_residue": len(bad), "examples": bad[:5]}
+
+
+def report(results: dict) -> None:
+    def when(part):
+        info = results[part]
+        return f"{info['at']}, load average {info['load_avg_start'][0]:.1f} -> {info['load_avg_end'][0]:.1f}"
+
+    for part in ("multistream", "single"):
+        if part not in results:
+            continue
+        r = results[part]
+        print(f"\n{part} ({r['dump']}; {when(part)}):\n")
+        print(
+            "| run | wall s | bzip2 -dc s (mean of neighbours) | ratio | CPU s | others' CPU s | peak RSS MB |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for res in r["runs"]:
+            print(f"| {res['name']} | {res['wall_s']} | {res['bzip2_s']} | {res['ratio']:.2f}x | {res['cpu_s']} "
+                  f"| {res['other_cpu_s']} | {res['peak_rss_mb']} |")  # fmt: skip
+        print("bzip2 -dc runs (s): " + ", ".join(str(b["wall_s"]) for b in r["bzip2"]))
+    if "wikiextractor" in results:
+        r = results["wikiextractor"]
+        print(f"\nWikiExtractor ({r['dump']}; {when('wikiextractor')}): WikiExtractor {r['wikiextractor'].get('wall_s')} s"
+              f" ({r['wikiextractor'].get('documents')} docs), ingest {[x['wall_s'] for x in r['ingest']]} s: "
+              f"**{r['ratio']}x faster**")  # fmt: skip
+    if "mwparserfromhell" in results:
+        r = results["mwparserfromhell"]
+        m = r["mwparserfromhell_full"]
+        print(f"\nfull-article mwparserfromhell ({r['dump']}, {m.get('pages')} pages, all of them; {when('mwparserfromhell')}):"
+              f" {m['wall_s']} s, ingest {[x['wall_s'] for x in r['ingest']]} s: **{r['ratio']}x faster**")  # fmt: skip
+    if "memory" in results:
+        r = results["memory"]
+        print(f"\nmemory ({when('memory')}):\n")
+        print(
+            "| dump repeats | pages | documents | ingest wall (s) | peak RSS, ingest (MB) | peak RSS, logic only (MB) |"
+        )
+        print("|---|---|---|---|---|---|")
+        for size, res in r["ingest"].items():
+            print(f"| {size} | {res.get('pages_read')} | {res.get('documents')} | {res['wall_s']} | "
+                  f"{res['peak_rss_mb']} | {r['logic_only'][size]['peak_rss_mb']} |")  # fmt: skip
+    if "breakdown" in results:
+        r = results["breakdown"]
+        print(f"\nCPU seconds per step, in one process, on {r['dump']} ({when('breakdown')}):\n")
+        print("| step | CPU s |\n|---|---|")
+        for step, seconds in r["cpu_s"].items():
+            print(f"| {step} | {seconds} |")
+        res = r["residue"]
+        print(f"\nmarkup residue, gensim fragment: {res['with_residue']} of {res['sentences']} sentences "
+              f"({100 * res['with_residue'] / max(1, res['sentences']):.3f}%)")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--repeats", type=int, default=60, help="dump size for the bzip2 comparisons")
-    parser.add_argument(
-        "--small", type=int, default=10, help="dump size for WikiExtractor / full mwparserfromhell"
-    )
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--repeats", type=int, default=60, help="dump size for bzip2 and WikiExtractor")
+    parser.add_argument("--mwp-repeats", type=int, default=25, help="dump size for full mwparserfromhell")
+    parser.add_argument("--rounds", type=int, default=3, help="in-process ingest runs per bzip2 part")
     parser.add_argument("--memory", default="25,100", help="dump sizes for peak RSS")
-    parser.add_argument("--quick", action="store_true", help="--repeats 10 --small 5 --memory 5,10")
-    parser.add_argument("--bzip2-only", action="store_true", help="only part 1 (bzip2 comparisons)")
+    parser.add_argument("--small", type=int, default=10, help="dump size for the CPU breakdown")
+    parser.add_argument("--quick", action="store_true", help="10/5 repeats, 1 round, memory at 5,10")
+    parser.add_argument("--report", action="store_true", help="only print the tables of earlier runs")
     args = parser.parse_args(argv)
     if args.quick:
-        args.repeats, args.small, args.memory = 10, 5, "5,10"
-    mem_sizes = [int(x) for x in args.memory.split(",")]
-    results: dict = {"machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}}
-
-    single, multi = dump_path(args.repeats), dump_path(args.repeats, multistream=True)
-    small = dump_path(args.small)
-    for size in mem_sizes:
-        dump_path(size)
-
-    print(f"[1/4] bzip2 -dc vs ingest, {args.repeats} repeats", flush=True)
-    r = results["single"] = {"bzip2": bzip2(single), "ingest": ingest(single)}
-    r["ingest_2_workers"] = ingest(single, TWO_WORKERS)
-    r["bzip2_after"] = bzip2(single)
-    m = results["multistream"] = {"bzip2": bzip2(multi), "ingest_2_workers": ingest(multi, TWO_WORKERS)}
-    m["bzip2_after"] = bzip2(multi)
-
-    print(
-        f"[2/4] WikiExtractor ({args.repeats} repeats), full-article mwparserfromhell ({args.small})",
-        flush=True,
-    )
-    print("| run | wall s | CPU s (process tree) | peak RSS MB |\n|---|---|---|---|")
-    for name, res in [
-        *(("single " + k, v) for k, v in r.items()),
-        *(("multistream " + k, v) for k, v in m.items()),
-    ]:
-        print(f"| {name} | {res['wall_s']} | {res['cpu_s']} | {res['peak_rss_mb']} |", flush=True)
-    if args.bzip2_only:
+        args.repeats, args.mwp_repeats, args.small, args.rounds, args.memory = 10, 5, 5, 1, "5,10"
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() and not args.quick else {}
+    if args.report:
+        report(results)
         return 0
-    r["wikiextractor"] = wikiextractor(single)
-    b = results["baselines"] = {"ingest": ingest(small), "mwparserfromhell_full": mwp_full_articles(small)}
-
-    print(f"[3/4] peak RSS at {mem_sizes} repeats", flush=True)
-    results["memory"] = {str(size): ingest(dump_path(size)) for size in mem_sizes}
-    results["memory_logic_only"] = {str(size): logic_only(dump_path(size)) for size in mem_sizes}
-
-    print("[4/4] where the time goes", flush=True)
-    results["breakdown"] = {"dump": small.name, "cpu_s": breakdown(small)}
-    results["machine"]["load_avg_end"] = os.getloadavg()
-
-    for section in ("single", "multistream", "baselines", "memory"):
-        for value in results[section].values():
-            value.pop("stdout", None)
-    WORK.mkdir(exist_ok=True)
-    (WORK / "bench_ingest.json").write_text(json.dumps(results, indent=2) + "\n")
-
-    bz_s = (r["bzip2"]["wall_s"] + r["bzip2_after"]["wall_s"]) / 2
-    bz_m = (m["bzip2"]["wall_s"] + m["bzip2_after"]["wall_s"]) / 2
-    we, mwp = r["wikiextractor"], b["mwparserfromhell_full"]
-    ours = b["ingest"]["wall_s"]
-    rows = [
-        ("multistream, 2 workers vs `bzip2 -dc`", f"{args.repeats}", m["ingest_2_workers"]["wall_s"], bz_m,
-         ratio(m["ingest_2_workers"]["wall_s"], bz_m), "<= 1.0x"),
-        ("single-stream, in-process vs `bzip2 -dc`", f"{args.repeats}", r["ingest"]["wall_s"], bz_s,
-         ratio(r["ingest"]["wall_s"], bz_s), "<= 2.0x"),
-        ("single-stream, 2 workers vs `bzip2 -dc`", f"{args.repeats}", r["ingest_2_workers"]["wall_s"], bz_s,
-         ratio(r["ingest_2_workers"]["wall_s"], bz_s), "<= 2.0x"),
-        ("WikiExtractor `--no-templates` vs ingest (in-process)", f"{args.repeats}", we.get("wall_s"),
-         r["ingest"]["wall_s"], ratio(we.get("wall_s") or 0, r["ingest"]["wall_s"]) + " faster", ">= 3x"),
-        ("full-article mwparserfromhell vs ingest", f"{args.small}", mwp["wall_s"], ours,
-         ratio(mwp["wall_s"], ours) + " faster", ">= 10x"),
-    ]  # fmt: skip
-    print("\n| comparison | repeats | ours / theirs (s) | baseline (s) | ratio | target |")
-    print("|---|---|---|---|---|---|")
-    for name, reps, a, base, rat, target in rows:
-        print(f"| {name} | {reps} | {a} | {round(base, 2)} | {rat} | {target} |")
-    print(
-        "\n| dump repeats | pages | documents | ingest wall (s) | peak RSS, ingest (MB) | peak RSS, logic only (MB) |"
-    )
-    print("|---|---|---|---|---|---|")
-    for size, res in results["memory"].items():
-        logic = results["memory_logic_only"][size]["peak_rss_mb"]
-        print(
-            f"| {size} | {res.get('pages_read')} | {res.get('documents')} | {res['wall_s']} | {res['peak_rss_mb']} "
-            f"| {logic} |"
-        )
-    print(f"\nCPU seconds per step, in one process, on {small.name}:\n")
-    print("| step | CPU s |\n|---|---|")
-    for step, seconds in results["breakdown"]["cpu_s"].items():
-        print(f"| {step} | {seconds} |")
-    if we.get("error"):
-        print(f"\nWikiExtractor failed: {we['error']}")
-    print(
-        f"\nload average start {results['machine']['load_avg_start']}, end {results['machine']['load_avg_end']}"
-    )
-    print(f"peak RSS of the ingest runs: single {r['ingest']['peak_rss_mb']} MB, "
-          f"multistream {m['ingest_2_workers']['peak_rss_mb']} MB; WikiExtractor docs {we.get('documents')}")  # fmt: skip
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts {sorted(unknown)}")
+    for part in parts:
+        start = {"at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_avg_start": os.getloadavg(),
+                 "cpus": os.cpu_count()}  # fmt: skip
+        print(f"[{part}] {start['at']}", flush=True)
+        if part == "multistream":
+            data = part_bzip2(dump_path(args.repeats, multistream=True), args.rounds)
+        elif part == "single":
+            data = part_bzip2(dump_path(args.repeats), max(1, args.rounds - 1))
+        elif part == "wikiextractor":
+            data = part_wikiextractor(dump_path(args.repeats))
+        elif part == "mwparserfromhell":
+            data = part_mwparserfromhell(dump_path(args.mwp_repeats))
+        elif part == "memory":
+            data = part_memory([int(x) for x in args.memory.split(",")])
+        else:
+            small = dump_path(args.small)
+            data = {"dump": small.name, "cpu_s": breakdown(small), "residue": residue()}
+        results[part] = {**start, **data, "load_avg_end": os.getloadavg()}
+        if not args.quick:
+            WORK.mkdir(exist_ok=True)
+            RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    report({k: v for k, v in results.items() if k in parts})
     return 0
 
 

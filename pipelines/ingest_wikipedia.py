@@ -174,12 +174,10 @@ class IngestWikipedia(beam.PTransform):
         def to_document(page: dict):
             return page_to_document(page, source)
 
-        pages = (
-            pbegin
-            | "ReadTasks" >> beam.Create(self._tasks)
-            | "SpreadTasks" >> beam.Reshuffle()
-            | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
-        )
+        tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
+        if self._spread:  # with one in-process worker there is nobody to spread the tasks to
+            tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
+        pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
         if self._spread and not all("start" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)

@@ -46,6 +46,8 @@ MIN_RANGES = 16
 # Parallel decompression of a multistream range: the smallest piece (of whole streams) handed to a thread.
 SPAN_BYTES = 1 << 18
 DECOMPRESS_PIECE = 1 << 19  # decompressed bytes per libbz2 call
+# Spans decompressed ahead of the parser (a few MB each): enough to ride out its pauses, bounded memory.
+LOOKAHEAD_SPANS = 8
 # Scheduling niceness of the decompression threads (Linux: per thread). The thread that parses and cleans
 # is the critical path; the decompressors should use the CPU it leaves, not take turns with it.
 DECOMPRESS_NICE = 10
@@ -234,8 +236,8 @@ def _bz2_parallel_chunks(
     """Decompressed bytes of the bz2 streams in ``spans`` (absolute ``[start, end)`` byte ranges of whole
     streams), decompressed by ``threads`` threads and yielded strictly in order.
 
-    At most ``threads + 1`` spans are decompressed ahead of the consumer, so memory stays bounded while both
-    cores work: the threads decompress the next spans while the caller parses the current one. The threads
+    At most ``max(threads + 1, LOOKAHEAD_SPANS)`` spans are decompressed ahead of the consumer, so memory
+    stays bounded while both cores work: the threads decompress the next spans while the caller parses the current one. The threads
     run at a lower priority (:data:`DECOMPRESS_NICE`): the caller's thread keeps a core to itself and the
     decompressors share what is left.
     """
@@ -254,7 +256,7 @@ def _bz2_parallel_chunks(
             return
 
     try:
-        for _ in range(threads + 1):
+        for _ in range(max(threads + 1, LOOKAHEAD_SPANS)):
             submit()
         while pending:
             start, end, future = pending.popleft()
