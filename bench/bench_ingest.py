@@ -263,7 +263,9 @@ def breakdown(path: Path) -> dict:
 
 # --------------------------------------------------------------------------------------------- main
 
-PARTS = ("multistream", "single", "wikiextractor", "mwparserfromhell", "memory", "breakdown")
+PARTS = (
+    "multistream", "single", "wikiextractor", "wikiextractor-multistream", "mwparserfromhell", "memory", "breakdown",
+)  # fmt: skip
 RESULTS = WORK / "bench_ingest.json"
 RESIDUE = r"\{\{|\}\}|\[\[|\]\]|<ref|\||&nbsp;|\(\s*\)"
 
@@ -356,9 +358,11 @@ def report(results: dict) -> None:
             print(f"| {res['name']} | {res['wall_s']} | {res['bzip2_s']} | {res['ratio']:.2f}x | {res['cpu_s']} "
                   f"| {res['other_cpu_s']} | {res['peak_rss_mb']} |")  # fmt: skip
         print("bzip2 -dc runs (s): " + ", ".join(str(b["wall_s"]) for b in r["bzip2"]))
-    if "wikiextractor" in results:
-        r = results["wikiextractor"]
-        print(f"\nWikiExtractor ({r['dump']}; {when('wikiextractor')}): WikiExtractor {r['wikiextractor'].get('wall_s')} s"
+    for part in ("wikiextractor", "wikiextractor-multistream"):
+        if part not in results:
+            continue
+        r = results[part]
+        print(f"\nWikiExtractor ({r['dump']}; {when(part)}): WikiExtractor {r['wikiextractor'].get('wall_s')} s"
               f" ({r['wikiextractor'].get('documents')} docs), ingest {[x['wall_s'] for x in r['ingest']]} s: "
               f"**{r['ratio']}x faster**")  # fmt: skip
     if "mwparserfromhell" in results:
@@ -420,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
             data = part_bzip2(dump_path(args.repeats), max(1, args.rounds - 1))
         elif part == "wikiextractor":
             data = part_wikiextractor(dump_path(args.repeats))
+        elif part == "wikiextractor-multistream":
+            data = part_wikiextractor(dump_path(args.repeats, multistream=True))
         elif part == "mwparserfromhell":
             data = part_mwparserfromhell(dump_path(args.mwp_repeats))
         elif part == "memory":
