@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
     parser.add_argument("--repeats", type=int, default=60, help="dump size for bzip2 and WikiExtractor")
-    parser.add_argument("--mwp-repeats", type=int, default=25, help="dump size for full mwparserfromhell")
+    parser.add_argument("--mwp-repeats", type=int, default=60, help="dump size for full mwparserfromhell")
     parser.add_argument("--rounds", type=int, default=3, help="in-process ingest runs per bzip2 part")
     parser.add_argument("--memory", default="25,100", help="dump sizes for peak RSS")
     parser.add_argument("--small", type=int, default=10, help="dump size for the CPU breakdown")
