@@ -317,21 +317,30 @@ def _decompressed_chunks(path: str, raw: BinaryIO, count: Counter) -> Iterator[b
     lower = name.lower()
     if lower.endswith(".bz2"):
         return _bz2_chunks(raw, path, count)
-    if lower.endswith(".gz") or lower.endswith(".xz") or lower.endswith(".lzma"):
+    if lower.endswith(".gz"):
         import gzip
+
+        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw)), path)
+    if lower.endswith((".xz", ".lzma")):
         import lzma
 
-        opener = gzip.GzipFile if lower.endswith(".gz") else lzma.LZMAFile
-        return _wrap_errors(_plain_chunks(opener(fileobj=raw)), path)
+        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw)), path)
+    if lower.endswith((".7z", ".zip", ".zst")):
+        raise InputError(
+            f"{path}: {lower.rsplit('.', 1)[1]} archives are not read; "
+            "extract the .xml (or recompress it as .bz2, .gz or .xz) first"
+        )
     return _plain_chunks(raw)
 
 
 def _wrap_errors(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    import lzma
+
     try:
         yield from chunks
     except EOFError:
         raise InputError(f"{path}: truncated compressed file") from None
-    except OSError as exc:
+    except (OSError, lzma.LZMAError) as exc:
         raise InputError(f"{path}: cannot decompress ({exc})") from None
 
 

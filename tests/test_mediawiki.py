@@ -124,6 +124,19 @@ def test_utf16_without_bom(name):
     assert page["revision_id"] == 238392911
 
 
+@pytest.mark.parametrize("suffix", ["", ".bz2", ".gz", ".xz", ".lzma"])
+def test_compressed_copies_read_the_same(suffix):
+    [page] = read_pages(str(DATA / f"article-pyrus.xml{suffix}"))
+    [plain] = read_pages(str(DATA / "article-pyrus.xml"))
+    assert page == {**plain, "dump": f"article-pyrus.xml{suffix}"}
+    assert page["title"] == "Pyrus" and page["revision_id"] == 238392911
+
+
+def test_7z_archive_is_a_one_line_error():
+    with pytest.raises(InputError, match=r"article-pyrus\.xml\.7z: 7z archives are not read; extract"):
+        list(read_pages(str(DATA / "article-pyrus.xml.7z")))
+
+
 def test_utf16_with_bom_bulgarian():
     pages = list(read_pages(str(DATA / "bgwiki-latest-pages-articles-shortened.xml.bz2")))
     assert [p["ns"] for p in pages] == [0, 4, 4]
