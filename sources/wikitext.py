@@ -439,6 +439,18 @@ _SPACES = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
 _BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
 
+# Cheap pre-checks: most leads need none of the substitutions they guard. A space before punctuation;
+# a separator followed, after optional white space, by another separator or a stop or a dash.
+_SPACED_PUNCT = re.compile(r"[ \t][,.;:!?%)\]]")
+_PUNCT_RUN = re.compile(r"[,;:]\s*[,;:.!?–—]")
+
+
+def _squeeze_spaces(text: str) -> str:
+    if "  " in text or "\t" in text or "\r" in text or "\f" in text or "\v" in text:
+        return _SPACES.sub(" ", text)
+    return text
+
+
 def tidy(text: str) -> str:
     """Repair what markup removal leaves behind.
 
@@ -454,7 +466,7 @@ def tidy(text: str) -> str:
         text = _LEFTOVER_LINES.sub("", text)
     if any(c in text for c in "*#:;"):
         text = _LIST_MARK.sub("", text)
-    text = _SPACES.sub(" ", text)
+    text = _squeeze_spaces(text)
     for _ in range(2):  # "( ; ( ) )" needs two passes (the second only if the first changed something)
         before = text
         if "(" in text:
@@ -469,12 +481,14 @@ def tidy(text: str) -> str:
             text = _SPACE_BEFORE_CLOSE.sub(")", text)
         if text == before:
             break
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    text = _DOUBLE_PUNCT.sub(r"\1", text)
-    text = _COMMA_BEFORE_STOP.sub(r"\1", text)
-    if "–" in text or "—" in text:
-        text = _COMMA_BEFORE_DASH.sub(r" \1", text)
-    text = _SPACES.sub(" ", text)
+    if _SPACED_PUNCT.search(text):
+        text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    if _PUNCT_RUN.search(text):
+        text = _DOUBLE_PUNCT.sub(r"\1", text)
+        text = _COMMA_BEFORE_STOP.sub(r"\1", text)
+        if "–" in text or "—" in text:
+            text = _COMMA_BEFORE_DASH.sub(r" \1", text)
+    text = _squeeze_spaces(text)
     if "\n" in text:
         text = _BLANK_LINES.sub("\n\n", text)
     return "\n".join(line.strip() for line in text.split("\n")).strip()
