@@ -10,9 +10,10 @@ A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`
 records carry only the lead section, so little data crosses the shuffle; mwparserfromhell runs after it,
 in parallel.
 
-With Beam's default local runner (one in-process worker) a multistream dump is one read task whose streams
-are decompressed by a small thread pool (``--decompress-threads``, default: one per core) while the main
-thread parses XML and cleans leads: both cores work without extra worker processes.
+With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
+task whose bz2 blocks are decompressed in parallel by indexed_bzip2 (``--decompress-threads``, default: one
+per core) while the main thread parses XML and cleans leads: every core works without extra worker
+processes.
 """
 
 from __future__ import annotations
@@ -52,14 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         help="multistream dumps: compressed MB per parallel read task (default: "
-        f"{mediawiki.RANGE_BYTES / (1 << 20):g} with several Beam workers, the whole file with one)",
+        f"{mediawiki.RANGE_BYTES / (1 << 20):g} with several Beam workers, the whole file with one in-process "
+        "worker)",
     )
     parser.add_argument(
         "--decompress-threads",
         type=int,
         default=0,
-        help="multistream dumps: threads decompressing the bz2 streams of a read task (default: one per "
-        "core with one in-process Beam worker, 1 with several workers)",
+        help="threads decompressing the bz2 blocks of a read task (default: one per core with one in-process "
+        "Beam worker, 1 with several workers)",
     )
 
 
@@ -71,12 +73,12 @@ def _counter(stage: str):
 
 
 def plan_reads(
-    dumps: list[str], range_bytes: int = mediawiki.RANGE_BYTES, min_ranges: int = mediawiki.MIN_RANGES
+    dumps: list[str],
+    range_bytes: int = mediawiki.RANGE_BYTES,
+    min_ranges: int = mediawiki.MIN_RANGES,
+    whole_files: bool = False,
 ) -> list[dict]:
-    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front).
-
-    A range task carries the stream offsets inside it, for parallel decompression.
-    """
+    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
     tasks: list[dict] = []
     for path in dumps:
         if not os.path.exists(path):
@@ -84,7 +86,7 @@ def plan_reads(
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory, not a dump file")
         site = mediawiki.read_siteinfo(path)  # fails early on files that are not MediaWiki XML
-        index = mediawiki.multistream_index(path)
+        index = None if whole_files else mediawiki.multistream_index(path)
         if index is None:
             tasks.append({"path": path})
             continue
@@ -95,16 +97,8 @@ def plan_reads(
         )
         site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
         for i, (start, end) in enumerate(ranges):
-            inside = [o for o in offsets if start <= o < end]
             tasks.append(
-                {
-                    "path": path,
-                    "start": start,
-                    "end": end,
-                    "last": i == len(ranges) - 1,
-                    "site": site_fields,
-                    "offsets": inside,
-                }
+                {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site_fields}
             )
     return tasks
 
@@ -113,7 +107,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
     if "start" not in task:
-        yield from mediawiki.read_pages(task["path"], count=inc)
+        yield from mediawiki.read_pages(task["path"], count=inc, threads=threads)
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
@@ -123,7 +117,6 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         task["end"],
         site,
         last=task["last"],
-        offsets=task.get("offsets"),
         threads=threads,
         count=inc,
     )
@@ -200,8 +193,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
     elif spread:
         tasks = plan_reads(args.dumps)
-    else:  # one in-process worker: one task per file, its streams decompressed by a thread pool
-        tasks = plan_reads(args.dumps, range_bytes=1 << 62, min_ranges=1)
+    else:  # one in-process worker: one task per file, its bz2 blocks decompressed in parallel
+        tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
 

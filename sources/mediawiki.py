@@ -13,8 +13,9 @@ What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.x
 ``<page>`` fragments without a ``<mediawiki>`` root, and byte ranges of multistream dumps
 (``*-multistream.xml.bz2`` with its ``*-index.txt.bz2``: see :func:`multistream_ranges`).
 
-Speed: ``.bz2`` is decompressed in a background thread (``bz2`` releases the GIL) while this thread parses
-with ``xml.parsers.expat``. Safety: DTD entity declarations and external entities are refused (no billion
+Speed: ``.bz2`` is decompressed in other threads while this thread parses with ``xml.parsers.expat``: with
+``threads > 1`` by indexed_bzip2's block-parallel decoder, otherwise by one thread running ``bz2`` (which
+releases the GIL). Safety: DTD entity declarations and external entities are refused (no billion
 laughs, no file or network access). Unusable input raises :class:`schemas.records.InputError` naming the
 file; junk after the closing ``</mediawiki>`` is ignored and counted.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import io
 import os
 import queue
 import re
@@ -43,14 +45,7 @@ PROBE_BYTES = 1 << 16
 # Multistream: aim for ranges of about this many compressed bytes, and for at least MIN_RANGES ranges.
 RANGE_BYTES = 4 << 20
 MIN_RANGES = 16
-# Parallel decompression of a multistream range: the smallest piece (of whole streams) handed to a thread.
-SPAN_BYTES = 1 << 18
-DECOMPRESS_PIECE = 1 << 19  # decompressed bytes per libbz2 call
-# Spans decompressed ahead of the parser (a few MB each): enough to ride out its pauses, bounded memory.
-LOOKAHEAD_SPANS = 8
-# Scheduling niceness of the decompression threads (Linux: per thread). The thread that parses and cleans
-# is the critical path; the decompressors should use the CPU it leaves, not take turns with it.
-DECOMPRESS_NICE = 10
+PARALLEL_CHUNK = 1 << 19  # decompressed bytes per read from the parallel decoder
 
 HEADING = re.compile(r"^==", re.M)
 
@@ -188,116 +183,69 @@ def _bz2_chunks(raw: BinaryIO, name: str, count: Counter, limit: int | None = No
 # --------------------------------------------------------------------------------------------- parallel bz2
 
 
-def _decompress_streams(data: bytes, first: bool) -> tuple[list[bytes], int | None]:
-    """Decompress the whole bz2 streams in ``data`` (the GIL is released while libbz2 works).
+class _ByteRange(io.RawIOBase):
+    """Bytes ``[start, end)`` of a seekable binary file, as a seekable file of their own."""
 
-    Output comes in pieces of :data:`DECOMPRESS_PIECE` bytes: one big output buffer per stream costs ~12%
-    more CPU (allocation and copying), and each piece is long enough (~10 ms) that waiting for the GIL
-    between pieces costs little.
+    def __init__(self, raw: BinaryIO, start: int, end: int):
+        super().__init__()
+        self._raw, self._start, self._size, self._pos = raw, start, end - start, 0
 
-    Returns the decompressed pieces and, if bytes that are not bz2 follow the last stream, their count
-    (``None`` when there are none). ``first`` says whether ``data`` starts the read (bad data there means
-    the file is not bz2 at all). Raises :class:`EOFError` when the last stream is cut short.
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer) -> int:
+        want = min(len(buffer), self._size - self._pos)
+        if want <= 0:
+            return 0
+        self._raw.seek(self._start + self._pos)
+        data = self._raw.read(want)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) -> Iterator[bytes]:
+    """Decompressed bytes of a bz2 file (one stream or many), decoded block by block by ``threads`` threads.
+
+    indexed_bzip2 finds the bz2 *blocks* (not just the streams) and decodes them in parallel, in C++ threads
+    that run without the GIL, so even a single-stream dump is decompressed on every core while this thread
+    parses; its decoder is also faster per core than libbz2. A ``local`` file is opened again by path (read
+    without the GIL); anything else is read through ``raw``, which must be seekable.
     """
-    out: list[bytes] = []
-    streams = 0
-    while data:
-        decomp = bz2.BZ2Decompressor()
-        try:
-            out.append(decomp.decompress(data, DECOMPRESS_PIECE))
-            while not decomp.eof and not decomp.needs_input:
-                out.append(decomp.decompress(b"", DECOMPRESS_PIECE))
-        except OSError:
-            if first and not streams:
-                raise
-            return out, len(data)
-        if not decomp.eof:
-            raise EOFError
-        streams += 1
-        data = decomp.unused_data
-    return out, None
+    import indexed_bzip2
 
-
-def _be_nice() -> None:
-    """Lower this thread's scheduling priority (a no-op where threads have no priority of their own)."""
+    head = raw.read(4)
+    if not head:
+        raise InputError(f"{path}: empty file")
+    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":  # indexed_bzip2 would yield nothing at all
+        raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+    raw.seek(0)
+    reader = indexed_bzip2.open(path if local else raw, parallelization=threads)
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), DECOMPRESS_NICE)
-    except (AttributeError, OSError):
-        pass
-
-
-def _bz2_parallel_chunks(
-    raw: BinaryIO,
-    name: str,
-    count: Counter,
-    spans: list[tuple[int, int]],
-    threads: int,
-) -> Iterator[bytes]:
-    """Decompressed bytes of the bz2 streams in ``spans`` (absolute ``[start, end)`` byte ranges of whole
-    streams), decompressed by ``threads`` threads and yielded strictly in order.
-
-    At most ``max(threads + 1, LOOKAHEAD_SPANS)`` spans are decompressed ahead of the consumer, so memory
-    stays bounded while both cores work: the threads decompress the next spans while the caller parses the current one. The threads
-    run at a lower priority (:data:`DECOMPRESS_NICE`): the caller's thread keeps a core to itself and the
-    decompressors share what is left.
-    """
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    todo = iter(enumerate(spans))
-    pending: deque = deque()
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bz2", initializer=_be_nice)
-
-    def submit() -> None:
-        for i, (start, end) in todo:
-            raw.seek(start)
-            data = raw.read(end - start)
-            pending.append((start, end, pool.submit(_decompress_streams, data, i == 0)))
-            return
-
-    try:
-        for _ in range(max(threads + 1, LOOKAHEAD_SPANS)):
-            submit()
-        while pending:
-            start, end, future = pending.popleft()
+        while True:
             try:
-                pieces, junk = future.result()
-            except OSError:
-                raise InputError(f"{name}: not a bz2 file (invalid bz2 data)") from None
-            except EOFError:
-                where = f"bytes {start}-{end}"
+                data = reader.read(PARALLEL_CHUNK)
+            except RuntimeError:  # indexed_bzip2 reports a cut-off or damaged block as std::exception
                 raise InputError(
-                    f"{name}: truncated bz2 file (compressed data ends before the end-of-stream marker, {where})"
+                    f"{path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
+                    "end-of-stream marker, or a block fails its checksum)"
                 ) from None
-            submit()
-            yield from pieces
-            if (
-                junk is not None
-            ):  # bytes after the last stream that are not bz2: ignore the rest, as bzip2 does
-                count("trailing_junk_bytes", junk + sum(e - s for s, e, _ in pending))
+            if not data:
                 return
+            yield data
     finally:
-        for _, _, future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
-
-
-def stream_spans(
-    offsets: list[int], start: int, end: int, min_bytes: int = SPAN_BYTES
-) -> list[tuple[int, int]]:
-    """Consecutive whole-stream spans of at least ``min_bytes`` covering ``[start, end)``.
-
-    >>> stream_spans([0, 10, 20, 30], 10, 40, min_bytes=15)
-    [(10, 30), (30, 40)]
-    """
-    bounds = [o for o in offsets if start < o < end]
-    spans: list[tuple[int, int]] = []
-    left = start
-    for cut in [*bounds, end]:
-        if cut - left >= min_bytes or cut == end:
-            spans.append((left, cut))
-            left = cut
-    return spans
+        reader.close()
 
 
 def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
@@ -312,10 +260,14 @@ def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
         yield data
 
 
-def _decompressed_chunks(path: str, raw: BinaryIO, count: Counter) -> Iterator[bytes]:
+def _decompressed_chunks(
+    path: str, raw: BinaryIO, count: Counter, threads: int = 1, local: bool = True
+) -> Iterator[bytes]:
     name = os.path.basename(path)
     lower = name.lower()
     if lower.endswith(".bz2"):
+        if threads > 1:
+            return _parallel_bz2_chunks(path, raw, threads, local)
         return _bz2_chunks(raw, path, count)
     if lower.endswith(".gz"):
         import gzip
@@ -706,6 +658,7 @@ def read_pages(
     *,
     opener: Callable[[str], BinaryIO] | None = None,
     count: Counter = _no_count,
+    threads: int = 1,
 ) -> Iterator[dict]:
     """Page records of one dump file, in file order (see the module docstring for the fields).
 
@@ -714,7 +667,9 @@ def read_pages(
     """
     raw = _open_raw(path, opener)
     with raw:
-        chunks, fragment = _prepare(path, _decompressed_chunks(path, raw, count))
+        chunks, fragment = _prepare(
+            path, _decompressed_chunks(path, raw, count, threads, local=opener is None)
+        )
         handler = _Handler(os.path.basename(path), None, count)
         if fragment:
             count("fragment_files", 1)
@@ -832,7 +787,6 @@ def read_range(
     site: SiteInfo,
     *,
     last: bool,
-    offsets: list[int] | None = None,
     threads: int = 1,
     opener: Callable[[str], BinaryIO] | None = None,
     count: Counter = _no_count,
@@ -840,14 +794,14 @@ def read_range(
     """Page records of the bz2 streams in bytes ``[start, end)`` of a multistream dump.
 
     The streams hold bare ``<page>`` elements; the last range also holds the closing ``</mediawiki>``.
-    With the stream ``offsets`` of the index and ``threads > 1``, the streams are decompressed in parallel
-    (see :func:`_bz2_parallel_chunks`); otherwise by one background thread.
+    With ``threads > 1`` their blocks are decompressed in parallel (see :func:`_parallel_bz2_chunks`);
+    otherwise by one background thread.
     """
     raw = _open_raw(path, opener)
+    where = f"{path} (bytes {start}-{end})"
     with raw:
-        if offsets and threads > 1:
-            spans = stream_spans(offsets, start, end)
-            chunks = _bz2_parallel_chunks(raw, path, count, spans, threads)
+        if threads > 1:
+            chunks = _parallel_bz2_chunks(where, _ByteRange(raw, start, end), threads, local=False)
         else:
             raw.seek(start)
             chunks = _bz2_chunks(raw, path, count, limit=end - start)
@@ -859,5 +813,4 @@ def read_range(
             yield from prefix
             yield from chunks
 
-        where = f"{path} (bytes {start}-{end})"
         yield from _parse(stream(), handler, where, suffix=b"" if last else b"</mediawiki>", count=count)

@@ -243,27 +243,56 @@ def test_multistream_index_names(tmp_path):
     assert multistream_index(str(GENSIM)) is None
 
 
-def test_parallel_decompression_reads_the_same_pages_in_order(tmp_path):
+@pytest.mark.parametrize("threads", [2, 3])
+def test_parallel_decompression_reads_the_same_pages_in_order(tmp_path, threads):
     dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
     offsets = stream_offsets(multistream_index(str(dump)))
     size = dump.stat().st_size
     site = read_siteinfo(str(dump))
-    assert mediawiki.stream_spans(offsets, offsets[0], size, min_bytes=1) == list(
-        zip(offsets, [*offsets[1:], size], strict=True)
-    )
     whole = list(read_pages(str(dump)))
-    for threads in (2, 3):
-        parallel = list(
-            read_range(str(dump), offsets[0], size, site, last=True, offsets=offsets, threads=threads)
-        )
-        assert parallel == whole
+    assert list(read_pages(str(dump), threads=threads)) == whole
+    assert list(read_range(str(dump), offsets[0], size, site, last=True, threads=threads)) == whole
+    # a single-stream dump: blocks inside one stream are decoded in parallel too
+    assert list(read_pages(str(GENSIM), threads=threads)) == list(read_pages(str(GENSIM)))
 
 
-def test_parallel_decompression_reports_a_truncated_dump(tmp_path):
+def test_parallel_decompression_of_ranges_matches_the_index(tmp_path):
+    dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
+    offsets = stream_offsets(multistream_index(str(dump)))
+    size = dump.stat().st_size
+    ranges = multistream_ranges(str(dump), offsets, size, target_bytes=1)
+    site = read_siteinfo(str(dump))
+    by_range = [
+        page
+        for i, (start, end) in enumerate(ranges)
+        for page in read_range(str(dump), start, end, site, last=i == len(ranges) - 1, threads=2)
+    ]
+    assert by_range == list(read_pages(str(dump)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_decompression_reports_a_truncated_dump(tmp_path, threads):
     dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
     offsets = stream_offsets(multistream_index(str(dump)))
     cut = tmp_path / "cut-pages-articles-multistream.xml.bz2"
     cut.write_bytes(dump.read_bytes()[: offsets[3] + 100])
     site = read_siteinfo(str(cut))
-    with pytest.raises(InputError, match="truncated bz2 file"):
-        list(read_range(str(cut), offsets[0], offsets[3] + 100, site, last=True, offsets=offsets, threads=2))
+    with pytest.raises(InputError, match=r"cut-pages-articles-multistream\.xml\.bz2.*truncated bz2 file"):
+        list(read_range(str(cut), offsets[0], offsets[3] + 100, site, last=True, threads=threads))
+    with pytest.raises(InputError, match=r"cut-pages-articles-multistream\.xml\.bz2: truncated bz2 file"):
+        list(read_pages(str(cut), threads=threads))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bad_bz2_files_are_one_line_errors_with_either_decoder(tmp_path, threads):
+    truncated = str(DATA / "truncated-wikipedia2vec-sample.xml.bz2")
+    with pytest.raises(InputError, match=r"truncated-wikipedia2vec-sample\.xml\.bz2: truncated bz2"):
+        list(read_pages(truncated, threads=threads))
+    plain = tmp_path / "plain.xml.bz2"
+    plain.write_bytes(b"<mediawiki></mediawiki>")
+    with pytest.raises(InputError, match=r"plain\.xml\.bz2: not a bz2 file"):
+        list(read_pages(str(plain), threads=threads))
+    empty = tmp_path / "empty.xml.bz2"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match=r"empty\.xml\.bz2: empty file"):
+        list(read_pages(str(empty), threads=threads))
