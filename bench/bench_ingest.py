@@ -228,6 +228,14 @@ with open(sys.argv[1], "rb") as f:
             else:
                 b = b""
 out["bz2 decompression (python bz2, 1 thread)"] = cpu() - t
+import indexed_bzip2
+for n in (1, 2):
+    t = cpu(); w = time.perf_counter()
+    with indexed_bzip2.open(sys.argv[1], parallelization=n) as f:
+        while f.read(1 << 19):
+            pass
+    out[f"bz2 decompression (indexed_bzip2, {n} thread{'s' if n > 1 else ''})"] = cpu() - t
+    out[f"  wall s with {n} thread{'s' if n > 1 else ''}"] = time.perf_counter() - w
 from sources.mediawiki import read_pages
 t = cpu()
 pages = list(read_pages(sys.argv[1]))

@@ -22,6 +22,7 @@ file; junk after the closing ``</mediawiki>`` is ignored and counted.
 
 from __future__ import annotations
 
+import atexit
 import bz2
 import codecs
 import io
@@ -29,6 +30,7 @@ import os
 import queue
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -232,6 +234,7 @@ def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) ->
         raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
     raw.seek(0)
     reader = indexed_bzip2.open(path if local else raw, parallelization=threads)
+    _OPEN_READERS.add(reader)
     try:
         while True:
             try:
@@ -245,6 +248,18 @@ def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) ->
                 return
             yield data
     finally:
+        reader.close()
+        _OPEN_READERS.discard(reader)
+
+
+# indexed_bzip2 aborts the interpreter when a reader's threads still run at exit (say, a generator that was
+# never finished): close every open reader first.
+_OPEN_READERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_readers() -> None:
+    for reader in list(_OPEN_READERS):
         reader.close()
 
 

@@ -446,8 +446,11 @@ _PUNCT_RUN = re.compile(r"[,;:]\s*[,;:.!?–—]")
 
 
 def _squeeze_spaces(text: str) -> str:
-    if "  " in text or "\t" in text or "\r" in text or "\f" in text or "\v" in text:
+    """``_SPACES.sub(" ", text)``, with the common cases (no run, or runs of plain spaces) done by str methods."""
+    if "\t" in text or "\r" in text or "\f" in text or "\v" in text:
         return _SPACES.sub(" ", text)
+    while "  " in text:
+        text = text.replace("  ", " ")
     return text
 
 

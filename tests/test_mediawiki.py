@@ -5,6 +5,8 @@ from __future__ import annotations
 import bz2
 import collections
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -296,3 +298,20 @@ def test_bad_bz2_files_are_one_line_errors_with_either_decoder(tmp_path, threads
     empty.write_bytes(b"")
     with pytest.raises(InputError, match=r"empty\.xml\.bz2: empty file"):
         list(read_pages(str(empty), threads=threads))
+
+
+def test_parallel_reader_left_open_does_not_abort_the_interpreter(tmp_path):
+    # indexed_bzip2 aborts the process when its threads still run at exit; the reader closes them first
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from sources import mediawiki\n"
+        "pages = mediawiki.read_pages(sys.argv[2], threads=2)\n"
+        "next(pages)\n"
+        "keep = pages  # never finished, never closed\n"
+        "print('read one page')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT), str(GENSIM)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "read one page"

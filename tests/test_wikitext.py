@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from sources.wikitext import (
@@ -124,3 +126,39 @@ def test_token_renderer_falls_back_on_non_text_link_targets():
     with pytest.raises(wikitext._Unusual):
         wikitext._render_tokens(wikitext._tokenize("[[{{tl|x}}|templated]]"))
     assert strip_markup("[[{{tl|x}}|templated]] title") == "templated title"
+
+
+def _tidy_unguarded(text: str) -> str:
+    """tidy() as a plain sequence of substitutions, without its cheap pre-checks."""
+    from sources import wikitext as w
+
+    text = w._NBSP.sub(" ", text)
+    text = w._SWITCH.sub("", text)
+    text = w._LEFTOVER_LINES.sub("", text)
+    text = w._LIST_MARK.sub("", text)
+    text = w._SPACES.sub(" ", text)
+    for _ in range(2):
+        before = text
+        text = w._OPEN_SEPARATORS.sub("(", text)
+        text = w._CLOSE_SEPARATORS.sub(")", text)
+        text = w._EMPTY_PARENS.sub("", text)
+        text = w._SPACE_AFTER_OPEN.sub("(", text)
+        text = w._SPACE_BEFORE_CLOSE.sub(")", text)
+        if text == before:
+            break
+    text = w._SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = w._DOUBLE_PUNCT.sub(r"\1", text)
+    text = w._COMMA_BEFORE_STOP.sub(r"\1", text)
+    text = w._COMMA_BEFORE_DASH.sub(r" \1", text)
+    text = w._SPACES.sub(" ", text)
+    text = w._BLANK_LINES.sub("\n\n", text)
+    return "\n".join(line.strip() for line in text.split("\n")).strip()
+
+
+def test_tidy_pre_checks_change_nothing():
+    rnd = random.Random(0)
+    alphabet = " \t\r\n\f\va(),;:.[]!?%|{}-*#_&\u00a0\u2013\u2014"
+    texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(5000)]
+    texts += ["Achilles (; , Akhilleus, ) was a hero , born () in  Phthia&nbsp;.", "a ,— b", "x :  ! y"]
+    for text in texts:
+        assert tidy(text) == _tidy_unguarded(text), repr(text)
