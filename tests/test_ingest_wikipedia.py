@@ -126,7 +126,7 @@ def test_unusable_inputs_fail_with_one_line(tmp_path, capsys, name, message):
 def test_multistream_two_workers_match_in_process(tmp_path):
     dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 40, 4)
     single, multi = tmp_path / "single", tmp_path / "multi"
-    # in process (the default): one read task, its streams decompressed by a thread pool
+    # in process (the default): one read task per dump, its bz2 blocks decoded in parallel
     assert ingest(single, dump) == 0
     params = json.loads((single / "run_summary.json").read_text())["params"]
     assert params["read_tasks"] == 1 and params["decompress_threads"] >= 1
