@@ -231,4 +231,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"  rejected {reason}: {n}")
     if read.get("trailing_junk_bytes"):
         print(f"  ignored {read['trailing_junk_bytes']} bytes of junk after </mediawiki>")
+    if read.get(mediawiki.BZ2_GARBAGE):
+        print(f"  ignored {read[mediawiki.BZ2_GARBAGE]} bytes of garbage after the last bz2 stream")
     return 0

@@ -50,6 +50,7 @@ MIN_RANGES = 16
 PARALLEL_CHUNK = 1 << 19  # decompressed bytes per read from the parallel decoder
 
 HEADING = re.compile(r"^==", re.M)
+BZ2_GARBAGE = "bz2_trailing_garbage_bytes"  # counter: non-bz2 bytes after a file's last stream (ignored)
 
 DEFAULT_NAMESPACES = {
     "media": -2, "special": -1, "talk": 1, "user": 2, "user talk": 3, "wikipedia": 4, "wikipedia talk": 5,
@@ -119,7 +120,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
         decomp = bz2.BZ2Decompressor()
         fed = False  # the current decompressor has had input
         streams = 0
-        for data in _plain_chunks(raw, limit):
+        compressed = _plain_chunks(raw, limit)
+        for data in compressed:
             if stop.is_set():
                 break
             junk = False
@@ -128,7 +130,7 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                     chunk = decomp.decompress(data)
                 except OSError:
                     if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
-                        put(("junk", len(data)))
+                        put(("junk", len(data) + sum(len(more) for more in compressed)))
                         junk = True
                         break
                     put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
@@ -172,7 +174,7 @@ def _bz2_chunks(raw: BinaryIO, name: str, count: Counter, limit: int | None = No
             if item is None:
                 return
             if isinstance(item, tuple):
-                count("trailing_junk_bytes", item[1])
+                count(BZ2_GARBAGE, item[1])
                 continue
             if isinstance(item, BaseException):
                 raise item
@@ -217,13 +219,16 @@ class _ByteRange(io.RawIOBase):
         return len(data)
 
 
-def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) -> Iterator[bytes]:
+def _parallel_bz2_chunks(
+    path: str, raw: BinaryIO, threads: int, local: bool, count: Counter = _no_count
+) -> Iterator[bytes]:
     """Decompressed bytes of a bz2 file (one stream or many), decoded block by block by ``threads`` threads.
 
     indexed_bzip2 finds the bz2 *blocks* (not just the streams) and decodes them in parallel, in C++ threads
     that run without the GIL, so even a single-stream dump is decompressed on every core while this thread
     parses; its decoder is also faster per core than libbz2. A ``local`` file is opened again by path (read
-    without the GIL); anything else is read through ``raw``, which must be seekable.
+    without the GIL); anything else is read through ``raw``, which must be seekable. Bytes after the last
+    stream that are not bz2 are ignored, as ``bzip2`` does (indexed_bzip2 warns on stderr), and counted.
     """
     import indexed_bzip2
 
@@ -232,6 +237,7 @@ def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) ->
         raise InputError(f"{path}: empty file")
     if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":  # indexed_bzip2 would yield nothing at all
         raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+    size = raw.seek(0, io.SEEK_END)
     raw.seek(0)
     reader = indexed_bzip2.open(path if local else raw, parallelization=threads)
     _OPEN_READERS.add(reader)
@@ -245,6 +251,10 @@ def _parallel_bz2_chunks(path: str, raw: BinaryIO, threads: int, local: bool) ->
                     "end-of-stream marker, or a block fails its checksum)"
                 ) from None
             if not data:
+                # the parallel reader's block map ends where the last stream ends
+                garbage = size - -(-max(reader.block_offsets(), default=size * 8) // 8)
+                if garbage > 0:
+                    count(BZ2_GARBAGE, garbage)
                 return
             yield data
     finally:
@@ -282,7 +292,7 @@ def _decompressed_chunks(
     lower = name.lower()
     if lower.endswith(".bz2"):
         if threads > 1:
-            return _parallel_bz2_chunks(path, raw, threads, local)
+            return _parallel_bz2_chunks(path, raw, threads, local, count)
         return _bz2_chunks(raw, path, count)
     if lower.endswith(".gz"):
         import gzip
@@ -816,7 +826,7 @@ def read_range(
     where = f"{path} (bytes {start}-{end})"
     with raw:
         if threads > 1:
-            chunks = _parallel_bz2_chunks(where, _ByteRange(raw, start, end), threads, local=False)
+            chunks = _parallel_bz2_chunks(where, _ByteRange(raw, start, end), threads, False, count)
         else:
             raw.seek(start)
             chunks = _bz2_chunks(raw, path, count, limit=end - start)

@@ -286,6 +286,40 @@ def test_decompression_reports_a_truncated_dump(tmp_path, threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_garbage_after_the_last_bz2_stream_is_ignored_and_counted(tmp_path, threads):
+    # bzip2 -d ignores such bytes with a warning; we read every page and count the bytes
+    garbage = b"not bz2: a download that appended an HTTP error page\n" * 3000  # spans several read chunks
+    dump = tmp_path / "garbage.xml.bz2"
+    dump.write_bytes(GENSIM.read_bytes() + garbage)
+    counts: collections.Counter = collections.Counter()
+    tally = lambda name, n: counts.update({name: n})  # noqa: E731
+    pages = list(read_pages(str(dump), threads=threads, count=tally))
+    expected = [{**page, "dump": dump.name} for page in read_pages(str(GENSIM))]
+    assert pages == expected and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
+
+    multi = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
+    offsets = stream_offsets(multistream_index(str(multi)))
+    clean = list(
+        read_range(str(multi), offsets[0], multi.stat().st_size, read_siteinfo(str(multi)), last=True)
+    )
+    with multi.open("ab") as f:
+        f.write(garbage)
+    counts.clear()
+    site = read_siteinfo(str(multi))
+    size = multi.stat().st_size
+    tally = lambda name, n: counts.update({name: n})  # noqa: E731
+    got = list(read_range(str(multi), offsets[0], size, site, last=True, threads=threads, count=tally))
+    assert got == clean and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_clean_bz2_files_count_no_garbage(threads):
+    counts: collections.Counter = collections.Counter()
+    list(read_pages(str(GENSIM), threads=threads, count=lambda name, n: counts.update({name: n})))
+    assert counts[mediawiki.BZ2_GARBAGE] == 0 and counts["pages_read"] == 206
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_bad_bz2_files_are_one_line_errors_with_either_decoder(tmp_path, threads):
     truncated = str(DATA / "truncated-wikipedia2vec-sample.xml.bz2")
     with pytest.raises(InputError, match=r"truncated-wikipedia2vec-sample\.xml\.bz2: truncated bz2"):
