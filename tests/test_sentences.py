@@ -1,3 +1,6 @@
+import random
+import re
+
 from sources.sentences import merge_fragments, split_sentences
 
 
@@ -61,3 +64,15 @@ def test_punkt_is_loaded_without_importing_all_of_nltk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["['It rose.', 'It fell.'] []", "True"]
+
+
+def test_split_join_collapses_exactly_the_whitespace_regex_collapses():
+    # split_sentences normalises white space with " ".join(text.split()) instead of re.sub(r"\s+", " ", ...)
+    whitespace = [chr(c) for c in range(0x110000) if chr(c).isspace() or re.fullmatch(r"\s", chr(c))]
+    assert all(c.isspace() and re.fullmatch(r"\s", c) for c in whitespace)
+    rng = random.Random(0)
+    alphabet = whitespace + list("ab.")
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert " ".join(text.split()) == re.sub(r"\s+", " ", text).strip()
+    assert split_sentences("A\u2003 cat\u00a0sat.\n\u2028It slept.") == ["A cat sat.", "It slept."]
