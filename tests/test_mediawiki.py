@@ -291,31 +291,28 @@ def test_garbage_after_the_last_bz2_stream_is_ignored_and_counted(tmp_path, thre
     garbage = b"not bz2: a download that appended an HTTP error page\n" * 3000  # spans several read chunks
     dump = tmp_path / "garbage.xml.bz2"
     dump.write_bytes(GENSIM.read_bytes() + garbage)
-    counts: collections.Counter = collections.Counter()
-    tally = lambda name, n: counts.update({name: n})  # noqa: E731
-    pages = list(read_pages(str(dump), threads=threads, count=tally))
+    counts, inc = counting()
+    pages = list(read_pages(str(dump), threads=threads, count=inc))
     expected = [{**page, "dump": dump.name} for page in read_pages(str(GENSIM))]
     assert pages == expected and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
 
     multi = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
     offsets = stream_offsets(multistream_index(str(multi)))
-    clean = list(
-        read_range(str(multi), offsets[0], multi.stat().st_size, read_siteinfo(str(multi)), last=True)
-    )
+    site = read_siteinfo(str(multi))
+    clean = list(read_range(str(multi), offsets[0], multi.stat().st_size, site, last=True))
     with multi.open("ab") as f:
         f.write(garbage)
-    counts.clear()
-    site = read_siteinfo(str(multi))
-    size = multi.stat().st_size
-    tally = lambda name, n: counts.update({name: n})  # noqa: E731
-    got = list(read_range(str(multi), offsets[0], size, site, last=True, threads=threads, count=tally))
+    counts, inc = counting()
+    got = list(
+        read_range(str(multi), offsets[0], multi.stat().st_size, site, last=True, threads=threads, count=inc)
+    )
     assert got == clean and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_clean_bz2_files_count_no_garbage(threads):
-    counts: collections.Counter = collections.Counter()
-    list(read_pages(str(GENSIM), threads=threads, count=lambda name, n: counts.update({name: n})))
+    counts, inc = counting()
+    list(read_pages(str(GENSIM), threads=threads, count=inc))
     assert counts[mediawiki.BZ2_GARBAGE] == 0 and counts["pages_read"] == 206
 
 
