@@ -5,8 +5,7 @@ Yields one small *page record* per ``<page>``: its metadata, the **lead** of its
 the last :data:`TAIL_CHARS` characters of the text (where disambiguation templates live)::
 
     {"page_id": 12, "ns": 0, "title": "Anarchism", "redirect": None, "revision_id": 7, "timestamp": "...",
-     "lead": "'''Anarchism''' is ...", "tail": "...[[Category:Anarchism]]", "text_chars": 180311,
-     "dump": "enwiki-...bz2", "base": "https://en.wikipedia.org/wiki/"}
+     "lead": "'''Anarchism''' is ...", "tail": "...[[Category:Anarchism]]", "dump": "enwiki-...bz2", "base": "https://en.wikipedia.org/wiki/"}
 
 What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.xz`` too), UTF-8 or UTF-16
 (byte-order mark or ``<?xml encoding=...?>``), full-history files (the last ``<revision>`` wins), bare
@@ -23,6 +22,7 @@ file; junk after the closing ``</mediawiki>`` is ignored and counted.
 from __future__ import annotations
 
 import atexit
+import bisect
 import bz2
 import codecs
 import io
@@ -37,9 +37,8 @@ from typing import BinaryIO
 from xml.parsers import expat
 
 from schemas.records import InputError
+from sources.pagescan import TAIL_CHARS, scan_page, to_int
 
-# Characters kept from the end of a page's text (disambiguation templates sit at the bottom).
-TAIL_CHARS = 4000
 READ_CHUNK = 1 << 17  # compressed bytes per read
 EXPAT_BUFFER = 1 << 16  # character data handed to Python in pieces of up to this size
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
@@ -48,8 +47,9 @@ PROBE_BYTES = 1 << 16
 RANGE_BYTES = 4 << 20
 MIN_RANGES = 16
 PARALLEL_CHUNK = 1 << 19  # decompressed bytes per read from the parallel decoder
+MAX_SCANNED_PAGE = 64 << 20  # a page not closed within this many bytes streams through expat instead
+SCAN_PAGES = True  # read pages with sources.pagescan where it can (False: expat reads everything)
 
-HEADING = re.compile(r"^==", re.M)
 BZ2_GARBAGE = "bz2_trailing_garbage_bytes"  # counter: non-bz2 bytes after a file's last stream (ignored)
 
 DEFAULT_NAMESPACES = {
@@ -471,11 +471,11 @@ class _Handler:
             elif name == "title" and parent == "page":
                 self.page["title"] = value
             elif name == "ns" and parent == "page":
-                self.page["ns"] = _to_int(value)
+                self.page["ns"] = to_int(value)
             elif name == "id" and parent == "page":
-                self.page["page_id"] = _to_int(value)
+                self.page["page_id"] = to_int(value)
             elif name == "id" and parent == "revision" and self.revision is not None:
-                self.revision["revision_id"] = _to_int(value)
+                self.revision["revision_id"] = to_int(value)
             elif name == "timestamp" and parent == "revision" and self.revision is not None:
                 self.revision["timestamp"] = value
         elif self.in_siteinfo:
@@ -507,12 +507,15 @@ class _Handler:
     def _text(self, text: str) -> None:
         self.text_chars += len(text)
         if self.lead_cut is None:
+            # a heading is "==" at the start of the text or after a newline; pieces can split either
             probe = self.carry + text
-            for match in HEADING.finditer(probe):
-                # a match at 0 is a line start only at the very start of the text
-                if match.start() > 0 or self.lead_len == 0:
-                    self.lead_cut = self.lead_len - len(self.carry) + match.start()
-                    break
+            offset = self.lead_len - len(self.carry)  # where the probe starts in the text
+            if offset == 0 and probe.startswith("=="):
+                self.lead_cut = 0
+            else:
+                newline = probe.find("\n==")
+                if newline >= 0:
+                    self.lead_cut = offset + newline + 1
             self.lead_parts.append(text)
             self.lead_len += len(text)
             self.carry = probe[-2:]
@@ -528,37 +531,36 @@ class _Handler:
             tail = self.tail[max(0, len(self.tail) - after) :]
         self.revision["lead"] = lead
         self.revision["tail"] = tail
-        self.revision["text_chars"] = self.text_chars
         self.lead_parts = []
 
     def _finish_page(self) -> None:
         page, revision = self.page, self.revision or {}
         self.page = self.revision = None
-        title = page["title"] or ""
-        ns = page["ns"] if page["ns"] is not None else self.site.namespace_of(title)
-        self.count("pages_read", 1)
-        self.pages.append(
+        self.add(
             {
                 "page_id": page["page_id"],
-                "ns": ns,
-                "title": title,
+                "ns": page["ns"],
+                "title": page["title"] or "",
                 "redirect": page["redirect"],
                 "revision_id": revision.get("revision_id"),
                 "timestamp": revision.get("timestamp"),
                 "lead": revision.get("lead", ""),
                 "tail": revision.get("tail", ""),
-                "text_chars": revision.get("text_chars", 0),
-                "dump": self.dump,
-                "base": self.site.base or DEFAULT_BASE,
             }
         )
 
+    def add(self, fields: dict) -> None:
+        """Complete a page's fields (from expat or :func:`sources.pagescan.scan_page`) into its record."""
+        if fields["ns"] is None:  # schema 0.3 has no <ns>: the title's prefix says
+            fields["ns"] = self.site.namespace_of(fields["title"])
+        fields["dump"] = self.dump
+        fields["base"] = self.site.base or DEFAULT_BASE
+        self.count("pages_read", 1)
+        self.pages.append(fields)
 
-def _to_int(value: str | None) -> int | None:
-    try:
-        return int(value.strip()) if value is not None else None
-    except ValueError:
-        return None
+    def between_pages(self) -> bool:
+        """Inside the root, outside any page: where a whole ``<page>`` may be read by the fast path."""
+        return self.depth == 1 and self.page is None and not self.in_siteinfo and not self.root_closed
 
 
 def _refuse_entity(name, is_parameter_entity, value, base, system_id, public_id, notation_name):
@@ -584,32 +586,141 @@ def _make_parser(handler: _Handler) -> expat.XMLParserType:
     return parser
 
 
+_DECLARATION_ONLY = re.compile(rb"\s*<\?xml[^>]*\?>")
+
+
+def _markup(buf: bytes, start: int, end: int) -> bool:
+    """A comment, CDATA section, DOCTYPE or processing instruction in ``buf[start:end]``."""
+    return buf.find(b"<!", start, end) >= 0 or buf.find(b"<?", start, end) >= 0
+
+
+def _plain_prolog(prolog: bytes) -> bool:
+    """True when the bytes before the first page hold no comment, PI, DOCTYPE or CDATA (an XML declaration
+    at the start aside): then the first ``<page>`` found with ``bytes.find`` is an element of the root."""
+    declaration = _DECLARATION_ONLY.match(prolog)
+    return not _markup(prolog, declaration.end() if declaration else 0, len(prolog))
+
+
 def _parse(
-    chunks: Iterable[bytes], handler: _Handler, path: str, *, suffix: bytes = b"", count: Counter = _no_count
+    chunks: Iterable[bytes],
+    handler: _Handler,
+    path: str,
+    *,
+    suffix: bytes = b"",
+    count: Counter = _no_count,
+    scan: bool | None = None,
 ) -> Iterator[dict]:
-    """Feed chunks to expat and yield page records as they complete. ``suffix`` is fed before the end."""
+    """Parse a UTF-8 stream and yield page records as they complete. ``suffix`` is fed before the end.
+
+    With ``scan``, each ``<page>`` element that :func:`sources.pagescan.scan_page` can read is read by it
+    (most of them, far faster); expat gets everything else, and the pages read that way as white space of
+    the same shape, so it still checks the document around them and stays the reference for every page the
+    fast path declines. Pages longer than ``MAX_SCANNED_PAGE`` (full-history files) and everything after
+    a comment, processing instruction or DOCTYPE outside a page go to expat as they stream.
+    """
     parser = _make_parser(handler)
     chunks = iter(chunks)
-    fed = 0
+    scan = SCAN_PAGES if scan is None else scan
+    fed = 0  # bytes given to expat
+    unfed = 0  # bytes of the scanning buffer that expat has not been given yet (for the junk count)
+    skipped = 0  # bytes of pages read by the fast path, which expat never sees
+    skips: list[tuple[int, int]] = []  # (expat's byte index, bytes skipped before it), where skipped grows
+
+    def feed(data: bytes) -> None:
+        nonlocal fed
+        fed += len(data)
+        parser.Parse(data, False)
+
+    def skip(n: int) -> None:
+        nonlocal skipped
+        skipped += n
+        skips.append((fed, skipped))
+
     try:
+        buffer, prolog, retry_at = b"", True, 0
         for chunk in chunks:
-            fed += len(chunk)
-            parser.Parse(chunk, False)
+            if not scan:
+                unfed = 0
+                feed(chunk)
+            else:
+                buffer = buffer + chunk if buffer else chunk
+                pos = 0
+                while True:
+                    start = buffer.find(b"<page>", pos)
+                    if start < 0:
+                        keep = max(pos, len(buffer) - len(b"<page>"))  # a tag cut by the chunk boundary
+                        unfed = len(buffer) - keep
+                        feed(buffer[pos:keep])
+                        pos = keep
+                        break
+                    if pos < start:
+                        if prolog:
+                            scan = plain = _plain_prolog(buffer[pos:start])
+                        else:
+                            plain = buffer[pos:start].isspace()
+                            if not plain and (_markup(buffer, pos, start)):
+                                scan = False
+                        unfed = len(buffer) - start
+                        if plain and not prolog:
+                            skip(start - pos)  # white space between pages: nothing for expat
+                        else:
+                            feed(buffer[pos:start])
+                    else:
+                        plain = True
+                    prolog = False
+                    if not scan or handler.root_closed:
+                        scan, unfed = False, 0
+                        feed(buffer[start:])
+                        pos = len(buffer)
+                        break
+                    fields, end = None, 0
+                    if plain and len(buffer) >= retry_at and handler.between_pages():
+                        fields, end = scan_page(buffer, start, len(buffer))
+                    if fields is None:
+                        close = buffer.find(b"</page>", start)
+                        if close < 0:  # the page goes on in the next chunks
+                            if len(buffer) - start > MAX_SCANNED_PAGE:
+                                scan, unfed = False, 0
+                                feed(buffer[start:])
+                                pos = len(buffer)
+                            else:
+                                pos = start
+                                retry_at = 2 * (len(buffer) - start)
+                            break
+                        end = close + len(b"</page>")
+                        unfed = len(buffer) - end
+                        feed(buffer[start:end])  # expat reads this one
+                    else:
+                        skip(end - start)
+                        handler.add(fields)
+                    retry_at = 0
+                    pos = end
+                if scan:
+                    buffer = buffer[pos:]
+                    retry_at = retry_at and retry_at - pos
+                else:
+                    buffer = b""
             if handler.pages:
                 yield from handler.pages
                 handler.pages.clear()
+        unfed = 0
+        if buffer:
+            feed(buffer)
         parser.Parse(suffix, True)
         yield from handler.pages
         handler.pages.clear()
     except expat.ExpatError as exc:
         if handler.root_closed:  # junk after </mediawiki>: the pages are complete, ignore the rest
-            junk = max(0, fed - parser.CurrentByteIndex) + sum(len(c) for c in chunks)
+            junk = max(0, fed - parser.CurrentByteIndex) + unfed + sum(len(c) for c in chunks)
             count("trailing_junk_bytes", junk)
             count("files_with_trailing_junk", 1)
             yield from handler.pages
             handler.pages.clear()
             return
         where = f"line {exc.lineno}, column {exc.offset}"
+        if skips and parser.ErrorByteIndex >= skips[0][0]:  # pages read by the fast path came before
+            before = skips[bisect.bisect_right(skips, (parser.ErrorByteIndex, float("inf"))) - 1][1]
+            where = f"byte {parser.ErrorByteIndex + before} of the XML"
         reason = expat.errors.messages[exc.code]
         if exc.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
             reason = "document ends before its root element closes (truncated file?)"
