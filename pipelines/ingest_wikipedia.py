@@ -13,29 +13,18 @@ in parallel.
 With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
 task whose bz2 blocks are decompressed in parallel by indexed_bzip2 (``--decompress-threads``, default: one
 per core) while the main thread parses XML and cleans leads: every core works without extra worker
-processes.
+processes. That reader starts decompressing before Beam is even imported (:func:`sources.mediawiki.prefetch`),
+on the core that would otherwise wait for the import. This module imports Beam only in :func:`run`; the
+transforms are in :mod:`pipelines.ingest_wikipedia_beam`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import threading
-from collections.abc import Iterator
 
-import apache_beam as beam
-
-from pipelines.common import (
-    ApplyWithRejects,
-    DropDuplicateIds,
-    WriteRejected,
-    WriteTable,
-    count,
-    run_pipeline,
-)
 from schemas.records import InputError
 from sources import mediawiki
-from sources.wikipedia import compact, page_to_document
 
 STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
@@ -63,13 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="threads decompressing the bz2 blocks of a read task (default: one per core with one in-process "
         "Beam worker, 1 with several workers)",
     )
-
-
-def _counter(stage: str):
-    def inc(name: str, n: int = 1) -> None:
-        count(stage, name, n)
-
-    return inc
 
 
 def plan_reads(
@@ -103,79 +85,6 @@ def plan_reads(
     return tasks
 
 
-def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
-    """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
-    inc = _counter(READ_STAGE)
-    if "start" not in task:
-        yield from mediawiki.read_pages(task["path"], count=inc, threads=threads)
-        return
-    site = mediawiki.SiteInfo(**task["site"])
-    inc("multistream_ranges", 1)
-    yield from mediawiki.read_range(
-        task["path"],
-        task["start"],
-        task["end"],
-        site,
-        last=task["last"],
-        threads=threads,
-        count=inc,
-    )
-
-
-def warm_up() -> None:
-    """Import mwparserfromhell and build the Punkt tokenizer (importing nltk takes seconds)."""
-    import mwparserfromhell  # noqa: F401
-
-    from sources.sentences import split_sentences
-
-    split_sentences("Warm up.")
-
-
-class _ReadPages(beam.DoFn):
-    """Read one task. While this worker reads (a thread decompresses, expat parses), a second thread
-    prepares the parsing step that follows, so its start-up cost hides behind the decompression."""
-
-    def __init__(self, threads: int = 1):
-        self._threads = threads
-
-    def setup(self):
-        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
-
-    def process(self, task):
-        for page in read_task(task, self._threads):
-            yield compact(page)
-
-
-class IngestWikipedia(beam.PTransform):
-    """Dumps -> ``(documents, rejected)`` PCollections.
-
-    Whole files are read by one worker each, then their pages are spread over the workers for parsing
-    (``spread_pages``). Multistream ranges are already spread, so their pages are parsed where they were
-    read. With a single in-process worker spreading buys nothing and costs memory (Beam's local runner holds
-    a shuffle in memory), so :func:`run` turns it off there: parsing then overlaps the decompression thread.
-    """
-
-    def __init__(
-        self, tasks: list[dict], source: str = "wikipedia", spread_pages: bool = True, threads: int = 1
-    ):
-        super().__init__()
-        self._tasks, self._source, self._spread, self._threads = tasks, source, spread_pages, threads
-
-    def expand(self, pbegin):
-        source = self._source
-
-        def to_document(page: dict):
-            return page_to_document(page, source)
-
-        tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
-        if self._spread:  # with one in-process worker there is nobody to spread the tasks to
-            tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
-        pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
-        if self._spread and not all("start" in task for task in self._tasks):
-            pages = pages | "SpreadPages" >> beam.Reshuffle()
-        return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)
-
-
 def several_workers(beam_args: list[str]) -> bool:
     """False only for Beam's local runner with one in-process worker (the default)."""
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
@@ -188,7 +97,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    spread = several_workers(beam_args)
+    spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     if args.range_mb is not None:
         tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
     elif spread:
@@ -197,6 +106,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
+    if not spread and "start" not in tasks[0]:  # this process reads the first dump: start decoding it now
+        mediawiki.prefetch(tasks[0]["path"], threads)
+
+    import apache_beam as beam
+
+    from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
+    from pipelines.ingest_wikipedia_beam import IngestWikipedia
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(
@@ -209,19 +125,22 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
 
-    summary = run_pipeline(
-        build,
-        command="ingest wikipedia",
-        out_dir=out,
-        params={
-            "dumps": list(args.dumps),
-            "source": source,
-            "read_tasks": len(tasks),
-            "decompress_threads": threads,
-        },
-        beam_args=beam_args,
-        overwrite=args.overwrite,
-    )
+    try:
+        summary = run_pipeline(
+            build,
+            command="ingest wikipedia",
+            out_dir=out,
+            params={
+                "dumps": list(args.dumps),
+                "source": source,
+                "read_tasks": len(tasks),
+                "decompress_threads": threads,
+            },
+            beam_args=beam_args,
+            overwrite=args.overwrite,
+        )
+    finally:
+        mediawiki.drop_prefetches()  # one nobody claimed (the run failed before reading)
     counters = summary["counters"]
     kept = counters.get(STAGE, {}).get("kept", 0)
     dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}

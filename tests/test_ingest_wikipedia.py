@@ -10,6 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.cli import main
+from sources import mediawiki
+from tests.conftest import file_bytes
 from tests.test_mediawiki import build_multistream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +43,16 @@ def gensim_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gensim")
     assert ingest(out, GENSIM) == 0
     return out
+
+
+def test_the_default_runner_prefetches_and_writes_the_same_bytes(gensim_run, tmp_path, monkeypatch):
+    # no Beam flags: one in-process worker, the dump decompressing before Beam is imported
+    started = []
+    prefetch = mediawiki.prefetch
+    monkeypatch.setattr(mediawiki, "prefetch", lambda *a: started.append(prefetch(*a)) or started[-1])
+    assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
+    assert started == [True] and mediawiki._PREFETCHES == {}
+    assert file_bytes(tmp_path) == file_bytes(gensim_run)
 
 
 def test_gensim_fragment_yields_the_real_articles(gensim_run):

@@ -346,3 +346,56 @@ def test_parallel_reader_left_open_does_not_abort_the_interpreter(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "read one page"
+
+
+# --------------------------------------------------------------------------------------------- prefetch
+
+
+@pytest.mark.parametrize("cap", [0, 1 << 20, 1 << 30])  # nothing, part of the file, all of it buffered
+def test_a_prefetched_dump_reads_the_same_pages_and_counts(tmp_path, monkeypatch, cap):
+    monkeypatch.setattr(mediawiki, "PREFETCH_BYTES", cap)
+    dump = tmp_path / "garbage.xml.bz2"
+    dump.write_bytes(GENSIM.read_bytes() + b"<html>not bz2</html>\n")
+    counts, inc = counting()
+    expected = list(read_pages(str(dump), count=inc, threads=2))
+    assert mediawiki.prefetch(str(dump), 2)
+    prefetched_counts, inc = counting()
+    assert list(read_pages(str(dump), count=inc, threads=2)) == expected
+    assert prefetched_counts == counts and counts[mediawiki.BZ2_GARBAGE] == 21
+    assert mediawiki._PREFETCHES == {}  # the read took the prefetch over
+
+
+def test_a_prefetched_truncated_dump_is_the_same_one_line_error(tmp_path):
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(GENSIM.read_bytes()[:400_000])
+    assert mediawiki.prefetch(str(cut), 2)
+    mediawiki._PREFETCHES[next(iter(mediawiki._PREFETCHES))].thread.join()  # it met the cut already
+    with pytest.raises(InputError, match=r"cut\.xml\.bz2: truncated bz2 file"):
+        list(read_pages(str(cut), threads=2))
+
+
+def test_prefetch_starts_only_for_local_bz2_dumps_read_in_parallel(tmp_path):
+    (tmp_path / "fake.xml.bz2").write_bytes(b"<mediawiki/>")
+    assert not mediawiki.prefetch(str(DATA / "article-pear.xml"), 2)  # not bz2
+    assert not mediawiki.prefetch(str(tmp_path / "fake.xml.bz2"), 2)  # not bz2 inside
+    assert not mediawiki.prefetch(str(tmp_path / "missing.xml.bz2"), 2)
+    assert not mediawiki.prefetch(str(GENSIM), 1)  # one thread reads with Python's bz2
+    assert mediawiki._PREFETCHES == {}
+    assert mediawiki.prefetch(str(GENSIM), 2)
+    assert list(read_pages(str(GENSIM), threads=3))  # other thread count: not this prefetch
+    assert len(mediawiki._PREFETCHES) == 1
+    mediawiki.drop_prefetches()
+    assert mediawiki._PREFETCHES == {} and not mediawiki._OPEN_READERS
+
+
+def test_an_unclaimed_prefetch_does_not_abort_the_interpreter():
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from sources import mediawiki\n"
+        "print(mediawiki.prefetch(sys.argv[2], 2))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT), str(GENSIM)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

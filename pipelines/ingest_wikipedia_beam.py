@@ -1,0 +1,99 @@
+"""Beam transforms of ``incoherent ingest wikipedia`` (see :mod:`pipelines.ingest_wikipedia` for the command).
+
+Pipeline shape::
+
+    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+        | ApplyWithRejects(page_to_document) -> documents, rejected
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import apache_beam as beam
+
+from pipelines.common import ApplyWithRejects, count
+from pipelines.ingest_wikipedia import READ_STAGE, STAGE
+from sources import mediawiki
+from sources.wikipedia import compact, page_to_document
+
+
+def _counter(stage: str):
+    def inc(name: str, n: int = 1) -> None:
+        count(stage, name, n)
+
+    return inc
+
+
+def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
+    """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
+    inc = _counter(READ_STAGE)
+    if "start" not in task:
+        yield from mediawiki.read_pages(task["path"], count=inc, threads=threads)
+        return
+    site = mediawiki.SiteInfo(**task["site"])
+    inc("multistream_ranges", 1)
+    yield from mediawiki.read_range(
+        task["path"],
+        task["start"],
+        task["end"],
+        site,
+        last=task["last"],
+        threads=threads,
+        count=inc,
+    )
+
+
+def warm_up() -> None:
+    """Import mwparserfromhell and build the Punkt tokenizer (importing nltk takes seconds)."""
+    import mwparserfromhell  # noqa: F401
+
+    from sources.sentences import split_sentences
+
+    split_sentences("Warm up.")
+
+
+class _ReadPages(beam.DoFn):
+    """Read one task. While this worker reads (a thread decompresses, expat parses), a second thread
+    prepares the parsing step that follows, so its start-up cost hides behind the decompression."""
+
+    def __init__(self, threads: int = 1):
+        self._threads = threads
+
+    def setup(self):
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+
+    def process(self, task):
+        for page in read_task(task, self._threads):
+            yield compact(page)
+
+
+class IngestWikipedia(beam.PTransform):
+    """Dumps -> ``(documents, rejected)`` PCollections.
+
+    Whole files are read by one worker each, then their pages are spread over the workers for parsing
+    (``spread_pages``). Multistream ranges are already spread, so their pages are parsed where they were
+    read. With a single in-process worker spreading buys nothing and costs memory (Beam's local runner holds
+    a shuffle in memory), so :func:`run` turns it off there: parsing then overlaps the decompression thread.
+    """
+
+    def __init__(
+        self, tasks: list[dict], source: str = "wikipedia", spread_pages: bool = True, threads: int = 1
+    ):
+        super().__init__()
+        self._tasks, self._source, self._spread, self._threads = tasks, source, spread_pages, threads
+
+    def expand(self, pbegin):
+        source = self._source
+
+        def to_document(page: dict):
+            return page_to_document(page, source)
+
+        tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
+        if self._spread:  # with one in-process worker there is nobody to spread the tasks to
+            tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
+        pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
+        if self._spread and not all("start" in task for task in self._tasks):
+            pages = pages | "SpreadPages" >> beam.Reshuffle()
+        return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)
