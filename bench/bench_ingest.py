@@ -30,6 +30,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -236,11 +237,19 @@ for n in (1, 2):
             pass
     out[f"bz2 decompression (indexed_bzip2, {n} thread{'s' if n > 1 else ''})"] = cpu() - t
     out[f"  wall s with {n} thread{'s' if n > 1 else ''}"] = time.perf_counter() - w
+from sources import mediawiki
 from sources.mediawiki import read_pages
+mediawiki.SCAN_PAGES = False
 t = cpu()
 pages = list(read_pages(sys.argv[1]))
-out["read_pages: decompress thread + expat + lead cut"] = cpu() - t
-out["  of which expat + lead cut (difference)"] = out["read_pages: decompress thread + expat + lead cut"] - out["bz2 decompression (python bz2, 1 thread)"]
+out["read_pages, expat reads every page: decompress thread + expat + lead cut"] = cpu() - t
+out["  of which expat + lead cut (difference)"] = out["read_pages, expat reads every page: decompress thread + expat + lead cut"] - out["bz2 decompression (python bz2, 1 thread)"]
+mediawiki.SCAN_PAGES = True
+t = cpu()
+scanned = list(read_pages(sys.argv[1]))
+out["read_pages, fast page scanner (default): decompress thread + scan"] = cpu() - t
+out["  of which scanning (difference)"] = out["read_pages, fast page scanner (default): decompress thread + scan"] - out["bz2 decompression (python bz2, 1 thread)"]
+assert scanned == pages, "the fast page scanner and expat disagree"
 from sources.wikitext import prestrip, tidy, strip_markup
 from sources.wikipedia import page_to_document
 arts = [p for p in pages if p["ns"] == 0 and p["redirect"] is None]
@@ -366,6 +375,12 @@ def report(results: dict) -> None:
             print(f"| {res['name']} | {res['wall_s']} | {res['bzip2_s']} | {res['ratio']:.2f}x | {res['cpu_s']} "
                   f"| {res['other_cpu_s']} | {res['peak_rss_mb']} |")  # fmt: skip
         print("bzip2 -dc runs (s): " + ", ".join(str(b["wall_s"]) for b in r["bzip2"]))
+        quiet = sorted(
+            x["ratio"] for x in r["runs"] if x["name"].startswith("in-process") and x["other_cpu_s"] < 1
+        )
+        if quiet:
+            print(f"in-process runs alone on the machine: median {statistics.median(quiet):.2f}x "
+                  f"(range {quiet[0]:.2f}-{quiet[-1]:.2f}x, {len(quiet)} runs)")  # fmt: skip
     for part in ("wikiextractor", "wikiextractor-multistream"):
         if part not in results:
             continue
