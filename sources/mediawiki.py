@@ -5,18 +5,23 @@ Yields one small *page record* per ``<page>``: its metadata, the **lead** of its
 the last :data:`TAIL_CHARS` characters of the text (where disambiguation templates live)::
 
     {"page_id": 12, "ns": 0, "title": "Anarchism", "redirect": None, "revision_id": 7, "timestamp": "...",
-     "lead": "'''Anarchism''' is ...", "tail": "...[[Category:Anarchism]]", "dump": "enwiki-...bz2", "base": "https://en.wikipedia.org/wiki/"}
+     "lead": "'''Anarchism''' is ...", "tail": "...[[Category:Anarchism]]", "dump": "enwiki-...bz2",
+     "base": "https://en.wikipedia.org/wiki/"}
 
 What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.xz`` too), UTF-8 or UTF-16
 (byte-order mark or ``<?xml encoding=...?>``), full-history files (the last ``<revision>`` wins), bare
 ``<page>`` fragments without a ``<mediawiki>`` root, and byte ranges of multistream dumps
 (``*-multistream.xml.bz2`` with its ``*-index.txt.bz2``: see :func:`multistream_ranges`).
 
-Speed: ``.bz2`` is decompressed in other threads while this thread parses with ``xml.parsers.expat``: with
-``threads > 1`` by indexed_bzip2's block-parallel decoder, otherwise by one thread running ``bz2`` (which
-releases the GIL). Safety: DTD entity declarations and external entities are refused (no billion
-laughs, no file or network access). Unusable input raises :class:`schemas.records.InputError` naming the
-file; junk after the closing ``</mediawiki>`` is ignored and counted.
+Speed: ``.bz2`` is decompressed in other threads while this thread parses: with ``threads > 1`` by
+indexed_bzip2's block-parallel decoder (which :func:`prefetch` can start before the read), otherwise by one
+thread running ``bz2`` (which releases the GIL). Pages of the shape MediaWiki writes are read by
+:func:`sources.pagescan.scan_page`, which decodes only their metadata, lead and tail; ``xml.parsers.expat``
+reads everything else (the prolog and ``<siteinfo>``, whatever lies between pages, and every page the fast
+path declines) and is the reference the fast path is tested against (``SCAN_PAGES = False``: expat reads all).
+Safety: DTD entity declarations and external entities are refused (no billion laughs, no file or network
+access). Unusable input raises :class:`schemas.records.InputError` naming the file; junk after the closing
+``</mediawiki>`` is ignored and counted.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ import atexit
 import bisect
 import bz2
 import codecs
-import collections
 import io
 import os
 import queue
@@ -48,7 +52,7 @@ PROBE_BYTES = 1 << 16
 RANGE_BYTES = 4 << 20
 MIN_RANGES = 16
 PARALLEL_CHUNK = 1 << 19  # decompressed bytes per read from the parallel decoder
-PREFETCH_BYTES = 192 << 20  # decoded bytes a prefetch runs ahead (~2 s of decoding on two threads)
+PREFETCH_BYTES = 192 << 20  # decoded bytes a prefetch buffers until its reader is claimed (~2 s of decoding)
 MAX_SCANNED_PAGE = 64 << 20  # a page not closed within this many bytes streams through expat instead
 SCAN_PAGES = True  # read pages with sources.pagescan where it can (False: expat reads everything)
 
@@ -247,30 +251,24 @@ def _parallel_bz2_chunks(
         _OPEN_READERS.add(reader)
     else:
         reader, ready, error = prefetched
-    # A first-in first-out buffer: chunks a prefetch decoded already come first, and every chunk handed on is
-    # replaced by a read, so the decoders keep the head start they had until the end of the file.
-    ready = collections.deque(ready)
-    done = error is not None
     try:
+        ready.reverse()
+        while ready:  # chunks a prefetch decoded already, freed as they go
+            yield ready.pop()
+        if error is not None:
+            raise error
         while True:
-            if not done:
-                try:
-                    data = reader.read(PARALLEL_CHUNK)
-                except RuntimeError:  # indexed_bzip2 reports a cut-off or damaged block as std::exception
-                    data, error = b"", _corrupt(path)
-                if data:
-                    ready.append(data)
-                else:
-                    done = True
-                    if error is None:  # the parallel reader's block map ends where the last stream ends
-                        garbage = size - -(-max(reader.block_offsets(), default=size * 8) // 8)
-                        if garbage > 0:
-                            count(BZ2_GARBAGE, garbage)
-            if not ready:
-                if error is not None:
-                    raise error
+            try:
+                data = reader.read(PARALLEL_CHUNK)
+            except RuntimeError:  # indexed_bzip2 reports a cut-off or damaged block as std::exception
+                raise _corrupt(path) from None
+            if not data:
+                # the parallel reader's block map ends where the last stream ends
+                garbage = size - -(-max(reader.block_offsets(), default=size * 8) // 8)
+                if garbage > 0:
+                    count(BZ2_GARBAGE, garbage)
                 return
-            yield ready.popleft()
+            yield data
     finally:
         reader.close()
         _OPEN_READERS.discard(reader)
@@ -346,9 +344,8 @@ def prefetch(path: str, threads: int) -> bool:
     Up to ``PREFETCH_BYTES`` of decoded XML are buffered, so the decoder threads work while the caller does
     something else (``incoherent ingest wikipedia`` imports Beam and builds its pipeline meanwhile: 1.3-1.9 s
     on one core, while the other core idled). The first read of the same file with the same number of
-    threads takes the reader over and keeps that head start to the end of the file (each buffered chunk it
-    hands on is replaced by a read: memory stays at most ``PREFETCH_BYTES`` above a plain read). Nothing
-    changes for reads in other processes. Returns whether a prefetch started (only for local bz2 files and
+    threads takes the reader over, hands on the buffered chunks (freeing each) and reads on. Nothing changes
+    for reads in other processes. Returns whether a prefetch started (only for local bz2 files and
     ``threads > 1``).
     """
     key = _prefetch_key(path, threads)

@@ -47,11 +47,13 @@ def gensim_run(tmp_path_factory):
 
 def test_the_default_runner_prefetches_and_writes_the_same_bytes(gensim_run, tmp_path, monkeypatch):
     # no Beam flags: one in-process worker, the dump decompressing before Beam is imported
-    started = []
-    prefetch = mediawiki.prefetch
+    started, claimed = [], []
+    prefetch, claim = mediawiki.prefetch, mediawiki._claim_prefetch
     monkeypatch.setattr(mediawiki, "prefetch", lambda *a: started.append(prefetch(*a)) or started[-1])
+    monkeypatch.setattr(mediawiki, "_claim_prefetch", lambda *a: claimed.append(claim(*a)) or claimed[-1])
     assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
-    assert started == [True] and mediawiki._PREFETCHES == {}
+    assert started == [True] and len(claimed) == 1 and claimed[0] is not None  # the read took it over
+    assert mediawiki._PREFETCHES == {}
     assert file_bytes(tmp_path) == file_bytes(gensim_run)
 
 
