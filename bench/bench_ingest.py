@@ -73,7 +73,9 @@ def machine_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None = None) -> dict:
+def run_measured(
+    cmd: list[str] | str, *, shell: bool = False, cwd: Path | None = None, env: dict | None = None
+) -> dict:
     """Run a command; wall seconds, exit status, peak RSS of its whole process tree, stderr tail.
 
     ``cpu_s`` is the CPU time of the command's process tree (``getrusage`` of waited-for children: short-lived
@@ -83,7 +85,9 @@ def run_measured(cmd: list[str] | str, *, shell: bool = False, cwd: Path | None 
     busy_before = machine_busy_s()
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = psutil.Popen(cmd, shell=shell, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = psutil.Popen(
+        cmd, shell=shell, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     peak = 0
     cpu: dict[int, float] = {}  # pid -> last seen user+system seconds (the tree's CPU, robust to contention)
     done = threading.Event()
@@ -126,10 +130,16 @@ def bzip2(path: Path) -> dict:
     return run_measured(f"bzip2 -dc '{path}' > /dev/null", shell=True)
 
 
-def ingest(path: Path, extra: list[str] = ()) -> dict:
+def ingest(path: Path, extra: list[str] = (), tree: Path | None = None) -> dict:
+    """One ``incoherent ingest wikipedia`` run; with ``tree``, the code of that checkout (same virtualenv)."""
     out = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=WORK))
     try:
-        result = run_measured([INCOHERENT, "ingest", "wikipedia", str(path), "--out", str(out), *extra])
+        args = ["ingest", "wikipedia", str(path), "--out", str(out), *extra]
+        if tree is None:
+            result = run_measured([INCOHERENT, *args])
+        else:  # run from outside this checkout, so that PYTHONPATH, not the editable install, names the code
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            result = run_measured([PYTHON, "-m", "pipelines.cli", *args], cwd=WORK, env=env)
         summary_path = out / "run_summary.json"
         if summary_path.exists():
             summary = json.loads(summary_path.read_text())
@@ -295,12 +305,12 @@ def slim(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in ("stdout",)}
 
 
-def interleaved(path: Path, runs: list[tuple[str, list[str]]]) -> dict:
+def interleaved(path: Path, runs: list[tuple[str, list[str], Path | None]]) -> dict:
     """bzip2, run 1, bzip2, run 2, ..., bzip2: each run's wall time over the mean of its two bzip2 neighbours."""
     bz = [slim(bzip2(path))]
     out = []
-    for name, extra in runs:
-        res = slim(ingest(path, extra))
+    for name, extra, tree in runs:
+        res = slim(ingest(path, extra, tree))
         bz.append(slim(bzip2(path)))
         base = (bz[-2]["wall_s"] + bz[-1]["wall_s"]) / 2
         res.update(name=name, bzip2_s=round(base, 2), ratio=round(res["wall_s"] / base, 3))
@@ -310,9 +320,12 @@ def interleaved(path: Path, runs: list[tuple[str, list[str]]]) -> dict:
     return {"dump": path.name, "bzip2": bz, "runs": out}
 
 
-def part_bzip2(path: Path, rounds: int) -> dict:
-    runs = [("in-process (default)", [])] * rounds + [("2 workers", TWO_WORKERS)]
-    return interleaved(path, runs)
+def part_bzip2(path: Path, rounds: int, baseline: Path | None = None) -> dict:
+    """``rounds`` in-process runs (each followed by one of the ``baseline`` checkout, if given), then 2 workers."""
+    run = [("in-process (default)", [], None)]
+    if baseline is not None:
+        run.append((f"baseline {baseline.name}, in-process", [], baseline))
+    return interleaved(path, run * rounds + [("2 workers", TWO_WORKERS, None)])
 
 
 def part_wikiextractor(path: Path) -> dict:
@@ -381,6 +394,14 @@ def report(results: dict) -> None:
         if quiet:
             print(f"in-process runs alone on the machine: median {statistics.median(quiet):.2f}x "
                   f"(range {quiet[0]:.2f}-{quiet[-1]:.2f}x, {len(quiet)} runs)")  # fmt: skip
+        ours = [x for x in r["runs"] if x["name"] == "in-process (default)"]
+        theirs = [x for x in r["runs"] if x["name"].startswith("baseline ")]
+        if theirs:
+            base = sorted(x["ratio"] for x in theirs)
+            paired = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(ours, theirs, strict=False))
+            print(f"{theirs[0]['name']}: median {statistics.median(base):.2f}x bzip2 (range {base[0]:.2f}-"
+                  f"{base[-1]:.2f}x); ours / baseline, same round: median {statistics.median(paired):.2f} "
+                  f"(range {paired[0]:.2f}-{paired[-1]:.2f}, {len(paired)} rounds)")  # fmt: skip
     for part in ("wikiextractor", "wikiextractor-multistream"):
         if part not in results:
             continue
@@ -422,6 +443,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=60, help="dump size for bzip2 and WikiExtractor")
     parser.add_argument("--mwp-repeats", type=int, default=60, help="dump size for full mwparserfromhell")
     parser.add_argument("--rounds", type=int, default=3, help="in-process ingest runs per bzip2 part")
+    parser.add_argument(
+        "--baseline-tree",
+        type=lambda p: Path(p).resolve(),
+        default=None,
+        help="a checkout of an earlier commit (git worktree add DIR REV): its ingest runs interleaved with ours "
+        "in the bzip2 parts, for a ratio of the two measured side by side",
+    )
     parser.add_argument("--memory", default="25,100", help="dump sizes for peak RSS")
     parser.add_argument("--small", type=int, default=10, help="dump size for the CPU breakdown")
     parser.add_argument("--quick", action="store_true", help="10/5 repeats, 1 round, memory at 5,10")
@@ -442,9 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                  "cpus": os.cpu_count()}  # fmt: skip
         print(f"[{part}] {start['at']}", flush=True)
         if part == "multistream":
-            data = part_bzip2(dump_path(args.repeats, multistream=True), args.rounds)
+            data = part_bzip2(dump_path(args.repeats, multistream=True), args.rounds, args.baseline_tree)
         elif part == "single":
-            data = part_bzip2(dump_path(args.repeats), max(1, args.rounds - 1))
+            data = part_bzip2(dump_path(args.repeats), max(1, args.rounds - 1), args.baseline_tree)
         elif part == "wikiextractor":
             data = part_wikiextractor(dump_path(args.repeats))
         elif part == "wikiextractor-multistream":

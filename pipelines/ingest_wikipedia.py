@@ -13,8 +13,7 @@ in parallel.
 With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
 task whose bz2 blocks are decompressed in parallel by indexed_bzip2 (``--decompress-threads``, default: one
 per core) while the main thread parses XML and cleans leads: every core works without extra worker
-processes. That reader starts decompressing before Beam is even imported (:func:`sources.mediawiki.prefetch`),
-on the core that would otherwise wait for the import. This module imports Beam only in :func:`run`; the
+processes. This module imports Beam only in :func:`run` (the command's parser and read plan load fast); the
 transforms are in :mod:`pipelines.ingest_wikipedia_beam`.
 """
 
@@ -106,8 +105,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
-    if not spread and "start" not in tasks[0]:  # this process reads the first dump: start decoding it now
-        mediawiki.prefetch(tasks[0]["path"], threads)
 
     import apache_beam as beam
 
@@ -125,22 +122,19 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
 
-    try:
-        summary = run_pipeline(
-            build,
-            command="ingest wikipedia",
-            out_dir=out,
-            params={
-                "dumps": list(args.dumps),
-                "source": source,
-                "read_tasks": len(tasks),
-                "decompress_threads": threads,
-            },
-            beam_args=beam_args,
-            overwrite=args.overwrite,
-        )
-    finally:
-        mediawiki.drop_prefetches()  # one nobody claimed (the run failed before reading)
+    summary = run_pipeline(
+        build,
+        command="ingest wikipedia",
+        out_dir=out,
+        params={
+            "dumps": list(args.dumps),
+            "source": source,
+            "read_tasks": len(tasks),
+            "decompress_threads": threads,
+        },
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+    )
     counters = summary["counters"]
     kept = counters.get(STAGE, {}).get("kept", 0)
     dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}

@@ -14,8 +14,7 @@ What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.x
 (``*-multistream.xml.bz2`` with its ``*-index.txt.bz2``: see :func:`multistream_ranges`).
 
 Speed: ``.bz2`` is decompressed in other threads while this thread parses: with ``threads > 1`` by
-indexed_bzip2's block-parallel decoder (which :func:`prefetch` can start before the read), otherwise by one
-thread running ``bz2`` (which releases the GIL). Pages of the shape MediaWiki writes are read by
+indexed_bzip2's block-parallel decoder, otherwise by one thread running ``bz2`` (which releases the GIL). Pages of the shape MediaWiki writes are read by
 :func:`sources.pagescan.scan_page`, which decodes only their metadata, lead and tail; ``xml.parsers.expat``
 reads everything else (the prolog and ``<siteinfo>``, whatever lies between pages, and every page the fast
 path declines) and is the reference the fast path is tested against (``SCAN_PAGES = False``: expat reads all).
@@ -52,7 +51,6 @@ PROBE_BYTES = 1 << 16
 RANGE_BYTES = 4 << 20
 MIN_RANGES = 16
 PARALLEL_CHUNK = 1 << 19  # decompressed bytes per read from the parallel decoder
-PREFETCH_BYTES = 192 << 20  # decoded bytes a prefetch buffers until its reader is claimed (~2 s of decoding)
 MAX_SCANNED_PAGE = 64 << 20  # a page not closed within this many bytes streams through expat instead
 SCAN_PAGES = True  # read pages with sources.pagescan where it can (False: expat reads everything)
 
@@ -245,23 +243,17 @@ def _parallel_bz2_chunks(
         raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
     size = raw.seek(0, io.SEEK_END)
     raw.seek(0)
-    prefetched = _claim_prefetch(path, threads) if local else None
-    if prefetched is None:
-        reader, ready, error = indexed_bzip2.open(path if local else raw, parallelization=threads), [], None
-        _OPEN_READERS.add(reader)
-    else:
-        reader, ready, error = prefetched
+    reader = indexed_bzip2.open(path if local else raw, parallelization=threads)
+    _OPEN_READERS.add(reader)
     try:
-        ready.reverse()
-        while ready:  # chunks a prefetch decoded already, freed as they go
-            yield ready.pop()
-        if error is not None:
-            raise error
         while True:
             try:
                 data = reader.read(PARALLEL_CHUNK)
             except RuntimeError:  # indexed_bzip2 reports a cut-off or damaged block as std::exception
-                raise _corrupt(path) from None
+                raise InputError(
+                    f"{path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
+                    "end-of-stream marker, or a block fails its checksum)"
+                ) from None
             if not data:
                 # the parallel reader's block map ends where the last stream ends
                 garbage = size - -(-max(reader.block_offsets(), default=size * 8) // 8)
@@ -274,13 +266,6 @@ def _parallel_bz2_chunks(
         _OPEN_READERS.discard(reader)
 
 
-def _corrupt(path: str) -> InputError:
-    return InputError(
-        f"{path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
-        "end-of-stream marker, or a block fails its checksum)"
-    )
-
-
 # indexed_bzip2 aborts the interpreter when a reader's threads still run at exit (say, a generator that was
 # never finished): close every open reader first.
 _OPEN_READERS: weakref.WeakSet = weakref.WeakSet()
@@ -288,98 +273,8 @@ _OPEN_READERS: weakref.WeakSet = weakref.WeakSet()
 
 @atexit.register
 def _close_readers() -> None:
-    drop_prefetches()
     for reader in list(_OPEN_READERS):
         reader.close()
-
-
-class _Prefetch:
-    """A parallel bz2 reader started early, whose decoded chunks a thread buffers until a read claims it."""
-
-    def __init__(self, path: str, threads: int):
-        import indexed_bzip2
-
-        self.reader = indexed_bzip2.open(path, parallelization=threads)
-        _OPEN_READERS.add(self.reader)
-        self.chunks: list[bytes] = []
-        self.error: RuntimeError | None = None
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._pump, name="bz2-prefetch", daemon=True)
-        self.thread.start()
-
-    def _pump(self) -> None:
-        size = 0
-        try:
-            while not self.stop.is_set() and size < PREFETCH_BYTES:
-                data = self.reader.read(PARALLEL_CHUNK)
-                if not data:
-                    return
-                self.chunks.append(data)
-                size += len(data)
-        except RuntimeError as exc:  # raised to the reader that claims this prefetch
-            self.error = exc
-
-    def claim(self):
-        """Stop buffering; the reader, the chunks buffered so far, and the decoding error met, if any."""
-        self.stop.set()
-        self.thread.join()
-        return self.reader, self.chunks, self.error
-
-
-_PREFETCHES: dict[tuple, _Prefetch] = {}
-_PREFETCH_LOCK = threading.Lock()
-
-
-def _prefetch_key(path: str, threads: int) -> tuple | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return os.path.realpath(path), stat.st_size, stat.st_mtime_ns, threads
-
-
-def prefetch(path: str, threads: int) -> bool:
-    """Start decompressing a local ``.bz2`` dump now, for a :func:`read_pages` of it later in this process.
-
-    Up to ``PREFETCH_BYTES`` of decoded XML are buffered, so the decoder threads work while the caller does
-    something else (``incoherent ingest wikipedia`` imports Beam and builds its pipeline meanwhile: 1.3-1.9 s
-    on one core, while the other core idled). The first read of the same file with the same number of
-    threads takes the reader over, hands on the buffered chunks (freeing each) and reads on. Nothing changes
-    for reads in other processes. Returns whether a prefetch started (only for local bz2 files and
-    ``threads > 1``).
-    """
-    key = _prefetch_key(path, threads)
-    if key is None or threads < 2 or not path.lower().endswith(".bz2"):
-        return False
-    with open(path, "rb") as f:
-        head = f.read(4)
-    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":
-        return False  # the read reports what is wrong with it
-    with _PREFETCH_LOCK:
-        if key not in _PREFETCHES:
-            _PREFETCHES[key] = _Prefetch(path, threads)
-    return True
-
-
-def _claim_prefetch(path: str, threads: int):
-    key = _prefetch_key(path, threads)
-    with _PREFETCH_LOCK:
-        prefetched = _PREFETCHES.pop(key, None) if key is not None else None
-    if prefetched is None:
-        return None
-    reader, chunks, error = prefetched.claim()
-    return reader, chunks, (None if error is None else _corrupt(path))
-
-
-def drop_prefetches() -> None:
-    """Stop and close the prefetches nobody claimed (their memory is freed)."""
-    with _PREFETCH_LOCK:
-        left = list(_PREFETCHES.values())
-        _PREFETCHES.clear()
-    for prefetched in left:
-        reader, _, _ = prefetched.claim()
-        reader.close()
-        _OPEN_READERS.discard(reader)
 
 
 def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:

@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.cli import main
-from sources import mediawiki
 from tests.conftest import file_bytes
 from tests.test_mediawiki import build_multistream
 
@@ -45,15 +44,11 @@ def gensim_run(tmp_path_factory):
     return out
 
 
-def test_the_default_runner_prefetches_and_writes_the_same_bytes(gensim_run, tmp_path, monkeypatch):
-    # no Beam flags: one in-process worker, the dump decompressing before Beam is imported
-    started, claimed = [], []
-    prefetch, claim = mediawiki.prefetch, mediawiki._claim_prefetch
-    monkeypatch.setattr(mediawiki, "prefetch", lambda *a: started.append(prefetch(*a)) or started[-1])
-    monkeypatch.setattr(mediawiki, "_claim_prefetch", lambda *a: claimed.append(claim(*a)) or claimed[-1])
+def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run, tmp_path):
+    # without flags run() decides "one in-process worker" without importing Beam's options
     assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
-    assert started == [True] and len(claimed) == 1 and claimed[0] is not None  # the read took it over
-    assert mediawiki._PREFETCHES == {}
+    summary = json.loads((tmp_path / "run_summary.json").read_text())
+    assert summary["params"]["read_tasks"] == 1
     assert file_bytes(tmp_path) == file_bytes(gensim_run)
 
 
