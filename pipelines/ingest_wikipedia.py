@@ -13,8 +13,10 @@ in parallel.
 With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
 task whose bz2 blocks are decompressed in parallel by indexed_bzip2 (``--decompress-threads``, default: one
 per core) while the main thread parses XML and cleans leads: every core works without extra worker
-processes. This module imports Beam only in :func:`run` (the command's parser and read plan load fast); the
-transforms are in :mod:`pipelines.ingest_wikipedia_beam`.
+processes. Local bz2 dumps are decoded by indexed_bzip2 in a child process (one core) while this one parses
+(the other), and the first dump's decoder starts before Beam is imported (:func:`sources.mediawiki.start_decoder`):
+the decoder is the slower of the two. This module imports Beam only in :func:`run`; the transforms are in
+:mod:`pipelines.ingest_wikipedia_beam`.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
+    if not spread and "start" not in tasks[0]:  # this process reads the first dump: start its decoder now
+        mediawiki.start_decoder(tasks[0]["path"], threads)
 
     import apache_beam as beam
 
@@ -122,19 +126,22 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
 
-    summary = run_pipeline(
-        build,
-        command="ingest wikipedia",
-        out_dir=out,
-        params={
-            "dumps": list(args.dumps),
-            "source": source,
-            "read_tasks": len(tasks),
-            "decompress_threads": threads,
-        },
-        beam_args=beam_args,
-        overwrite=args.overwrite,
-    )
+    try:
+        summary = run_pipeline(
+            build,
+            command="ingest wikipedia",
+            out_dir=out,
+            params={
+                "dumps": list(args.dumps),
+                "source": source,
+                "read_tasks": len(tasks),
+                "decompress_threads": threads,
+            },
+            beam_args=beam_args,
+            overwrite=args.overwrite,
+        )
+    finally:
+        mediawiki.stop_started_decoders()  # one no read took over (the run failed before reading)
     counters = summary["counters"]
     kept = counters.get(STAGE, {}).get("kept", 0)
     dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}

@@ -277,6 +277,201 @@ def _close_readers() -> None:
         reader.close()
 
 
+# A decoder process: indexed_bzip2 decompresses a local file and writes the bytes to a pipe; its last line on
+# stderr is a JSON status (bytes of garbage after the last stream, or the error).
+DECODER_PROCESS = True  # False: decode in threads of this process (_parallel_bz2_chunks)
+_DECODER = r"""
+import json, sys
+import indexed_bzip2
+path, threads, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = sys.stdout.buffer
+try:
+    reader = indexed_bzip2.open(path, parallelization=threads)
+    try:
+        while True:
+            data = reader.read(1 << 20)
+            if not data:
+                break
+            out.write(data)
+        out.flush()
+        # where the last stream ends: the serial reader's last offset is its end-of-stream marker (80 bits long)
+        last = max(reader.block_offsets(), default=size * 8 - (80 if threads == 1 else 0))
+        end = -(-(last + (80 if threads == 1 else 0)) // 8)
+    finally:
+        reader.close()
+except RuntimeError as exc:
+    sys.stderr.write("\n" + json.dumps({"error": str(exc)}) + "\n")
+    sys.exit(3)
+except BrokenPipeError:
+    sys.exit(0)
+sys.stderr.write("\n" + json.dumps({"garbage": max(0, size - end)}) + "\n")
+"""
+_SET_PIPE_SIZE = 1031  # fcntl.F_SETPIPE_SZ on Linux
+QUEUE_BYTES = 192 << 20  # decoded bytes a decoder process may run ahead of the parser (~2 s of decoding)
+
+
+class _DecoderProcess:
+    """indexed_bzip2 decoding a local bz2 file in a child process, and a thread that drains its pipe.
+
+    The thread keeps up to ``QUEUE_BYTES`` of decoded XML queued, so the child never waits for the parser,
+    and a decoder started before the parser is ready (:func:`start_decoder`) works meanwhile.
+    """
+
+    def __init__(self, path: str, threads: int):
+        import subprocess
+        import sys
+        import tempfile
+
+        self.path = path
+        self.size = os.path.getsize(path)
+        self.errors = tempfile.TemporaryFile()
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", _DECODER, path, str(max(1, threads)), str(self.size)],
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+        )
+        try:
+            import fcntl
+
+            fcntl.fcntl(self.child.stdout.fileno(), _SET_PIPE_SIZE, 1 << 20)
+        except (ImportError, OSError):  # another platform, or a lower limit: the default pipe works too
+            pass
+        self.queue: queue.Queue = queue.Queue(maxsize=max(1, QUEUE_BYTES // PARALLEL_CHUNK))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drain, name="bz2-decoder-pipe", daemon=True)
+        self.thread.start()
+        _DECODERS.add(self)
+
+    def _drain(self) -> None:
+        try:
+            while not self.stop.is_set():
+                data = self.child.stdout.read(PARALLEL_CHUNK)
+                while not self.stop.is_set():
+                    try:
+                        self.queue.put(data, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+                if not data:
+                    return
+        except (OSError, ValueError):  # the pipe was closed: the reader gave up
+            pass
+
+    def chunks(self, count: Counter = _no_count) -> Iterator[bytes]:
+        try:
+            while True:
+                data = self.queue.get()
+                if not data:
+                    break
+                yield data
+            self.child.wait()
+            self.errors.seek(0)
+            status = _last_json(self.errors.read().decode("utf-8", "replace").strip().splitlines())
+            if self.child.returncode != 0 or status is None or "error" in status:
+                raise InputError(
+                    f"{self.path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
+                    "end-of-stream marker, or a block fails its checksum)"
+                )
+            if status.get("garbage", 0) > 0:
+                count(BZ2_GARBAGE, status["garbage"])
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.child.poll() is None:
+            self.child.kill()
+        self.child.wait()
+        self.thread.join()
+        self.child.stdout.close()
+        self.errors.close()
+        _DECODERS.discard(self)
+
+
+_DECODERS: weakref.WeakSet = weakref.WeakSet()
+_STARTED: dict[tuple, _DecoderProcess] = {}
+_STARTED_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_decoders() -> None:
+    for decoder in list(_DECODERS):
+        decoder.close()
+
+
+def _decoder_key(path: str, threads: int) -> tuple | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return os.path.realpath(path), stat.st_size, stat.st_mtime_ns, threads
+
+
+def start_decoder(path: str, threads: int) -> bool:
+    """Start decompressing a local ``.bz2`` dump now, for a :func:`read_pages` of it (same ``threads``) later.
+
+    ``incoherent ingest wikipedia`` calls this before it imports Beam (1.3-1.9 s on one core): the decoder,
+    the slower of the two processes, starts that much earlier. The first read of the file in this process
+    takes the decoder over; reads in other processes are not affected. Returns whether one started (local
+    bz2 files read with ``threads > 1``).
+    """
+    key = _decoder_key(path, threads)
+    if key is None or threads < 2 or not DECODER_PROCESS or not path.lower().endswith(".bz2"):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":
+        return False  # the read reports what is wrong with the file
+    with _STARTED_LOCK:
+        if key not in _STARTED:
+            _STARTED[key] = _DecoderProcess(path, threads - 1)
+    return True
+
+
+def stop_started_decoders() -> None:
+    """Stop the decoders :func:`start_decoder` started that no read took over."""
+    with _STARTED_LOCK:
+        left = list(_STARTED.values())
+        _STARTED.clear()
+    for decoder in left:
+        decoder.close()
+
+
+def _process_bz2_chunks(
+    path: str, raw: BinaryIO, threads: int, count: Counter = _no_count
+) -> Iterator[bytes]:
+    """Decompressed bytes of a local bz2 file, decoded by indexed_bzip2 in a child process.
+
+    With the parser in this process and the decoder in another, two cores hold exactly two busy processes.
+    Decoder threads inside this process compete with the parsing thread for the same cores (three busy threads
+    on two cores), and indexed_bzip2's threads then cost more CPU than they do alone. One serial decoder
+    (``threads`` is the read's, the child gets one fewer) is also indexed_bzip2's cheapest mode per byte.
+    """
+    head = raw.read(4)
+    if not head:
+        raise InputError(f"{path}: empty file")
+    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":  # indexed_bzip2 would yield nothing at all
+        raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+    key = _decoder_key(path, threads)
+    with _STARTED_LOCK:
+        decoder = _STARTED.pop(key, None) if key is not None else None
+    if decoder is None:
+        decoder = _DecoderProcess(path, threads - 1)
+    return decoder.chunks(count)
+
+
+def _last_json(lines: list[str]) -> dict | None:
+    import json
+
+    for line in reversed(lines):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
 def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
     left = limit
     while True:
@@ -295,6 +490,8 @@ def _decompressed_chunks(
     name = os.path.basename(path)
     lower = name.lower()
     if lower.endswith(".bz2"):
+        if threads > 1 and local and DECODER_PROCESS:
+            return _process_bz2_chunks(path, raw, threads, count)
         if threads > 1:
             return _parallel_bz2_chunks(path, raw, threads, local, count)
         return _bz2_chunks(raw, path, count)

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.cli import main
+from sources import mediawiki
 from tests.conftest import file_bytes
 from tests.test_mediawiki import build_multistream
 
@@ -44,9 +45,19 @@ def gensim_run(tmp_path_factory):
     return out
 
 
-def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run, tmp_path):
-    # without flags run() decides "one in-process worker" without importing Beam's options
+def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run, tmp_path, monkeypatch):
+    # without flags run() knows it has one in-process worker, and starts the dump's decoder before Beam loads
+    made = []
+
+    class Counted(mediawiki._DecoderProcess):
+        def __init__(self, *args):
+            made.append(args)
+            super().__init__(*args)
+
+    monkeypatch.setattr(mediawiki, "_DecoderProcess", Counted)
     assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
+    assert len(made) == 1  # the read took over the decoder started early
+    assert mediawiki._STARTED == {} and not mediawiki._DECODERS
     summary = json.loads((tmp_path / "run_summary.json").read_text())
     assert summary["params"]["read_tasks"] == 1
     assert file_bytes(tmp_path) == file_bytes(gensim_run)

@@ -346,3 +346,50 @@ def test_parallel_reader_left_open_does_not_abort_the_interpreter(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "read one page"
+
+
+# --------------------------------------------------------------------------------------------- decoder process
+
+
+def test_a_started_decoder_is_taken_over_by_the_read():
+    expected = list(read_pages(str(GENSIM)))
+    assert mediawiki.start_decoder(str(GENSIM), 2)
+    assert len(mediawiki._STARTED) == 1
+    assert list(read_pages(str(GENSIM), threads=2)) == expected
+    assert mediawiki._STARTED == {} and not mediawiki._DECODERS  # taken over, then closed
+
+
+def test_decoders_start_only_for_local_bz2_dumps_read_in_parallel(tmp_path):
+    (tmp_path / "fake.xml.bz2").write_bytes(b"<mediawiki/>")
+    assert not mediawiki.start_decoder(str(DATA / "article-pear.xml"), 2)  # not bz2
+    assert not mediawiki.start_decoder(str(tmp_path / "fake.xml.bz2"), 2)  # not bz2 inside
+    assert not mediawiki.start_decoder(str(tmp_path / "missing.xml.bz2"), 2)
+    assert not mediawiki.start_decoder(str(GENSIM), 1)  # one thread reads with Python's bz2
+    assert mediawiki.start_decoder(str(GENSIM), 2)
+    [decoder] = mediawiki._STARTED.values()
+    mediawiki.stop_started_decoders()  # nobody took it over: its child process is stopped
+    assert mediawiki._STARTED == {} and decoder.child.poll() is not None
+
+
+def test_an_unfinished_read_stops_its_decoder_process():
+    pages = read_pages(str(GENSIM), threads=2)
+    next(pages)
+    [decoder] = mediawiki._DECODERS
+    pages.close()
+    assert decoder.child.poll() is not None and not mediawiki._DECODERS
+
+
+def test_decoder_threads_in_this_process_read_the_same(tmp_path, monkeypatch):
+    # DECODER_PROCESS = False: indexed_bzip2's threads in the reading process (as for multistream ranges)
+    monkeypatch.setattr(mediawiki, "DECODER_PROCESS", False)
+    assert not mediawiki.start_decoder(str(GENSIM), 2)
+    assert list(read_pages(str(GENSIM), threads=2)) == list(read_pages(str(GENSIM)))
+    dump = tmp_path / "garbage.xml.bz2"
+    dump.write_bytes(GENSIM.read_bytes() + b"<html>not bz2</html>\n")
+    counts, inc = counting()
+    assert len(list(read_pages(str(dump), threads=2, count=inc))) == 206
+    assert counts[mediawiki.BZ2_GARBAGE] == 21
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(GENSIM.read_bytes()[:400_000])
+    with pytest.raises(InputError, match=r"cut\.xml\.bz2: truncated bz2 file"):
+        list(read_pages(str(cut), threads=2))
