@@ -13,8 +13,10 @@ What it reads: ``.xml``, ``.xml.bz2`` (single- or multi-stream; ``.gz`` and ``.x
 ``<page>`` fragments without a ``<mediawiki>`` root, and byte ranges of multistream dumps
 (``*-multistream.xml.bz2`` with its ``*-index.txt.bz2``: see :func:`multistream_ranges`).
 
-Speed: ``.bz2`` is decompressed in other threads while this thread parses: with ``threads > 1`` by
-indexed_bzip2's block-parallel decoder, otherwise by one thread running ``bz2`` (which releases the GIL). Pages of the shape MediaWiki writes are read by
+Speed: ``.bz2`` is decompressed elsewhere while this thread parses: with ``threads > 1``, a local file by
+indexed_bzip2 in a child process (:class:`_DecoderProcess`, which :func:`start_decoder` can start early) and a
+byte range or remote file by indexed_bzip2's block-parallel threads here; with one thread, by a thread running
+``bz2`` (which releases the GIL). Pages of the shape MediaWiki writes are read by
 :func:`sources.pagescan.scan_page`, which decodes only their metadata, lead and tail; ``xml.parsers.expat``
 reads everything else (the prolog and ``<siteinfo>``, whatever lies between pages, and every page the fast
 path declines) and is the reference the fast path is tested against (``SCAN_PAGES = False``: expat reads all).
