@@ -225,6 +225,19 @@ class _ByteRange(io.RawIOBase):
         return len(data)
 
 
+def _is_bz2_head(head: bytes) -> bool:
+    """``BZh`` and a block size digit: the start of a bz2 stream."""
+    return head[:3] == b"BZh" and b"1" <= head[3:4] <= b"9"
+
+
+def _check_bz2_head(path: str, head: bytes) -> None:
+    """One-line errors for a file indexed_bzip2 would silently read as empty."""
+    if not head:
+        raise InputError(f"{path}: empty file")
+    if not _is_bz2_head(head):
+        raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+
+
 def _parallel_bz2_chunks(
     path: str, raw: BinaryIO, threads: int, local: bool, count: Counter = _no_count
 ) -> Iterator[bytes]:
@@ -238,11 +251,7 @@ def _parallel_bz2_chunks(
     """
     import indexed_bzip2
 
-    head = raw.read(4)
-    if not head:
-        raise InputError(f"{path}: empty file")
-    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":  # indexed_bzip2 would yield nothing at all
-        raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+    _check_bz2_head(path, raw.read(4))
     size = raw.seek(0, io.SEEK_END)
     raw.seek(0)
     reader = indexed_bzip2.open(path if local else raw, parallelization=threads)
@@ -421,9 +430,8 @@ def start_decoder(path: str, threads: int) -> bool:
     if key is None or threads < 2 or not DECODER_PROCESS or not path.lower().endswith(".bz2"):
         return False
     with open(path, "rb") as f:
-        head = f.read(4)
-    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":
-        return False  # the read reports what is wrong with the file
+        if not _is_bz2_head(f.read(4)):
+            return False  # the read reports what is wrong with the file
     with _STARTED_LOCK:
         if key not in _STARTED:
             _STARTED[key] = _DecoderProcess(path, threads - 1)
@@ -449,11 +457,7 @@ def _process_bz2_chunks(
     on two cores), and indexed_bzip2's threads then cost more CPU than they do alone. One serial decoder
     (``threads`` is the read's, the child gets one fewer) is also indexed_bzip2's cheapest mode per byte.
     """
-    head = raw.read(4)
-    if not head:
-        raise InputError(f"{path}: empty file")
-    if head[:3] != b"BZh" or not b"1" <= head[3:4] <= b"9":  # indexed_bzip2 would yield nothing at all
-        raise InputError(f"{path}: not a bz2 file (invalid bz2 data)")
+    _check_bz2_head(path, raw.read(4))
     key = _decoder_key(path, threads)
     with _STARTED_LOCK:
         decoder = _STARTED.pop(key, None) if key is not None else None
