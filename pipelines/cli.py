@@ -20,6 +20,15 @@ from schemas.records import InputError
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
 
+
+def _not_input_error(record: logging.LogRecord) -> bool:
+    """False for Beam's log of a step that raised our InputError (with a traceback): main prints it as one line."""
+    raised = record.exc_info[1] if record.exc_info else None
+    return not isinstance(record.msg, InputError) and not isinstance(raised, InputError)
+
+
+logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
+
 # (command words, module, one-line help)
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("ingest", "wikipedia"), "pipelines.ingest_wikipedia", "MediaWiki XML dumps -> lead-section documents"),

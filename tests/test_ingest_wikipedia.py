@@ -138,9 +138,20 @@ def test_bad_records_are_counted_and_odd_files_are_read(tmp_path):
 def test_unusable_inputs_fail_with_one_line(tmp_path, capsys, name, message):
     out = tmp_path / "out"
     assert ingest(out, DATA / name) == 2
-    err = capsys.readouterr().err.strip().splitlines()[-1]
+    stderr = capsys.readouterr().err
+    err = stderr.strip().splitlines()[-1]
     assert err.startswith(f"error: {DATA / name}: ") and message in err
+    assert "Traceback" not in stderr  # Beam's log of the failing step is kept off the terminal
     assert not (out / "run_summary.json").exists()  # nothing is presented as a complete run
+
+
+def test_a_dump_cut_after_its_header_fails_with_one_line_inside_the_pipeline(tmp_path, capsys):
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(GENSIM.read_bytes()[:500_000])  # <siteinfo> reads: the read plan accepts it
+    assert main(["ingest", "wikipedia", str(cut), "--out", str(tmp_path / "out")]) == 2
+    stderr = capsys.readouterr().err
+    assert stderr.strip().splitlines()[-1].startswith(f"error: {cut}: truncated bz2 file")
+    assert "Traceback" not in stderr and not (tmp_path / "out" / "run_summary.json").exists()
 
 
 def test_multistream_two_workers_match_in_process(tmp_path):
