@@ -43,7 +43,7 @@ from typing import BinaryIO
 from xml.parsers import expat
 
 from schemas.records import InputError
-from sources.pagescan import TAIL_CHARS, scan_page, to_int
+from sources.pagescan import TAIL_CHARS, has_markup, scan_page, to_int
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 EXPAT_BUFFER = 1 << 16  # character data handed to Python in pieces of up to this size
@@ -230,6 +230,24 @@ def _is_bz2_head(head: bytes) -> bool:
     return head[:3] == b"BZh" and b"1" <= head[3:4] <= b"9"
 
 
+def _corrupt(path: str) -> InputError:
+    return InputError(
+        f"{path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
+        "end-of-stream marker, or a block fails its checksum)"
+    )
+
+
+def _bytes_after_last_stream(size: int, last_offset: int | None, serial: bool) -> int:
+    """Bytes of a ``size``-byte file after its last bz2 stream, from indexed_bzip2's last block offset (bits).
+
+    The parallel reader's last offset is where the last stream ends; the serial reader's is the start of its
+    end-of-stream marker, which is 80 bits long.
+    """
+    if last_offset is None:
+        return 0
+    return max(0, size - -(-(last_offset + (80 if serial else 0)) // 8))
+
+
 def _check_bz2_head(path: str, head: bytes) -> None:
     """One-line errors for a file indexed_bzip2 would silently read as empty."""
     if not head:
@@ -261,13 +279,11 @@ def _parallel_bz2_chunks(
             try:
                 data = reader.read(PARALLEL_CHUNK)
             except RuntimeError:  # indexed_bzip2 reports a cut-off or damaged block as std::exception
-                raise InputError(
-                    f"{path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
-                    "end-of-stream marker, or a block fails its checksum)"
-                ) from None
+                raise _corrupt(path) from None
             if not data:
-                # the parallel reader's block map ends where the last stream ends
-                garbage = size - -(-max(reader.block_offsets(), default=size * 8) // 8)
+                garbage = _bytes_after_last_stream(
+                    size, max(reader.block_offsets(), default=None), threads == 1
+                )
                 if garbage > 0:
                     count(BZ2_GARBAGE, garbage)
                 return
@@ -289,12 +305,12 @@ def _close_readers() -> None:
 
 
 # A decoder process: indexed_bzip2 decompresses a local file and writes the bytes to a pipe; its last line on
-# stderr is a JSON status (bytes of garbage after the last stream, or the error).
+# stderr is a JSON status (the last block offset, for the garbage count, or the error).
 DECODER_PROCESS = True  # False: decode in threads of this process (_parallel_bz2_chunks)
 _DECODER = r"""
 import json, sys
 import indexed_bzip2
-path, threads, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, threads = sys.argv[1], int(sys.argv[2])
 out = sys.stdout.buffer
 try:
     reader = indexed_bzip2.open(path, parallelization=threads)
@@ -305,9 +321,7 @@ try:
                 break
             out.write(data)
         out.flush()
-        # where the last stream ends: the serial reader's last offset is its end-of-stream marker (80 bits long)
-        last = max(reader.block_offsets(), default=size * 8 - (80 if threads == 1 else 0))
-        end = -(-(last + (80 if threads == 1 else 0)) // 8)
+        last = max(reader.block_offsets(), default=None)
     finally:
         reader.close()
 except RuntimeError as exc:
@@ -315,7 +329,7 @@ except RuntimeError as exc:
     sys.exit(3)
 except BrokenPipeError:
     sys.exit(0)
-sys.stderr.write("\n" + json.dumps({"garbage": max(0, size - end)}) + "\n")
+sys.stderr.write("\n" + json.dumps({"last_offset": last}) + "\n")
 """
 _SET_PIPE_SIZE = 1031  # fcntl.F_SETPIPE_SZ on Linux
 QUEUE_BYTES = 192 << 20  # decoded bytes a decoder process may run ahead of the parser (~2 s of decoding)
@@ -324,7 +338,7 @@ QUEUE_BYTES = 192 << 20  # decoded bytes a decoder process may run ahead of the 
 class _DecoderProcess:
     """indexed_bzip2 decoding a local bz2 file in a child process, and a thread that drains its pipe.
 
-    The thread keeps up to ``QUEUE_BYTES`` of decoded XML queued, so the child never waits for the parser,
+    ``threads`` is the read's: the child decodes with one fewer, leaving a core to the parser. The thread keeps up to ``QUEUE_BYTES`` of decoded XML queued, so the child never waits for the parser,
     and a decoder started before the parser is ready (:func:`start_decoder`) works meanwhile.
     """
 
@@ -336,8 +350,9 @@ class _DecoderProcess:
         self.path = path
         self.size = os.path.getsize(path)
         self.errors = tempfile.TemporaryFile()
+        self.serial = threads <= 2
         self.child = subprocess.Popen(
-            [sys.executable, "-c", _DECODER, path, str(max(1, threads)), str(self.size)],
+            [sys.executable, "-c", _DECODER, path, str(max(1, threads - 1))],
             stdout=subprocess.PIPE,
             stderr=self.errors,
         )
@@ -379,12 +394,10 @@ class _DecoderProcess:
             self.errors.seek(0)
             status = _last_json(self.errors.read().decode("utf-8", "replace").strip().splitlines())
             if self.child.returncode != 0 or status is None or "error" in status:
-                raise InputError(
-                    f"{self.path}: truncated bz2 file or corrupt bz2 data (compressed data ends before the "
-                    "end-of-stream marker, or a block fails its checksum)"
-                )
-            if status.get("garbage", 0) > 0:
-                count(BZ2_GARBAGE, status["garbage"])
+                raise _corrupt(self.path)
+            garbage = _bytes_after_last_stream(self.size, status["last_offset"], self.serial)
+            if garbage > 0:
+                count(BZ2_GARBAGE, garbage)
         finally:
             self.close()
 
@@ -434,7 +447,7 @@ def start_decoder(path: str, threads: int) -> bool:
             return False  # the read reports what is wrong with the file
     with _STARTED_LOCK:
         if key not in _STARTED:
-            _STARTED[key] = _DecoderProcess(path, threads - 1)
+            _STARTED[key] = _DecoderProcess(path, threads)
     return True
 
 
@@ -462,7 +475,7 @@ def _process_bz2_chunks(
     with _STARTED_LOCK:
         decoder = _STARTED.pop(key, None) if key is not None else None
     if decoder is None:
-        decoder = _DecoderProcess(path, threads - 1)
+        decoder = _DecoderProcess(path, threads)
     return decoder.chunks(count)
 
 
@@ -796,16 +809,11 @@ def _make_parser(handler: _Handler) -> expat.XMLParserType:
 _DECLARATION_ONLY = re.compile(rb"\s*<\?xml[^>]*\?>")
 
 
-def _markup(buf: bytes, start: int, end: int) -> bool:
-    """A comment, CDATA section, DOCTYPE or processing instruction in ``buf[start:end]``."""
-    return buf.find(b"<!", start, end) >= 0 or buf.find(b"<?", start, end) >= 0
-
-
 def _plain_prolog(prolog: bytes) -> bool:
     """True when the bytes before the first page hold no comment, PI, DOCTYPE or CDATA (an XML declaration
     at the start aside): then the first ``<page>`` found with ``bytes.find`` is an element of the root."""
     declaration = _DECLARATION_ONLY.match(prolog)
-    return not _markup(prolog, declaration.end() if declaration else 0, len(prolog))
+    return not has_markup(prolog, declaration.end() if declaration else 0, len(prolog))
 
 
 def _parse(
@@ -865,7 +873,7 @@ def _parse(
                             scan = plain = _plain_prolog(buffer[pos:start])
                         else:
                             plain = buffer[pos:start].isspace()
-                            if not plain and (_markup(buffer, pos, start)):
+                            if not plain and has_markup(buffer, pos, start):
                                 scan = False
                         unfed = len(buffer) - start
                         if plain and not prolog:

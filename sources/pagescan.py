@@ -128,7 +128,7 @@ def _lead_and_tail(buf: bytes, start: int, end: int) -> tuple[str, str] | None:
     return None if tail is None else (lead, tail)
 
 
-def _declines(buf: bytes, start: int, end: int) -> bool:
+def has_markup(buf: bytes, start: int, end: int) -> bool:
     """Markup other than elements in ``buf[start:end]`` (comment, CDATA, DOCTYPE, processing instruction)."""
     return buf.find(b"<!", start, end) >= 0 or buf.find(b"<?", start, end) >= 0
 
@@ -169,11 +169,11 @@ def scan_page(buf: bytes, start: int, limit: int) -> tuple[dict | None, int]:
             closing = buf.find(b"</revision>", text_end, limit)
             if closing < 0:
                 return None, 0
-            if _declines(buf, text_end, closing) or buf.find(b"<text", text_end, closing) >= 0:
+            if has_markup(buf, text_end, closing) or buf.find(b"<text", text_end, closing) >= 0:
                 return None, 0
         else:
             match = body = text_end = None
-        if _declines(buf, pos, match.start() if match else closing):
+        if has_markup(buf, pos, match.start() if match else closing):
             return None, 0
         last = (pos, match, body, text_end, closing)
         pos = _SPACE.match(buf, closing + len(b"</revision>"), limit).end()
