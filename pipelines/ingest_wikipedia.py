@@ -11,10 +11,9 @@ records carry only the lead section, so little data crosses the shuffle; mwparse
 in parallel.
 
 With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
-task whose bz2 blocks are decompressed in parallel by indexed_bzip2 (``--decompress-threads``, default: one
-per core) while the main thread parses XML and cleans leads: every core works without extra worker
-processes. Local bz2 dumps are decoded by indexed_bzip2 in a child process (one core) while this one parses
-(the other), and the first dump's decoder starts before Beam is imported (:func:`sources.mediawiki.start_decoder`):
+task: indexed_bzip2 decodes it in a child process (``--decompress-threads``, default one per core; the child
+gets one fewer) while the worker parses XML and cleans leads, so every core works without extra Beam worker
+processes. The first dump's decoder starts before Beam is imported (:func:`sources.mediawiki.start_decoder`):
 the decoder is the slower of the two. This module imports Beam only in :func:`run`; the transforms are in
 :mod:`pipelines.ingest_wikipedia_beam`.
 """

@@ -55,8 +55,8 @@ def warm_up() -> None:
 
 
 class _ReadPages(beam.DoFn):
-    """Read one task. While this worker reads (a thread decompresses, expat parses), a second thread
-    prepares the parsing step that follows, so its start-up cost hides behind the decompression."""
+    """Read one task. While this worker reads (decompression runs elsewhere, this thread parses pages), a
+    second thread prepares the cleaning step that follows, so its start-up cost hides behind the reading."""
 
     def __init__(self, threads: int = 1):
         self._threads = threads
@@ -75,7 +75,7 @@ class IngestWikipedia(beam.PTransform):
     Whole files are read by one worker each, then their pages are spread over the workers for parsing
     (``spread_pages``). Multistream ranges are already spread, so their pages are parsed where they were
     read. With a single in-process worker spreading buys nothing and costs memory (Beam's local runner holds
-    a shuffle in memory), so :func:`run` turns it off there: parsing then overlaps the decompression thread.
+    a shuffle in memory), so :func:`run` turns it off there: cleaning then overlaps the decompression.
     """
 
     def __init__(
