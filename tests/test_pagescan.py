@@ -11,6 +11,7 @@ import pytest
 from schemas.records import InputError
 from sources import mediawiki, pagescan
 from sources.pagescan import TAIL_CHARS, scan_page, xml_text
+from tests.test_mediawiki import counting
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMPS = sorted(
@@ -26,13 +27,9 @@ def read(path: Path, scan: bool, monkeypatch, chunk: int | None = None):
     monkeypatch.setattr(mediawiki, "SCAN_PAGES", scan)
     if chunk:
         monkeypatch.setattr(mediawiki, "READ_CHUNK", chunk)
-    counts: dict[str, int] = {}
-
-    def inc(name: str, n: int = 1) -> None:
-        counts[name] = counts.get(name, 0) + n
-
+    counts, inc = counting()
     try:
-        return list(mediawiki.read_pages(str(path), count=inc)), counts
+        return list(mediawiki.read_pages(str(path), count=inc)), dict(counts)
     except InputError as exc:
         return InputError, str(exc).split(":")[0]
 
