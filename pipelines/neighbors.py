@@ -5,6 +5,10 @@ first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows
 element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``) and scores a block
 with a compiled kernel on ``--threads`` threads. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
 
+``--queries DOCS_DIR_OR_ID_LIST`` computes the neighbours of those documents only (against the whole index):
+a documents directory, or a text file with one id per line (e.g. the sample of ``incoherent intruders
+--sample``). A query's neighbours are exactly the ones the full run gives it.
+
 Counters: ``neighbors/queries``, ``neighbors/zero_vector`` (query without any n-gram of idf > 0: no
 neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_than_k``,
 ``neighbors/has_duplicates`` (queries whose exact-duplicate texts were excluded).
@@ -16,16 +20,17 @@ import argparse
 import os
 
 import apache_beam as beam
+import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
 
-from pipelines.common import WriteTable, count, document_files, print_report, run_pipeline
+from pipelines.common import WriteTable, count, document_files, list_tables, print_report, run_pipeline
 from pipelines.index import check_params
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
-from retrieval.topk import block_size, blocks, prepare, topk_block
+from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows
 from schemas.records import InputError
 
 STAGE = "neighbors"
@@ -55,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="query rows per Beam element (default: from the corpus size)",
     )
+    parser.add_argument(
+        "--queries",
+        metavar="DOCS_DIR|ID_LIST",
+        help="only these documents are queries (a documents directory or a file of ids, one per line); "
+        "default: every document",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
 
@@ -71,8 +82,13 @@ class _Loaded:
 class TopKBlocks(beam.DoFn):
     """``(start, stop)`` query rows -> one ``NEIGHBORS_SCHEMA`` row per query."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int):
+    def __init__(
+        self, index_dir: str, params: IndexParams, k: int, threads: int, query_rows: np.ndarray | None = None
+    ):
         self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
+        self._query_rows = (
+            query_rows  # None: rows start:stop of the index; else positions start:stop of these
+        )
         self._shared = shared.Shared()
 
     def setup(self):
@@ -88,7 +104,11 @@ class TopKBlocks(beam.DoFn):
             )
         scoring, ids, k = loaded.scoring, loaded.ids, self._k
         zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
-        for row, cols, scores in topk_block(scoring, block[0], block[1], k, self._threads):
+        if self._query_rows is None:
+            results = topk_block(scoring, block[0], block[1], k, self._threads)
+        else:
+            results = topk_rows(scoring, self._query_rows[block[0] : block[1]], k, self._threads)
+        for row, cols, scores in results:
             count(STAGE, "queries")
             if row in zero:
                 count(STAGE, "zero_vector")
@@ -149,11 +169,12 @@ class Neighbors(beam.PTransform):
         k: int,
         ranges: list[tuple[int, int]],
         threads: int = 0,
+        query_rows: np.ndarray | None = None,
     ):
         super().__init__()
         self._files = files
         self._index_dir, self._params, self._k, self._ranges = index_dir, params, k, ranges
-        self._threads = threads
+        self._threads, self._query_rows = threads, query_rows
 
     def expand(self, pbegin):
         fingerprint = (
@@ -168,7 +189,7 @@ class Neighbors(beam.PTransform):
             | "SpreadBlocks" >> beam.Reshuffle()
             | "TopK"
             >> beam.ParDo(
-                TopKBlocks(self._index_dir, self._params, self._k, self._threads),
+                TopKBlocks(self._index_dir, self._params, self._k, self._threads, self._query_rows),
                 docs_fingerprint=beam.pvalue.AsSingleton(fingerprint),
             )
         )
@@ -195,6 +216,39 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     return (requested or auto), workers
 
 
+def read_query_ids(value: str) -> list[str]:
+    """The ids named by ``--queries``: a documents directory (its ``id`` column) or a file of ids, one a line."""
+    if not FileSystems.exists(value):
+        raise InputError(f"--queries {value}: no such file or directory")
+    files = list_tables(value, "documents-")
+    if files:
+        ids: list[str] = []
+        for path in files:
+            with FileSystems.open(path) as f:
+                ids.extend(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+        return ids
+    try:
+        with FileSystems.open(value) as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"--queries {value}: neither a documents directory nor a text file of ids ({exc})"
+        ) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def query_rows_of(ids: list[str], index_ids: list[str], option: str = "--queries") -> np.ndarray:
+    """Index rows of ``ids`` in row order (duplicates once); an id the index does not hold is an error."""
+    row_of = {doc_id: row for row, doc_id in enumerate(index_ids)}
+    missing = sorted({doc_id for doc_id in ids if doc_id not in row_of})
+    if missing:
+        raise InputError(
+            f"{option}: {len(missing):,} ids are not documents of the index, e.g. {missing[:3]} "
+            "(queries must come from the indexed documents)"
+        )
+    return np.array(sorted({row_of[doc_id] for doc_id in ids}), dtype=np.int64)
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     params = check_params(args.ngram, args.hash_size)
     if args.k < 1:
@@ -206,11 +260,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     index = TfidfIndex.load(args.index, expect=params)  # metadata only: fail before any work
     files = document_files(args.docs_dir)
     threads, workers = scoring_threads(args.threads, beam_args)
-    step = args.block_rows or block_size(index.num_docs, workers)
-    ranges = blocks(index.num_docs, step)
+    query_rows = None
+    num_queries = index.num_docs
+    if args.queries:
+        query_rows = query_rows_of(read_query_ids(args.queries), index.ids)
+        num_queries = len(query_rows)
+    step = args.block_rows or block_size(num_queries, workers)
+    ranges = blocks(num_queries, step)
 
     def build(pipeline):
-        rows = pipeline | "Neighbors" >> Neighbors(files, args.index, params, args.k, ranges, threads)
+        rows = pipeline | "Neighbors" >> Neighbors(
+            files, args.index, params, args.k, ranges, threads, query_rows
+        )
         _ = rows | "WriteNeighbors" >> WriteTable(args.out, "neighbors", split="neighbors")
 
     summary = run_pipeline(
@@ -226,6 +287,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "block_rows": step,
             "threads_per_worker": threads,
             "corpus_fingerprint": index.meta["corpus_fingerprint"],
+            **({"queries": args.queries, "num_queries": num_queries} if args.queries else {}),
         },
         beam_args=beam_args,
         overwrite=args.overwrite,

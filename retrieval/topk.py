@@ -133,13 +133,13 @@ def _chunk_max(acc, lo, hi):
 
 
 @njit(parallel=True, cache=True)
-def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, start, stop, k, lanes):
-    """Rows ``start:stop`` -> (cols, scores), each ``(stop - start) x k``, best first, -1 / 0 past the end.
+def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, rows, k, lanes):
+    """Query ``rows`` -> (cols, scores), each ``len(rows) x k``, best first, -1 / 0 past the end.
 
     ``indices``/``t_indices`` are uint32: unsigned indices spare numba's negative-index check in the scatter.
     """
     num_docs = indptr.shape[0] - 1
-    num_rows = stop - start
+    num_rows = rows.shape[0]
     out_cols = np.full((num_rows, k), -1, np.int64)
     out_scores = np.zeros((num_rows, k), np.float32)
     for lane in prange(lanes):
@@ -147,7 +147,7 @@ def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, star
         best_s = np.zeros(k, np.float32)
         best_c = np.full(k, -1, np.int64)
         for b in range(lane, num_rows, lanes):
-            q = start + b
+            q = rows[b]
             # 1. accumulate w_q * w_d along the posting list of every feature of the query
             for p in range(indptr[q], indptr[q + 1]):
                 w = data[p]
@@ -200,14 +200,26 @@ def topk_block(
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """Top-k neighbours ``(row, neighbour_rows, scores)`` of query rows ``start:stop``, on ``threads`` threads."""
     stop = min(stop, scoring.num_docs)
-    if stop <= start:
+    return topk_rows(scoring, np.arange(start, max(start, stop), dtype=np.int64), k, threads)
+
+
+def topk_rows(
+    scoring: ScoringMatrix, rows: np.ndarray, k: int, threads: int | None = None
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Top-k neighbours ``(row, neighbour_rows, scores)`` of the query ``rows`` (any rows, any order).
+
+    A row's neighbours are the same whichever other rows are queried with it: ``topk_rows(s, [3, 7], k)``
+    gives rows 3 and 7 exactly what :func:`all_topk` gives them.
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if len(rows) == 0:
         return []
     with _LAUNCH:
         previous = get_num_threads()
         if threads:
             set_num_threads(max(1, min(threads, previous)))
         try:
-            lanes = min(stop - start, 4 * get_num_threads())
+            lanes = min(len(rows), 4 * get_num_threads())
             cols, scores = _topk_kernel(
                 scoring.indptr,
                 scoring.indices,
@@ -216,15 +228,14 @@ def topk_block(
                 scoring.t_indices,
                 scoring.t_data,
                 scoring.group,
-                start,
-                stop,
+                rows,
                 k,
                 lanes,
             )
         finally:
             set_num_threads(previous)
     out = []
-    for b, row in enumerate(range(start, stop)):
+    for b, row in enumerate(rows.tolist()):
         n = int(np.count_nonzero(cols[b] >= 0))
         out.append((row, cols[b, :n], scores[b, :n]))
     return out

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from corpora.sampling import in_sample, parse_sample, threshold_for
 from pipelines.common import write_shard
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
@@ -148,6 +149,36 @@ def test_truncated_matrix_is_a_one_line_error(built, tmp_path, capsys):
     assert run_cli("neighbors", docs, "--index", broken, "--out", tmp_path / "nb") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: ") and "tfidf.npz: corrupt or truncated .npz" in err[-1]
+
+
+def test_sampled_queries_get_the_neighbour_lists_of_the_full_quadratic_run(built, tmp_path, capsys):
+    docs, index, nbrs = built
+    ids = [r["id"] for r in read_rows(docs, "documents-wsj")]
+    keep = threshold_for(parse_sample("40", "--sample"), ids, seed=3)
+    sampled = sorted(i for i in ids if in_sample(3, i, keep))
+    assert len(sampled) == 40
+    id_list = tmp_path / "queries.txt"
+    id_list.write_text("\n".join(sampled) + "\n")
+    out = tmp_path / "nb"
+    argv = ["neighbors", docs, "--index", index, "--k", "5", "--queries", id_list, "--block-rows", "7"]
+    assert run_cli(*argv, "--out", out) == 0
+    full = {r["id"]: r["neighbors"] for r in read_rows(nbrs, "neighbors")}
+    got = {r["id"]: r["neighbors"] for r in read_rows(out, "neighbors")}
+    assert sorted(got) == sampled
+    assert got == {i: full[i] for i in sampled}
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["counters"]["neighbors"]["queries"] == 40 and summary["params"]["num_queries"] == 40
+    # a documents directory as the query list: every document, the same files as the full run
+    assert (
+        run_cli("neighbors", docs, "--index", index, "--k", "5", "--queries", docs, "--out", tmp_path / "all")
+        == 0
+    )
+    assert file_bytes(tmp_path / "all") == file_bytes(nbrs)
+    id_list.write_text("wsj:nope\n" + sampled[0])
+    assert run_cli(*argv, "--out", tmp_path / "bad") == 2
+    assert "--queries: 1 ids are not documents of the index, e.g. ['wsj:nope']" in capsys.readouterr().err
+    assert run_cli(*argv[:-4], "--queries", tmp_path / "nowhere", "--out", tmp_path / "bad2") == 2
+    assert f"--queries {tmp_path / 'nowhere'}: no such file or directory" in capsys.readouterr().err
 
 
 def test_documents_other_than_the_indexed_ones(built, tmp_path, capsys):

@@ -89,3 +89,14 @@ def test_scores_are_dot_products():
     matrix = sp.csr_matrix(np.array([[0.5, 2.0, 0.0], [1.0, 1.0, 3.0], [0.0, 0.0, 1.0]], np.float32))
     (_, cols, scores), *_ = T.all_topk(T.prepare(matrix), 2)
     assert cols.tolist() == [1] and scores.tolist() == [pytest.approx(2.5)]
+
+
+def test_any_query_rows_get_exactly_their_rows_of_the_full_run():
+    matrix = random_matrix(120, 90, 0.08, seed=3)
+    scoring = T.prepare(matrix)
+    full = {r: (c.tolist(), s.tobytes()) for r, c, s in T.all_topk(scoring, 4)}
+    rows = np.array([97, 3, 55, 56, 0, 119])
+    got = T.topk_rows(scoring, rows, 4, threads=2)
+    assert [r for r, _, _ in got] == rows.tolist()
+    assert {r: (c.tolist(), s.tobytes()) for r, c, s in got} == {r: full[r] for r in rows.tolist()}
+    assert T.topk_rows(scoring, np.array([], np.int64), 4) == []
