@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import drift
+from corpora import drift, sampling
 from corpora import intruders as logic
 from corpora.artefacts import artefact_check
 from pipelines.common import (
@@ -52,6 +52,7 @@ from pipelines.common import (
     require_tables,
     run_pipeline,
 )
+from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError, Rejected
 
 LOG = logging.getLogger("incoherent.intruders")
@@ -74,6 +75,10 @@ class Options:
     drift_threshold: float = drift.DRIFT_THRESHOLD
     validation_fraction: float = 0.0
     filtered: bool = False
+    sample_thresholds: tuple[tuple[str, int], ...] = ()  # (source, key threshold) of sampled sources
+
+    def sample_threshold(self, source: str) -> int | None:
+        return dict(self.sample_thresholds).get(source)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,6 +132,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--validation-fraction", type=float, default=0.0, help="share of documents in a validation split (0)"
     )
     parser.add_argument("--k", type=int, default=logic.DEFAULT_K, help="neighbours per document (default 10)")
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="[SOURCE=]N|FRACTION",
+        help="dataset documents: a stable sample by hash of (seed, id), N documents or a fraction, for every "
+        "source or per source; every document stays in the retrieval and candidate pool (default: all)",
+    )
     group = parser.add_argument_group("adversarial filter (with --filter MODEL_DIR)")
     group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     group.add_argument("--batch-size", type=int, default=16)
@@ -232,7 +245,11 @@ def _ns(source: str) -> str:
 
 
 class ChooseVersion(beam.DoFn):
-    """Newest document + its older versions -> ``(source, newest, eligible older version or None)``."""
+    """Newest document + its older versions -> ``(source, newest, eligible older version or None)``.
+
+    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(source, newest, None)``: they are
+    neighbours and candidate sources only (no drift comparison, no split, no row).
+    """
 
     def __init__(self, indexes: dict[str, str], options: Options, history_sources: frozenset[str]):
         self._indexes, self._options, self._history_sources = indexes, options, history_sources
@@ -250,6 +267,11 @@ class ChooseVersion(beam.DoFn):
         if len(newest) > 1:
             count(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
         count(_ns(source), "read")
+        threshold = self._options.sample_threshold(source)
+        if threshold is not None and not sampling.in_sample(self._options.seed, doc["id"], threshold):
+            count(_ns(source), "not_sampled")
+            yield beam.pvalue.TaggedOutput("unsampled", (source, doc, None))
+            return
         if source not in self._history_sources:
             yield source, doc, None
             return
@@ -465,11 +487,15 @@ class BuildIntruders(beam.PTransform):
             old = pbegin | "ReadHistory" >> ReadDocuments("", files=self._history_files)
         else:
             old = pbegin | "NoHistory" >> beam.Create([])
-        versions = (
+        chosen = (
             {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
             | "JoinHistory" >> beam.CoGroupByKey()
-            | "ChooseVersion" >> beam.ParDo(ChooseVersion(self._indexes, o, self._history_sources))
+            | "ChooseVersion"
+            >> beam.ParDo(ChooseVersion(self._indexes, o, self._history_sources)).with_outputs(
+                "unsampled", main="versions"
+            )
         )
+        versions = chosen.versions
         counts = (
             versions
             | "EligibilityKeys" >> beam.FlatMap(_eligibility_keys)
@@ -496,8 +522,9 @@ class BuildIntruders(beam.PTransform):
             | "JoinNeighborLists" >> beam.CoGroupByKey()
             | "RequestOffers" >> beam.ParDo(RequestOffers(o.k)).with_outputs("pending", main="requests")
         )
+        pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
-            {"pool": versions | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
+            {"pool": pool | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
             | "JoinPool" >> beam.CoGroupByKey()
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
         )
@@ -648,7 +675,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
     if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
         raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
+    samples = parse_samples(args.sample, "--sample", sources)
+    thresholds = sample_thresholds(samples, doc_files, args.seed)
     options = Options(
+        sample_thresholds=tuple(sorted(thresholds.items())),
         seed=args.seed,
         k=args.k,
         similarity_threshold=args.similarity_threshold,
@@ -679,6 +709,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "validation_fraction": args.validation_fraction,
         "k": args.k,
     }
+    if samples:
+        params["sample"] = {source: str(spec) for source, spec in samples.items()}
     if filtered:
         params.update(
             device=args.device,
@@ -713,6 +745,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 per_source[source] = source_summary(
                     args.out, source, counters, summary["outputs"], source in history_sources
                 )
+                if source in samples:
+                    per_source[source]["sample"] = {
+                        "requested": str(samples[source]),
+                        "documents": counters.get("read", 0) - counters.get("not_sampled", 0),
+                        "pool": counters.get("read", 0),
+                    }
             extra_fields = {"sources": per_source, "retrieval": {"index": indexes, "neighbors": nbrs}}
             if "wikipedia" in per_source:
                 extra_fields["wikipedia_test_split"] = per_source["wikipedia"]["test_split"]

@@ -7,6 +7,7 @@ import posixpath
 
 import apache_beam as beam
 
+from corpora.sampling import in_sample
 from corpora.seeding import assign_split
 from corpora.shuffle import shuffle_document
 from pipelines.common import (
@@ -14,10 +15,12 @@ from pipelines.common import (
     ReadDocuments,
     WriteRejected,
     WriteTable,
+    count,
     document_files,
     print_report,
     run_pipeline,
 )
+from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
 
 STAGE = "shuffle"
@@ -50,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--validation-fraction", type=float, default=0.0, help="share in validation (default: 0)"
     )
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="[SOURCE=]N|FRACTION",
+        help="shuffle only a stable sample by hash of (seed, id): N documents or a fraction (default: all)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
 
@@ -80,6 +90,13 @@ class ShuffleDocuments(beam.PTransform):
         return docs | "Shuffle" >> ApplyWithRejects(shuffle_all, STAGE)
 
 
+def _sampled(doc: dict, seed: int, threshold: int) -> bool:
+    if in_sample(seed, doc["id"], threshold):
+        return True
+    count(STAGE, "not_sampled")
+    return False
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     sizes = _block_sizes(args.block_sizes)
     if args.max_sentences < 2:
@@ -92,10 +109,17 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         config = posixpath.basename(posixpath.dirname(path))
         by_source.setdefault(config[len("documents-") :], []).append(path)
 
+    samples = parse_samples(args.sample, "--sample", sorted(by_source))
+    thresholds = sample_thresholds(samples, [f for files in by_source.values() for f in files], args.seed)
+
     def build(p):
         rejected_parts = []
         for source, files in sorted(by_source.items()):
             docs = p | f"Read[{source}]" >> ReadDocuments(args.docs_dir, files)
+            if source in thresholds:
+                docs = docs | f"Sample[{source}]" >> beam.Filter(
+                    _sampled, seed=args.seed, threshold=thresholds[source]
+                )
             rows, rejected = docs | f"Shuffle[{source}]" >> ShuffleDocuments(
                 sizes, args.seed, args.max_sentences, fractions
             )
@@ -112,6 +136,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "seed": args.seed,
         "fractions": fractions,
     }
+    if samples:
+        params["sample"] = {source: str(spec) for source, spec in samples.items()}
     summary = run_pipeline(
         build,
         command="shuffle",

@@ -9,8 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpora.intruders import normalise
+from corpora.sampling import parse_sample
 from pipelines import intruders as stage
 from pipelines.common import write_shard
+from pipelines.sampling import sampled_ids, write_id_list
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
 from schemas.records import document
@@ -218,6 +220,34 @@ def test_other_seed_other_rows_and_no_history_means_no_protection(built, tmp_pat
     assert [r["id"] for r in seed1_rows] == [r["id"] for r in seed0_rows]  # same documents and splits ...
     assert [r["split"] for r in seed1_rows] == [r["split"] for r in seed0_rows]
     assert [r["sentences"] for r in seed1_rows] != [r["sentences"] for r in seed0_rows]  # ... other draws
+
+
+def test_a_sample_over_the_whole_pool_gives_the_full_runs_rows_of_its_documents(built, tmp_path, capsys):
+    root, _, full, _ = built
+    cnn_files = sorted(str(f) for f in (root / "cnn").glob("documents-*/*.parquet"))
+    ids = sampled_ids(cnn_files, parse_sample("40", "--sample"), seed=0)
+    assert len(ids) == 40
+    queries = tmp_path / "queries.txt"
+    write_id_list(str(queries), ids)
+    nbrs = tmp_path / "nbrs"
+    index = root / "index-cnn"
+    assert run_cli("neighbors", root / "cnn", "--index", index, "--queries", queries, "--out", nbrs) == 0
+    out = tmp_path / "sampled"
+    argv = ["intruders", root / "cnn", "--index", index, "--neighbors", nbrs, "--sample", "40"]
+    assert run_cli(*argv, "--out", out) == 0
+    rows = read_rows(out, "intruder-cnn")
+    full_rows = {r["id"]: r for r in read_rows(full, "intruder-cnn")}
+    assert rows and {r["id"] for r in rows} <= set(ids)
+    assert rows == [
+        full_rows[r["id"]] for r in rows
+    ]  # candidates came from the whole pool, as in the full run
+    assert read_rows(out, "candidates") == [c for c in read_rows(full, "candidates") if c["id"] in set(ids)]
+    summary = json.loads((out / "run_summary.json").read_text())
+    cnn = summary["sources"]["cnn"]
+    assert cnn["sample"] == {"requested": "40", "documents": 40, "pool": cnn["documents_read"]}
+    assert summary["counters"]["intruders/cnn"]["not_sampled"] == cnn["documents_read"] - 40
+    assert run_cli(*argv[:-1], "wikipedia=10", "--out", tmp_path / "bad") == 2
+    assert "--sample wikipedia=10: no documents of source 'wikipedia'" in capsys.readouterr().err
 
 
 def test_too_few_documents_for_ten_neighbours_and_identical_sentences(tmp_path):

@@ -68,6 +68,23 @@ def test_cli_shuffle_is_identical_across_runners(tmp_path):
     assert sum(v for k, v in summary["counters"]["shuffle"].items() if k != "kept") == len(rejected)
 
 
+def test_cli_shuffle_sample_is_a_subset_of_the_full_rows(tmp_path):
+    docs = tmp_path / "docs"
+    assert run_cli("ingest", "cnn", SAMPLES / "cnn", "--out", docs) == 0
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert run_cli("shuffle", docs, "--out", full, "--block-sizes", "2") == 0
+    assert run_cli("shuffle", docs, "--out", part, "--block-sizes", "2", "--sample", "0.3") == 0
+    full_rows, rows = read_rows(full, "shuffle-cnn"), read_rows(part, "shuffle-cnn")
+    assert 0 < len(rows) < len(full_rows)
+    assert rows == [r for r in full_rows if r["id"] in {p["id"] for p in rows}]
+    summary = json.loads((part / "run_summary.json").read_text())
+    documents = json.loads((full / "run_summary.json").read_text())["counters"]["shuffle"]
+    assert (
+        summary["counters"]["shuffle"]["not_sampled"] + summary["counters"]["shuffle"]["kept"]
+        == documents["kept"]
+    )
+
+
 def test_cli_bad_block_sizes(tmp_path, capsys):
     assert run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "1,x") == 2
     assert (

@@ -1,0 +1,72 @@
+"""``--sample [SOURCE=]N|FRACTION`` of ``intruders`` and ``shuffle``: which documents become dataset documents.
+
+The driver reads the ``id`` column of each source's document files once and turns each sample into a
+threshold (:mod:`corpora.sampling`); workers only compare a document's key with its source's threshold.
+``incoherent build`` writes the sampled ids of a source as an id list for ``neighbors --queries``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Iterator
+
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
+from schemas.records import InputError
+
+
+def source_of_file(path: str) -> str:
+    """``.../documents-wikipedia/documents-00000-of-00001.parquet`` -> ``wikipedia``."""
+    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
+
+
+def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> dict[str, SampleSpec]:
+    """``["wikipedia=106352", "0.1"]`` -> ``{"wikipedia": count 106352, <every other source>: fraction 0.1}``."""
+    specs: dict[str, SampleSpec] = {}
+    default = None
+    for value in values:
+        source, sep, number = str(value).partition("=")
+        if sep:
+            if source not in sources:
+                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
+            specs[source] = parse_sample(number, f"{option} {value}")
+        else:
+            if default is not None:
+                raise InputError(f"{option}: give one sample for all sources, or SOURCE=N per source")
+            default = parse_sample(value, option)
+    if default is not None:
+        for source in sources:
+            specs.setdefault(source, default)
+    return specs
+
+
+def read_ids(files: Iterable[str]) -> Iterator[str]:
+    """The ``id`` column of Parquet files, file after file (one column in memory at a time)."""
+    for path in files:
+        with FileSystems.open(path) as f:
+            yield from pq.read_table(f, columns=["id"]).column("id").to_pylist()
+
+
+def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: int) -> dict[str, int]:
+    """The key threshold of each sampled source, from the ids of its document files."""
+    by_source: dict[str, list[str]] = {}
+    for path in files:
+        by_source.setdefault(source_of_file(path), []).append(path)
+    return {
+        source: threshold_for(spec, read_ids(by_source.get(source, [])), seed)
+        for source, spec in sorted(specs.items())
+    }
+
+
+def sampled_ids(files: list[str], spec: SampleSpec, seed: int) -> list[str]:
+    """The sorted distinct ids of ``files`` in the sample (e.g. for ``neighbors --queries``)."""
+    threshold = threshold_for(spec, read_ids(files), seed)
+    return sorted({doc_id for doc_id in read_ids(files) if in_sample(seed, doc_id, threshold)})
+
+
+def write_id_list(path: str, ids: list[str]) -> None:
+    """One id a line (the ``--queries`` format)."""
+    with FileSystems.create(path) as f:
+        f.write("".join(f"{doc_id}\n" for doc_id in ids).encode("utf-8"))
