@@ -42,16 +42,31 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
 
 from corpora.card import write_card
+from corpora.sampling import SampleSpec, parse_sample
+from pipelines import progress
+from pipelines.resume import (
+    PARTIAL,
+    clean,
+    file_fingerprints,
+    fingerprint,
+    is_finished,
+    publish,
+    remove,
+    write_json_atomic,
+)
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
+QUERIES_FILE = "ids.txt"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,8 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="output directory (default: the config's `out`)")
     parser.add_argument(
-        "--overwrite", action="store_true", help="replace an earlier build in the output directory"
+        "--force",
+        action="store_true",
+        help="redo every stage (default: resume an earlier build in --out, skipping its finished stages)",
     )
+    parser.add_argument("--overwrite", action="store_true", help="the same as --force")
 
 
 def default_config_path() -> str:
@@ -150,6 +168,17 @@ def check_config(config: dict, config_path: str) -> dict:
     unknown_card = sorted(set(card) - {"name", "license"})
     if unknown_card:
         raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
+    for name, section in (("intruders", intruders), ("shuffle", shuffle)):
+        sample = section.get("sample")
+        if isinstance(sample, dict):
+            for source, value in sample.items():
+                if source not in resolved:
+                    raise InputError(
+                        f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
+                    )
+                parse_sample(value, f"{config_path}: {name}.sample.{source}")
+        elif sample is not None:
+            parse_sample(sample, f"{config_path}: {name}.sample")
     model = intruders.get("filter", "none")
     if model not in (None, "none"):
         intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
@@ -214,24 +243,38 @@ def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> li
 
 
 def peak_rss_mb() -> int:
-    """High-water resident memory of this process so far (MB; Linux reports ru_maxrss in KB)."""
+    """High-water resident memory of this process or its largest child so far (MB; Linux: ru_maxrss in KB)."""
     import resource
 
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return int(max(own, children) // 1024)
 
 
-def prepare_build_dir(out: str, overwrite: bool) -> None:
+def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
+    """Make ``out`` ready; returns the stage records of an earlier build there (to resume), else ``{}``.
+
+    A non-empty directory that is not an earlier build is never touched. With ``force`` an earlier build is
+    deleted and everything is redone.
+    """
+    records: dict[str, dict] = {}
     if os.path.exists(out) and os.listdir(out):
-        if not overwrite:
+        summary_path = os.path.join(out, BUILD_SUMMARY)
+        if not os.path.exists(summary_path) and not os.path.isdir(os.path.join(out, WORK)):
             raise InputError(
-                f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
+                f"{out}: output directory is not empty and not an earlier build (no {BUILD_SUMMARY}); "
+                "refusing to use or delete it"
             )
-        if not os.path.exists(os.path.join(out, BUILD_SUMMARY)) and not os.path.isdir(
-            os.path.join(out, WORK)
-        ):
-            raise InputError(f"{out}: not an earlier build (no {BUILD_SUMMARY}); refusing to delete it")
-        shutil.rmtree(out)
+        if force:
+            shutil.rmtree(out)
+        else:
+            try:
+                with open(summary_path, encoding="utf-8") as f:
+                    records = json.load(f).get("stages") or {}
+            except (OSError, ValueError):
+                records = {}  # no readable record: every stage is redone
     os.makedirs(out, exist_ok=True)
+    return records
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -272,6 +315,167 @@ def untangle(config: str | None, beam_args: list[str]) -> tuple[str | None, list
     return None, rest
 
 
+@dataclass
+class Stage:
+    """One step of a build: an ``incoherent`` command (``argv``) or a function (``make(out)``) writing ``out``.
+
+    ``inputs``: files from outside the build it reads; ``upstream``: stages whose output it reads; ``tables``:
+    dataset tables it moves from ``out`` into ``OUT/dataset/`` when it has finished.
+    """
+
+    name: str
+    out: str
+    argv: list[str] = field(default_factory=list)
+    make: Callable[[str], None] | None = None
+    inputs: list[str] = field(default_factory=list)
+    upstream: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+
+
+def _with_out(argv: list[str], out: str) -> list[str]:
+    """``argv`` with the value of ``--out`` replaced."""
+    i = argv.index("--out")
+    return argv[: i + 1] + [out] + argv[i + 2 :]
+
+
+def sample_specs(config: dict, section: str, sources: list[str]) -> dict[str, SampleSpec]:
+    """``intruders: {sample: N}`` or ``{sample: {SOURCE: N}}`` -> sample per source."""
+    value = config[section].get("sample")
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return {source: spec for source, spec in value.items() if source in sources}
+    return dict.fromkeys(sources, value)
+
+
+def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], None]:
+    """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
+
+    def make(out: str) -> None:
+        from pipelines.common import document_files
+        from pipelines.sampling import sampled_ids, write_id_list
+
+        started = time.time()
+        ids = sampled_ids(document_files(docs), spec, seed)
+        os.makedirs(out, exist_ok=True)
+        write_id_list(os.path.join(out, QUERIES_FILE), ids)
+        summary = {
+            "command": "sample",
+            "complete": True,
+            "params": {"docs_dir": docs, "sample": str(spec), "seed": seed},
+            "seconds": round(time.time() - started, 2),
+            "outputs": {"ids": len(ids)},
+        }
+        write_json_atomic(os.path.join(out, "run_summary.json"), summary)
+
+    return make
+
+
+def plan(config: dict, work: str) -> list[Stage]:
+    """The stages of a build, in order."""
+    stages: list[Stage] = []
+    seed = str(config["seed"])
+    names = list(config["sources"])
+    intruder_samples = sample_specs(config, "intruders", names)
+    shuffle_samples = sample_specs(config, "shuffle", names)
+    docs_dirs, history_dirs, history_stages, index_args, neighbor_args = {}, [], [], [], []
+    retrieval_stages = []
+    k = str(config["neighbors"].get("k", 10))
+    for name, spec in config["sources"].items():
+        docs = os.path.join(work, "documents", name)
+        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
+        ingest = f"ingest/{name}"
+        stages.append(
+            Stage(
+                ingest,
+                docs,
+                [
+                    "ingest",
+                    spec["kind"],
+                    *spec["inputs"],
+                    "--out",
+                    docs,
+                    *source_flag,
+                    *_flags(spec["options"]),
+                ],
+                inputs=spec["inputs"],
+            )
+        )
+        docs_dirs[name] = docs
+        for old in spec["history"]:
+            label = os.path.basename(old).split(".", 1)[0]
+            old_docs = os.path.join(work, "history", name, label)
+            stages.append(
+                Stage(
+                    f"ingest-history/{name}/{label}",
+                    old_docs,
+                    ["ingest", spec["kind"], old, "--out", old_docs, *source_flag],
+                    inputs=[old],
+                )
+            )
+            history_dirs.append(old_docs)
+            history_stages.append(stages[-1].name)
+        index = os.path.join(work, "retrieval", name, "index")
+        neighbors = os.path.join(work, "retrieval", name, "neighbors")
+        stages.append(Stage(f"index/{name}", index, ["index", docs, "--out", index], upstream=[ingest]))
+        queries, upstream = [], [ingest, f"index/{name}"]
+        if name in intruder_samples:
+            sample_dir = os.path.join(work, "sample", name)
+            sample = parse_sample(intruder_samples[name], f"intruders.sample ({name})")
+            stages.append(
+                Stage(
+                    f"sample/{name}",
+                    sample_dir,
+                    argv=["sample", docs, "--sample", str(sample), "--seed", seed],
+                    make=write_queries(docs, sample, config["seed"]),
+                    upstream=[ingest],
+                )
+            )
+            queries = ["--queries", os.path.join(sample_dir, QUERIES_FILE)]
+            upstream.append(f"sample/{name}")
+        stages.append(
+            Stage(
+                f"neighbors/{name}",
+                neighbors,
+                ["neighbors", docs, "--index", index, "--k", k, *queries, "--out", neighbors],
+                upstream=upstream,
+            )
+        )
+        retrieval_stages += upstream + [f"neighbors/{name}"]
+        index_args += ["--index", f"{name}={index}"]
+        neighbor_args += ["--neighbors", f"{name}={neighbors}"]
+    history_flag = ["--history", *history_dirs] if history_dirs else []
+    options = {key: value for key, value in config["intruders"].items() if key != "sample"}
+    sample_flags = [f for name, v in intruder_samples.items() for f in ("--sample", f"{name}={v}")]
+    model = options.get("filter", "none")
+    intruders_dir = os.path.join(work, "intruders")
+    stages.append(
+        Stage(
+            "intruders",
+            intruders_dir,
+            ["intruders", *docs_dirs.values(), "--out", intruders_dir, *index_args, *neighbor_args,
+             *history_flag, "--seed", seed, "--k", k, *sample_flags, *_flags(options)],
+            inputs=[] if model in (None, "none") else [model],
+            upstream=list(dict.fromkeys(retrieval_stages + history_stages)),
+            tables=[*(f"intruder-{name}" for name in names), "candidates"],
+        )
+    )  # fmt: skip
+    for name, docs in docs_dirs.items():
+        shuffle_dir = os.path.join(work, "shuffle", name)
+        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
+        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
+        stages.append(
+            Stage(
+                f"shuffle/{name}",
+                shuffle_dir,
+                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
+                upstream=[f"ingest/{name}"],
+                tables=[f"shuffle-{name}"],
+            )
+        )
+    return stages
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
     config_path = args.config or default_config_path()
@@ -282,12 +486,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(
             f"--out {out}: `build` writes to a local directory (run the commands one by one for gs://)"
         )
-    prepare_build_dir(out, args.overwrite)
+    earlier = prepare_build_dir(out, args.force or args.overwrite)
     work, dataset = os.path.join(out, WORK), os.path.join(out, DATASET)
     os.makedirs(dataset, exist_ok=True)
-    seed = str(config["seed"])
+    stages = plan(config, work)
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
+    records: dict[str, dict] = {}
     summary = {
         "command": "build",
         "config": os.path.abspath(config_path),
@@ -295,66 +500,63 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
-        "peak_rss_mb_after": peak_rss,  # this process's high-water mark after each stage (in-process runners)
+        "peak_rss_mb_after": peak_rss,  # high-water mark of this process and its children after each stage
+        "skipped": [],  # stages finished by an earlier run with the same fingerprint
+        "stages": records,
     }
 
-    def stage(name: str, argv: list[str]) -> None:
-        started = time.time()
-        print(f"[build] {name}: incoherent {' '.join(argv)}", flush=True)
-        run_command(argv, beam_args)
-        timings[name] = round(time.time() - started, 2)
-        peak_rss[name] = peak_rss_mb()
-
     def write_summary() -> None:
-        with open(os.path.join(out, BUILD_SUMMARY), "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2, default=str)
-            f.write("\n")
+        write_json_atomic(os.path.join(out, BUILD_SUMMARY), summary)
 
-    write_summary()
-    docs_dirs, history_dirs, index_args, neighbor_args = {}, [], [], []
-    k = str(config["neighbors"].get("k", 10))
-    for name, spec in config["sources"].items():
-        docs = os.path.join(work, "documents", name)
-        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
-        stage(
-            f"ingest/{name}",
-            ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])],
-        )
-        docs_dirs[name] = docs
-        for old in spec["history"]:
-            label = os.path.basename(old).split(".", 1)[0]
-            old_docs = os.path.join(work, "history", name, label)
-            stage(
-                f"ingest-history/{name}/{label}",
-                ["ingest", spec["kind"], old, "--out", old_docs, *source_flag],
-            )
-            history_dirs.append(old_docs)
-        index = os.path.join(work, "retrieval", name, "index")
-        neighbors = os.path.join(work, "retrieval", name, "neighbors")
-        stage(f"index/{name}", ["index", docs, "--out", index])
-        stage(f"neighbors/{name}", ["neighbors", docs, "--index", index, "--k", k, "--out", neighbors])
-        index_args += ["--index", f"{name}={index}"]
-        neighbor_args += ["--neighbors", f"{name}={neighbors}"]
-    intruders_dir = os.path.join(work, "intruders")
-    history_flag = ["--history", *history_dirs] if history_dirs else []
-    stage(
-        "intruders",
-        ["intruders", *docs_dirs.values(), "--out", intruders_dir, *index_args, *neighbor_args, *history_flag,
-         "--seed", seed, "--k", k, *_flags(config["intruders"])],
-    )  # fmt: skip
-    move_tables(intruders_dir, dataset, ("intruder-", "candidates"))
-    for name, docs in docs_dirs.items():
-        shuffle_dir = os.path.join(work, "shuffle", name)
-        stage(
-            f"shuffle/{name}",
-            ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *_flags(config["shuffle"])],
-        )
-        move_tables(shuffle_dir, dataset, ("shuffle-",))
+    show = progress.enabled()
+    bar = progress.bar(total=len(stages), desc="build", unit="stage") if show else None
+    prints: dict[str, str] = {}
+    for i, stage in enumerate(stages, 1):
+        inputs = file_fingerprints(stage.inputs)
+        stage_print = fingerprint(stage.argv, inputs, [prints[u] for u in stage.upstream])
+        prints[stage.name] = stage_print
+        record = {
+            "fingerprint": stage_print,
+            "argv": stage.argv,
+            "inputs": inputs,
+            "upstream": stage.upstream,
+        }
+        label = f"[build] stage {i} of {len(stages)}, {stage.name}"
+        if is_finished(earlier.get(stage.name), stage_print, stage.out):
+            progress.write(f"{label}: finished by an earlier run, skipped")
+            records[stage.name] = earlier[stage.name]
+            summary["skipped"].append(stage.name)
+        else:
+            command = f"incoherent {' '.join(stage.argv)}" if stage.make is None else "writing the sample ids"
+            progress.write(f"{label}: {command}")
+            if bar is not None:
+                bar.set_postfix_str(stage.name)
+            clean(stage.out)
+            for table in stage.tables:
+                remove(os.path.join(dataset, table))
+            started = time.time()
+            partial = stage.out + PARTIAL
+            if stage.make is not None:
+                stage.make(partial)
+            else:
+                run_command(_with_out(stage.argv, partial), beam_args)
+            publish(stage.out)
+            if stage.tables:
+                move_tables(stage.out, dataset, tuple(stage.tables))
+            timings[stage.name] = round(time.time() - started, 2)
+            peak_rss[stage.name] = peak_rss_mb()
+            record.update(seconds=timings[stage.name], peak_rss_mb_after=peak_rss[stage.name])
+            records[stage.name] = record
+        write_summary()  # after every stage: a kill loses at most the stage that was running
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     started = time.time()
     card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
-    print(f"[build] card: {card_path}", flush=True)
-    with open(os.path.join(intruders_dir, "run_summary.json"), encoding="utf-8") as f:
+    progress.write(f"[build] card: {card_path}")
+    with open(os.path.join(work, "intruders", "run_summary.json"), encoding="utf-8") as f:
         intruders_summary = json.load(f)
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)

@@ -15,6 +15,7 @@ import importlib.util
 import logging
 import sys
 
+from pipelines import progress
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -87,6 +88,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         sub.set_defaults(_module=module)
         if module == selected:
             importlib.import_module(module).add_arguments(sub)
+            sub.add_argument("--quiet", action="store_true", help="no progress bars on the terminal")
     return parser
 
 
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    progress.configure(quiet=getattr(args, "quiet", False))
     try:
         return importlib.import_module(args._module).run(args, beam_args) or 0
     except InputError as exc:

@@ -99,7 +99,7 @@ def test_a_non_empty_directory_that_is_not_a_build_is_never_deleted(tmp_path, ca
     path = write_config(tmp_path / "build.yaml", sample_config())
     assert run_cli("build", path, "--out", out) == 2
     assert run_cli("build", path, "--out", out, "--overwrite") == 2
-    assert "refusing to delete" in capsys.readouterr().err
+    assert "not an earlier build" in capsys.readouterr().err
     assert (out / "precious.txt").read_text() == "keep me"
 
 
@@ -153,5 +153,7 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
     card = (dataset / "README.md").read_text()
     assert "config_name: intruder-wikipedia" in card and "## Construction statistics" in card
     assert "history: " in card and "taken from older dumps" in card
-    assert run_cli("build") == 2  # the earlier build is kept unless --overwrite
+    assert run_cli("build") == 0  # the earlier build is resumed: every stage finished, every stage skipped
+    again = json.loads((out / "build_summary.json").read_text())
+    assert again["skipped"] == list(summary["stages"]) and set(again["seconds"]) == {"card"}
     assert read_rows(dataset, "intruder-wikipedia") == wiki

@@ -1,0 +1,132 @@
+"""``incoherent build``: resuming after a real kill, and sampled builds over the whole retrieval pool."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from pipelines.build import plan
+from tests.conftest import ROOT, file_bytes, read_rows, run_cli
+
+pytestmark = pytest.mark.slow
+
+CNN = {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/allennlp", "samples/cnn/frank"]}}
+
+
+def write_config(path, **changes):
+    config = {"base": str(ROOT), "out": "unused", "sources": CNN, "shuffle": {"block_sizes": [2, 3]}}
+    config.update(changes)
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """An uninterrupted build of the CNN samples."""
+    root = tmp_path_factory.mktemp("full")
+    config = write_config(root / "build.yaml")
+    assert run_cli("build", config, "--out", root / "out") == 0
+    return config, root / "out"
+
+
+def summary(out):
+    return json.loads((out / "build_summary.json").read_text())
+
+
+def test_a_build_killed_in_the_intruder_stage_resumes_to_the_same_bytes(full, tmp_path):
+    config, reference = full
+    out = tmp_path / "out"
+    partial = out / "work" / "intruders.partial"
+    command = [sys.executable, "-m", "pipelines.cli", "build", str(config), "--out", str(out)]
+    build = subprocess.Popen(command + ["--runner", "DirectRunner"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 240
+        while not partial.exists() and build.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        assert build.poll() is None, "the build ended before its intruder stage started"
+        os.kill(build.pid, signal.SIGKILL)  # a real kill, in the middle of the stage
+        build.wait(timeout=30)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert partial.exists() and not (out / "work" / "intruders").exists()  # nothing under the final name
+    assert not (out / "dataset" / "intruder-cnn").exists()
+    interrupted = summary(out)
+    assert interrupted["complete"] is False and "intruders" not in interrupted["stages"]
+    assert {"ingest/cnn", "index/cnn", "neighbors/cnn"} <= set(interrupted["stages"])
+
+    assert run_cli("build", config, "--out", out) == 0
+    resumed = summary(out)
+    assert resumed["complete"] is True
+    assert resumed["skipped"] == ["ingest/cnn", "index/cnn", "neighbors/cnn"]
+    assert set(resumed["seconds"]) == {"intruders", "shuffle/cnn", "card"}
+    assert not partial.exists()
+    assert file_bytes(out / "dataset") == file_bytes(reference / "dataset")
+    assert file_bytes(out / "work") == file_bytes(reference / "work")
+    assert {name: resumed["stages"][name] for name in resumed["skipped"]} == interrupted["stages"]
+
+
+def test_a_finished_build_is_skipped_changed_options_redo_their_stages_and_force_redoes_all(full, tmp_path):
+    config, reference = full
+    out = tmp_path / "out"
+    assert run_cli("build", config, "--out", out) == 0
+    assert run_cli("build", config, "--out", out) == 0
+    assert len(summary(out)["skipped"]) == len(plan_of(config, out))
+    assert file_bytes(out) == file_bytes(reference)
+    changed = write_config(tmp_path / "changed.yaml", shuffle={"block_sizes": [2]})
+    assert run_cli("build", changed, "--out", out) == 0
+    assert set(summary(out)["seconds"]) == {"shuffle/cnn", "card"}
+    assert {r["block_size"] for r in read_rows(out / "dataset", "shuffle-cnn")} == {2}
+    assert run_cli("build", changed, "--out", out, "--force") == 0
+    assert summary(out)["skipped"] == []
+
+
+def plan_of(config_path, out):
+    from pipelines.build import check_config, load_config
+
+    return plan(check_config(load_config(str(config_path)), str(config_path)), str(out / "work"))
+
+
+def test_a_sampled_build_gives_the_full_builds_rows_of_its_documents(full, tmp_path):
+    _, reference = full
+    config = write_config(
+        tmp_path / "sampled.yaml", intruders={"sample": 25}, shuffle={"sample": {"cnn": 0.5}}
+    )
+    out = tmp_path / "out"
+    assert run_cli("build", config, "--out", out) == 0
+    ids = (out / "work" / "sample" / "cnn" / "ids.txt").read_text().split()
+    assert len(ids) == 25
+    work, full_work = out / "work" / "retrieval" / "cnn", reference / "work" / "retrieval" / "cnn"
+    neighbors = read_rows(work / "neighbors", "neighbors")
+    assert [r["id"] for r in neighbors] == sorted(ids)  # only the sample is queried ...
+    full_neighbors = {r["id"]: r for r in read_rows(full_work / "neighbors", "neighbors")}
+    assert neighbors == [full_neighbors[r["id"]] for r in neighbors]  # ... against the whole index
+    rows = read_rows(out / "dataset", "intruder-cnn")
+    full_rows = {r["id"]: r for r in read_rows(reference / "dataset", "intruder-cnn")}
+    assert rows and {r["id"] for r in rows} <= set(ids)
+    assert rows == [full_rows[r["id"]] for r in rows]
+    shuffled = read_rows(out / "dataset", "shuffle-cnn")
+    assert (
+        0
+        < len({r["id"] for r in shuffled})
+        < len({r["id"] for r in read_rows(reference / "dataset", "shuffle-cnn")})
+    )
+    sample = summary(out)["sources"]["cnn"]["sample"]
+    assert sample["requested"] == "25" and sample["documents"] == 25 and sample["pool"] > 25
+
+
+def test_bad_samples_in_the_config_stop_the_build_before_any_work(tmp_path, capsys):
+    config = write_config(tmp_path / "bad.yaml", intruders={"sample": {"wiki": 10}})
+    assert run_cli("build", config, "--out", tmp_path / "out") == 2
+    assert "intruders.sample.wiki: no such source" in capsys.readouterr().err
+    config = write_config(tmp_path / "bad2.yaml", shuffle={"sample": 1.5})
+    assert run_cli("build", config, "--out", tmp_path / "out") == 2
+    assert "shuffle.sample: a sample fraction must be in (0, 1), got 1.5" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
