@@ -225,8 +225,11 @@ def run_command(argv: list[str], beam_args: list[str], quiet: bool = True) -> No
     parser = build_parser(selected_module(argv))
     args, extra = parser.parse_known_args(argv + list(beam_args))
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
-        importlib.import_module(args._module).run(args, extra)
+    try:
+        with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
+            importlib.import_module(args._module).run(args, extra)
+    finally:
+        progress.close_all()
 
 
 def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
@@ -551,7 +554,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if bar is not None:
             bar.update(1)
     if bar is not None:
-        bar.close()
+        progress.close(bar)
     started = time.time()
     card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)

@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        progress.close_all()
 
 
 if __name__ == "__main__":

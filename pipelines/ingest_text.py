@@ -11,6 +11,7 @@ import re
 
 import apache_beam as beam
 
+from pipelines import progress
 from pipelines.common import (
     ApplyWithRejects,
     DropDuplicateIds,
@@ -60,6 +61,7 @@ class IngestText(beam.PTransform):
 
         def parse_line(element):
             path, line = element
+            progress.advance("ingest: documents", 1, nbytes=len(line))
             return textfiles.parse_json_line(line, path, id_field, text_field, source)
 
         def parse_parquet(path):

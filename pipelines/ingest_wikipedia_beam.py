@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
+from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
 from pipelines.ingest_wikipedia import READ_STAGE, STAGE
 from sources import mediawiki
@@ -66,6 +67,8 @@ class _ReadPages(beam.DoFn):
 
     def process(self, task):
         for page in read_task(task, self._threads):
+            text = len(page.get("lead") or "") + len(page.get("tail") or "")
+            progress.advance("ingest: pages", 1, unit="page", nbytes=text)
             yield compact(page)
 
 

@@ -40,6 +40,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpora import drift, sampling
 from corpora import intruders as logic
 from corpora.artefacts import artefact_check
+from pipelines import progress
 from pipelines.common import (
     ReadDocuments,
     WriteRejected,
@@ -251,8 +252,15 @@ class ChooseVersion(beam.DoFn):
     neighbours and candidate sources only (no drift comparison, no split, no row).
     """
 
-    def __init__(self, indexes: dict[str, str], options: Options, history_sources: frozenset[str]):
+    def __init__(
+        self,
+        indexes: dict[str, str],
+        options: Options,
+        history_sources: frozenset[str],
+        total: int | None = None,
+    ):
         self._indexes, self._options, self._history_sources = indexes, options, history_sources
+        self._total = total  # documents to read, for the progress bar
 
     def process(self, element):
         doc_id, grouped = element
@@ -264,6 +272,7 @@ class ChooseVersion(beam.DoFn):
             return
         doc = newest[0]
         source = doc["source"]
+        progress.advance("intruders: documents read", 1, total=self._total)
         if len(newest) > 1:
             count(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
         count(_ns(source), "read")
@@ -413,6 +422,7 @@ class MakeCandidates(beam.DoFn):
         if not pending:
             return
         doc, split, _had = pending[0]
+        progress.advance("intruders: candidates of documents", 1)
         o = self._options
         candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
         ns = _ns(doc["source"])
@@ -444,6 +454,7 @@ class Select(beam.DoFn):
         if not pending:
             return
         doc, split, had_neighbors = pending[0]
+        progress.advance("intruders: intruders chosen", 1)
         o = self._options
         row = logic.intruder_row(
             doc,
@@ -479,6 +490,7 @@ class BuildIntruders(beam.PTransform):
         self._history_files, self._indexes, self._options = list(history_files), indexes, options
         self._history_sources = frozenset(source_of_file(f) for f in self._history_files)
         self._score = score_candidates
+        self._total = parquet_rows(self._doc_files) if progress.enabled() else None
 
     def expand(self, pbegin):
         o = self._options
@@ -491,9 +503,9 @@ class BuildIntruders(beam.PTransform):
             {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
             | "JoinHistory" >> beam.CoGroupByKey()
             | "ChooseVersion"
-            >> beam.ParDo(ChooseVersion(self._indexes, o, self._history_sources)).with_outputs(
-                "unsampled", main="versions"
-            )
+            >> beam.ParDo(
+                ChooseVersion(self._indexes, o, self._history_sources, total=self._total)
+            ).with_outputs("unsampled", main="versions")
         )
         versions = chosen.versions
         counts = (
@@ -545,6 +557,15 @@ class BuildIntruders(beam.PTransform):
 
 
 # --------------------------------------------------------------------------------------------- summary
+
+
+def parquet_rows(files: list[str]) -> int:
+    """Rows of Parquet files, from their footers."""
+    total = 0
+    for path in files:
+        with FileSystems.open(path) as f:
+            total += pq.ParquetFile(f).metadata.num_rows
+    return total
 
 
 def _read_columns(files: list[str], columns: list[str]) -> list[dict]:

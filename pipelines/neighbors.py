@@ -26,6 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
 
+from pipelines import progress
 from pipelines.common import WriteTable, count, document_files, list_tables, print_report, run_pipeline
 from pipelines.index import check_params
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
@@ -86,14 +87,16 @@ class TopKBlocks(beam.DoFn):
         self, index_dir: str, params: IndexParams, k: int, threads: int, query_rows: np.ndarray | None = None
     ):
         self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
-        self._query_rows = (
-            query_rows  # None: rows start:stop of the index; else positions start:stop of these
-        )
+        # None: rows start:stop of the index; else positions start:stop of these rows
+        self._query_rows = query_rows
+        self._total = None if query_rows is None else len(query_rows)
         self._shared = shared.Shared()
 
     def setup(self):
         index_dir, params = self._index_dir, self._params
         self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
+        if self._total is None:
+            self._total = len(self._loaded.ids)
 
     def process(self, block, docs_fingerprint):
         loaded = self._loaded
@@ -108,6 +111,7 @@ class TopKBlocks(beam.DoFn):
             results = topk_block(scoring, block[0], block[1], k, self._threads)
         else:
             results = topk_rows(scoring, self._query_rows[block[0] : block[1]], k, self._threads)
+        progress.advance("neighbors: documents", len(results), total=self._total)
         for row, cols, scores in results:
             count(STAGE, "queries")
             if row in zero:

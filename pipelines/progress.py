@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 _ENABLED = False
-_BARS: dict[str, object] = {}
+_OUTER = 0  # bars opened with bar() (the build's bar of stages)
+_BARS: dict[str, _Task] = {}
 _LOCK = threading.Lock()
 
 
@@ -29,26 +31,61 @@ def enabled() -> bool:
 
 
 def bar(**kwargs):
-    """A tqdm bar on stderr (call only when :func:`enabled`)."""
+    """A tqdm bar on stderr (call only when :func:`enabled`); the bars of a stage's tasks go below it."""
+    global _OUTER
     from tqdm import tqdm
 
     kwargs.setdefault("dynamic_ncols", True)
-    kwargs.setdefault("leave", True)
+    _OUTER += 1
     return tqdm(file=sys.stderr, **kwargs)
 
 
-def advance(task: str, n: int = 1, total: int | None = None, unit: str = "doc", scale: bool = False) -> None:
-    """Add ``n`` to the bar of ``task`` (created on first use with ``total``); a no-op when bars are off."""
+def close(outer) -> None:
+    """Close a bar opened with :func:`bar`."""
+    global _OUTER
+    outer.close()
+    _OUTER = max(0, _OUTER - 1)
+
+
+class _Task:
+    def __init__(self, task: str, total: int | None, unit: str):
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            file=sys.stderr,
+            total=total,
+            desc=task,
+            unit=unit,
+            smoothing=0.1,
+            dynamic_ncols=True,
+            position=_OUTER,  # below the build's bar of stages, if one is drawn
+            leave=_OUTER == 0,
+        )
+        self.bytes = 0
+        self.started = self.shown = time.monotonic()
+
+
+def advance(task: str, n: int = 1, total: int | None = None, unit: str = "doc", nbytes: int = 0) -> None:
+    """Add ``n`` to the bar of ``task`` (created on first use with ``total``); a no-op when bars are off.
+
+    ``nbytes``: bytes read with these ``n`` items, shown as MB and MB/s next to the bar.
+    """
     if not _ENABLED or n <= 0:
         return
     with _LOCK:
         current = _BARS.get(task)
         if current is None:
-            current = bar(total=total, desc=task, unit=unit, unit_scale=scale, smoothing=0.1)
-            _BARS[task] = current
-        current.update(n)
-        if total is not None and current.n >= total:
-            current.close()
+            current = _BARS[task] = _Task(task, total, unit)
+        current.bar.update(n)
+        if nbytes:
+            current.bytes += nbytes
+            now = time.monotonic()
+            if now - current.shown > 0.5:
+                mb = current.bytes / 1e6
+                current.bar.set_postfix_str(f"{mb:,.1f} MB, {mb / (now - current.started):.1f} MB/s")
+                current.shown = now
+        if total is not None and current.bar.n >= total:
+            current.bar.close()
             del _BARS[task]
 
 
@@ -56,7 +93,7 @@ def close_all() -> None:
     """Close the bars left open (e.g. a task whose total was not known)."""
     with _LOCK:
         for current in _BARS.values():
-            current.close()
+            current.bar.close()
         _BARS.clear()
 
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Scale benchmark of ``incoherent build``: time and peak memory per stage at several collection sizes.
+
+For each size N: the real-text collection of ``../shared/bench/make_retrieval_corpus.py N 0 --fill`` (real
+windows up to ~116k documents, then documents of real sentences drawn at random), one ``text`` source, run
+``incoherent build`` in a subprocess while sampling the resident memory of its whole process tree every
+0.2 s (the peak of each stage too, by the stage lines the build prints). With ``--sample S`` the config
+samples S dataset documents (``intruders: {sample: S}``) over the whole N-document pool.
+
+    .venv/bin/python bench/bench_scale.py --sizes 30000,100000,300000
+    .venv/bin/python bench/bench_scale.py --sizes 300000 --sample 30000
+    .venv/bin/python bench/bench_scale.py --sizes 100000 --tag before   # a label for the results line
+
+Work files go to ``bench/work/`` (git-ignored); results are appended to ``bench/work/bench_scale.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"
+STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
+
+
+def tree_rss(process: psutil.Process) -> int:
+    total = 0
+    for p in [process, *process.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, int], int]:
+    """(seconds, peak RSS of the process tree, peak per stage, exit code)."""
+    peak, per_stage, current = 0, {}, ["startup"]
+    with open(log_path, "w") as log:
+        started = time.time()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True)
+        ps = psutil.Process(proc.pid)
+        done = threading.Event()
+
+        def sample():
+            nonlocal peak
+            while not done.is_set():
+                rss = tree_rss(ps)
+                peak = max(peak, rss)
+                per_stage[current[0]] = max(per_stage.get(current[0], 0), rss)
+                time.sleep(0.2)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            match = STAGE_LINE.match(line)
+            if match:
+                current[0] = match.group(1)
+        code = proc.wait()
+        done.set()
+        sampler.join()
+        return time.time() - started, peak, per_stage, code
+
+
+def corpus_of(n: int) -> Path:
+    corpus = WORK / f"corpus-{n}.jsonl"
+    if not corpus.exists():
+        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n), "0", "--fill"], check=True)
+    return corpus
+
+
+def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
+    WORK.mkdir(parents=True, exist_ok=True)
+    config = {
+        "out": "unused",
+        "seed": 0,
+        "sources": {"bench": {"kind": "text", "inputs": [str(corpus_of(n))]}},
+        "neighbors": {"k": 10},
+        "intruders": {"filter": "none", **({"sample": sample} if sample else {})},
+        "shuffle": {
+            "block_sizes": [1, 2, 3, 4, 5],
+            "max_sentences": 20,
+            **({"sample": sample} if sample else {}),
+        },
+    }
+    name = f"scale-{n}" + (f"-s{sample}" if sample else "")
+    config_path = WORK / f"{name}.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    out = WORK / name
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "incoherent"),
+        "build",
+        str(config_path),
+        "--out",
+        str(out),
+        "--force",
+    ]
+    seconds, peak, per_stage, code = run_measured(cmd + beam_args, WORK / f"{name}.log")
+    if code != 0:
+        raise SystemExit(f"build of {n} documents failed (exit {code}); see {WORK / f'{name}.log'}")
+    summary = json.loads((out / "build_summary.json").read_text())
+    source = summary["sources"]["bench"]
+    return {
+        "tag": tag,
+        "documents": n,
+        "sample": sample,
+        "beam_args": beam_args,
+        "wall_seconds": round(seconds, 1),
+        "peak_rss_mb": round(peak / 2**20),
+        "peak_rss_mb_per_stage": {k: round(v / 2**20) for k, v in per_stage.items()},
+        "stage_seconds": summary["seconds"],
+        "produced": source["produced"],
+        "splits": source["splits"],
+        "work_disk_mb": round(
+            sum(f.stat().st_size for f in (out / "work").rglob("*") if f.is_file()) / 2**20
+        ),
+        "load_average_after": os.getloadavg(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="30000,100000,300000", help="comma-separated document counts")
+    parser.add_argument("--sample", default=None, help="dataset sample (count or fraction) over the pool")
+    parser.add_argument("--tag", default="", help="a label stored with the results")
+    parser.add_argument("--beam-args", default="", help="comma-separated Beam flags passed to every stage")
+    args = parser.parse_args()
+    beam_args = [a for a in args.beam_args.split(",") if a]
+    for n in (int(s) for s in args.sizes.split(",")):
+        result = bench(n, args.sample, args.tag, beam_args)
+        with open(WORK / "bench_scale.jsonl", "a") as f:
+            f.write(json.dumps(result) + "\n")
+        print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
