@@ -32,6 +32,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
+from pipelines import spill
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
 
@@ -178,13 +179,19 @@ class WriteTable(beam.PTransform):
             shards = max(1, -(-totals[name] // per_shard))
             return (name, stable_hash(row["id"]) % shards, shards), row
 
-        totals = rows | "SplitOf" >> beam.Map(split_of) | "CountPerSplit" >> beam.combiners.Count.PerElement()
-        return (
-            rows
-            | "AssignShard" >> beam.Map(shard_of, totals=beam.pvalue.AsDict(totals))
-            | "GroupShards" >> beam.GroupByKey()
-            | "WriteShards"
-            >> beam.ParDo(_WriteShard(self._out_dir, self._config, self._schema, self._sort_keys))
+        if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
+            grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
+        else:
+            totals = (
+                rows | "SplitOf" >> beam.Map(split_of) | "CountPerSplit" >> beam.combiners.Count.PerElement()
+            )
+            grouped = (
+                rows
+                | "AssignShard" >> beam.Map(shard_of, totals=beam.pvalue.AsDict(totals))
+                | "GroupShards" >> beam.GroupByKey()
+            )
+        return grouped | "WriteShards" >> beam.ParDo(
+            _WriteShard(self._out_dir, self._config, self._schema, self._sort_keys)
         )
 
 
@@ -226,7 +233,7 @@ class DropDuplicateIds(beam.PTransform):
         return (
             rows
             | "KeyById" >> beam.Map(lambda row: (row["id"], row))
-            | "GroupById" >> beam.GroupByKey()
+            | "GroupById" >> spill.SpillGroupByKey()
             | "PickOne" >> ApplyWithRejects(pick, stage, kept=None)
         )
 
@@ -410,6 +417,8 @@ def run_pipeline(
     options = PipelineOptions(list(beam_args))
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    spill_dir = posixpath.join(out_dir, spill.SPILL_DIR)
+    spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
     try:
         result = pipeline.run()
@@ -419,6 +428,8 @@ def run_pipeline(
         if message:
             raise InputError(message) from None
         raise
+    finally:
+        spill.remove_spill_dir(spill_dir)
     summary = {
         "command": command,
         "schema_version": SCHEMA_VERSION,

@@ -40,7 +40,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpora import drift, sampling
 from corpora import intruders as logic
 from corpora.artefacts import artefact_check
-from pipelines import progress
+from pipelines import progress, spill
 from pipelines.common import (
     ReadDocuments,
     WriteRejected,
@@ -501,7 +501,7 @@ class BuildIntruders(beam.PTransform):
             old = pbegin | "NoHistory" >> beam.Create([])
         chosen = (
             {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
-            | "JoinHistory" >> beam.CoGroupByKey()
+            | "JoinHistory" >> spill.SpillCoGroupByKey()
             | "ChooseVersion"
             >> beam.ParDo(
                 ChooseVersion(self._indexes, o, self._history_sources, total=self._total)
@@ -513,8 +513,12 @@ class BuildIntruders(beam.PTransform):
             | "EligibilityKeys" >> beam.FlatMap(_eligibility_keys)
             | "CountEligible" >> beam.combiners.Count.PerElement()
         )
-        placed = versions | "AssignSplit" >> beam.ParDo(
-            AssignSplit(o, self._history_sources), counts=beam.pvalue.AsDict(counts)
+        # AssignSplit waits for the counts: the documents wait on disk, not in the runner's memory
+        placed = (
+            versions
+            | "VersionsOnDisk" >> spill.Barrier()
+            | "AssignSplit"
+            >> beam.ParDo(AssignSplit(o, self._history_sources), counts=beam.pvalue.AsDict(counts))
         )
         kept = placed | "LengthRule" >> beam.ParDo(LengthRule(o.seed)).with_outputs("rejected", main="kept")
         coherent = (
@@ -531,25 +535,25 @@ class BuildIntruders(beam.PTransform):
         )
         requested = (
             {"doc": targets | "KeyTargets" >> beam.Map(lambda e: (e[0]["id"], e)), "nbrs": lists}
-            | "JoinNeighborLists" >> beam.CoGroupByKey()
+            | "JoinNeighborLists" >> spill.SpillCoGroupByKey()
             | "RequestOffers" >> beam.ParDo(RequestOffers(o.k)).with_outputs("pending", main="requests")
         )
         pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
             {"pool": pool | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
-            | "JoinPool" >> beam.CoGroupByKey()
+            | "JoinPool" >> spill.SpillCoGroupByKey()
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
         )
         candidates = (
             {"pending": requested.pending, "offers": offers}
-            | "JoinOffers" >> beam.CoGroupByKey()
+            | "JoinOffers" >> spill.SpillCoGroupByKey()
             | "MakeCandidates" >> beam.ParDo(MakeCandidates(self._indexes, o))
         )
         if o.filtered:
             candidates = candidates | "ScoreCandidates" >> self._score
         selected = (
             {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
-            | "JoinCandidates" >> beam.CoGroupByKey()
+            | "JoinCandidates" >> spill.SpillCoGroupByKey()
             | "Select" >> beam.ParDo(Select(o))
         )
         rows = (coherent, selected) | "AllRows" >> beam.Flatten()

@@ -1,0 +1,325 @@
+"""Grouping through files on disk, so Beam's in-process runner never holds a whole collection in memory.
+
+Beam's local engine (the FnApiRunner behind ``DirectRunner``) keeps every ``GroupByKey`` input, and every
+PCollection a side input makes a stage wait for, in memory until the consuming stage runs: about 46 KB per
+document in a build. Here the large data goes to files instead and only file names travel through Beam:
+
+* :class:`SpillGroupByKey` / :class:`SpillCoGroupByKey`: ``(key, value)`` pairs are written, as they come,
+  to chunk files of one of ``BUCKETS`` buckets (a stable hash of the key); a ``GroupByKey`` of the small
+  ``(bucket, file)`` pairs; then each bucket is read back and grouped in memory (1/``BUCKETS`` of the data at
+  a time). Same output as Beam's transforms: each key once with all its values (in no promised order).
+* :class:`Barrier`: a PCollection to chunk files and back, so a stage that waits for a side input holds
+  file names, not the elements.
+* :class:`SpillShards`: the grouping of ``WriteTable`` (rows by output shard) through files.
+
+Values are encoded with Beam's ``FastPrimitivesCoder`` (the coder Beam's own shuffle would use) in
+length-prefixed records. The files live under the directory :func:`use_spill_dir` gives the pipeline
+(``run_pipeline``: ``OUT/.spill``) and are deleted once read; :func:`remove_spill_dir` removes the directory
+after the run. On other runners (Dataflow, Flink, ...), or without a spill directory, the transforms are
+Beam's own grouping (those runners already spill to disk).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import struct
+import uuid
+import weakref
+from collections.abc import Iterator
+
+import apache_beam as beam
+from apache_beam.coders import FastPrimitivesCoder
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import StandardOptions
+from apache_beam.transforms.window import GlobalWindows
+
+from corpora.seeding import stable_hash
+
+BUCKETS = 64
+CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out
+_LENGTH = struct.Struct("<I")
+LOCAL_RUNNERS = (None, "DirectRunner", "direct", "directrunner", "FnApiRunner", "SwitchingDirectRunner")
+
+
+_SPILL_DIRS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+SPILL_DIR = ".spill"
+
+
+def use_spill_dir(pipeline: beam.Pipeline, spill_dir: str) -> None:
+    """Let the transforms of ``pipeline`` spill under ``spill_dir`` (``run_pipeline`` uses ``OUT/.spill``)."""
+    _SPILL_DIRS[pipeline] = spill_dir
+
+
+def spill_dir_of(pipeline: beam.Pipeline) -> str | None:
+    """Where ``pipeline`` spills: ``None`` (Beam's own grouping) unless it runs on the local engine and
+    :func:`use_spill_dir` named a directory."""
+    if pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
+        return None
+    return _SPILL_DIRS.get(pipeline)
+
+
+def write_chunk(path: str, values: list) -> None:
+    """Values as length-prefixed records of ``FastPrimitivesCoder`` bytes."""
+    coder = FastPrimitivesCoder()
+    parts = []
+    for value in values:
+        data = coder.encode(value)
+        parts.append(_LENGTH.pack(len(data)))
+        parts.append(data)
+    with FileSystems.create(path) as f:
+        f.write(b"".join(parts))
+
+
+def read_chunk(path: str, delete: bool = True) -> Iterator:
+    """The values of a chunk file, in order; the file is deleted after reading unless ``delete`` is False."""
+    coder = FastPrimitivesCoder()
+    with FileSystems.open(path) as f:
+        data = f.read()
+    if delete:
+        FileSystems.delete([path])
+    offset, end = 0, len(data)
+    while offset < end:
+        (size,) = _LENGTH.unpack_from(data, offset)
+        offset += _LENGTH.size
+        yield coder.decode(data[offset : offset + size])
+        offset += size
+
+
+def _chunk_path(spill_dir: str, label: str, bucket: object) -> str:
+    return posixpath.join(spill_dir, label, f"{bucket}-{uuid.uuid4().hex}.bin")
+
+
+class _SpillBuckets(beam.DoFn):
+    """``(key, value)`` -> ``(bucket, chunk file)`` once enough values of a bundle are buffered."""
+
+    def __init__(self, spill_dir: str, label: str, buckets: int, chunk_values: int):
+        self._spill_dir, self._label, self._buckets, self._chunk = spill_dir, label, buckets, chunk_values
+
+    def start_bundle(self):
+        self._buffers: dict[int, list] = {}
+        self._buffered = 0
+
+    def _flush(self) -> list[tuple[int, str]]:
+        written = []
+        for bucket, values in sorted(self._buffers.items()):
+            path = _chunk_path(self._spill_dir, self._label, bucket)
+            write_chunk(path, values)
+            written.append((bucket, path))
+        self._buffers, self._buffered = {}, 0
+        return written
+
+    def process(self, element):
+        bucket = stable_hash(repr(element[0])) % self._buckets
+        self._buffers.setdefault(bucket, []).append(element)
+        self._buffered += 1
+        if self._buffered >= self._chunk:
+            yield from self._flush()
+
+    def finish_bundle(self):
+        for written in self._flush():
+            yield GlobalWindows.windowed_value(written)
+
+
+def _group_bucket(element):
+    """``(bucket, [chunk files])`` -> ``(key, [values])`` for every key of the bucket."""
+    _bucket, paths = element
+    groups: dict = {}
+    for path in sorted(paths):
+        for key, value in read_chunk(path):
+            groups.setdefault(key, []).append(value)
+    yield from groups.items()
+
+
+class SpillGroupByKey(beam.PTransform):
+    """``GroupByKey`` through files on the local runner (Beam's own elsewhere); see the module docstring."""
+
+    def __init__(self, buckets: int = BUCKETS, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._buckets, self._chunk = buckets, chunk_values
+
+    def expand(self, pairs):
+        spill_dir = spill_dir_of(pairs.pipeline)
+        if spill_dir is None:
+            return pairs | "GroupByKey" >> beam.GroupByKey()
+        label = uuid.uuid4().hex[:12]
+        return (
+            pairs
+            | "SpillBuckets" >> beam.ParDo(_SpillBuckets(spill_dir, label, self._buckets, self._chunk))
+            | "GroupChunks" >> beam.GroupByKey()
+            | "GroupBuckets" >> beam.FlatMap(_group_bucket)
+        )
+
+
+def _tag(value, tag: str):
+    key, v = value
+    return key, (tag, v)
+
+
+def _untag(element, tags: tuple[str, ...]):
+    key, tagged = element
+    grouped: dict[str, list] = {tag: [] for tag in tags}
+    for tag, value in tagged:
+        grouped[tag].append(value)
+    return key, grouped
+
+
+class SpillCoGroupByKey(beam.PTransform):
+    """``{tag: PCollection of (key, value)}`` -> ``(key, {tag: [values]})``, like ``beam.CoGroupByKey``."""
+
+    def __init__(self, buckets: int = BUCKETS, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._buckets, self._chunk = buckets, chunk_values
+
+    def expand(self, tagged):
+        pipeline = next(iter(tagged.values())).pipeline
+        if spill_dir_of(pipeline) is None:
+            return tagged | "CoGroupByKey" >> beam.CoGroupByKey()
+        tags = tuple(tagged)
+        parts = [pcoll | f"Tag[{tag}]" >> beam.Map(_tag, tag) for tag, pcoll in tagged.items()]
+        return (
+            parts
+            | "FlattenTagged" >> beam.Flatten()
+            | "Group" >> SpillGroupByKey(self._buckets, self._chunk)
+            | "Untag" >> beam.Map(_untag, tags)
+        )
+
+
+class _SpillChunks(beam.DoFn):
+    """Elements -> chunk files of at most ``chunk_values`` elements (one output per file)."""
+
+    def __init__(self, spill_dir: str, label: str, chunk_values: int):
+        self._spill_dir, self._label, self._chunk = spill_dir, label, chunk_values
+
+    def start_bundle(self):
+        self._buffer: list = []
+
+    def _flush(self) -> str:
+        path = _chunk_path(self._spill_dir, self._label, "chunk")
+        write_chunk(path, self._buffer)
+        self._buffer = []
+        return path
+
+    def process(self, element):
+        self._buffer.append(element)
+        if len(self._buffer) >= self._chunk:
+            yield self._flush()
+
+    def finish_bundle(self):
+        if self._buffer:
+            yield GlobalWindows.windowed_value(self._flush())
+
+
+def _unspill(path):
+    yield from read_chunk(path)
+
+
+class Barrier(beam.PTransform):
+    """The same elements, through chunk files on the local runner: a stage that waits for a side input
+    computed from this PCollection then holds file names in memory, not the elements."""
+
+    def __init__(self, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._chunk = chunk_values
+
+    def expand(self, pcoll):
+        spill_dir = spill_dir_of(pcoll.pipeline)
+        if spill_dir is None:
+            return pcoll
+        return (
+            pcoll
+            | "SpillChunks" >> beam.ParDo(_SpillChunks(spill_dir, uuid.uuid4().hex[:12], self._chunk))
+            | "ReadChunks" >> beam.FlatMap(_unspill)
+        )
+
+
+def remove_spill_dir(spill_dir: str) -> None:
+    """Delete what is left under ``spill_dir`` (chunks of failed bundle attempts, empty folders)."""
+    if FileSystems.exists(spill_dir):
+        FileSystems.delete([spill_dir])
+
+
+# --------------------------------------------------------------------------------------------- sharded writes
+
+
+class _SpillRows(beam.DoFn):
+    """Rows -> ``(split, chunk file, rows in it)``; a chunk holds rows of one split."""
+
+    def __init__(self, spill_dir: str, label: str, split_of, chunk_values: int):
+        self._spill_dir, self._label, self._split_of, self._chunk = spill_dir, label, split_of, chunk_values
+
+    def start_bundle(self):
+        self._buffers: dict[str, list] = {}
+
+    def _flush(self, split: str) -> tuple[str, str, int]:
+        rows = self._buffers.pop(split)
+        path = _chunk_path(self._spill_dir, self._label, "rows")
+        write_chunk(path, rows)
+        return split, path, len(rows)
+
+    def process(self, row):
+        split = self._split_of(row)
+        buffer = self._buffers.setdefault(split, [])
+        buffer.append(row)
+        if len(buffer) >= self._chunk:
+            yield self._flush(split)
+
+    def finish_bundle(self):
+        for split in sorted(self._buffers):
+            yield GlobalWindows.windowed_value(self._flush(split))
+
+
+class _Redistribute(beam.DoFn):
+    """``(split, chunk, n)`` -> ``((split, shard, shards), file)``: the chunk's rows cut by shard."""
+
+    def __init__(self, spill_dir: str, label: str, rows_per_shard: int):
+        self._spill_dir, self._label, self._per_shard = spill_dir, label, rows_per_shard
+
+    def process(self, chunk, totals):
+        split, path, _n = chunk
+        shards = max(1, -(-totals[split] // self._per_shard))
+        if shards == 1:
+            yield (split, 0, 1), path
+            return
+        by_shard: dict[int, list] = {}
+        for row in read_chunk(path):
+            by_shard.setdefault(stable_hash(row["id"]) % shards, []).append(row)
+        for shard, rows in sorted(by_shard.items()):
+            part = _chunk_path(self._spill_dir, self._label, f"shard-{shard}")
+            write_chunk(part, rows)
+            yield (split, shard, shards), part
+
+
+def _split_count(chunk):
+    split, _path, n = chunk
+    return split, n
+
+
+def _shard_rows(element):
+    """``((split, shard, shards), [files])`` -> ``((split, shard, shards), rows)`` read back from the files."""
+    key, paths = element
+    rows = [row for path in sorted(paths) for row in read_chunk(path)]
+    return key, rows
+
+
+class SpillShards(beam.PTransform):
+    """Rows -> ``((split, shard, shards), rows of the shard)``, as ``WriteTable``'s ``GroupByKey`` gives them.
+
+    A row's shard is ``stable_hash(id) % shards`` with ``shards = ceil(rows of its split / rows_per_shard)``;
+    only one shard's rows are in memory at a time. Use it when :func:`spill_dir_of` names a directory.
+    """
+
+    def __init__(self, split_of, rows_per_shard: int, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._split_of, self._per_shard, self._chunk = split_of, rows_per_shard, chunk_values
+
+    def expand(self, rows):
+        spill_dir, label = spill_dir_of(rows.pipeline), uuid.uuid4().hex[:12]
+        chunks = rows | "SpillRows" >> beam.ParDo(_SpillRows(spill_dir, label, self._split_of, self._chunk))
+        totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
+        cut = _Redistribute(spill_dir, label, self._per_shard)
+        return (
+            chunks
+            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
+            | "GroupShardFiles" >> beam.GroupByKey()
+            | "ReadShards" >> beam.Map(_shard_rows)
+        )
