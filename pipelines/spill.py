@@ -25,6 +25,7 @@ import posixpath
 import struct
 import uuid
 import weakref
+import zlib
 from collections.abc import Iterator
 
 import apache_beam as beam
@@ -109,7 +110,7 @@ class _SpillBuckets(beam.DoFn):
         return written
 
     def process(self, element):
-        bucket = stable_hash(repr(element[0])) % self._buckets
+        bucket = zlib.crc32(repr(element[0]).encode("utf-8")) % self._buckets  # stable, and cheap
         self._buffers.setdefault(bucket, []).append(element)
         self._buffered += 1
         if self._buffered >= self._chunk:

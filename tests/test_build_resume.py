@@ -130,3 +130,25 @@ def test_bad_samples_in_the_config_stop_the_build_before_any_work(tmp_path, caps
     assert run_cli("build", config, "--out", tmp_path / "out") == 2
     assert "shuffle.sample: a sample fraction must be in (0, 1), got 1.5" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_path):
+    from importlib import resources
+
+    from pipelines.build import check_config, load_config
+
+    recipe = resources.files("pipelines").joinpath("configs/insted.yaml")
+    config = yaml.safe_load(recipe.read_text())
+    for spec in config["sources"].values():  # stand-ins for the downloads, so the paths resolve
+        for name in spec["inputs"] + spec.get("history", []):
+            (tmp_path / name).write_bytes(b"")
+    path = tmp_path / "insted.yaml"
+    path.write_text(recipe.read_text())
+    stages = plan(check_config(load_config(str(path)), str(path)), str(tmp_path / "work"))
+    names = [s.name for s in stages]
+    assert names.index("sample/wikipedia") < names.index("neighbors/wikipedia") < names.index("intruders")
+    by_name = {s.name: s for s in stages}
+    assert "--queries" in by_name["neighbors/cnn"].argv
+    intruders = by_name["intruders"].argv
+    assert "wikipedia=106352" in intruders and "cnn=72670" in intruders and "--history" in intruders
+    assert by_name["shuffle/cnn"].argv[by_name["shuffle/cnn"].argv.index("--sample") + 1] == "72670"
