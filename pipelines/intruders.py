@@ -14,8 +14,11 @@ Pipeline shape (every join a ``CoGroupByKey`` on a document id, so nothing depen
     documents (+ older versions) --JoinHistory--> ChooseVersion --> AssignSplit(side input: drift counts)
         --> LengthRule --> coherent rows (half, by draw)
                        --> targets --JoinNeighborLists--> RequestOffers --(neighbour id)--JoinPool--> MakeOffers
-                           --(doc id)--JoinOffers--> MakeCandidates (similarities) [--> ScoreCandidates]
-                           --JoinCandidates--> Select --> intruder rows
+                           --(doc id)--JoinOffers--> MakeCandidates (similarities) --> intruder rows
+                           [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
+
+On the local runner the joins go through files (:mod:`pipelines.spill`), so memory does not grow with the
+collection.
 
 Only one sentence per neighbour travels to the document (``MakeOffers`` draws it where the neighbour is).
 The logic lives in :mod:`corpora.intruders` and :mod:`corpora.drift`; this module wires it into Beam.
@@ -410,8 +413,32 @@ class MakeOffers(beam.DoFn):
             yield doc_id, logic.offer(self._seed, doc_id, rank, neighbor_id, score, neighbor)
 
 
+def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options) -> dict:
+    """The intruder row of an attempted document from its candidates (any order), counted."""
+    progress.advance("intruders: intruders chosen", 1)
+    row = logic.intruder_row(
+        doc,
+        split,
+        candidates,
+        attempted=True,
+        seed=o.seed,
+        threshold=o.similarity_threshold,
+        had_neighbors=had_neighbors,
+    )
+    ns = _ns(doc["source"])
+    if row["label"]:
+        count(ns, "produced")
+    else:
+        count(ns, f"fallback_{row['fallback_reason']}")
+    return row
+
+
 class MakeCandidates(beam.DoFn):
-    """Pending target + its offers -> candidate rows with similarities (plus ``document`` when filtered)."""
+    """Pending target + its offers -> candidate rows with similarities (plus ``document`` when filtered).
+
+    Without the filter the candidates are final, so the document's intruder row is chosen here too (the
+    ``rows`` output): the same row :class:`Select` would choose after a join, without the join.
+    """
 
     def __init__(self, indexes: dict[str, str], options: Options):
         self._indexes, self._options = indexes, options
@@ -421,7 +448,7 @@ class MakeCandidates(beam.DoFn):
         pending = list(grouped["pending"])
         if not pending:
             return
-        doc, split, _had = pending[0]
+        doc, split, had_neighbors = pending[0]
         progress.advance("intruders: candidates of documents", 1)
         o = self._options
         candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
@@ -438,6 +465,8 @@ class MakeCandidates(beam.DoFn):
             else:
                 candidate["difficulty"] = "unfiltered"
             yield candidate
+        if not o.filtered:
+            yield beam.pvalue.TaggedOutput("rows", select_row(doc, split, had_neighbors, candidates, o))
 
 
 def _by_id(row: dict):
@@ -454,23 +483,7 @@ class Select(beam.DoFn):
         if not pending:
             return
         doc, split, had_neighbors = pending[0]
-        progress.advance("intruders: intruders chosen", 1)
-        o = self._options
-        row = logic.intruder_row(
-            doc,
-            split,
-            list(grouped["candidates"]),
-            attempted=True,
-            seed=o.seed,
-            threshold=o.similarity_threshold,
-            had_neighbors=had_neighbors,
-        )
-        ns = _ns(doc["source"])
-        if row["label"]:
-            count(ns, "produced")
-        else:
-            count(ns, f"fallback_{row['fallback_reason']}")
-        yield row
+        yield select_row(doc, split, had_neighbors, list(grouped["candidates"]), self._options)
 
 
 class BuildIntruders(beam.PTransform):
@@ -544,18 +557,22 @@ class BuildIntruders(beam.PTransform):
             | "JoinPool" >> spill.SpillCoGroupByKey()
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
         )
-        candidates = (
+        made = (
             {"pending": requested.pending, "offers": offers}
             | "JoinOffers" >> spill.SpillCoGroupByKey()
-            | "MakeCandidates" >> beam.ParDo(MakeCandidates(self._indexes, o))
+            | "MakeCandidates"
+            >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", main="candidates")
         )
-        if o.filtered:
+        candidates = made.candidates
+        if o.filtered:  # the model scores candidates elsewhere: join them back to their documents to choose
             candidates = candidates | "ScoreCandidates" >> self._score
-        selected = (
-            {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
-            | "JoinCandidates" >> spill.SpillCoGroupByKey()
-            | "Select" >> beam.ParDo(Select(o))
-        )
+            selected = (
+                {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
+                | "JoinCandidates" >> spill.SpillCoGroupByKey()
+                | "Select" >> beam.ParDo(Select(o))
+            )
+        else:
+            selected = made.rows
         rows = (coherent, selected) | "AllRows" >> beam.Flatten()
         return rows, candidates, kept.rejected
 
