@@ -479,6 +479,19 @@ def plan(config: dict, work: str) -> list[Stage]:
     return stages
 
 
+def relative_to_out(arg: str, out: str) -> str:
+    """A path argument under ``out`` written as ``$OUT/...`` (also in ``NAME=PATH``); others unchanged.
+
+    >>> relative_to_out("b/work/index", "b"), relative_to_out("cnn=b/work/nb", "b"), relative_to_out("bx/y", "b")
+    ('$OUT/work/index', 'cnn=$OUT/work/nb', 'bx/y')
+    """
+    prefix = out.rstrip("/") + "/"
+    name, sep, path = arg.rpartition("=")
+    if path.startswith(prefix):
+        return f"{name}{sep}$OUT/{path[len(prefix) :]}"
+    return arg
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
     config_path = args.config or default_config_path()
@@ -516,7 +529,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     prints: dict[str, str] = {}
     for i, stage in enumerate(stages, 1):
         inputs = file_fingerprints(stage.inputs)
-        stage_print = fingerprint(stage.argv, inputs, [prints[u] for u in stage.upstream])
+        relocatable = [
+            relative_to_out(arg, out) for arg in stage.argv
+        ]  # a moved build keeps its fingerprints
+        stage_print = fingerprint(relocatable, inputs, [prints[u] for u in stage.upstream])
         prints[stage.name] = stage_print
         record = {
             "fingerprint": stage_print,

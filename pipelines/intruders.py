@@ -37,12 +37,14 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from corpora import drift, sampling
 from corpora import intruders as logic
-from corpora.artefacts import artefact_check
+from corpora.artefacts import MAX_DOCUMENTS, artefact_check, sample_documents
+from corpora.seeding import stable_hash
 from pipelines import progress, spill
 from pipelines.common import (
     ReadDocuments,
@@ -589,11 +591,16 @@ def parquet_rows(files: list[str]) -> int:
     return total
 
 
-def _read_columns(files: list[str], columns: list[str]) -> list[dict]:
+def _read_columns(files: list[str], columns: list[str], ids: set[str] | None = None) -> list[dict]:
+    """Rows of ``files`` with only ``columns``; only those whose id is in ``ids`` when given."""
     rows: list[dict] = []
     for path in files:
         with FileSystems.open(path) as f:
-            rows.extend(pq.read_table(f, columns=columns).to_pylist())
+            table = pq.read_table(f, columns=columns)
+        if ids is not None:
+            keep = [doc_id in ids for doc_id in table.column("id").to_pylist()]
+            table = table.filter(pa.array(keep, type=pa.bool_()))
+        rows.extend(table.to_pylist())
     return rows
 
 
@@ -602,10 +609,14 @@ def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs:
     kept = {k: counters.get(k, 0) for k in (logic.KEPT_IN_RANGE, logic.KEPT_TRUNCATED, logic.KEPT_WHOLE)}
     dropped = {k: counters.get(k, 0) for k in (logic.TOO_FEW, logic.TOO_MANY, logic.IDENTICAL)}
     fallback = {k.removeprefix("fallback_"): v for k, v in counters.items() if k.startswith("fallback_")}
-    rows = _read_columns(
-        list_tables(out_dir, f"intruder-{source}"), ["id", "sentences", "label", "intruder_index", "split"]
-    )
-    positives = sum(r["label"] for r in rows)
+    files = list_tables(out_dir, f"intruder-{source}")
+    labels = _read_columns(files, ["id", "label"])
+    positives, total = sum(r["label"] for r in labels), len(labels)
+    checked = {r["id"] for r in sample_documents(labels, MAX_DOCUMENTS)}  # the check's fixed sample
+    del labels
+    rows = _read_columns(files, ["id", "sentences", "label", "intruder_index", "split"], checked)
+    if total > MAX_DOCUMENTS:  # the order sample_documents gives the sampled rows
+        rows.sort(key=lambda r: stable_hash("artefact-check", r["id"]))
     summary = {
         "documents_read": counters.get("read", 0),
         "length_rule": logic.length_mode(source),
@@ -630,7 +641,7 @@ def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs:
         "candidates": counters.get("candidates", 0),
         "candidates_below_threshold": counters.get("candidates_below_threshold", 0),
         "splits": outputs.get(f"intruder-{source}", {}),
-        "positive_rate": round(positives / len(rows), 4) if rows else None,
+        "positive_rate": round(positives / total, 4) if total else None,
         "artefact_check": artefact_check(rows),
     }
     if history:

@@ -184,6 +184,18 @@ def test_run_summary_reports_sources_history_and_artefact_check(built):
         assert 0 <= s["positive_rate"] <= 1
 
 
+def test_the_artefact_check_of_a_large_build_reads_only_its_sample(built, monkeypatch):
+    from corpora.artefacts import artefact_check
+
+    _, _, out, _ = built
+    rows = read_rows(out, "intruder-wikipedia")
+    monkeypatch.setattr(stage, "MAX_DOCUMENTS", 30)  # as if the build had more documents than the check takes
+    summary = stage.source_summary(str(out), "wikipedia", {}, {}, history=False)
+    assert summary["artefact_check"] == artefact_check(rows, max_documents=30)
+    assert summary["artefact_check"]["documents"] == 30 < len(rows)
+    assert summary["positive_rate"] == round(sum(r["label"] for r in rows) / len(rows), 4)
+
+
 def test_wikipedia_test_documents_are_drifted_older_leads(built):
     root, history, out, _ = built
     index = TfidfIndex.load(str(root / "index-wiki"))
