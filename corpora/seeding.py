@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 def stable_hash(*parts: object) -> int:
     """A 64-bit hash of the parts that is the same in every process (unlike ``hash()``)."""
-    key = "\x1f".join(str(p) for p in parts).encode("utf-8")
+    key = "\x1f".join(map(str, parts)).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big")
 
 

@@ -12,9 +12,9 @@ document in a build. Here the large data goes to files instead and only file nam
   file names, not the elements.
 * :class:`SpillShards`: the grouping of ``WriteTable`` (rows by output shard) through files.
 
-Values are encoded with Beam's ``FastPrimitivesCoder`` (the coder Beam's own shuffle would use) in
-length-prefixed records. The files live under the directory :func:`use_spill_dir` gives the pipeline
-(``run_pipeline``: ``OUT/.spill``) and are deleted once read; :func:`remove_spill_dir` removes the directory
+A chunk is one list encoded with Beam's ``FastPrimitivesCoder`` (the coder Beam's own shuffle would use).
+The files live under the directory :func:`use_spill_dir` gives the pipeline (``run_pipeline``:
+``OUT/.spill``) and are deleted once read; :func:`remove_spill_dir` removes the directory
 after the run. On other runners (Dataflow, Flink, ...), or without a spill directory, the transforms are
 Beam's own grouping (those runners already spill to disk).
 """
@@ -22,7 +22,6 @@ Beam's own grouping (those runners already spill to disk).
 from __future__ import annotations
 
 import posixpath
-import struct
 import uuid
 import weakref
 import zlib
@@ -38,7 +37,6 @@ from corpora.seeding import stable_hash
 
 BUCKETS = 64
 CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out
-_LENGTH = struct.Struct("<I")
 LOCAL_RUNNERS = (None, "DirectRunner", "direct", "directrunner", "FnApiRunner", "SwitchingDirectRunner")
 
 
@@ -60,30 +58,18 @@ def spill_dir_of(pipeline: beam.Pipeline) -> str | None:
 
 
 def write_chunk(path: str, values: list) -> None:
-    """Values as length-prefixed records of ``FastPrimitivesCoder`` bytes."""
-    coder = FastPrimitivesCoder()
-    parts = []
-    for value in values:
-        data = coder.encode(value)
-        parts.append(_LENGTH.pack(len(data)))
-        parts.append(data)
+    """A list of values as one ``FastPrimitivesCoder`` record (encoded in one compiled call)."""
     with FileSystems.create(path) as f:
-        f.write(b"".join(parts))
+        f.write(FastPrimitivesCoder().encode(list(values)))
 
 
 def read_chunk(path: str, delete: bool = True) -> Iterator:
     """The values of a chunk file, in order; the file is deleted after reading unless ``delete`` is False."""
-    coder = FastPrimitivesCoder()
     with FileSystems.open(path) as f:
         data = f.read()
     if delete:
         FileSystems.delete([path])
-    offset, end = 0, len(data)
-    while offset < end:
-        (size,) = _LENGTH.unpack_from(data, offset)
-        offset += _LENGTH.size
-        yield coder.decode(data[offset : offset + size])
-        offset += size
+    yield from FastPrimitivesCoder().decode(data)
 
 
 def _chunk_path(spill_dir: str, label: str, bucket: object) -> str:
