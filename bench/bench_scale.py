@@ -5,8 +5,8 @@ For each size N: the real-text collection of ``../shared/bench/make_retrieval_co
 windows up to ~116k documents, then documents of real sentences drawn at random), one ``text`` source, run
 ``incoherent build`` in a subprocess while sampling the resident memory of its whole process tree every
 0.2 s (the peak of each stage too, by the stage lines the build prints). With ``--sample S`` the config
-samples S dataset documents (``intruders: {sample: S}``) over the whole N-document pool (the shuffle stage
-still shuffles every document).
+samples S dataset documents (``intruders: {sample: S}`` and ``shuffle: {sample: S}``) over the whole
+N-document pool.
 
     .venv/bin/python bench/bench_scale.py --sizes 30000,100000,300000
     .venv/bin/python bench/bench_scale.py --sizes 300000 --sample 30000

@@ -417,7 +417,6 @@ class MakeOffers(beam.DoFn):
 
 def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options) -> dict:
     """The intruder row of an attempted document from its candidates (any order), counted."""
-    progress.advance("intruders: intruders chosen", 1)
     row = logic.intruder_row(
         doc,
         split,
@@ -451,7 +450,7 @@ class MakeCandidates(beam.DoFn):
         if not pending:
             return
         doc, split, had_neighbors = pending[0]
-        progress.advance("intruders: candidates of documents", 1)
+        progress.advance("intruders: documents given candidates", 1)
         o = self._options
         candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
         ns = _ns(doc["source"])

@@ -58,7 +58,7 @@ class _Task:
             unit=unit,
             smoothing=0.1,
             dynamic_ncols=True,
-            position=_OUTER,  # below the build's bar of stages, if one is drawn
+            position=_OUTER + len(_BARS),  # below the build's bar of stages and the open bars
             leave=_OUTER == 0,
         )
         self.bytes = 0
