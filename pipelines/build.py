@@ -28,8 +28,14 @@ Layout of the output directory::
     OUT/work/retrieval/<source>/neighbors/  incoherent neighbors
     OUT/work/intruders/  OUT/work/shuffle/<source>/   run_summary.json and dead letters of those runs
 
+    OUT/work/sample/<source>/ids.txt        with ``intruders: {sample: ...}``: the sampled ids (neighbours queries)
+
 The tables of the intruder and shuffle runs are moved from ``work/`` into ``dataset/`` when their run ends, so
 ``incoherent card OUT/dataset --build-dir OUT`` and ``incoherent publish`` see one dataset folder.
+
+A build is resumable (:mod:`pipelines.resume`): each stage writes to ``<dir>.partial``, is renamed when done and
+recorded with its fingerprint in ``build_summary.json``; running ``build`` again on the same ``--out`` skips
+finished stages whose fingerprint is unchanged and redoes the rest. ``--force`` redoes everything.
 """
 
 from __future__ import annotations
