@@ -47,9 +47,22 @@ from importlib import resources
 import yaml
 
 from corpora.card import write_card
+from pipelines.options import check_beam_args
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
+CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
+# Config sections whose keys become flags of one command, and the flags the build sets itself.
+SECTION_COMMANDS = {
+    "neighbors": ("pipelines.neighbors", {"out", "index", "overwrite"}),
+    "intruders": ("pipelines.intruders", {"out", "index", "neighbors", "history", "overwrite"}),
+    "shuffle": ("pipelines.shuffle", {"out", "overwrite"}),
+}
+INGEST_MODULES = {
+    "wikipedia": "pipelines.ingest_wikipedia",
+    "cnn": "pipelines.ingest_cnn",
+    "text": "pipelines.ingest_text",
+}
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
 
@@ -104,6 +117,32 @@ def _section(config: dict, name: str, config_path: str) -> dict:
     return value
 
 
+def command_flags(module: str) -> set[str]:
+    """The long flags of one command, without dashes: ``{"block_sizes", "seed", ...}``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    importlib.import_module(module).add_arguments(parser)
+    return {
+        s[2:].replace("-", "_")
+        for action in parser._actions
+        for s in action.option_strings
+        if s.startswith("--")
+    }
+
+
+def check_keys(
+    options: dict, module: str, where: str, config_path: str, reserved: set[str] = frozenset()
+) -> None:
+    """Every key of a config section must be a flag of the command it is passed to (before any work)."""
+    known = command_flags(module) - set(reserved)
+    for key in options:
+        if str(key).replace("-", "_") not in known:
+            command = module.rsplit(".", 1)[1].replace("_", " ")
+            raise InputError(
+                f"{config_path}: {where}.{key}: unknown key (`incoherent {command}` has no "
+                f"--{str(key).replace('_', '-')}; known: {', '.join(sorted(known))})"
+            )
+
+
 def check_config(config: dict, config_path: str) -> dict:
     """The config with every input path resolved and checked; raises :class:`InputError` on the first fault."""
     known = {"base", "out", "seed", "sources", "neighbors", "intruders", "shuffle", "card"}
@@ -137,6 +176,7 @@ def check_config(config: dict, config_path: str) -> dict:
         options = spec.get("options") or {}
         if not isinstance(options, dict):
             raise InputError(f"{config_path}: {where}.options must map flag names to values")
+        check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
@@ -147,6 +187,8 @@ def check_config(config: dict, config_path: str) -> dict:
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
     card = _section(config, "card", config_path)
+    for name, (module, reserved) in SECTION_COMMANDS.items():
+        check_keys(_section(config, name, config_path), module, name, config_path, reserved)
     unknown_card = sorted(set(card) - {"name", "license"})
     if unknown_card:
         raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
@@ -274,6 +316,7 @@ def untangle(config: str | None, beam_args: list[str]) -> tuple[str | None, list
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
+    check_beam_args(beam_args, "build")
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)
@@ -332,7 +375,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         index = os.path.join(work, "retrieval", name, "index")
         neighbors = os.path.join(work, "retrieval", name, "neighbors")
         stage(f"index/{name}", ["index", docs, "--out", index])
-        stage(f"neighbors/{name}", ["neighbors", docs, "--index", index, "--k", k, "--out", neighbors])
+        neighbor_flags = _flags({key: v for key, v in config["neighbors"].items() if key != "k"})
+        stage(
+            f"neighbors/{name}",
+            ["neighbors", docs, "--index", index, "--k", k, "--out", neighbors, *neighbor_flags],
+        )
         index_args += ["--index", f"{name}={index}"]
         neighbor_args += ["--neighbors", f"{name}={neighbors}"]
     intruders_dir = os.path.join(work, "intruders")

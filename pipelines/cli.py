@@ -2,7 +2,8 @@
 
 Each command lives in its own module under ``pipelines/`` exposing ``add_arguments(parser)`` and
 ``run(args, beam_args) -> int``. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
-Dataflow and Flink options) and are passed to the pipeline untouched.
+Dataflow and Flink options) and are passed to the pipeline untouched; a flag that no registered Beam
+``PipelineOptions`` class knows either stops the command before any work (:mod:`pipelines.options`).
 
 Unusable input or configuration ends with one line, ``error: <what> (<file or option>)``, and exit status 2.
 """
@@ -15,6 +16,7 @@ import importlib.util
 import logging
 import sys
 
+from pipelines.options import check_beam_args
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -90,6 +92,11 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """``ingest cnn``, ``shuffle``, ... for messages."""
+    return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(selected_module(argv))
@@ -103,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        return importlib.import_module(args._module).run(args, beam_args) or 0
+        module = importlib.import_module(args._module)
+        if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
+            check_beam_args(beam_args, command_name(args))
+        return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

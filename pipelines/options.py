@@ -1,0 +1,68 @@
+"""Beam's pipeline options as ``incoherent`` passes them on: a flag nobody knows is an error, not a warning.
+
+Beam's own ``PipelineOptions`` only logs ``Unparseable argument`` for a flag that no registered
+``PipelineOptions`` subclass declares and runs on, so a typo (``--direct_num_worker 2``) or a misplaced
+``incoherent`` flag would silently change nothing. :func:`unknown_beam_args` parses the flags with every
+registered options class, exactly as ``PipelineOptions.get_all_options`` does, and returns what is left.
+
+    >>> unknown_beam_args(["--runner", "DirectRunner", "--no-such-flag", "1"])
+    ['--no-such-flag', '1']
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+
+from schemas.records import InputError
+
+# Runner modules that register PipelineOptions subclasses outside apache_beam.options.pipeline_options.
+_OPTION_MODULES = (
+    "apache_beam.options.pipeline_options",
+    "apache_beam.runners.portability.flink_runner",
+    "apache_beam.runners.portability.spark_runner",
+)
+
+
+def _registered_parser() -> argparse.ArgumentParser:
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    class _Strict(_BeamArgumentParser):
+        def error(self, message):  # e.g. "argument --runner: expected one argument"
+            if message.startswith("ambiguous option: "):
+                return
+            raise InputError(f"Beam pipeline options: {message}")
+
+    for module in _OPTION_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # an optional runner's dependencies are missing: its flags stay unknown
+            continue
+    parser = _Strict(allow_abbrev=False)
+    classes: dict[str, type] = {}
+    for cls in PipelineOptions.__subclasses__():  # as PipelineOptions.get_all_options
+        classes.setdefault(str(cls), cls)
+    for cls in classes.values():
+        cls._add_argparse_args(parser)  # noqa: SLF001 - the hook Beam itself calls
+    return parser
+
+
+def unknown_beam_args(beam_args: Sequence[str]) -> list[str]:
+    """The arguments of ``beam_args`` that no registered Beam ``PipelineOptions`` class accepts."""
+    if not beam_args:
+        return []
+    _, unknown = _registered_parser().parse_known_args(list(beam_args))
+    return unknown
+
+
+def check_beam_args(beam_args: Sequence[str], command: str) -> None:
+    """Raise :class:`InputError` naming the first argument that neither ``command`` nor Beam knows."""
+    unknown = unknown_beam_args(beam_args)
+    if unknown:
+        flag = next((a for a in unknown if a.startswith("-")), unknown[0])
+        what = "unknown option" if flag.startswith("-") else "unexpected argument"
+        raise InputError(
+            f"{flag.split('=', 1)[0]}: {what} (neither `incoherent {command}` nor Beam's pipeline options "
+            f"know it; see `incoherent {command} --help`)"
+        )
