@@ -32,6 +32,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
+from pipelines import storage
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
 
@@ -161,7 +162,7 @@ class WriteTable(beam.PTransform):
         schema: pa.Schema | None = None,
     ):
         super().__init__()
-        self._out_dir, self._config, self._split = out_dir, config, split
+        self._out_dir, self._config, self._split = storage.absolute(out_dir), config, split
         self._schema = schema or schema_for(config)
         self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
         if split is None and "split" not in self._schema.names:
@@ -252,12 +253,18 @@ class WriteRejected(beam.PTransform):
 
 
 def list_tables(root: str, prefix: str) -> list[str]:
-    """Parquet files of every config under ``root`` whose name starts with ``prefix`` (sorted)."""
-    if not FileSystems.exists(root):
+    """Parquet files of every config under ``root`` whose name starts with ``prefix`` (sorted, absolute).
+
+    ``root`` may be local or remote (``gs://``, ``s3://``: a "directory" is a prefix with files under it).
+    """
+    root = storage.absolute(root)
+    if not storage.exists(root):
         raise InputError(f"{root}: no such directory")
     pattern = posixpath.join(root, f"{prefix}*", "*.parquet")
-    files = sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
-    return files
+    try:
+        return storage.list_files(pattern)
+    except Exception as exc:  # noqa: BLE001 - Beam wraps storage failures in its own types
+        raise InputError(f"{root}: cannot be listed ({storage.storage_error(exc)})") from None
 
 
 def require_tables(root: str, prefix: str, written_by: str) -> list[str]:

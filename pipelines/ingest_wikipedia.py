@@ -63,6 +63,14 @@ def plan_reads(
     """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
     tasks: list[dict] = []
     for path in dumps:
+        if "://" in path:  # remote (gs://, s3://): read whole, through Beam's filesystems
+            from pipelines import storage
+
+            if not storage.BeamFiles().isfile(path):
+                raise InputError(f"{path}: no such file")
+            mediawiki.read_siteinfo(path, opener=storage.open_raw)  # the header only
+            tasks.append({"path": path})
+            continue
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
         if os.path.isdir(path):
@@ -97,6 +105,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     if args.range_mb is not None:
         tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
@@ -106,7 +115,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
-    if not spread and "start" not in tasks[0]:  # this process reads the first dump: start its decoder now
+    if (
+        not spread and "start" not in tasks[0] and "://" not in tasks[0]["path"]
+    ):  # this process reads the first dump: start its decoder now
         mediawiki.start_decoder(tasks[0]["path"], threads)
 
     import apache_beam as beam

@@ -40,6 +40,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpora import drift
 from corpora import intruders as logic
 from corpora.artefacts import artefact_check
+from pipelines import storage
 from pipelines.common import (
     ReadDocuments,
     WriteRejected,
@@ -170,8 +171,9 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
     if default is not None:
         for source in sources:
             mapping.setdefault(source, default)
+    mapping = {source: storage.absolute(path) for source, path in mapping.items()}
     for source, path in mapping.items():
-        if not FileSystems.exists(path):
+        if not storage.exists(path):
             raise InputError(f"{option} {path}: no such directory (for source {source})")
     return mapping
 
@@ -199,9 +201,10 @@ def load_index(index_dir: str):
     """The retrieval index of ``index_dir``, loaded once per worker process."""
     index = _INDEXES.get(index_dir)
     if index is None:
+        from pipelines.storage import open_file
         from retrieval import TfidfIndex
 
-        index = TfidfIndex.load(index_dir)
+        index = TfidfIndex.load(index_dir, opener=open_file)
         _INDEXES[index_dir] = index
     return index
 
@@ -644,7 +647,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     index_map = parse_mapping(args.index, "--index", sources)
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
-    if filtered and not FileSystems.exists(args.filter):
+    if filtered:
+        args.filter = storage.absolute(args.filter)
+    if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
     if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
         raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
