@@ -40,13 +40,16 @@ import importlib
 import io
 import json
 import os
+import posixpath
 import shutil
+import tempfile
 import time
 from importlib import resources
 
 import yaml
 
 from corpora.card import write_card
+from pipelines import storage
 from pipelines.options import check_beam_args
 from schemas.records import InputError
 
@@ -99,6 +102,13 @@ def load_config(path: str) -> dict:
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
+    if "://" in str(value):  # gs://, s3://: checked through Beam's filesystems
+        from pipelines.storage import BeamFiles
+
+        files = BeamFiles()
+        if files.isfile(str(value)) or files.isdir(str(value)):
+            return str(value)
+        raise InputError(f"{config_path}: {key}: {value} not found")
     path = os.path.expanduser(str(value))
     if os.path.isabs(path):
         tried = [path]
@@ -244,6 +254,8 @@ def run_command(argv: list[str], beam_args: list[str], quiet: bool = True) -> No
 
 def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
     """Move ``run_dir/<config>/`` folders whose name starts with a prefix into ``dataset_dir``."""
+    if storage.is_remote(run_dir):
+        return _move_remote_tables(run_dir, dataset_dir, prefixes)
     moved = []
     for name in sorted(os.listdir(run_dir)):
         if name.startswith(prefixes) and os.path.isdir(os.path.join(run_dir, name)):
@@ -255,6 +267,34 @@ def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> li
     return moved
 
 
+def _move_remote_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
+    """:func:`move_tables` on an object store: rename every file of the matching configs."""
+    from apache_beam.io.filesystems import FileSystems
+
+    sources, targets, moved = [], [], set()
+    for path in storage.list_files(posixpath.join(run_dir, "*", "*")):
+        config = posixpath.basename(posixpath.dirname(path))
+        if config.startswith(prefixes):
+            sources.append(path)
+            targets.append(posixpath.join(dataset_dir, config, posixpath.basename(path)))
+            moved.add(config)
+    for config in moved:
+        if storage.list_files(posixpath.join(dataset_dir, config, "*")):
+            raise InputError(f"{posixpath.join(dataset_dir, config)}: two runs wrote the same table")
+    if sources:
+        FileSystems.rename(sources, targets)
+    return sorted(moved)
+
+
+def dataset_listing(dataset: str) -> dict[str, list[str]]:
+    """``{config: [file names]}`` of the dataset folder (local or remote)."""
+    listing: dict[str, list[str]] = {}
+    for path in storage.list_files(storage.join(dataset, "*", "*")):
+        parts = path.replace(os.sep, "/").rsplit("/", 2)
+        listing.setdefault(parts[-2], []).append(parts[-1])
+    return {name: sorted(files) for name, files in sorted(listing.items())}
+
+
 def peak_rss_mb() -> int:
     """High-water resident memory of this process so far (MB; Linux reports ru_maxrss in KB)."""
     import resource
@@ -263,6 +303,17 @@ def peak_rss_mb() -> int:
 
 
 def prepare_build_dir(out: str, overwrite: bool) -> None:
+    if storage.is_remote(out):
+        existing = storage.BeamFiles().files_under(out)
+        if existing:
+            if not overwrite:
+                raise InputError(
+                    f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
+                )
+            if posixpath.join(out.rstrip("/"), BUILD_SUMMARY) not in existing:
+                raise InputError(f"{out}: not an earlier build (no {BUILD_SUMMARY}); refusing to delete it")
+            storage.delete_tree(out)
+        return
     if os.path.exists(out) and os.listdir(out):
         if not overwrite:
             raise InputError(
@@ -320,14 +371,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)
-    out = args.out or str(raw.get("out", "out/build"))
-    if "://" in out:
-        raise InputError(
-            f"--out {out}: `build` writes to a local directory (run the commands one by one for gs://)"
-        )
+    out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
     prepare_build_dir(out, args.overwrite)
-    work, dataset = os.path.join(out, WORK), os.path.join(out, DATASET)
-    os.makedirs(dataset, exist_ok=True)
+    work, dataset = storage.join(out, WORK), storage.join(out, DATASET)
+    if not storage.is_remote(dataset):
+        os.makedirs(dataset, exist_ok=True)
     seed = str(config["seed"])
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
@@ -349,15 +397,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         peak_rss[name] = peak_rss_mb()
 
     def write_summary() -> None:
-        with open(os.path.join(out, BUILD_SUMMARY), "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2, default=str)
-            f.write("\n")
+        text = json.dumps(summary, indent=2, default=str) + "\n"
+        storage.write_bytes(storage.join(out, BUILD_SUMMARY), text.encode("utf-8"))
 
     write_summary()
     docs_dirs, history_dirs, index_args, neighbor_args = {}, [], [], []
     k = str(config["neighbors"].get("k", 10))
     for name, spec in config["sources"].items():
-        docs = os.path.join(work, "documents", name)
+        docs = storage.join(work, "documents", name)
         source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
         stage(
             f"ingest/{name}",
@@ -365,15 +412,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         docs_dirs[name] = docs
         for old in spec["history"]:
-            label = os.path.basename(old).split(".", 1)[0]
-            old_docs = os.path.join(work, "history", name, label)
+            label = posixpath.basename(old).split(".", 1)[0]
+            old_docs = storage.join(work, "history", name, label)
             stage(
                 f"ingest-history/{name}/{label}",
                 ["ingest", spec["kind"], old, "--out", old_docs, *source_flag],
             )
             history_dirs.append(old_docs)
-        index = os.path.join(work, "retrieval", name, "index")
-        neighbors = os.path.join(work, "retrieval", name, "neighbors")
+        index = storage.join(work, "retrieval", name, "index")
+        neighbors = storage.join(work, "retrieval", name, "neighbors")
         stage(f"index/{name}", ["index", docs, "--out", index])
         neighbor_flags = _flags({key: v for key, v in config["neighbors"].items() if key != "k"})
         stage(
@@ -382,7 +429,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         index_args += ["--index", f"{name}={index}"]
         neighbor_args += ["--neighbors", f"{name}={neighbors}"]
-    intruders_dir = os.path.join(work, "intruders")
+    intruders_dir = storage.join(work, "intruders")
     history_flag = ["--history", *history_dirs] if history_dirs else []
     stage(
         "intruders",
@@ -391,33 +438,55 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     )  # fmt: skip
     move_tables(intruders_dir, dataset, ("intruder-", "candidates"))
     for name, docs in docs_dirs.items():
-        shuffle_dir = os.path.join(work, "shuffle", name)
+        shuffle_dir = storage.join(work, "shuffle", name)
         stage(
             f"shuffle/{name}",
             ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *_flags(config["shuffle"])],
         )
         move_tables(shuffle_dir, dataset, ("shuffle-",))
     started = time.time()
-    card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
+    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
     print(f"[build] card: {card_path}", flush=True)
-    with open(os.path.join(intruders_dir, "run_summary.json"), encoding="utf-8") as f:
-        intruders_summary = json.load(f)
+    intruders_summary = json.loads(storage.read_bytes(storage.join(intruders_dir, "run_summary.json")))
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)
-    summary["dataset"] = {
-        name: sorted(os.listdir(os.path.join(dataset, name)))
-        for name in sorted(os.listdir(dataset))
-        if os.path.isdir(os.path.join(dataset, name))
-    }
+    summary["dataset"] = dataset_listing(dataset)
     summary["sources"] = intruders_summary.get("sources", {})
     write_summary()
     print_build(summary, out)
     return 0
 
 
+def build_card(out: str, dataset: str, name: str, license_id: str) -> str:
+    """Write the dataset card; for a remote build from a local mirror of what the card reads.
+
+    The card reads the run summaries and the Parquet footers (schemas, row counts); the mirror holds the
+    summaries and, for every Parquet file, a sparse local file of the same size with only its footer
+    written (:func:`pipelines.storage.footer_copy`), so no table data reaches the driver.
+    """
+    if not storage.is_remote(out):
+        return write_card(out, dataset, name, license_id)
+    mirror = tempfile.mkdtemp(prefix="incoherent-card-")
+    try:
+        for path in storage.list_files(posixpath.join(out, "**")):
+            relative = posixpath.relpath(path, out)
+            local = os.path.join(mirror, *relative.split("/"))
+            if path.endswith(".json"):
+                storage.write_bytes(local, storage.read_bytes(path))
+            elif path.endswith(".parquet"):
+                storage.footer_copy(path, local)
+        local_card = write_card(mirror, os.path.join(mirror, DATASET), name, license_id)
+        target = storage.join(dataset, "README.md")
+        with open(local_card, "rb") as f:
+            storage.write_bytes(target, f.read().replace(mirror.encode("utf-8"), out.encode("utf-8")))
+        return target
+    finally:
+        shutil.rmtree(mirror, ignore_errors=True)
+
+
 def print_build(summary: dict, out: str) -> None:
-    print(f"[build] dataset in {os.path.join(out, DATASET)}:")
+    print(f"[build] dataset in {storage.join(out, DATASET)}:")
     for config, files in summary["dataset"].items():
         print(f"  {config}: {', '.join(files)}")
     for source, s in summary["sources"].items():
