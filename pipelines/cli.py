@@ -16,7 +16,7 @@ import importlib.util
 import logging
 import sys
 
-from pipelines.options import check_beam_args
+from pipelines.options import check_beam_args, use_storage_options
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(args._module)
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
+        use_storage_options(beam_args)
         return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -66,3 +66,17 @@ def check_beam_args(beam_args: Sequence[str], command: str) -> None:
             f"{flag.split('=', 1)[0]}: {what} (neither `incoherent {command}` nor Beam's pipeline options "
             f"know it; see `incoherent {command} --help`)"
         )
+
+
+def use_storage_options(beam_args: Sequence[str]) -> None:
+    """Let this process's own reads and writes (listing inputs, summaries, the index) use the run's options.
+
+    Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
+    from ``FileSystems.set_options``; workers get them with the pipeline.
+    """
+    if not beam_args:
+        return
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    FileSystems.set_options(PipelineOptions(list(beam_args)))

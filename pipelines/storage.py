@@ -177,3 +177,28 @@ def footer_copy(path: str, local: str) -> None:
         out.truncate(size)
         out.seek(size - len(footer))
         out.write(footer)
+
+
+def _anonymous_with_emulator() -> None:
+    """Against a local GCS emulator (``STORAGE_EMULATOR_HOST``) connect anonymously at once.
+
+    Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s
+    when there are none, in the driver and in every SDK worker), then connects anonymously anyway; an
+    emulator needs no credentials. This module is imported by the driver and, with the pipeline's functions,
+    by every worker, so this runs in each before Beam opens a GCS file.
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return
+    try:
+        from apache_beam.internal.gcp import auth
+    except ImportError:  # no apache-beam[gcp]: no GCS either
+        return
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None:
+        return
+    with credentials._credentials_lock:
+        if not credentials._credentials_init:
+            credentials._credentials, credentials._credentials_init = None, True
+
+
+_anonymous_with_emulator()
