@@ -50,7 +50,7 @@ import yaml
 
 from corpora.card import write_card
 from pipelines import storage
-from pipelines.options import check_beam_args
+from pipelines.options import DryRun, check_beam_args
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
@@ -372,6 +372,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     raw = load_config(config_path)
     config = check_config(raw, config_path)
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
+    if _dry_run(beam_args):
+        return dry_run_build(config, out, beam_args)
     prepare_build_dir(out, args.overwrite)
     work, dataset = storage.join(out, WORK), storage.join(out, DATASET)
     if not storage.is_remote(dataset):
@@ -483,6 +485,54 @@ def build_card(out: str, dataset: str, name: str, license_id: str) -> str:
         return target
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
+
+
+def _dry_run(beam_args: list[str]) -> bool:
+    if not any(a.startswith("--dry_run") for a in beam_args):
+        return False
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.common import is_dry_run
+
+    return is_dry_run(PipelineOptions(beam_args))
+
+
+def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
+    """``--dry_run=True``: check the config and build and validate the job graph of every ingest stage.
+
+    Nothing runs and nothing is written. The later stages (index, neighbours, intruders, shuffle) read the
+    file lists that ingest writes, so their graphs are only built by a real run; the `DryRun` message says so.
+    """
+    built = 0
+    for name, spec in config["sources"].items():
+        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
+        docs = storage.join(out, WORK, "documents", name)
+        runs = [
+            ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])]
+        ]
+        for old in spec["history"]:
+            label = posixpath.basename(old).split(".", 1)[0]
+            runs.append(
+                [
+                    "ingest",
+                    spec["kind"],
+                    old,
+                    "--out",
+                    storage.join(out, WORK, "history", name, label),
+                    *source_flag,
+                ]
+            )
+        for argv in runs:
+            try:
+                run_command(argv, beam_args)
+            except DryRun as exc:
+                print(f"[build] {exc}", flush=True)
+                built += 1
+    raise DryRun(
+        f"dry run: `incoherent build` config checked and {built} ingest job graphs built and validated; index, "
+        "neighbors, intruders and shuffle read the files ingest writes, so their graphs are built by a real run "
+        "(run those commands with --dry_run=True on existing documents); nothing ran and nothing was written"
+    )
 
 
 def print_build(summary: dict, out: str) -> None:

@@ -16,7 +16,7 @@ import importlib.util
 import logging
 import sys
 
-from pipelines.options import check_beam_args, use_storage_options
+from pipelines.options import DryRun, check_beam_args, use_storage_options
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -118,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except DryRun as exc:
+        print(exc)
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -33,6 +33,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from corpora.seeding import stable_hash
 from pipelines import storage
+from pipelines.options import DryRun
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
 
@@ -397,6 +398,58 @@ def write_summary(out_dir: str, summary: dict) -> None:
         f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
 
 
+def is_dry_run(options: PipelineOptions) -> bool:
+    from apache_beam.options.pipeline_options import TestOptions
+
+    return str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes")
+
+
+def stage_package(options: PipelineOptions) -> str | None:
+    """Build the ``--setup_file`` package as Dataflow staging does (``python -m build --sdist``), locally."""
+    from apache_beam.options.pipeline_options import SetupOptions
+
+    setup_file = options.view_as(SetupOptions).setup_file
+    if not setup_file:
+        return None
+    import tempfile
+
+    from apache_beam.runners.portability.stager import Stager
+
+    if not os.path.isfile(setup_file):
+        raise InputError(f"--setup_file {setup_file}: no such file")
+    folder = tempfile.mkdtemp(prefix="incoherent-staging-")
+    try:
+        return os.path.basename(Stager._build_setup_package(os.path.abspath(setup_file), folder))
+    except Exception as exc:  # noqa: BLE001 - the build's own message says what is missing
+        raise InputError(
+            f"--setup_file {setup_file}: the package does not build ({str(exc)[:300]})"
+        ) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, command: str) -> None:
+    """Build the pipeline and validate its job graph without running it or writing anything; raise DryRun.
+
+    On Dataflow the runner itself translates and validates the job (``--dry_run=True`` stops it before
+    submission) and the ``--setup_file`` package is built; other runners' graphs are validated by
+    translating them to Beam's portable representation.
+    """
+    runner = options.view_as(StandardOptions).runner
+    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    build(pipeline)
+    package = stage_package(options)
+    if runner in ("DataflowRunner", "dataflow"):
+        pipeline.run().wait_until_finish()
+    else:
+        pipeline.to_runner_api()
+    staged = f"; package {package} built" if package else ""
+    raise DryRun(
+        f"dry run: `incoherent {command}` job graph built and validated ({len(pipeline.to_runner_api().components.transforms)} "
+        f"transforms){staged}; nothing ran and nothing was written"
+    )
+
+
 def run_pipeline(
     build: Callable[[beam.Pipeline], None],
     *,
@@ -413,8 +466,10 @@ def run_pipeline(
     (read, kept, dropped per reason) and the rows written per config and split. ``extra_summary(summary)``
     may return more fields computed after the run (e.g. from the written files).
     """
-    prepare_output(out_dir, overwrite)
     options = PipelineOptions(list(beam_args))
+    if is_dry_run(options):
+        dry_run(build, options, command)
+    prepare_output(out_dir, overwrite)
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
     build(pipeline)

@@ -25,6 +25,10 @@ _OPTION_MODULES = (
 )
 
 
+class DryRun(Exception):
+    """``--dry_run=True``: the job graph was built and validated, and nothing ran (the CLI exits 0)."""
+
+
 def _registered_parser() -> argparse.ArgumentParser:
     from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 

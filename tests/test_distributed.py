@@ -226,3 +226,21 @@ def test_gcs_build_on_portable_runner_with_two_workers_is_byte_identical_to_loca
             tmp_path / "remote" / index / name
         ).read_bytes()
     assert not list((tmp_path / "remote").rglob("_parts"))  # the index parts were cleaned up
+
+
+@pytest.mark.slow
+def test_relative_paths_work_with_workers_in_another_directory(services, tmp_path, monkeypatch):
+    """The worker pool runs in another working directory: relative paths must reach it as absolute ones."""
+    monkeypatch.chdir(tmp_path)
+    os.symlink(ROOT / "samples" / "cnn" / "frank", tmp_path / "stories")
+    portable = [
+        "--runner=PortableRunner",
+        f"--job_endpoint=localhost:{services['job']}",
+        "--environment_type=EXTERNAL",
+        f"--environment_config=localhost:{services['pool']}",
+    ]
+    assert run_cli("ingest", "cnn", "stories", "--out", "docs", beam=portable) == 0
+    assert run_cli("shuffle", "docs", "--out", "shuffled", beam=portable) == 0
+    local = tmp_path / "local"
+    assert run_cli("shuffle", "docs", "--out", local) == 0
+    assert file_bytes(tmp_path / "shuffled") == file_bytes(local) != {}
