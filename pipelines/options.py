@@ -78,9 +78,30 @@ def use_storage_options(beam_args: Sequence[str]) -> None:
     Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
     from ``FileSystems.set_options``; workers get them with the pipeline.
     """
+    bound_driver_retries()
     if not beam_args:
         return
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import PipelineOptions
 
     FileSystems.set_options(PipelineOptions(list(beam_args)))
+
+
+DRIVER_RETRY_SECONDS = 20.0
+
+
+def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
+    """Give up on an unreachable or failing GCS endpoint after ``seconds`` in this (the driver's) process.
+
+    Beam's GCS client retries a failing call for up to 120 s (google-cloud-storage's default retry); the
+    driver only lists and reads small files before any work, so a bad path or endpoint should fail fast with
+    one line. Workers keep Beam's defaults (transient errors during a long run are worth waiting for).
+    """
+    try:
+        from apache_beam.io.gcp import gcsio_retry
+    except ImportError:  # no apache-beam[gcp]: no GCS
+        return
+    for name in ("DEFAULT_RETRY", "DEFAULT_RETRY_WITH_THROTTLING_COUNTER"):
+        retry = getattr(gcsio_retry, name, None)
+        if retry is not None and hasattr(retry, "with_timeout"):
+            setattr(gcsio_retry, name, retry.with_timeout(seconds))
