@@ -26,10 +26,8 @@ if not EMULATOR.exists():
     pytest.skip("needs gcp-storage-emulator (the `test` extra)", allow_module_level=True)
 
 BUCKET = "incoherent-test"
-INPUTS = {
-    "cnn": ["samples/cnn/frank"],
-    "wikipedia": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"],
-}
+# One source with history: two remote bz2 dumps, and every stage once (6 jobs; each job starts new SDK workers).
+INPUTS = {"wikipedia": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"]}
 HISTORY = ["samples/wikipedia/history/2019-08-16_minidumps-en_89657c7a.xml.bz2"]
 
 
@@ -157,7 +155,6 @@ def config(prefix: str) -> dict:
                 "inputs": [prefix + p for p in INPUTS["wikipedia"]],
                 "history": [prefix + p for p in HISTORY],
             },
-            "cnn": {"kind": "cnn", "inputs": [prefix + p for p in INPUTS["cnn"]]},
         },
         "card": {"name": "distributed test"},
     }
@@ -173,9 +170,10 @@ class WorkerCount:
     def _watch(self):
         while not self._stop.is_set():
             try:
-                self.most = max(self.most, len(self._pool.children()))
-            except psutil.NoSuchProcess:
-                return
+                alive = [c for c in self._pool.children() if c.status() != psutil.STATUS_ZOMBIE]
+                self.most = max(self.most, len(alive))
+            except psutil.NoSuchProcess:  # the pool, or a worker between listing and status
+                continue
             time.sleep(0.1)
 
     def __enter__(self):
@@ -216,9 +214,9 @@ def test_gcs_build_on_portable_runner_with_two_workers_is_byte_identical_to_loca
 
     download_tree(f"{prefix}out", tmp_path / "remote")
     local, remote = file_bytes(tmp_path / "local" / "dataset"), file_bytes(tmp_path / "remote" / "dataset")
-    assert set(local) == set(remote) and len(local) >= 8
+    assert set(local) == set(remote) and len(local) >= 5
     assert [name for name in local if local[name] != remote[name]] == []
-    for work in ("work/documents/wikipedia", "work/documents/cnn", "work/retrieval/cnn/neighbors"):
+    for work in ("work/documents/wikipedia", "work/history/wikipedia", "work/retrieval/wikipedia/neighbors"):
         assert file_bytes(tmp_path / "local" / work) == file_bytes(tmp_path / "remote" / work)
     for name in ("tfidf.npz", "idf.npz", "ids.json", "docs.npz"):
         index = "work/retrieval/wikipedia/index"

@@ -387,3 +387,27 @@ def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp
     assert summary["params"]["filter"] == str(tiny_base_dir) and summary["counters"]["filter"][
         "scored"
     ] == len(candidates)
+
+
+def test_artefact_sample_streams_the_tables_and_picks_what_sample_documents_picks(tmp_path):
+    import pyarrow as pa
+
+    from corpora.artefacts import sample_documents
+    from pipelines.intruders import artefact_sample, shares_an_id
+
+    rows = [
+        {"id": f"d{i}", "sentences": ["a", "b"], "label": int(i % 3 == 0), "intruder_index": 1 if i % 3 == 0 else -1,
+         "split": "train"}
+        for i in range(50)
+    ]  # fmt: skip
+    files = []
+    for k in range(3):
+        path = str(tmp_path / f"f{k}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows[k * 17 : (k + 1) * 17]), path, row_group_size=5)
+        files.append(path)
+    for limit in (5, 17, 49, 50, 60):
+        sample, total, positives = artefact_sample(files, limit)
+        assert sample == sample_documents(rows, limit)
+        assert (total, positives) == (50, 17)
+    assert shares_an_id(files[:1], files[2:], sample=3) is False
+    assert shares_an_id(files, files[2:], sample=100) is True
