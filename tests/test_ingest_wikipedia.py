@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.cli import main
-from sources import mediawiki
+from sources import bz2decode
 from tests.conftest import file_bytes
 from tests.test_mediawiki import build_multistream
 
@@ -49,15 +49,15 @@ def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run
     # without flags run() knows it has one in-process worker, and starts the dump's decoder before Beam loads
     made = []
 
-    class Counted(mediawiki._DecoderProcess):
+    class Counted(bz2decode._DecoderProcess):
         def __init__(self, *args):
             made.append(args)
             super().__init__(*args)
 
-    monkeypatch.setattr(mediawiki, "_DecoderProcess", Counted)
+    monkeypatch.setattr(bz2decode, "_DecoderProcess", Counted)
     assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
     assert len(made) == 1  # the read took over the decoder started early
-    assert mediawiki._STARTED == {} and not mediawiki._DECODERS
+    assert bz2decode._STARTED == {} and not bz2decode._DECODERS
     summary = json.loads((tmp_path / "run_summary.json").read_text())
     assert summary["params"]["read_tasks"] == 1
     assert file_bytes(tmp_path) == file_bytes(gensim_run)
