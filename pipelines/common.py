@@ -315,12 +315,21 @@ def resolve_runner(options: PipelineOptions):
     Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
     its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
     like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
-    ``--direct_running_mode``, so we pick it up front. Any other ``--runner`` is used as given.
+    ``--direct_running_mode``, so we pick it up front. With ``--environment_type`` (``EXTERNAL`` and
+    ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
+    ``--direct_num_workers``. Any other ``--runner`` is used as given.
     """
     runner = options.view_as(StandardOptions).runner
     if runner in (None, "DirectRunner", "direct", "directrunner"):
+        from apache_beam.options.pipeline_options import PortableOptions
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
+        if options.view_as(PortableOptions).environment_type:  # e.g. EXTERNAL: SDK workers in a worker pool
+            from apache_beam.transforms import environments
+
+            return FnApiRunner(
+                default_environment=environments.Environment.from_options(options.view_as(PortableOptions))
+            )
         return FnApiRunner()
     return runner
 

@@ -161,20 +161,24 @@ def config(prefix: str) -> dict:
 
 
 class WorkerCount:
-    """Highest number of SDK worker processes the pool had at once, sampled while a run goes on."""
+    """SDK worker processes of the pool while a run goes on: the most alive at once, and how many in all."""
 
     def __init__(self, pool: subprocess.Popen):
-        self._pool, self.most, self._stop = psutil.Process(pool.pid), 0, threading.Event()
+        self._pool, self._stop = psutil.Process(pool.pid), threading.Event()
+        self.most, self.seen = 0, set()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self):
         while not self._stop.is_set():
-            try:
-                alive = [c for c in self._pool.children() if c.status() != psutil.STATUS_ZOMBIE]
-                self.most = max(self.most, len(alive))
-            except psutil.NoSuchProcess:  # the pool, or a worker between listing and status
-                continue
-            time.sleep(0.1)
+            alive = set()
+            for child in self._pool.children():
+                try:
+                    if child.status() != psutil.STATUS_ZOMBIE:
+                        alive.add(child.pid)
+                except psutil.NoSuchProcess:
+                    pass
+            self.most, self.seen = max(self.most, len(alive)), self.seen | alive
+            time.sleep(0.05)
 
     def __enter__(self):
         self._thread.start()
@@ -205,12 +209,13 @@ def test_gcs_build_on_portable_runner_with_two_workers_is_byte_identical_to_loca
         f"--job_endpoint=localhost:{services['job']}",
         "--environment_type=EXTERNAL",
         f"--environment_config=localhost:{services['pool']}",
-        "--direct_num_workers=2",  # the job service starts this many SDK workers in the pool
         "--no_auth",
     ]
     with WorkerCount(services["pool_process"]) as workers:
         assert run_cli("build", remote_config, "--out", f"{prefix}out", beam=portable) == 0
-    assert workers.most >= 2
+    # Beam's local job service runs a job on FnApiRunner.run_via_runner_api, which never reads
+    # --direct_num_workers: one SDK worker per job, a new process for each of the 6 jobs.
+    assert len(workers.seen) >= 6
 
     download_tree(f"{prefix}out", tmp_path / "remote")
     local, remote = file_bytes(tmp_path / "local" / "dataset"), file_bytes(tmp_path / "remote" / "dataset")
@@ -228,17 +233,23 @@ def test_gcs_build_on_portable_runner_with_two_workers_is_byte_identical_to_loca
 
 @pytest.mark.slow
 def test_relative_paths_work_with_workers_in_another_directory(services, tmp_path, monkeypatch):
-    """The worker pool runs in another working directory: relative paths must reach it as absolute ones."""
+    """The worker pool runs in another working directory: relative paths must reach it as absolute ones.
+
+    Two SDK workers at once: FnApiRunner in this process with an EXTERNAL environment and
+    ``--direct_num_workers=2`` asks the pool for two workers (the local job service asks for one).
+    """
     monkeypatch.chdir(tmp_path)
     os.symlink(ROOT / "samples" / "cnn" / "frank", tmp_path / "stories")
-    portable = [
-        "--runner=PortableRunner",
-        f"--job_endpoint=localhost:{services['job']}",
+    external = [  # Beam's FnApiRunner in this process, its two SDK workers in the external pool
+        "--runner=DirectRunner",
         "--environment_type=EXTERNAL",
         f"--environment_config=localhost:{services['pool']}",
+        "--direct_num_workers=2",
     ]
-    assert run_cli("ingest", "cnn", "stories", "--out", "docs", beam=portable) == 0
-    assert run_cli("shuffle", "docs", "--out", "shuffled", beam=portable) == 0
+    with WorkerCount(services["pool_process"]) as workers:
+        assert run_cli("ingest", "cnn", "stories", "--out", "docs", beam=external) == 0
+        assert run_cli("shuffle", "docs", "--out", "shuffled", beam=external) == 0
+    assert workers.most >= 2  # two SDK worker processes at once
     local = tmp_path / "local"
     assert run_cli("shuffle", "docs", "--out", local) == 0
     assert file_bytes(tmp_path / "shuffled") == file_bytes(local) != {}
