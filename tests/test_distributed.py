@@ -253,3 +253,16 @@ def test_relative_paths_work_with_workers_in_another_directory(services, tmp_pat
     local = tmp_path / "local"
     assert run_cli("shuffle", "docs", "--out", local) == 0
     assert file_bytes(tmp_path / "shuffled") == file_bytes(local) != {}
+
+
+def test_a_missing_remote_path_is_one_line_naming_it(services, tmp_path, capsys):
+    started = time.time()
+    missing = f"gs://{BUCKET}/no/such/docs"
+    assert run_cli("shuffle", missing, "--out", tmp_path / "out", beam=["--no_auth"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {missing}: no such directory"]
+    assert run_cli("ingest", "cnn", f"gs://{BUCKET}/no/story.story", "--out", tmp_path / "o2") == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: gs://{BUCKET}/no/story.story: no such file or directory"
+    ]
+    assert time.time() - started < 60  # no retry loop

@@ -105,3 +105,39 @@ def test_build_dry_run_checks_every_ingest_graph_and_writes_nothing(tmp_path, ca
     printed = capsys.readouterr().out
     assert "`incoherent build` config checked and 1 ingest job graphs built and validated" in printed
     assert not (tmp_path / "out").exists()
+
+
+DATAFLOW = [
+    "--runner=DataflowRunner",
+    "--project=incoherent-test",
+    "--region=europe-west1",
+    "--temp_location=gs://incoherent-test/tmp",
+    "--dry_run=True",
+]
+
+
+@pytest.mark.slow
+def test_dataflow_dry_run_of_every_stage_builds_the_job_and_the_package_offline(tmp_path, capsys):
+    pytest.importorskip("google.cloud.storage", reason="needs the `dataflow` extra")
+    pytest.importorskip("build", reason="needs the `dataflow` extra")
+    docs, index, neighbors = tmp_path / "docs", tmp_path / "index", tmp_path / "neighbors"
+    assert run_cli("ingest", "cnn", CNN, "--out", docs) == 0
+    assert run_cli("index", docs, "--out", index) == 0
+    assert run_cli("neighbors", docs, "--index", index, "--out", neighbors) == 0
+    capsys.readouterr()
+    setup = ["--setup_file", str(ROOT / "pyproject.toml")]
+    runs = {
+        "ingest cnn": ["ingest", "cnn", CNN, "--out", "gs://incoherent-test/docs", *setup],
+        "index": ["index", docs, "--out", "gs://incoherent-test/index"],
+        "neighbors": ["neighbors", docs, "--index", index, "--out", "gs://incoherent-test/neighbors"],
+        "intruders": ["intruders", docs, "--index", index, "--neighbors", neighbors, "--out", tmp_path / "i"],
+        "shuffle": ["shuffle", docs, "--out", "gs://incoherent-test/shuffle"],
+    }
+    for command, argv in runs.items():
+        assert run_cli(*argv, beam=DATAFLOW) == 0, command
+        printed = capsys.readouterr().out
+        assert f"dry run: `incoherent {command}` job graph built and validated" in printed
+        assert "nothing ran" in printed and '"complete"' not in printed
+        if command == "ingest cnn":
+            assert "package incoherent-0.1.0.tar.gz built" in printed
+    assert not (tmp_path / "i").exists()
