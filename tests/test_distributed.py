@@ -1,7 +1,8 @@
 """Distributed runs for real: ``incoherent build`` with every input and output under ``gs://`` (a Google Cloud
 Storage emulator on 127.0.0.1), on Beam's portable runner with a job service and an external SDK worker pool
-that this test starts and stops: two SDK worker processes in another working directory, nothing shared with
-this process but the emulator. The dataset must be byte-identical to a local in-process build.
+that this test starts and stops, in another working directory: every job runs in SDK worker processes that
+share nothing with this process but the emulator. The dataset must be byte-identical to a local in-process
+build. Relative paths are tested with two SDK workers of the pool at once.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ class WorkerCount:
 
 
 @pytest.mark.slow
-def test_gcs_build_on_portable_runner_with_two_workers_is_byte_identical_to_local(services, tmp_path):
+def test_gcs_build_through_the_job_service_and_a_worker_pool_is_byte_identical_to_local(services, tmp_path):
     local_config = tmp_path / "local.yaml"
     local_config.write_text(yaml.safe_dump(dict(config(str(ROOT) + "/")), sort_keys=False))
     assert run_cli("build", local_config, "--out", tmp_path / "local") == 0
