@@ -53,8 +53,8 @@ def write_config(path, **sections):
     "sections, named",
     [
         (
-            {"intruders": {"sample": 4000}},
-            "intruders.sample: unknown key (`incoherent intruders` has no --sample",
+            {"intruders": {"no_such_key": 4000}},
+            "intruders.no_such_key: unknown key (`incoherent intruders` has no --no-such-key",
         ),
         ({"shuffle": {"block_size": [2]}}, "shuffle.block_size: unknown key"),
         ({"neighbors": {"k": 5, "kk": 1}}, "neighbors.kk: unknown key"),
