@@ -82,9 +82,8 @@ def config_for(corpus: Path) -> dict:
     }
 
 
-def bench(n: int, beam_args: list[str]) -> dict:
-    import yaml
-
+def make_corpus(n: int) -> Path:
+    """``bench/work/corpus-N.jsonl``, built with the shared script if missing."""
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / f"corpus-{n}.jsonl"
     if not corpus.exists():
@@ -93,6 +92,13 @@ def bench(n: int, beam_args: list[str]) -> dict:
                 f"{MAKE_CORPUS} not found: it builds the corpus (the shared folder beside the repository)"
             )
         subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n)], check=True)
+    return corpus
+
+
+def bench(n: int, beam_args: list[str]) -> dict:
+    import yaml
+
+    corpus = make_corpus(n)
     config = WORK / f"build-{n}.yaml"
     config.write_text(yaml.safe_dump(config_for(corpus)))
     out = WORK / f"build-{n}"
@@ -150,16 +156,30 @@ def single_commands(n: int, beam_args: list[str]) -> dict:
                      "--block-sizes", ",".join(map(str, shuffle_opts["block_sizes"])),
                      "--max-sentences", str(shuffle_opts["max_sentences"])]),
     ]  # fmt: skip
-    seconds, peaks = {}, {}
+    seconds, peaks, cpu = {}, {}, {}
     for name, argv in steps:
+        before = children_cpu()
         took, peak, code = run_measured(
             [INCOHERENT, *argv, "--overwrite", *beam_args], WORK / f"commands-{n}-{name}.log"
         )
         if code != 0:
             raise SystemExit(f"`incoherent {name}` of {n} documents failed (exit {code})")
-        seconds[name], peaks[name] = round(took, 1), round(peak / 2**20)
+        seconds[name], peaks[name], cpu[name] = (
+            round(took, 1),
+            round(peak / 2**20),
+            round(children_cpu() - before, 1),
+        )
     return {"seconds": seconds, "wall_seconds": round(sum(seconds.values()), 1), "peak_rss_mb": peaks,
+            "cpu_seconds": cpu, "total_cpu_seconds": round(sum(cpu.values()), 1),
             "tables": {"intruders": intruders, "shuffle": shuffle}}  # fmt: skip
+
+
+def children_cpu() -> float:
+    """CPU seconds of the waited-for child processes so far (user + system)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def same_tables(build_dataset: Path, runs: list[Path]) -> dict[str, bool]:
@@ -185,12 +205,18 @@ def main() -> None:
     beam_args = [a for a in args.beam_args.split(",") if a]
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
+        make_corpus(n)  # not timed
+        before = children_cpu()
         result = bench(n, beam_args)
+        result["cpu_seconds"] = round(children_cpu() - before, 1)  # the build's process tree
         if not args.no_baseline:
             baseline = single_commands(n, beam_args)
             tables = baseline.pop("tables")
             result["single_commands"] = baseline
             result["build_over_single_commands"] = round(result["wall_seconds"] / baseline["wall_seconds"], 3)
+            result["build_over_single_commands_cpu"] = round(
+                result["cpu_seconds"] / baseline["total_cpu_seconds"], 3
+            )
             result["same_tables_as_single_commands"] = same_tables(
                 WORK / f"build-{n}" / "dataset", [tables["intruders"], tables["shuffle"]]
             )
@@ -209,9 +235,10 @@ def main() -> None:
             continue
         b = r["single_commands"]
         print(
-            f"\n{r['documents']:,} documents: build {r['wall_seconds']} s (peak {r['peak_rss_mb']:,} MB) vs the "
-            f"single commands one after another {b['wall_seconds']} s ({b['seconds']}; largest peak "
-            f"{max(b['peak_rss_mb'].values()):,} MB): ratio {r['build_over_single_commands']}; "
+            f"\n{r['documents']:,} documents: build {r['wall_seconds']} s, {r['cpu_seconds']} CPU-s (peak "
+            f"{r['peak_rss_mb']:,} MB) vs the single commands one after another {b['wall_seconds']} s, "
+            f"{b['total_cpu_seconds']} CPU-s ({b['seconds']}; largest peak {max(b['peak_rss_mb'].values()):,} MB): "
+            f"ratio {r['build_over_single_commands']} (CPU {r['build_over_single_commands_cpu']}); "
             f"same tables: {r['same_tables_as_single_commands']}"
         )
 
