@@ -50,7 +50,7 @@ import yaml
 
 from corpora.card import write_card
 from pipelines import storage
-from pipelines.options import DryRun, check_beam_args
+from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
@@ -368,6 +368,7 @@ def untangle(config: str | None, beam_args: list[str]) -> tuple[str | None, list
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
     check_beam_args(beam_args, "build")
+    bound_driver_retries()
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)

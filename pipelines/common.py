@@ -33,7 +33,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from corpora.seeding import stable_hash
 from pipelines import storage
-from pipelines.options import DryRun
+from pipelines.options import DryRun, bound_driver_retries
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
 
@@ -475,6 +475,7 @@ def run_pipeline(
     (read, kept, dropped per reason) and the rows written per config and split. ``extra_summary(summary)``
     may return more fields computed after the run (e.g. from the written files).
     """
+    bound_driver_retries()  # this is the driver: a bad remote path fails in seconds, not minutes
     options = PipelineOptions(list(beam_args))
     if is_dry_run(options):
         dry_run(build, options, command)

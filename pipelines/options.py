@@ -78,9 +78,9 @@ def use_storage_options(beam_args: Sequence[str]) -> None:
     Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
     from ``FileSystems.set_options``; workers get them with the pipeline.
     """
-    bound_driver_retries()
-    if not beam_args:
+    if not beam_args:  # no Beam import here: ingest wikipedia starts its decoder before Beam is imported
         return
+    bound_driver_retries()
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -88,6 +88,7 @@ def use_storage_options(beam_args: Sequence[str]) -> None:
 
 
 DRIVER_RETRY_SECONDS = 20.0
+_BOUND: float | None = None
 
 
 def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
@@ -97,6 +98,10 @@ def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
     driver only lists and reads small files before any work, so a bad path or endpoint should fail fast with
     one line. Workers keep Beam's defaults (transient errors during a long run are worth waiting for).
     """
+    global _BOUND
+    if _BOUND == seconds:
+        return
+    _BOUND = seconds
     try:
         from apache_beam.io.gcp import gcsio_retry
     except ImportError:  # no apache-beam[gcp]: no GCS

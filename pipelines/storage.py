@@ -27,6 +27,7 @@ from typing import BinaryIO
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.options import bound_driver_retries
 from schemas.records import InputError
 
 
@@ -49,7 +50,9 @@ def join(base: str, *parts: str) -> str:
 
 
 def exists(path: str) -> bool:
-    """Whether a file or a directory (a prefix with objects under it, for object stores) exists."""
+    """Whether a file or a directory (a prefix with objects under it, for object stores) exists (driver side)."""
+    if is_remote(path):
+        bound_driver_retries()
     try:
         if FileSystems.exists(path):
             return True
@@ -122,6 +125,7 @@ class BeamFiles:
     def isfile(self, path: str) -> bool:
         if not is_remote(path):
             return os.path.isfile(path)
+        bound_driver_retries()  # listing inputs is the driver's work
         try:
             return FileSystems.exists(path) and not path.endswith("/")
         except Exception as exc:  # noqa: BLE001
@@ -130,6 +134,7 @@ class BeamFiles:
     def files_under(self, path: str) -> list[str]:
         if not is_remote(path):
             return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
+        bound_driver_retries()
         try:
             return list_files(posixpath.join(path.rstrip("/"), "**"))
         except Exception as exc:  # noqa: BLE001
