@@ -1,4 +1,8 @@
-"""``incoherent card DATASET_DIR``: write the Hugging Face dataset card (``README.md``) of a build."""
+"""``incoherent card DATASET_DIR``: write the Hugging Face dataset card (``README.md``) of a build.
+
+Also writes the card's figures (``DATASET_DIR/figures/*.png``) and sanitised copies of the run summaries
+(``DATASET_DIR/summaries/``), which ``incoherent publish`` uploads with it.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--name", default="incoherent coherence corpora", help="pretty name of the dataset")
     parser.add_argument(
-        "--license", default="other", help="license id for the card's metadata (default: other)"
+        "--license",
+        help="licence id for the card's metadata (default: from the sources: cc-by-sa-4.0 when every config "
+        "holds Wikipedia text only, else other)",
     )
 
 
