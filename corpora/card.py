@@ -589,7 +589,8 @@ def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]
     lines += [
         "### Commands",
         "",
-        "Paths are relative to the build config's folder; `OUT` is the build's output folder.",
+        "Input paths are relative to the build config's `base` (as the config names them); `OUT` is the "
+        "build's output folder; other paths are shown by file name.",
         "",
     ]
     lines.append("```bash")

@@ -1,11 +1,15 @@
 """Provenance of a build for its dataset card: inputs by name, size and sha256, and paths made relative.
 
 A published card must not show the builder's file system. Every path it prints goes through
-:func:`relativise`: under the build's output folder it becomes ``OUT/...``, under the build config's folder or
-its ``base`` it becomes relative to the config file, and anything else is shown by file name only.
+:func:`relativise`: under the build's output folder it becomes ``OUT/...``; under the config's ``base`` it is
+written relative to ``base``, as the config itself names inputs; under the config's own folder, relative to
+that folder; anything else is shown by file name only.
 
->>> relativise("/home/me/b/out/work/x", {"out": "/home/me/b/out", "config_dir": "/home/me/b", "base": "/home/me/b"})
+>>> roots = {"out": "/home/me/b/out", "config_dir": "/home/me/b/configs", "base": "/home/me/b"}
+>>> relativise("/home/me/b/out/work/x", roots)
 'OUT/work/x'
+>>> relativise("/home/me/b/samples/dump.xml.bz2", roots)
+'samples/dump.xml.bz2'
 >>> relativise("--index=wikipedia=/srv/idx", {"out": "/o", "config_dir": "/c", "base": "/c"})
 '--index=wikipedia=idx'
 """
@@ -97,9 +101,9 @@ def relativise_path(path: str, roots: dict[str, str | None]) -> str:
     if _under(path, roots.get("out")):
         rel = os.path.relpath(path, roots["out"])
         return "OUT" if rel == "." else f"OUT/{rel}"
-    config_dir = roots.get("config_dir")
-    if config_dir and (_under(path, config_dir) or _under(path, roots.get("base"))):
-        return os.path.relpath(path, config_dir)
+    for root in (roots.get("base"), roots.get("config_dir")):
+        if root and _under(path, root):
+            return os.path.relpath(path, root)
     return os.path.basename(path) or path
 
 

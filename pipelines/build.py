@@ -354,6 +354,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         move_tables(shuffle_dir, dataset, ("shuffle-",))
     started = time.time()
+    write_summary()  # the card reads the stage commands from it
     card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
     print(f"[build] card: {card_path}", flush=True)
