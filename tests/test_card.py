@@ -279,3 +279,27 @@ def test_tables_of_an_older_schema_version_are_refused(shuffled, tmp_path):
     (copy / "run_summary.json").write_text(json.dumps(summary))
     with pytest.raises(InputError, match="schema version 0"):
         load_summaries(str(copy))
+
+
+def test_filter_score_figure_is_drawn_only_when_candidates_were_scored(tmp_path):
+    import numpy as np
+
+    from corpora.card import write_figures
+
+    hist = np.zeros(len(card_stats.SCORE_BINS) - 1, dtype=np.int64)
+    hist[[2, 3, 15]] = [40, 25, 5]
+    similarity = np.zeros(len(card_stats.SIMILARITY_BINS) - 1, dtype=np.int64)
+    similarity[[0, 5, 29, 31]] = [50, 20, 2, 1]
+    stats = {
+        "intruder": {},
+        "shuffle": {},
+        "candidates": {
+            "news": {"candidates": 73, "similarity": similarity, "filter_score": hist, "scored": 70}
+        },
+    }
+    links = write_figures(stats, str(tmp_path), 0.6, 0.5)
+    assert [rel for _, rel in links] == ["figures/similarity.png", "figures/filter_scores.png"]
+    assert (tmp_path / "figures" / "filter_scores.png").read_bytes().startswith(PNG_MAGIC)
+    stats["candidates"]["news"]["scored"] = 0
+    assert [rel for _, rel in write_figures(stats, str(tmp_path), 0.6, 0.5)] == ["figures/similarity.png"]
+    assert not (tmp_path / "figures" / "filter_scores.png").exists()  # a stale figure is not left behind
