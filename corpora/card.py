@@ -532,10 +532,17 @@ def _filter_model(path: str, roots: dict) -> list[str]:
 def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
     roots = _roots(build_dir, build)
     lines = ["## How it was built", "", "### Inputs", ""]
-    lines += [
-        "| role | source | file | size (bytes) | sha256 | wiki | dump date |",
-        "|---|---|---|---:|---|---|---|",
-    ]
+    if not any(str(s.get("command", "")).startswith("ingest ") for s in summaries):
+        lines += [
+            "Not recorded here: no ingest run was found under the folder the card was written from (pass "
+            "`--build-dir` the folder that holds the ingest runs, or use `incoherent build`).",
+            "",
+        ]
+    else:
+        lines += [
+            "| role | source | file | size (bytes) | sha256 | wiki | dump date |",
+            "|---|---|---|---:|---|---|---|",
+        ]
     for summary in summaries:
         command = str(summary.get("command", ""))
         if not command.startswith("ingest "):
@@ -708,12 +715,15 @@ def render_card(
         for caption, rel in figure_links:
             lines += [f"![{caption}]({rel})", ""]
     lines += ["## Columns", ""]
+    by_table: dict[str, list[dict]] = {}
     for info in meta["dataset_info"]:
-        table = info["config_name"].split("-", 1)[0]
+        by_table.setdefault(info["config_name"].split("-", 1)[0], []).append(info)
+    for table, infos in by_table.items():  # one description per kind of table (intruder-*, shuffle-*, ...)
         docs = COLUMN_DOCS.get(table, {})
-        described = [f"- `{f['name']}`: {docs[f['name']]}" for f in info["features"] if f["name"] in docs]
+        described = [f"- `{f['name']}`: {docs[f['name']]}" for f in infos[0]["features"] if f["name"] in docs]
         if described:
-            lines += [f"`{info['config_name']}`:", "", *described, ""]
+            names = ", ".join(f"`{info['config_name']}`" for info in infos)
+            lines += [f"{names}:", "", *described, ""]
     lines += provenance_section(build_dir, build, summaries)
     lines += [
         "Every record dropped on the way is counted in the run summaries (copies under `summaries/`, paths "

@@ -133,8 +133,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, b"" if head else json.dumps({"error": message}).encode(), headers, head=head)
 
     def _body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        return self.body
 
     def _authorised(self) -> bool:
         return self.headers.get("Authorization") == f"Bearer {self.server.token}"
@@ -157,6 +156,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         parts = [unquote(p) for p in url.path.strip("/").split("/")]
         query = parse_qs(url.query)
+        length = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(length) if length else b""  # always read: the connection is kept alive
         self.server.requests.append((method, url.path))
         with self.server.lock:
             try:

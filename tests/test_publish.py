@@ -259,3 +259,13 @@ def test_failed_incomplete_or_old_builds_and_missing_cards_are_refused(dataset, 
     err = capsys.readouterr().err.strip()
     assert "no README.md dataset card (run `incoherent card" in err and "\n" not in err
     assert hub.requests == []  # refused before talking to the Hub
+
+
+@pytest.mark.slow
+def test_publish_to_a_branch_leaves_main_alone(dataset, hub, capsys):
+    assert publish(dataset, "--token", TOKEN, "--revision", "v1") == 0
+    assert capsys.readouterr().out.strip().endswith(f"{hub.url}/datasets/me/insted/tree/v1")
+    remote = hub.files_of("me/insted", "v1")
+    remote.pop(".gitattributes")
+    assert remote == local_files(dataset)
+    assert set(hub.files_of("me/insted", "main")) == {".gitattributes"}
