@@ -664,6 +664,7 @@ def render_card(
     chosen = license_id or derived
     meta = card_metadata(dataset_dir, pretty_name, chosen, configs)
     default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
+    first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
     intruders = next((s for s in summaries if s.get("command") == "intruders"), None)
     params = (intruders or {}).get("params") or {}
     threshold = params.get("similarity_threshold")
@@ -696,7 +697,7 @@ def render_card(
         "from datasets import load_dataset",
         "",
         f'ds = load_dataset("<this repo or folder>", "{default}")  # the default config: load_dataset("<repo>") alike',
-        'print(ds["train"][0])',
+        f'print(ds["{first_split}"][0])',
         "```",
         "",
         "## Configs and splits",

@@ -303,3 +303,19 @@ def test_filter_score_figure_is_drawn_only_when_candidates_were_scored(tmp_path)
     stats["candidates"]["news"]["scored"] = 0
     assert [rel for _, rel in write_figures(stats, str(tmp_path), 0.6, 0.5)] == ["figures/similarity.png"]
     assert not (tmp_path / "figures" / "filter_scores.png").exists()  # a stale figure is not left behind
+
+
+def test_usage_example_of_a_shuffle_only_card_loads_its_default_and_runs_as_printed(
+    shuffled, tmp_path, capsys
+):
+    text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
+    assert 'ds = load_dataset("<this repo or folder>", "shuffle-cnn")' in text
+    assert [c for c in _front_matter(text)["configs"] if c.get("default")][0]["config_name"] == "shuffle-cnn"
+    (shuffled / "README.md").write_text(text)
+    code = text.split("```python\n", 1)[1].split("```", 1)[0].replace("<this repo or folder>", str(shuffled))
+    code = code.replace(
+        "from datasets import load_dataset",
+        f"import functools, datasets\nload_dataset = functools.partial(datasets.load_dataset, cache_dir={str(tmp_path)!r})",
+    )
+    exec(compile(code, "usage", "exec"), {})  # the example runs as printed
+    assert "'block_order': [" in capsys.readouterr().out
