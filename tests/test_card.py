@@ -186,10 +186,8 @@ def test_build_card_figures_are_pngs_linked_relatively(build):
 def test_card_is_deterministic(build, tmp_path):
     dataset = build / "dataset"
     before = {p: p.read_bytes() for p in [dataset / "README.md", *sorted((dataset / "figures").iterdir())]}
-    assert (
-        run_cli("card", dataset, "--build-dir", build, "--name", "Wikipedia intruders (test build)", beam=[])
-        == 0
-    )
+    # no --build-dir: OUT/dataset of a build finds its build folder, so the card comes out the same
+    assert run_cli("card", dataset, "--name", "Wikipedia intruders (test build)", beam=[]) == 0
     after = {p: p.read_bytes() for p in [dataset / "README.md", *sorted((dataset / "figures").iterdir())]}
     assert before == after
 
@@ -319,3 +317,35 @@ def test_usage_example_of_a_shuffle_only_card_loads_its_default_and_runs_as_prin
     )
     exec(compile(code, "usage", "exec"), {})  # the example runs as printed
     assert "'block_order': [" in capsys.readouterr().out
+
+
+def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
+    from corpora.card import provenance_section
+
+    model = tmp_path / "out" / "model"
+    model.mkdir(parents=True)
+    (model / "metrics.json").write_text(
+        json.dumps(
+            {
+                "config": {"base_model": "xlnet-large-cased", "epochs": 2},
+                "chosen_epoch": 2,
+                "train_examples": 1234,
+                "validation": {"sentence_f1": 0.41234, "document_accuracy": 0.7},
+            }
+        )
+    )
+    intruders = {
+        "command": "intruders",
+        "_path": "work/intruders/run_summary.json",
+        "params": {
+            "seed": 3,
+            "k": 10,
+            "filter": str(model),
+            "easy_threshold": 0.5,
+            "similarity_threshold": 0.6,
+        },
+    }
+    text = "\n".join(provenance_section(str(tmp_path / "out"), None, [intruders]))
+    assert "adversarial filter: `OUT/model`, fine-tuned from `xlnet-large-cased` (epoch 2 of 2" in text
+    assert "document_accuracy 0.7000, sentence_f1 0.4123" in text and "easy threshold: `0.5`" in text
+    assert "seed: `3`" in text and str(tmp_path) not in text
