@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from pipelines.publish import files_to_upload
+from corpora.publish import files_to_upload
 from tests.conftest import ROOT, run_cli
 from tests.fake_hub import FakeHub
 from tests.sample_build import wikipedia_build
@@ -269,3 +269,27 @@ def test_publish_to_a_branch_leaves_main_alone(dataset, hub, capsys):
     remote.pop(".gitattributes")
     assert remote == local_files(dataset)
     assert set(hub.files_of("me/insted", "main")) == {".gitattributes"}
+
+
+def test_plan_compares_git_blob_ids_lfs_sha256_and_sizes(tmp_path):
+    from types import SimpleNamespace
+
+    from corpora.publish import git_blob_sha1, plan, sha256
+
+    for name, data in {"a.txt": b"hello\n", "b/c.parquet": b"PAR1" * 100, "d.md": b"new"}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    # the id git itself gives the file
+    git = subprocess.run(["git", "hash-object", str(tmp_path / "a.txt")], capture_output=True, text=True)
+    assert git.returncode == 0 and git_blob_sha1(str(tmp_path / "a.txt")) == git.stdout.strip()
+    remote = {
+        "a.txt": SimpleNamespace(size=6, blob_id=git_blob_sha1(str(tmp_path / "a.txt")), lfs=None),
+        "b/c.parquet": SimpleNamespace(
+            size=400, blob_id="pointer", lfs=SimpleNamespace(sha256=sha256(str(tmp_path / "b/c.parquet")))
+        ),
+        "d.md": SimpleNamespace(size=3, blob_id="0" * 40, lfs=None),  # same size, other content
+        "gone.json": SimpleNamespace(size=1, blob_id="1" * 40, lfs=None),
+        ".gitattributes": SimpleNamespace(size=1, blob_id="2" * 40, lfs=None),
+    }
+    assert plan(str(tmp_path), ["a.txt", "b/c.parquet", "d.md"], remote) == (["d.md"], ["gone.json"])
+    assert plan(str(tmp_path), ["a.txt"], {}) == (["a.txt"], [])
