@@ -213,7 +213,7 @@ def check_config(config: dict, config_path: str) -> dict:
         "shuffle": shuffle,
         "card": {
             "name": str(card.get("name", "incoherent coherence corpora")),
-            "license": str(card.get("license", "other")),
+            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
 
@@ -385,7 +385,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     summary = {
         "command": "build",
         "config": os.path.abspath(config_path),
+        "raw_config": raw,
         "resolved": config,
+        "commands": [],  # argv of every stage, for the card
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
@@ -395,6 +397,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     def stage(name: str, argv: list[str]) -> None:
         started = time.time()
         print(f"[build] {name}: incoherent {' '.join(argv)}", flush=True)
+        summary["commands"].append(argv + list(beam_args))
         run_command(argv, beam_args)
         timings[name] = round(time.time() - started, 2)
         peak_rss[name] = peak_rss_mb()
@@ -448,6 +451,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         move_tables(shuffle_dir, dataset, ("shuffle-",))
     started = time.time()
+    write_summary()  # the card reads the stage commands from it
     card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
     print(f"[build] card: {card_path}", flush=True)
@@ -461,12 +465,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
-def build_card(out: str, dataset: str, name: str, license_id: str) -> str:
-    """Write the dataset card; for a remote build from a local mirror of what the card reads.
+def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str:
+    """Write the dataset card (README.md, figures, summaries); for a remote build from a local mirror.
 
-    The card reads the run summaries and the Parquet footers (schemas, row counts); the mirror holds the
-    summaries and, for every Parquet file, a sparse local file of the same size with only its footer
-    written (:func:`pipelines.storage.footer_copy`), so no table data reaches the driver.
+    The card reads the run summaries and the dataset's tables (its statistics count the rows), so a remote
+    build is mirrored into a temporary folder (the JSON files and the dataset's Parquet files: the driver
+    downloads the dataset once here), the card is written there, and what it wrote beside the tables is
+    uploaded into the remote dataset folder.
     """
     if not storage.is_remote(out):
         return write_card(out, dataset, name, license_id)
@@ -474,16 +479,23 @@ def build_card(out: str, dataset: str, name: str, license_id: str) -> str:
     try:
         for path in storage.list_files(posixpath.join(out, "**")):
             relative = posixpath.relpath(path, out)
-            local = os.path.join(mirror, *relative.split("/"))
-            if path.endswith(".json"):
-                storage.write_bytes(local, storage.read_bytes(path))
-            elif path.endswith(".parquet"):
-                storage.footer_copy(path, local)
-        local_card = write_card(mirror, os.path.join(mirror, DATASET), name, license_id)
-        target = storage.join(dataset, "README.md")
-        with open(local_card, "rb") as f:
-            storage.write_bytes(target, f.read().replace(mirror.encode("utf-8"), out.encode("utf-8")))
-        return target
+            if path.endswith(".json") or (path.endswith(".parquet") and relative.startswith(DATASET + "/")):
+                storage.write_bytes(os.path.join(mirror, *relative.split("/")), storage.read_bytes(path))
+        local_dataset = os.path.join(mirror, DATASET)
+        before = {os.path.join(root, f) for root, _, files in os.walk(local_dataset) for f in files}
+        write_card(mirror, local_dataset, name, license_id)
+        for root, _, files in os.walk(local_dataset):
+            for f in files:
+                local = os.path.join(root, f)
+                if local in before and not f.endswith(".json"):
+                    continue
+                target = storage.join(dataset, *os.path.relpath(local, local_dataset).split(os.sep))
+                with open(local, "rb") as handle:
+                    data = handle.read()
+                if f.endswith((".md", ".json")):
+                    data = data.replace(mirror.encode("utf-8"), out.encode("utf-8"))
+                storage.write_bytes(target, data)
+        return storage.join(dataset, "README.md")
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
 

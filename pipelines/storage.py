@@ -163,27 +163,6 @@ def local_copy(path: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def footer_copy(path: str, local: str) -> None:
-    """A sparse local file of ``path``'s size holding only its Parquet magic and footer.
-
-    Enough for ``pyarrow.parquet.read_schema`` and ``ParquetFile(...).metadata``, which read the footer only;
-    the table data is never fetched.
-    """
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
-    with open_raw(path) as f:
-        f.seek(size - 8)
-        tail = f.read(8)
-        footer_length = int.from_bytes(tail[:4], "little")
-        f.seek(size - 8 - footer_length)
-        footer = f.read(footer_length + 8)
-    os.makedirs(os.path.dirname(local), exist_ok=True)
-    with open(local, "wb") as out:
-        out.write(b"PAR1")
-        out.truncate(size)
-        out.seek(size - len(footer))
-        out.write(footer)
-
-
 def _anonymous_with_emulator() -> None:
     """Against a local GCS emulator (``STORAGE_EMULATOR_HOST``) connect anonymously at once.
 
