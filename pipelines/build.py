@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import importlib
 import io
 import json
@@ -481,6 +482,7 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str
             relative = posixpath.relpath(path, out)
             if path.endswith(".json") or (path.endswith(".parquet") and relative.startswith(DATASET + "/")):
                 storage.write_bytes(os.path.join(mirror, *relative.split("/")), storage.read_bytes(path))
+        _mirror_inputs(mirror)
         local_dataset = os.path.join(mirror, DATASET)
         before = {os.path.join(root, f) for root, _, files in os.walk(local_dataset) for f in files}
         write_card(mirror, local_dataset, name, license_id)
@@ -498,6 +500,40 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str
         return storage.join(dataset, "README.md")
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
+
+
+def _mirror_inputs(mirror: str) -> None:
+    """Point the mirrored ingest summaries at local copies of their remote inputs (the card hashes every
+    input, as it does for a local build; the copies keep the inputs' names, so the card is the same)."""
+    files = storage.BeamFiles()
+    for n, summary_path in enumerate(
+        sorted(glob.glob(os.path.join(mirror, "**", "run_summary.json"), recursive=True))
+    ):
+        with open(summary_path, encoding="utf-8") as f:
+            summary = json.load(f)
+        params = summary.get("params") or {}
+        if not str(summary.get("command", "")).startswith("ingest "):
+            continue
+        for key in ("dumps", "paths"):
+            local_paths = []
+            for i, path in enumerate(params.get(key) or []):
+                if not storage.is_remote(path):
+                    local_paths.append(path)
+                    continue
+                target = os.path.join(mirror, "_inputs", f"{n}-{i}", posixpath.basename(path.rstrip("/")))
+                if files.isfile(path):
+                    storage.write_bytes(target, storage.read_bytes(path))
+                else:
+                    for remote in files.files_under(path):
+                        relative = posixpath.relpath(remote, path.rstrip("/"))
+                        storage.write_bytes(
+                            os.path.join(target, *relative.split("/")), storage.read_bytes(remote)
+                        )
+                local_paths.append(target)
+            if key in params:
+                params[key] = local_paths
+        with open(summary_path, "w", encoding="utf-8") as f:
+            json.dump(summary, f)
 
 
 def _dry_run(beam_args: list[str]) -> bool:
