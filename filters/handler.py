@@ -150,32 +150,17 @@ class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
     depends on its pool only, never on how the runner batches elements: one pool per ``run_inference``.
     """
 
-    def __init__(
-        self,
-        model_dir: str,
-        scorer: str = "auto",
-        window: str = "exact",
-        device: str = "auto",
-        dtype: str = "auto",
-        batch_size: int = 16,
-        stride: int | None = None,
-    ):
+    def __init__(self, model_dir: str, device: str = "auto", dtype: str = "auto", **scorer_options):
+        """``scorer_options``: the keyword arguments of :meth:`filters.lm.LanguageModelScorer.load`."""
         super().__init__(min_batch_size=1, max_batch_size=1)
-        self._model_dir, self._scorer, self._window = model_dir, scorer, window
-        self._device, self._dtype, self._batch_size, self._stride = device, dtype, batch_size, stride
+        self._model_dir, self._device, self._dtype, self._options = model_dir, device, dtype, scorer_options
         resolve_dtype(dtype, resolve_device(device))
 
     def load_model(self):
         from filters.lm import LanguageModelScorer
 
         return LanguageModelScorer.load(
-            localize(self._model_dir),
-            self._scorer,
-            self._window,
-            self._device,
-            self._dtype,
-            batch_size=self._batch_size,
-            stride=self._stride,
+            localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
         )
 
     def run_inference(self, batch: Sequence[tuple], model, inference_args: dict[str, Any] | None = None):

@@ -260,7 +260,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if not is_remote(args.model_dir):
         kind = check_language_model(args.model_dir, args.scorer)
     handler = LanguageModelHandler(
-        args.model_dir, kind, args.window, args.device, args.dtype, args.batch_size, args.stride
+        args.model_dir,
+        args.device,
+        args.dtype,
+        scorer=kind,
+        window=args.window,
+        batch_size=args.batch_size,
+        stride=args.stride,
     )
 
     def build(p):

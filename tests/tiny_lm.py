@@ -19,7 +19,7 @@ BERT_POSITIONS = 24
 VOCAB_SIZE = 400
 
 
-def build_gpt2_tokenizer(out_dir: str | None = None):
+def build_gpt2_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZE):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2TokenizerFast
 
@@ -27,7 +27,7 @@ def build_gpt2_tokenizer(out_dir: str | None = None):
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB_SIZE,
+        vocab_size=vocab_size,
         special_tokens=["<|endoftext|>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
@@ -70,19 +70,15 @@ def build_bert_tokenizer(out_dir: str | None = None):
     return tokenizer
 
 
-def build_gpt2(out_dir: str, tokenizer, seed: int = 0) -> str:
+def build_gpt2(out_dir: str, tokenizer, seed: int = 0, **sizes) -> str:
+    """A randomly initialised GPT-2 LM, saved; ``sizes`` override the tiny config (``n_positions=1024`` ...)."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
+    config = dict(vocab_size=len(tokenizer), n_positions=GPT2_POSITIONS, n_embd=16, n_layer=1, n_head=2)
     config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_positions=GPT2_POSITIONS,
-        n_embd=16,
-        n_layer=1,
-        n_head=2,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
+        **{**config, **sizes}, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id
     )
     GPT2LMHeadModel(config).save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
