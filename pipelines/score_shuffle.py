@@ -255,6 +255,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     if args.batch_size < 1 or args.pool_size < 1:
         raise InputError("--batch-size/--pool-size: must be >= 1")
+    if args.stride is not None and args.window == "laban":
+        raise InputError("--stride: only with --window exact (laban windows are the authors')")
     files = shuffle_files(args.data_dir, args.config, args.split)
     kind = args.scorer
     if not is_remote(args.model_dir):
