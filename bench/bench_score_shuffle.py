@@ -133,6 +133,12 @@ def main_bench() -> None:
         "--model", default=None, choices=("tiny", "small"), help="(tiny on cpu, small on cuda)"
     )
     parser.add_argument("--permutations", type=int, default=20)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for both sides (1: no oversubscription on a shared CPU)",
+    )
     parser.add_argument("--skip-full", action="store_true", help="only the subset (no run on every pair)")
     parser.add_argument(
         "--every", type=int, default=20, help="the baseline scores every N-th document's pairs"
@@ -141,6 +147,9 @@ def main_bench() -> None:
         "--batch-size", type=int, default=None, help="ours: windows per micro-batch (64 cpu, 16 cuda)"
     )
     args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
     size = args.model or ("tiny" if args.device == "cpu" else "small")
     batch_size = args.batch_size or (64 if args.device == "cpu" else 16)
     work = args.work or tempfile.mkdtemp(prefix="bench-score-shuffle-")
@@ -170,6 +179,7 @@ def main_bench() -> None:
     subset = [p for p in pairs if p["id"] in chosen]
 
     report = {
+        "threads": args.threads,
         "device": args.device,
         "model": size,
         "batch_size": batch_size,

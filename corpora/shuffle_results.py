@@ -90,6 +90,7 @@ def plot_accuracy(summary: dict[str, dict[str, dict]], path, title: str = "") ->
         ks = [int(k) for k in per if per[k]["accuracy"] is not None]
         axes.plot(ks, [100 * per[str(k)]["accuracy"] for k in ks], marker="o", label=source)
     axes.axhline(50, color="grey", linestyle=":", linewidth=1, label="chance")
+    axes.set_xticks(sorted({int(k) for per in summary.values() for k in per}))
     axes.set_xlabel("block size k")
     axes.set_ylabel("accuracy (%)")
     axes.set_ylim(0, 100)
