@@ -53,6 +53,8 @@ SCORERS = ("auto", CAUSAL, MASKED)
 WINDOWS = ("exact", "laban")
 JOINS = {"space": " ", "newline": "\n"}
 LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
+# Models whose logits are their one head module applied to the base model's last hidden state.
+HEAD_ON_HIDDEN = {"gpt2", "llama", "mistral", "qwen2", "bert", "roberta", "xlm-roberta", "camembert"}
 # Models whose position ids start after the padding index: usable positions = max_position_embeddings - pad - 1.
 OFFSET_POSITIONS = {"roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod"}
 
@@ -160,6 +162,15 @@ def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
         if full[start : start + len(plain)] == plain:
             return full[:start], full[start + len(plain) :]
     return [], []
+
+
+def output_head(model):
+    """The LM head of model types whose logits are exactly ``head(base_model(...).last_hidden_state)`` (so it
+    can run on the scored positions only), else None (the whole forward pass is used)."""
+    if getattr(model.config, "model_type", None) not in HEAD_ON_HIDDEN:
+        return None
+    heads = [m for _, m in model.named_children() if m is not model.base_model]
+    return heads[0] if len(heads) == 1 else None
 
 
 def model_positions(config, model_dir: str) -> int:
@@ -284,6 +295,7 @@ class LanguageModelScorer:
         self.max_tokens = batch_size * self.positions if max_tokens is None else max_tokens
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.mask_id = tokenizer.mask_token_id
+        self._head = output_head(model)
 
     @classmethod
     def load(
@@ -360,10 +372,14 @@ class LanguageModelScorer:
                 rows.append(r)
                 cols.append(position)
                 gold.append(token)
+        index = torch.tensor([rows, cols, gold], dtype=torch.long, device=self.device).reshape(3, -1)
+        inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
         with torch.inference_mode():
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
-            index = torch.tensor([rows, cols, gold], dtype=torch.long, device=logits.device).reshape(3, -1)
-            picked = logits[index[0], index[1]].float()
+            if self._head is not None:  # the LM head only where a prediction counts
+                hidden = self.model.base_model(**inputs).last_hidden_state
+                picked = self._head(hidden[index[0], index[1]]).float()
+            else:
+                picked = self.model(**inputs).logits[index[0], index[1]].float()
             nll = torch.nn.functional.cross_entropy(picked, index[2], reduction="none")
         flat = nll.cpu().tolist()
         out, k = [], 0
