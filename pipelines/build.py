@@ -161,7 +161,7 @@ def check_config(config: dict, config_path: str) -> dict:
         "shuffle": shuffle,
         "card": {
             "name": str(card.get("name", "incoherent coherence corpora")),
-            "license": str(card.get("license", "other")),
+            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
 
@@ -291,7 +291,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     summary = {
         "command": "build",
         "config": os.path.abspath(config_path),
+        "raw_config": raw,
         "resolved": config,
+        "commands": [],  # argv of every stage, for the card
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
@@ -301,6 +303,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     def stage(name: str, argv: list[str]) -> None:
         started = time.time()
         print(f"[build] {name}: incoherent {' '.join(argv)}", flush=True)
+        summary["commands"].append(argv + list(beam_args))
         run_command(argv, beam_args)
         timings[name] = round(time.time() - started, 2)
         peak_rss[name] = peak_rss_mb()
@@ -351,6 +354,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         move_tables(shuffle_dir, dataset, ("shuffle-",))
     started = time.time()
+    write_summary()  # the card reads the stage commands from it
     card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
     print(f"[build] card: {card_path}", flush=True)

@@ -151,7 +151,12 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
     assert summary["sources"]["wikipedia"]["history"]["test_from_history"] >= 1
     assert (out / "work" / "intruders" / "run_summary.json").exists()
     card = (dataset / "README.md").read_text()
-    assert "config_name: intruder-wikipedia" in card and "## Construction statistics" in card
-    assert "history: " in card and "taken from older dumps" in card
+    assert "config_name: intruder-wikipedia" in card and "## Statistics" in card
+    assert "license: other" in card and "not only Wikipedia text: cnn (cnn)" in card  # CNN is not CC BY-SA
+    assert "| history (older dump) | wikipedia |" in card and "taken from older dumps" in card
+    assert str(tmp_path) not in card and "#   incoherent ingest cnn samples/cnn/allennlp" in card
+    assert sorted(p.name for p in (dataset / "figures").iterdir()) == [
+        "intruder_position.png", "sentences_per_document.png", "similarity.png",
+    ]  # fmt: skip
     assert run_cli("build") == 2  # the earlier build is kept unless --overwrite
     assert read_rows(dataset, "intruder-wikipedia") == wiki
