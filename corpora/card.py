@@ -45,6 +45,7 @@ COLUMN_DOCS = {
     },
     "shuffle": {
         "block_size": "k, the number of consecutive sentences per block",
+        "permutation": "0..N-1: distinct block orders of the same document and k (`shuffle --permutations N`)",
         "original": "the first (up to 20) sentences of the document",
         "shuffled": "the same blocks in a different order, sentences inside a block unchanged",
         "block_order": "`shuffled` is `original`'s blocks in this order",

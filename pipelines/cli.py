@@ -37,6 +37,11 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents"),
     (("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents"),
     (("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)"),
+    (
+        ("score-shuffle",),
+        "pipelines.score_shuffle",
+        "zero-shot k-block shuffle test of a causal or masked LM",
+    ),
     (("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents"),
     (("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document"),
     (("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)"),

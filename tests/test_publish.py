@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from corpora.publish import files_to_upload
+from schemas import SCHEMA_VERSION
 from tests.conftest import ROOT, run_cli
 from tests.fake_hub import FakeHub
 from tests.sample_build import wikipedia_build
@@ -248,7 +249,7 @@ def test_failed_incomplete_or_old_builds_and_missing_cards_are_refused(dataset, 
     run = json.loads(copy.read_text())
     copy.write_text(json.dumps(dict(run, schema_version="0")))
     assert publish(dataset, "--token", TOKEN) == 2
-    assert "schema version 0, this incoherent writes 1; rebuild" in capsys.readouterr().err
+    assert f"schema version 0, this incoherent writes {SCHEMA_VERSION}; rebuild" in capsys.readouterr().err
     copy.write_text(json.dumps(dict(run, complete=False)))
     assert publish(dataset, "--token", TOKEN) == 2
     assert "run did not complete" in capsys.readouterr().err
