@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Benchmark ``incoherent build`` (no model filter) on the real-text retrieval collection.
 
-For each size N: build the collection with ``/work/shared/bench/make_retrieval_corpus.py`` (N documents of
-3-8 real sentences), write a build config with one ``text`` source (``incoherent ingest text``), run
-``incoherent build`` in a subprocess and sample the resident memory of its whole process tree. Reports
-documents/second end to end, peak RSS, and each stage's share of the time (from ``build_summary.json``).
+For each size N: build the collection with ``../shared/bench/make_retrieval_corpus.py`` (the project's shared
+folder beside the repository; N documents of 3-8 real sentences), write a build config with one ``text``
+source (``incoherent ingest text``), run ``incoherent build`` (the one installed beside this Python) in a
+subprocess and sample the resident memory of its whole process tree. Reports documents/second end to end, peak
+RSS, and each stage's share of the time (from ``build_summary.json``).
+
+Baseline, in the same run (unless ``--no-baseline``): what a user would run without ``build``, the sequence of
+single commands ``incoherent ingest text``, ``index``, ``neighbors``, ``intruders``, ``shuffle`` with the same
+options, one process each, one after another. Reports the build's wall time over the sequence's, the peak RSS
+of each, and whether the two wrote byte-identical intruder, candidate and shuffle tables.
 
     .venv/bin/python bench/bench_build.py                 # 10,000 and 100,000 documents
     .venv/bin/python bench/bench_build.py --sizes 2000     # a quick check
@@ -28,7 +34,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
-MAKE_CORPUS = Path("/work/shared/bench/make_retrieval_corpus.py")
+MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"  # the project's shared folder
+INCOHERENT = str(Path(sys.executable).with_name("incoherent"))  # installed beside the Python running this
 
 
 def tree_rss(process: psutil.Process) -> int:
@@ -75,18 +82,28 @@ def config_for(corpus: Path) -> dict:
     }
 
 
-def bench(n: int, beam_args: list[str]) -> dict:
-    import yaml
-
+def make_corpus(n: int) -> Path:
+    """``bench/work/corpus-N.jsonl``, built with the shared script if missing."""
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / f"corpus-{n}.jsonl"
     if not corpus.exists():
+        if not MAKE_CORPUS.exists():
+            raise SystemExit(
+                f"{MAKE_CORPUS} not found: it builds the corpus (the shared folder beside the repository)"
+            )
         subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n)], check=True)
+    return corpus
+
+
+def bench(n: int, beam_args: list[str]) -> dict:
+    import yaml
+
+    corpus = make_corpus(n)
     config = WORK / f"build-{n}.yaml"
     config.write_text(yaml.safe_dump(config_for(corpus)))
     out = WORK / f"build-{n}"
     cmd = [
-        str(ROOT / ".venv" / "bin" / "incoherent"),
+        INCOHERENT,
         "build",
         str(config),
         "--out",
@@ -120,15 +137,89 @@ def bench(n: int, beam_args: list[str]) -> dict:
     }
 
 
+def single_commands(n: int, beam_args: list[str]) -> dict:
+    """The baseline: the build's five commands as separate processes, one after another, with its options."""
+    config = config_for(WORK / f"corpus-{n}.jsonl")
+    base = WORK / f"commands-{n}"
+    docs, index, nbrs = base / "documents", base / "index", base / "neighbors"
+    intruders, shuffle = base / "intruders", base / "shuffle"
+    k, seed = str(config["neighbors"]["k"]), str(config["seed"])
+    shuffle_opts = config["shuffle"]
+    steps = [
+        ("ingest", ["ingest", "text", *config["sources"]["bench"]["inputs"], "--source", "bench", "--out", str(docs)]),
+        ("index", ["index", str(docs), "--out", str(index)]),
+        ("neighbors", ["neighbors", str(docs), "--index", str(index), "--k", k, "--out", str(nbrs)]),
+        ("intruders", ["intruders", str(docs), "--out", str(intruders), "--index", f"bench={index}",
+                       "--neighbors", f"bench={nbrs}", "--seed", seed, "--k", k,
+                       "--filter", config["intruders"]["filter"]]),
+        ("shuffle", ["shuffle", str(docs), "--out", str(shuffle), "--seed", seed,
+                     "--block-sizes", ",".join(map(str, shuffle_opts["block_sizes"])),
+                     "--max-sentences", str(shuffle_opts["max_sentences"])]),
+    ]  # fmt: skip
+    seconds, peaks, cpu = {}, {}, {}
+    for name, argv in steps:
+        before = children_cpu()
+        took, peak, code = run_measured(
+            [INCOHERENT, *argv, "--overwrite", *beam_args], WORK / f"commands-{n}-{name}.log"
+        )
+        if code != 0:
+            raise SystemExit(f"`incoherent {name}` of {n} documents failed (exit {code})")
+        seconds[name], peaks[name], cpu[name] = (
+            round(took, 1),
+            round(peak / 2**20),
+            round(children_cpu() - before, 1),
+        )
+    return {"seconds": seconds, "wall_seconds": round(sum(seconds.values()), 1), "peak_rss_mb": peaks,
+            "cpu_seconds": cpu, "total_cpu_seconds": round(sum(cpu.values()), 1),
+            "tables": {"intruders": intruders, "shuffle": shuffle}}  # fmt: skip
+
+
+def children_cpu() -> float:
+    """CPU seconds of the waited-for child processes so far (user + system)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def same_tables(build_dataset: Path, runs: list[Path]) -> dict[str, bool]:
+    """Per table folder the build wrote to its dataset: whether the single commands wrote the same bytes."""
+    out = {}
+    for folder in sorted(p for p in build_dataset.iterdir() if p.is_dir()):
+        theirs = next((r / folder.name for r in runs if (r / folder.name).is_dir()), None)
+        ours = {f.relative_to(folder): f.read_bytes() for f in sorted(folder.rglob("*.parquet"))}
+        out[folder.name] = theirs is not None and ours == {
+            f.relative_to(theirs): f.read_bytes() for f in sorted(theirs.rglob("*.parquet"))
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated document counts")
     parser.add_argument("--beam-args", default="", help="comma-separated Beam flags passed to every stage")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip the single-commands baseline (an absolute profile)"
+    )
     args = parser.parse_args()
     beam_args = [a for a in args.beam_args.split(",") if a]
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
+        make_corpus(n)  # not timed
+        before = children_cpu()
         result = bench(n, beam_args)
+        result["cpu_seconds"] = round(children_cpu() - before, 1)  # the build's process tree
+        if not args.no_baseline:
+            baseline = single_commands(n, beam_args)
+            tables = baseline.pop("tables")
+            result["single_commands"] = baseline
+            result["build_over_single_commands"] = round(result["wall_seconds"] / baseline["wall_seconds"], 3)
+            result["build_over_single_commands_cpu"] = round(
+                result["cpu_seconds"] / baseline["total_cpu_seconds"], 3
+            )
+            result["same_tables_as_single_commands"] = same_tables(
+                WORK / f"build-{n}" / "dataset", [tables["intruders"], tables["shuffle"]]
+            )
         results.append(result)
         with open(WORK / "bench_build.jsonl", "a") as f:
             f.write(json.dumps(result) + "\n")
@@ -138,6 +229,17 @@ def main() -> None:
         shares = " | ".join(f"{100 * v:.0f}%" for v in r["stage_share"].values())
         print(
             f"| {r['documents']:,} | {r['wall_seconds']} | {r['docs_per_second']} | {r['peak_rss_mb']:,} | {shares} |"
+        )
+    for r in results:
+        if "single_commands" not in r:
+            continue
+        b = r["single_commands"]
+        print(
+            f"\n{r['documents']:,} documents: build {r['wall_seconds']} s, {r['cpu_seconds']} CPU-s (peak "
+            f"{r['peak_rss_mb']:,} MB) vs the single commands one after another {b['wall_seconds']} s, "
+            f"{b['total_cpu_seconds']} CPU-s ({b['seconds']}; largest peak {max(b['peak_rss_mb'].values()):,} MB): "
+            f"ratio {r['build_over_single_commands']} (CPU {r['build_over_single_commands_cpu']}); "
+            f"same tables: {r['same_tables_as_single_commands']}"
         )
 
 

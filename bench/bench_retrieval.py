@@ -2,19 +2,24 @@
 """Retrieval benchmark: `incoherent index` + `incoherent neighbors` against a per-query DrQA implementation.
 
     python bench/bench_retrieval.py                       # 25k, 50k, 100k documents (about 15 min on 2 cores)
+    python bench/bench_retrieval.py --sizes 25000 --baseline-queries 0   # baseline timed on every query
     python bench/bench_retrieval.py --sizes 5000 --queries 200 --baseline-queries 50    # smoke run
 
 For each size: the first N documents of ``bench/work/corpus.jsonl`` (built by
-``/work/shared/bench/make_retrieval_corpus.py`` if missing) are ingested with ``incoherent ingest text``, then
-``incoherent index`` and ``incoherent neighbors --k 10`` run as subprocesses with the default runner (Beam's
-engine in process, one worker, the scoring kernel on every core); on the largest size also with
+``../shared/bench/make_retrieval_corpus.py``, the project's shared folder beside the repository, if missing)
+are ingested with ``incoherent ingest text`` (the one installed beside this Python), then ``incoherent index``
+and ``incoherent neighbors --k 10`` run as subprocesses with the default runner (Beam's engine in process, one
+worker, the scoring kernel on every core). On the largest size they also run with ``--threads 1`` (the scoring
+kernel on one core: the same cores as the baseline) and with
 ``--direct_running_mode=multi_processing --direct_num_workers=2``. Wall time and peak RSS of the whole process
 tree (sampled every 0.1 s) are recorded.
 
 On the largest size, in the same run:
 - the per-query baseline (DrQA's ``build_tfidf.py`` + ``TfidfDocRanker.closest_docs``, one query at a time
-  against the hash x docs matrix) builds its matrix (timed) and answers a sample of queries (mean time);
-  its estimated total = build + N x mean query time;
+  against the hash x docs matrix, in this one Python process: one core) builds its matrix (timed) and answers
+  queries, timed: with ``--baseline-queries 0`` all N of them (its total is then measured), otherwise a random
+  sample, and its total = build + N x the sample's mean query time is an **extrapolation** (flagged as such in
+  the output and the JSON);
 - parity: for ``--queries`` sampled documents, its top-10 set (self and identical texts excluded, score > 0)
   against the rows of our neighbours table; a mismatch is "at a tie" when the two lists differ only among
   documents whose score equals the 10th score (relative 1e-5).
@@ -27,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import threading
@@ -43,8 +49,8 @@ from sklearn.utils import murmurhash3_32
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
-MAKE_CORPUS = Path("/work/shared/bench/make_retrieval_corpus.py")
-CLI = [str(ROOT / ".venv" / "bin" / "incoherent")]
+MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"  # the project's shared folder
+CLI = [str(Path(sys.executable).with_name("incoherent"))]  # installed beside the Python running this script
 BEAM_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 HASH = 2**24
 K = 10
@@ -118,8 +124,13 @@ class PerQueryDrQA:
 # ------------------------------------------------------------------------------------------- running
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float]:
-    """Run ``cmd``; return (wall seconds, peak RSS in GiB of the process and all its children)."""
+def run_measured(cmd: list[str]) -> tuple[float, float, float]:
+    """Run ``cmd``; return (wall seconds, peak RSS in GiB of the process and all its children, CPU seconds).
+
+    The CPU seconds are those of the waited-for process tree (``getrusage`` of children): CPU / wall says how
+    many cores the command kept busy on average.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
@@ -143,7 +154,9 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
     thread.join()
     if proc.returncode:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{output[-3000:]}")
-    return time.time() - started, peak / 2**30
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.time() - started, peak / 2**30, cpu
 
 
 def read_documents(docs_dir: Path) -> tuple[list[str], list[str]]:
@@ -165,29 +178,50 @@ def read_neighbors(out_dir: Path) -> dict[str, list[tuple[str, float]]]:
     return result
 
 
-def measure_retrieval(n: int, docs: Path, beam_args: list[str]) -> dict:
+def measure_retrieval(n: int, docs: Path, tag: str, beam_args: list[str], nbr_args: list[str]) -> dict:
     """Time ``incoherent index`` and ``incoherent neighbors`` (subprocesses) on the documents of ``docs``."""
-    index, nbrs = WORK / f"index-{n}", WORK / f"neighbors-{n}"
-    t_index, rss_index = run_measured(
+    index, nbrs = WORK / f"index-{n}{tag}", WORK / f"neighbors-{n}{tag}"
+    t_index, rss_index, cpu_index = run_measured(
         CLI + ["index", str(docs), "--out", str(index), "--overwrite"] + beam_args
     )
-    t_nbrs, rss_nbrs = run_measured(
+    t_nbrs, rss_nbrs, cpu_nbrs = run_measured(
         CLI
         + ["neighbors", str(docs), "--index", str(index), "--k", str(K), "--out", str(nbrs), "--overwrite"]
+        + nbr_args
         + beam_args
     )
     summary = json.loads((nbrs / "run_summary.json").read_text())
     return {
         "docs": n,
+        "neighbors_dir": str(nbrs),
         "index_s": round(t_index, 1),
+        "index_cpu_s": round(cpu_index, 1),
         "index_peak_rss_gib": round(rss_index, 2),
         "neighbors_s": round(t_nbrs, 1),
+        "neighbors_cpu_s": round(cpu_nbrs, 1),
         "neighbors_peak_rss_gib": round(rss_nbrs, 2),
         "index_plus_neighbors_s": round(t_index + t_nbrs, 1),
         "threads_per_worker": summary["params"].get("threads_per_worker"),
         "neighbors_counters": summary["counters"].get("neighbors", {}),
         "index_size_mb": round(sum(f.stat().st_size for f in index.iterdir()) / 2**20, 1),
     }
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """Whether two neighbours outputs hold byte-identical Parquet files."""
+    files = sorted(p.relative_to(a) for p in a.glob("neighbors/*.parquet"))
+    return (
+        bool(files)
+        and files == sorted(p.relative_to(b) for p in b.glob("neighbors/*.parquet"))
+        and all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+    )
+
+
+MODES = [  # (label, output suffix, Beam flags, neighbours flags); the last two on the largest size only
+    ("in process", "", [], []),
+    ("in process, --threads 1", "-t1", [], ["--threads", "1"]),
+    ("2 workers", "-w2", BEAM_2, []),
+]
 
 
 def main() -> None:
@@ -197,7 +231,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="25000,50000,100000")
     parser.add_argument("--queries", type=int, default=1000, help="parity sample (largest size)")
     parser.add_argument(
-        "--baseline-queries", type=int, default=300, help="queries timed for the baseline mean"
+        "--baseline-queries",
+        type=int,
+        default=300,
+        help="queries timed for the baseline (0: all of them, so that its total is measured, not extrapolated)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -208,6 +245,10 @@ def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / "corpus.jsonl"
     if not corpus.exists():
+        if not MAKE_CORPUS.exists():
+            sys.exit(
+                f"{MAKE_CORPUS} not found: it builds the corpus (the shared folder beside the repository)"
+            )
         subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(max(sizes))], check=True)
     lines = corpus.read_text("utf-8").splitlines()
     if len(lines) < max(sizes):
@@ -220,37 +261,43 @@ def main() -> None:
         docs = WORK / f"docs-{n}"
         t_ingest = 0.0
         if not (args.reuse_docs and (docs / "run_summary.json").exists()):
-            t_ingest, _ = run_measured(
+            t_ingest, _, _ = run_measured(
                 CLI + ["ingest", "text", str(subset), "--source", "bench", "--out", str(docs), "--overwrite"]
             )
-        modes = [("in-process", [])] + ([("2 workers", BEAM_2)] if n == sizes[-1] else [])
-        for mode, beam_args in modes:
-            row = measure_retrieval(n, docs, beam_args)
+        for mode, tag, beam_args, nbr_args in MODES if n == sizes[-1] else MODES[:1]:
+            row = measure_retrieval(n, docs, tag, beam_args, nbr_args)
             row.update(mode=mode, ingest_s=round(t_ingest, 1))
             scaling.append(row)
             print(json.dumps(row), flush=True)
 
     n = sizes[-1]
+    largest = [r for r in scaling if r["docs"] == n]
+    default_dir = Path(largest[0]["neighbors_dir"])
+    for r in largest[1:]:
+        r["same_files_as_default"] = same_files(default_dir, Path(r["neighbors_dir"]))
     ids, texts = read_documents(WORK / f"docs-{n}")
-    ours = read_neighbors(WORK / f"neighbors-{n}")
-    started = time.time()
+    ours = read_neighbors(default_dir)
+    started, cpu_started = time.time(), time.process_time()
     baseline = PerQueryDrQA(texts)
-    t_build = time.time() - started
+    t_build, cpu_build = time.time() - started, time.process_time() - cpu_started
     rng = random.Random(args.seed)
     by_text: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
         by_text.setdefault(text, []).append(i)
-    timed = rng.sample(range(n), min(args.baseline_queries, n))
-    started = time.time()
+    measured = args.baseline_queries <= 0 or args.baseline_queries >= n
+    timed = list(range(n)) if measured else rng.sample(range(n), args.baseline_queries)
+    answers = {}
+    started, cpu_started = time.time(), time.process_time()
     for q in timed:
-        baseline.closest(texts[q], set(by_text[texts[q]]))
-    t_query = (time.time() - started) / len(timed)
+        answers[q] = baseline.closest(texts[q], set(by_text[texts[q]]))
+    t_queries, cpu_queries = time.time() - started, time.process_time() - cpu_started
+    t_query = t_queries / len(timed)
 
     sample = rng.sample(range(n), min(args.queries, n))
     equal = at_ties = 0
     mismatches = []
     for q in sample:
-        ref = baseline.closest(texts[q], set(by_text[texts[q]]))[:K]
+        ref = (answers[q] if q in answers else baseline.closest(texts[q], set(by_text[texts[q]])))[:K]
         got = ours[ids[q]]
         ref_ids = {ids[d] for d, _ in ref}
         got_ids = {d for d, _ in got}
@@ -263,8 +310,8 @@ def main() -> None:
             at_ties += 1
         else:
             mismatches.append({"id": ids[q], "ours": got, "drqa": [(ids[d], s) for d, s in ref]})
-    baseline_total = t_build + n * t_query
-    largest = [r for r in scaling if r["docs"] == n]
+    baseline_total = t_build + (t_queries if measured else n * t_query)
+    baseline_cpu = cpu_build + (cpu_queries if measured else n * cpu_queries / len(timed))
     results = {
         "docs": n,
         "cpu_count": os.cpu_count(),
@@ -278,25 +325,36 @@ def main() -> None:
             "examples": mismatches[:3],
         },
         "baseline": {
+            "cores": 1,
             "build_s": round(t_build, 1),
             "mean_query_ms": round(1000 * t_query, 2),
             "queries_timed": len(timed),
-            "estimated_total_s": round(baseline_total, 1),
+            "total_s": round(baseline_total, 1),
+            "cpu_s": round(baseline_cpu, 1),
+            "total_is": "measured"
+            if measured
+            else f"extrapolated: build + {n} x the mean of {len(timed)} queries",
         },
         "ours_index_plus_neighbors_s": {r["mode"]: r["index_plus_neighbors_s"] for r in largest},
+        "ours_cpu_s": {r["mode"]: round(r["index_cpu_s"] + r["neighbors_cpu_s"], 1) for r in largest},
         "speedup": {r["mode"]: round(baseline_total / r["index_plus_neighbors_s"], 2) for r in largest},
+        # CPU seconds are less disturbed by other jobs on a shared machine than wall time
+        "cpu_ratio": {
+            r["mode"]: round(baseline_cpu / (r["index_cpu_s"] + r["neighbors_cpu_s"]), 2) for r in largest
+        },
         "scaling": scaling,
     }
     (WORK / "retrieval_results.json").write_text(json.dumps(results, indent=2) + "\n")
     print()
     print(
-        "| documents | runner | index (s) | index peak RSS (GiB) | neighbours top-10 (s) | neighbours peak RSS (GiB) | index files (MB) |"
+        "| documents | runner | index (s) | index CPU (s) | index peak RSS (GiB) | neighbours top-10 (s) "
+        "| neighbours CPU (s) | neighbours peak RSS (GiB) | index files (MB) |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in scaling:
         print(
-            f"| {r['docs']:,} | {r['mode']} | {r['index_s']} | {r['index_peak_rss_gib']} | {r['neighbors_s']} | "
-            f"{r['neighbors_peak_rss_gib']} | {r['index_size_mb']} |"
+            f"| {r['docs']:,} | {r['mode']} | {r['index_s']} | {r['index_cpu_s']} | {r['index_peak_rss_gib']} "
+            f"| {r['neighbors_s']} | {r['neighbors_cpu_s']} | {r['neighbors_peak_rss_gib']} | {r['index_size_mb']} |"
         )
     p = results["parity"]
     print()
@@ -306,13 +364,22 @@ def main() -> None:
         f"{p['other_mismatches']} other"
     )
     b = results["baseline"]
-    print(
-        f"per-query DrQA: build {b['build_s']} s + {n:,} x {b['mean_query_ms']} ms = {b['estimated_total_s']} s"
-    )
+    if measured:
+        print(f"per-query DrQA, one core: build {b['build_s']} s + all {n:,} queries {t_queries:.1f} s "
+              f"({b['mean_query_ms']} ms each) = {b['total_s']} s, measured; {b['cpu_s']} CPU-s")  # fmt: skip
+    else:
+        print(f"per-query DrQA, one core: build {b['build_s']} s (measured) + {n:,} x {b['mean_query_ms']} ms "
+              f"(mean of {len(timed)} timed queries) = {b['total_s']} s, EXTRAPOLATED; {b['cpu_s']} CPU-s")  # fmt: skip
     for r in largest:
+        same = (
+            ""
+            if "same_files_as_default" not in r
+            else f"; files identical to the default run's: {r['same_files_as_default']}"
+        )
         print(
-            f"ours, {r['mode']} (index + neighbours): {r['index_plus_neighbors_s']} s; "
-            f"speed-up {results['speedup'][r['mode']]}x"
+            f"ours, {r['mode']} (index + neighbours): {r['index_plus_neighbors_s']} s, "
+            f"{results['ours_cpu_s'][r['mode']]} CPU-s; speed-up {results['speedup'][r['mode']]}x "
+            f"(CPU-s ratio {results['cpu_ratio'][r['mode']]}x){same}"
         )
 
 

@@ -1,8 +1,13 @@
-"""Dataset card (Hugging Face ``README.md``) for a finished build, from its files and run summaries.
+"""Dataset card (Hugging Face ``README.md``) for a finished build, from its Parquet tables and run summaries.
 
 The card's YAML lists every config and split with explicit ``data_files`` and the features of our explicit
-schemas (``label`` as a ``ClassLabel`` with names ``coherent`` / ``intruder``), so ``load_dataset(DIR, config)``
-works on the folder as it is, locally or on the Hub.
+schemas (``label`` as a ``ClassLabel`` with names ``coherent`` / ``intruder``), marks the main intruder config
+``default: true`` and derives the licence from the sources, so ``load_dataset(DIR)`` works on the folder as it
+is, locally or on the Hub. The body holds INSteD-style statistics (read column-wise from the Parquet files,
+:mod:`corpora.card_stats`), PNG figures under ``figures/`` (:mod:`corpora.card_figures`) and the provenance of
+the build without local paths (:mod:`corpora.provenance`). Sanitised copies of the run summaries go to
+``summaries/`` so that what is published says how it was built. Nothing in the card depends on the time of the
+run, so the same build gives the same card.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from importlib.metadata import PackageNotFoundError, version
 import pyarrow.parquet as pq
 import yaml
 
+from corpora import card_figures, card_stats
+from corpora.provenance import describe_input, relativise
 from schemas import SCHEMA_VERSION, schema_for
 from schemas.records import InputError
 
@@ -38,6 +45,7 @@ COLUMN_DOCS = {
     },
     "shuffle": {
         "block_size": "k, the number of consecutive sentences per block",
+        "permutation": "0..N-1: distinct block orders of the same document and k (`shuffle --permutations N`)",
         "original": "the first (up to 20) sentences of the document",
         "shuffled": "the same blocks in a different order, sentences inside a block unchanged",
         "block_order": "`shuffled` is `original`'s blocks in this order",
@@ -70,11 +78,32 @@ CITATIONS = """```bibtex
 ```"""
 
 
-def _incoherent_version() -> str:
+BUILD_SUMMARY = "build_summary.json"
+SUMMARIES = "summaries"
+WIKIPEDIA_LICENSE = "cc-by-sa-4.0"
+TASK_CATEGORIES = ["text-classification"]
+TASK_IDS = ["acceptability-classification", "text-scoring"]
+VERSIONED = ["incoherent", "apache-beam", "transformers", "datasets", "huggingface-hub", "pyarrow"]
+SIZE_CATEGORIES = [
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+]
+
+
+def _version(package: str) -> str:
     try:
-        return version("incoherent")
+        return version(package)
     except PackageNotFoundError:
         return "unknown"
+
+
+def _incoherent_version() -> str:
+    return _version("incoherent")
 
 
 def find_configs(dataset_dir: str) -> dict[str, dict[str, list[str]]]:
@@ -92,16 +121,51 @@ def find_configs(dataset_dir: str) -> dict[str, dict[str, list[str]]]:
 
 
 def load_summaries(build_dir: str) -> list[dict]:
-    """Every ``run_summary.json`` of the build; an incomplete run makes the build unusable."""
+    """Every ``run_summary.json`` of the build (not the published copies under ``summaries/``).
+
+    An incomplete run, or one written by another schema version, makes the build unusable.
+    """
     summaries = []
     for path in sorted(glob.glob(os.path.join(build_dir, "**", "run_summary.json"), recursive=True)):
+        if SUMMARIES in os.path.relpath(path, build_dir).split(os.sep):
+            continue  # the card's own copies
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
         if not summary.get("complete"):
             raise InputError(f"{path}: run did not complete; re-run it before writing a card")
+        found = summary.get("schema_version")
+        if str(found) != SCHEMA_VERSION:
+            raise InputError(
+                f"{path}: written with schema version {found or '(none)'}, this incoherent writes "
+                f"{SCHEMA_VERSION}; rebuild with this version"
+            )
         summary["_path"] = os.path.relpath(path, build_dir)
         summaries.append(summary)
     return summaries
+
+
+def load_build_summary(build_dir: str) -> dict | None:
+    """``build_summary.json`` of an ``incoherent build`` (None for folders of single commands)."""
+    path = os.path.join(build_dir, BUILD_SUMMARY)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        summary = json.load(f)
+    return summary
+
+
+def check_table_versions(configs: dict[str, dict[str, list[str]]]) -> None:
+    """Every table must carry this version's ``incoherent.schema_version`` in its Parquet metadata."""
+    for splits in configs.values():
+        for files in splits.values():
+            for path in files:
+                metadata = pq.read_schema(path).metadata or {}
+                found = metadata.get(b"incoherent.schema_version", b"").decode() or "(none)"
+                if found != SCHEMA_VERSION:
+                    raise InputError(
+                        f"{path}: table of schema version {found}, this incoherent writes {SCHEMA_VERSION}; "
+                        "rebuild with this version"
+                    )
 
 
 def _features(config: str, files: list[str]) -> list[dict]:
@@ -128,70 +192,487 @@ def _split_info(split: str, files: list[str]) -> dict:
     }
 
 
-def card_metadata(dataset_dir: str, pretty_name: str, license_id: str) -> dict:
-    configs = find_configs(dataset_dir)
+def default_config(configs) -> str:
+    """The config ``load_dataset(REPO)`` loads: ``intruder-wikipedia``, else the first intruder, shuffle, any."""
+    names = sorted(configs)
+    for prefix in ("intruder-wikipedia", "intruder-", "shuffle-"):
+        for name in names:
+            if name == prefix or (prefix.endswith("-") and name.startswith(prefix)):
+                return name
+    return names[0]
+
+
+def source_kinds(summaries: list[dict]) -> dict[str, str]:
+    """``{source: kind}`` from the ingest runs: ``incoherent ingest wikipedia --source w`` -> ``{"w": "wikipedia"}``."""
+    kinds: dict[str, str] = {}
+    for summary in summaries:
+        command = str(summary.get("command", ""))
+        if not command.startswith("ingest "):
+            continue
+        kind = command.split(" ", 1)[1]
+        params = summary.get("params") or {}
+        names = list(summary.get("outputs") or {})
+        sources = [n.removeprefix("documents-") for n in names if n.startswith("documents-")]
+        for source in sources or [params.get("source") or kind]:
+            kinds[source] = kind
+    return kinds
+
+
+def config_sources(configs: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
+    """The sources whose text each config holds (``intruder-cnn`` -> ``{"cnn"}``; candidates: read its column)."""
+    out = {}
+    for config, splits in configs.items():
+        if "-" in config:
+            out[config] = {config.split("-", 1)[1]}
+        else:
+            out[config] = card_stats.sources_of([f for files in splits.values() for f in files])
+    return out
+
+
+def derive_license(sources: set[str], kinds: dict[str, str]) -> tuple[str, str]:
+    """``(licence id, reason)``: CC BY-SA 4.0 when every source is Wikipedia-derived, ``other`` otherwise.
+
+    >>> derive_license({"wikipedia"}, {"wikipedia": "wikipedia"})[0]
+    'cc-by-sa-4.0'
+    >>> derive_license({"wikipedia", "cnn"}, {"wikipedia": "wikipedia", "cnn": "cnn"})
+    ('other', 'not only Wikipedia text: cnn (cnn)')
+    """
+    others = sorted(s for s in sources if kinds.get(s) != "wikipedia")
+    if sources and not others:
+        return (
+            WIKIPEDIA_LICENSE,
+            "every config holds Wikipedia text only (CC BY-SA 4.0, attribution: the page URLs)",
+        )
+    described = ", ".join(f"{s} ({kinds.get(s, 'unknown kind')})" for s in others)
+    return "other", f"not only Wikipedia text: {described}"
+
+
+def size_category(rows: int) -> str:
+    for bound, label in SIZE_CATEGORIES:
+        if rows < bound:
+            return label
+    return "n>1T"
+
+
+def card_metadata(
+    dataset_dir: str,
+    pretty_name: str,
+    license_id: str,
+    configs: dict[str, dict[str, list[str]]] | None = None,
+) -> dict:
+    configs = configs or find_configs(dataset_dir)
+    default = default_config(configs)
     meta: dict = {
         "pretty_name": pretty_name,
         "language": ["en"],
         "license": license_id,
-        "task_categories": ["text-classification"],
+        "task_categories": TASK_CATEGORIES,
+        "task_ids": TASK_IDS,
+        "size_categories": [],
         "tags": ["coherence", "discourse", "intruder-sentence", "shuffle-test", "incoherent"],
         "configs": [],
         "dataset_info": [],
     }
-    for config, splits in configs.items():
-        meta["configs"].append(
-            {
-                "config_name": config,
-                "data_files": [{"split": split, "path": f"{config}/{split}-*.parquet"} for split in splits],
-            }
-        )
+    examples = 0
+    for config in sorted(configs, key=lambda c: (c != default, c)):
+        splits = configs[config]
+        entry = {
+            "config_name": config,
+            "data_files": [{"split": split, "path": f"{config}/{split}-*.parquet"} for split in splits],
+        }
+        if config == default:
+            entry["default"] = True
+        meta["configs"].append(entry)
         all_files = [f for files in splits.values() for f in files]
-        meta["dataset_info"].append(
-            {
-                "config_name": config,
-                "features": _features(config, all_files),
-                "splits": [_split_info(split, files) for split, files in splits.items()],
-            }
-        )
+        info = {
+            "config_name": config,
+            "features": _features(config, all_files),
+            "splits": [_split_info(split, files) for split, files in splits.items()],
+        }
+        meta["dataset_info"].append(info)
+        if config != "candidates":
+            examples += sum(s["num_examples"] for s in info["splits"])
+    meta["size_categories"] = [size_category(examples)]
     return meta
 
 
-def _source_stats(summaries: list[dict]) -> list[str]:
-    """Per-source construction figures of the intruder run (what INSteD reports), as markdown lines."""
+def validate_card(text: str) -> None:
+    """Parse the card as the Hub and ``datasets`` do; raise :class:`InputError` if either would refuse it."""
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    try:
+        card = DatasetCard(text)
+        data = DatasetCardData(**card.data.to_dict())
+        configs = MetadataConfigs.from_dataset_card_data(data)
+        DatasetInfosDict.from_dataset_card_data(data)
+    except (ValueError, TypeError, yaml.YAMLError) as exc:
+        raise InputError(f"dataset card: YAML the Hub would refuse ({str(exc).splitlines()[0]})") from None
+    defaults = [name for name, config in configs.items() if config.get("default")]
+    if len(defaults) != 1:
+        raise InputError(f"dataset card: expected exactly one default config, found {defaults}")
+    if not data.license or not data.pretty_name:
+        raise InputError("dataset card: license and pretty_name are required")
+
+
+# --------------------------------------------------------------------------------------------- statistics
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.1f}%" if total else "-"
+
+
+def _mean(n: int, total: int) -> str:
+    return f"{n / total:.2f}" if total else "-"
+
+
+def collect_stats(configs: dict[str, dict[str, list[str]]]) -> dict:
+    """Everything the card's tables and figures show, read once from the Parquet tables."""
+    stats: dict = {"intruder": {}, "shuffle": {}, "candidates": {}}
+    for config, splits in configs.items():
+        files = [f for split_files in splits.values() for f in split_files]
+        if config.startswith("intruder-"):
+            stats["intruder"][config.removeprefix("intruder-")] = card_stats.intruder_stats(files)
+        elif config.startswith("shuffle-"):
+            stats["shuffle"][config.removeprefix("shuffle-")] = card_stats.shuffle_stats(files)
+        elif config == "candidates":
+            stats["candidates"] = card_stats.candidate_stats(files)
+    return stats
+
+
+def statistics_section(stats: dict) -> list[str]:
     lines: list[str] = []
-    for summary in summaries:
-        for source, stats in sorted((summary.get("sources") or {}).items()):
-            art = stats.get("artefact_check") or {}
-            history = stats.get("history") or {}
-            lines += [
-                f"**{source}**: {stats.get('documents_read', 0):,} documents read, "
-                f"{sum((stats.get('kept') or {}).values()):,} kept by the 3-8 sentence rule; "
-                f"{stats.get('produced', 0):,} of {stats.get('incoherent_attempted', 0):,} intended intruders "
-                f"produced (positive rate {stats.get('positive_rate')}); splits {stats.get('splits')}.",
-                "",
-            ]
-            if stats.get("test_split"):
-                lines += [f"- test split: {stats['test_split']}"]
-            if history:
-                lines += [
-                    f"- history: {history.get('with_older_version', 0)} articles with an older version, "
-                    f"{history.get('drifted', 0)} drifted, {history.get('test_from_history', 0)} test documents "
-                    f"taken from older dumps"
-                ]
-            if "accuracy" in art:
-                lines += [
-                    f"- artefact check (single-sentence TF-IDF logistic regression, Shen et al. §4.4): accuracy "
-                    f"{art['accuracy']:.3f} vs majority {art['majority_accuracy']:.3f}, intruder F1 {art['f1']:.3f}"
-                ]
-            lines.append("")
+    if stats["intruder"]:
+        lines += [
+            "### Intruder-sentence configs (as in INSteD's Table 1)",
+            "",
+            "| source | split | documents | sentences / document | words / sentence | positive (intruder) rate |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for source, s in sorted(stats["intruder"].items()):
+            for split, c in s["by_split"].items():
+                lines.append(
+                    f"| {source} | {split} | {c['documents']:,} | {_mean(c['sentences'], c['documents'])} | "
+                    f"{_mean(c['words'], c['sentences'])} | {_pct(c['positives'], c['documents'])} |"
+                )
+        lines += ["", "Words are whitespace-separated tokens of the sentences as published.", ""]
+    if stats["shuffle"]:
+        sizes = sorted({k for s in stats["shuffle"].values() for split in s.values() for k in split})
+        lines += [
+            "### Shuffle configs: rows per block size k",
+            "",
+            "| source | split | " + " | ".join(f"k={k}" for k in sizes) + " |",
+            "|---|---|" + "---:|" * len(sizes),
+        ]
+        for source, s in sorted(stats["shuffle"].items()):
+            for split, per_k in s.items():
+                cells = " | ".join(f"{per_k.get(k, 0):,}" for k in sizes)
+                lines.append(f"| {source} | {split} | {cells} |")
+        lines += [
+            "",
+            "A document yields no row for k when it has fewer than two blocks of k sentences (counted in the "
+            "shuffle run summaries).",
+            "",
+        ]
     return lines
 
 
-def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str) -> str:
-    """The full ``README.md`` text: YAML front matter, then the human-readable card."""
-    meta = card_metadata(dataset_dir, pretty_name, license_id)
+def funnel_section(intruders: dict | None, threshold) -> list[str]:
+    """Candidate funnel, drift split and artefact check per source, from the intruders run summary."""
+    if not intruders:
+        return []
+    sources = intruders.get("sources") or {}
+    if not sources:
+        return []
+    lines = [
+        "### How intruders were found (candidate funnel)",
+        "",
+        "| source | documents read | kept (3-8 sentences) | chosen to be incoherent | candidates | "
+        f"below similarity threshold ({threshold}) | intruders inserted |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    fallbacks = []
+    for source, s in sorted(sources.items()):
+        kept = sum((s.get("kept") or {}).values())
+        lines.append(
+            f"| {source} | {s.get('documents_read', 0):,} | {kept:,} | {s.get('incoherent_attempted', 0):,} | "
+            f"{s.get('candidates', 0):,} | {s.get('candidates_below_threshold', 0):,} | {s.get('produced', 0):,} |"
+        )
+        for reason, n in sorted((s.get("fallen_back_to_coherent") or {}).items()):
+            fallbacks.append(f"- {source}: {n:,} stayed coherent: `{reason}`")
+    lines.append("")
+    if fallbacks:
+        lines += [
+            "Documents chosen to be incoherent that kept no candidate stay coherent (`fallback_reason`):",
+            "",
+        ]
+        lines += fallbacks + [""]
+    else:
+        lines += ["Every document chosen to be incoherent received an intruder (no fallbacks).", ""]
+    lines += ["### Test split and drift", ""]
+    for source, s in sorted(sources.items()):
+        history = s.get("history")
+        if history:
+            lines.append(
+                f"- **{source}**: test documents are older versions of articles whose lead drifted (TF-IDF cosine "
+                f"below the drift threshold to the newest lead): {history.get('articles', 0):,} articles, "
+                f"{history.get('with_older_version', 0):,} with an older version (coverage "
+                f"{100 * history.get('coverage', 0):.1f}%), {history.get('versions_compared', 0):,} versions "
+                f"compared, {history.get('drifted', 0):,} drifted, {history.get('test_from_history', 0):,} test "
+                "documents taken from older dumps."
+            )
+        else:
+            lines.append(f"- **{source}**: {s.get('test_split', 'hash split')}.")
+    lines += [
+        "",
+        "### Artefact check",
+        "",
+        "A TF-IDF bag-of-words logistic regression classifies each non-opening sentence in isolation (Shen et al., "
+        "§4.4); if it beats the majority class, intruders are recognisable without context.",
+        "",
+        "| source | sentences evaluated | accuracy | majority accuracy | intruder F1 | majority F1 |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for source, s in sorted(sources.items()):
+        art = s.get("artefact_check") or {}
+        if "accuracy" in art:
+            lines.append(
+                f"| {source} | {art.get('evaluated', 0):,} | {art['accuracy']:.3f} | {art['majority_accuracy']:.3f} "
+                f"| {art['f1']:.3f} | {art['majority_f1']:.3f} |"
+            )
+        else:
+            lines.append(f"| {source} | {art.get('evaluated', 0):,} | - | - | - | - |")
+    return lines + [""]
+
+
+def write_figures(stats: dict, dataset_dir: str, threshold, easy_threshold) -> list[tuple[str, str]]:
+    """PNGs under ``DATASET_DIR/figures/``; returns ``[(caption, relative path)]`` for the card."""
+    out: list[tuple[str, str]] = []
+    folder = os.path.join(dataset_dir, card_figures.FIGURES)
+    if os.path.isdir(folder):
+        for name in os.listdir(folder):
+            if name.endswith(".png"):
+                os.remove(os.path.join(folder, name))
+
+    def add(caption: str, name: str, draw, *args) -> None:
+        draw(*args, os.path.join(folder, name))
+        out.append((caption, f"{card_figures.FIGURES}/{name}"))
+
+    intruder = stats["intruder"]
+    if intruder:
+        add(
+            "Sentences per document",
+            "sentences_per_document.png",
+            card_figures.sentences_per_document,
+            {s: v["sentences_per_document"] for s, v in intruder.items()},
+        )
+        add(
+            "Intruder position",
+            "intruder_position.png",
+            card_figures.intruder_position,
+            {s: v["intruder_position"] for s, v in intruder.items()},
+        )
+    candidates = stats["candidates"]
+    if candidates or intruder:
+        add(
+            "Similarity of all candidates and of the chosen intruders",
+            "similarity.png",
+            card_figures.similarity,
+            {s: v["similarity"] for s, v in candidates.items()},
+            {s: v["chosen_similarity"] for s, v in intruder.items()},
+            card_stats.SIMILARITY_BINS,
+            threshold,
+        )
+    scored = {s: v["filter_score"] for s, v in candidates.items() if v["scored"]}
+    if scored:
+        add(
+            "Adversarial filter scores of the candidates",
+            "filter_scores.png",
+            card_figures.filter_scores,
+            scored,
+            card_stats.SCORE_BINS,
+            easy_threshold,
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------- provenance
+
+
+def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:
+    config_path = (build or {}).get("config")
+    config_dir = os.path.dirname(config_path) if config_path else None
+    base = None
+    if build and config_dir:
+        base = os.path.normpath(
+            os.path.join(config_dir, str((build.get("raw_config") or {}).get("base", ".")))
+        )
+    return {"out": os.path.abspath(build_dir), "config_dir": config_dir, "base": base}
+
+
+def _filter_model(path: str, roots: dict) -> list[str]:
+    metrics_path = os.path.join(path, "metrics.json")
+    name = relativise(path, roots)
+    if not os.path.isfile(metrics_path):
+        return [f"- adversarial filter: `{name}` (no metrics.json beside it)"]
+    with open(metrics_path, encoding="utf-8") as f:
+        metrics = json.load(f)
+    config = metrics.get("config") or {}
+    validation = metrics.get("validation") or {}
+    shown = ", ".join(
+        f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in sorted(validation.items())
+    )
+    return [
+        f"- adversarial filter: `{name}`, fine-tuned from `{config.get('base_model', 'unknown')}` "
+        f"(epoch {metrics.get('chosen_epoch')} of {config.get('epochs', '?')}, "
+        f"{metrics.get('train_examples', 0):,} training examples); validation: {shown or 'none'}"
+    ]
+
+
+def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
+    roots = _roots(build_dir, build)
+    lines = ["## How it was built", "", "### Inputs", ""]
+    if not any(str(s.get("command", "")).startswith("ingest ") for s in summaries):
+        lines += [
+            "Not recorded here: no ingest run was found under the folder the card was written from (pass "
+            "`--build-dir` the folder that holds the ingest runs, or use `incoherent build`).",
+            "",
+        ]
+    else:
+        lines += [
+            "| role | source | file | size (bytes) | sha256 | wiki | dump date |",
+            "|---|---|---|---:|---|---|---|",
+        ]
+    for summary in summaries:
+        command = str(summary.get("command", ""))
+        if not command.startswith("ingest "):
+            continue
+        kind = command.split(" ", 1)[1]
+        params = summary.get("params") or {}
+        paths = params.get("dumps") or params.get("paths") or []
+        role = "history (older dump)" if f"{os.sep}history{os.sep}" in os.sep + summary["_path"] else "input"
+        source = params.get("source") or kind
+        for path in paths:
+            info = describe_input(path, kind)
+            if "files" in info:
+                info["name"] += f" ({info['files']} files)"
+            lines.append(
+                f"| {role} | {source} | `{info['name']}` | {info['size']:,} | `{info['sha256']}` | "
+                f"{info.get('wiki') or ''} | {info.get('dump_date') or ('not in the file name' if kind == 'wikipedia' else '')} |"
+            )
+    lines += [
+        "",
+        "Sizes and sha256 are of the files as read (a folder: sha256 over its files' relative names and sha256).",
+        "",
+    ]
+    intruders = next((s for s in summaries if s.get("command") == "intruders"), None)
+    if intruders:
+        params = intruders.get("params") or {}
+        lines += ["### Parameters", ""]
+        lines.append(
+            f"- seed: `{params.get('seed')}` (all randomness is derived from (seed, purpose, document id))"
+        )
+        lines.append(
+            f"- neighbours: top `{params.get('k')}` most similar documents of the same source; similarity threshold "
+            f"`{params.get('similarity_threshold')}` (candidates at or above it are not used); drift threshold "
+            f"`{params.get('drift_threshold')}`; validation fraction `{params.get('validation_fraction')}`"
+        )
+        for source, index in sorted(((intruders.get("retrieval") or {}).get("index") or {}).items()):
+            meta_path = os.path.join(index, "index.json")
+            if os.path.isfile(meta_path):
+                with open(meta_path, encoding="utf-8") as f:
+                    meta = json.load(f)
+                lines.append(
+                    f"- index `{source}`: DrQA TF-IDF, {meta.get('ngram')}-grams hashed into {meta.get('hash_size'):,} "
+                    f"features, tokenizer `{meta.get('tokenizer')}`, {meta.get('num_docs', 0):,} documents, "
+                    f"{meta.get('nnz', 0):,} non-zeros"
+                )
+        if params.get("filter") not in (None, "none"):
+            lines += _filter_model(params["filter"], roots)
+            lines.append(f"- easy threshold: `{params.get('easy_threshold')}`")
+        else:
+            lines.append("- adversarial filter: none (every intruder is `unfiltered`)")
+        lines.append("")
+    lines += [
+        "### Commands",
+        "",
+        "Input paths are relative to the build config's `base` (as the config names them); `OUT` is the "
+        "build's output folder; other paths are shown by file name.",
+        "",
+    ]
+    lines.append("```bash")
+    if build and build.get("commands"):
+        config_name = relativise(build.get("config", ""), roots)
+        lines.append(f"incoherent build {config_name}".rstrip() + " --out OUT")
+        for argv in build["commands"]:
+            lines.append("#   incoherent " + " ".join(relativise(list(argv), roots)))
+    else:
+        for summary in summaries:
+            params = json.dumps(relativise(summary.get("params", {}), roots), sort_keys=True)
+            lines.append(f"incoherent {summary['command']}  # {summary['_path']}: {params}")
+    lines += ["```", ""]
+    if build and build.get("raw_config"):
+        lines += ["### Build config", "", "```yaml"]
+        lines.append(yaml.safe_dump(relativise(build["raw_config"], roots), sort_keys=False).rstrip())
+        lines += ["```", ""]
+    lines += ["### Versions", ""]
+    lines += [f"- {package} {_version(package)}" for package in VERSIONED]
+    lines += [f"- schema version {SCHEMA_VERSION}", ""]
+    return lines
+
+
+def write_summaries(build_dir: str, dataset_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
+    """Copies of the run summaries (and the build summary) with paths relativised, under ``DATASET_DIR/summaries``."""
+    roots = _roots(build_dir, build)
+    folder = os.path.join(dataset_dir, SUMMARIES)
+    if os.path.isdir(folder):
+        import shutil
+
+        shutil.rmtree(folder)
+    written = []
+    items = [(s["_path"], {k: v for k, v in s.items() if k != "_path"}) for s in summaries]
+    if build:
+        kept = ("command", "config", "raw_config", "resolved", "beam_args", "commands")
+        items.append((BUILD_SUMMARY, {k: build[k] for k in kept if k in build}))
+    for rel, summary in items:
+        summary = {
+            k: v for k, v in summary.items() if k != "seconds"
+        }  # no wall times: the same build, the same files
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(relativise(summary, roots), f, indent=2, sort_keys=True, default=str)
+            f.write("\n")
+        written.append(os.path.relpath(path, dataset_dir))
+    return written
+
+
+# --------------------------------------------------------------------------------------------- the card
+
+
+def render_card(
+    build_dir: str, dataset_dir: str, pretty_name: str, license_id: str | None = None, figures: bool = True
+) -> str:
+    """The full ``README.md`` text (YAML front matter, then the card); writes the figures when asked."""
+    configs = find_configs(dataset_dir)
+    check_table_versions(configs)
     summaries = load_summaries(build_dir)
+    build = load_build_summary(build_dir)
+    kinds = source_kinds(summaries)
+    all_sources = set().union(*config_sources(configs).values())
+    derived, reason = derive_license(all_sources, kinds)
+    chosen = license_id or derived
+    meta = card_metadata(dataset_dir, pretty_name, chosen, configs)
+    default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
+    first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
+    intruders = next((s for s in summaries if s.get("command") == "intruders"), None)
+    params = (intruders or {}).get("params") or {}
+    threshold = params.get("similarity_threshold")
+    stats = collect_stats(configs)
+    figure_links = (
+        write_figures(stats, dataset_dir, threshold, params.get("easy_threshold")) if figures else []
+    )
     lines = [
         "---",
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).rstrip(),
@@ -199,8 +680,6 @@ def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: 
         "",
         f"# {pretty_name}",
         "",
-    ]
-    lines += [
         "Coherence-evaluation corpora built with [`incoherent`](https://pypi.org/project/incoherent/) "
         f"{_incoherent_version()} (schema version {SCHEMA_VERSION}).",
         "",
@@ -213,6 +692,15 @@ def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: 
         "- `candidates`: every intruder candidate with its similarity and filter score, so thresholds can be changed "
         "without re-running retrieval or the model.",
         "",
+        "## Usage",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'ds = load_dataset("<this repo or folder>", "{default}")  # the default config: load_dataset("<repo>") alike',
+        f'print(ds["{first_split}"][0])',
+        "```",
+        "",
         "## Configs and splits",
         "",
         "| config | split | rows |",
@@ -221,31 +709,41 @@ def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: 
     for info in meta["dataset_info"]:
         for split in info["splits"]:
             lines.append(f"| `{info['config_name']}` | {split['name']} | {split['num_examples']:,} |")
-    lines += ["", "Labels: `0` = coherent, `1` = intruder.", ""]
-    stats = _source_stats(summaries)
-    if stats:
-        lines += ["## Construction statistics", "", *stats]
+    lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
+    lines += statistics_section(stats)
+    lines += funnel_section(intruders, threshold)
+    if figure_links:
+        lines += ["## Figures", ""]
+        for caption, rel in figure_links:
+            lines += [f"![{caption}]({rel})", ""]
     lines += ["## Columns", ""]
+    by_table: dict[str, list[dict]] = {}
     for info in meta["dataset_info"]:
-        table = info["config_name"].split("-", 1)[0]
+        by_table.setdefault(info["config_name"].split("-", 1)[0], []).append(info)
+    for table, infos in by_table.items():  # one description per kind of table (intruder-*, shuffle-*, ...)
         docs = COLUMN_DOCS.get(table, {})
-        described = [f"- `{f['name']}`: {docs[f['name']]}" for f in info["features"] if f["name"] in docs]
+        described = [f"- `{f['name']}`: {docs[f['name']]}" for f in infos[0]["features"] if f["name"] in docs]
         if described:
-            lines += [f"`{info['config_name']}`:", "", *described, ""]
-    lines += ["## Usage", "", "```python", "from datasets import load_dataset", ""]
-    first = meta["configs"][0]["config_name"]
-    lines += [f'ds = load_dataset("<this repo or folder>", "{first}")', "```", ""]
-    lines += ["## How it was built", ""]
-    for summary in summaries:
-        params = json.dumps(summary.get("params", {}), sort_keys=True, default=str)
-        lines.append(f"- `incoherent {summary['command']}` ({summary['_path']}): `{params}`")
+            names = ", ".join(f"`{info['config_name']}`" for info in infos)
+            lines += [f"{names}:", "", *described, ""]
+    lines += provenance_section(build_dir, build, summaries)
     lines += [
-        "",
-        "Every record dropped on the way is counted in the `run_summary.json` files and kept with its reason under "
-        "`rejected/`; ids are stable source ids and all randomness is derived from (seed, id), so the same inputs and "
-        "seed rebuild the same rows.",
+        "Every record dropped on the way is counted in the run summaries (copies under `summaries/`, paths "
+        "relativised); ids are stable source ids and all randomness is derived from (seed, id), so the same inputs "
+        "and seed rebuild the same rows.",
         "",
         "## Sources and licences",
+        "",
+    ]
+    if license_id and license_id != derived:
+        lines.append(
+            f"Licence `{license_id}` set by the builder (derived from the sources: `{derived}`, {reason})."
+        )
+    elif derived == WIKIPEDIA_LICENSE:
+        lines.append(f"Licence `{derived}`: {reason}.")
+    else:
+        lines.append(f"Licence `other`: {reason}.")
+    lines += [
         "",
         "Wikipedia text is CC BY-SA 3.0/4.0 and GFDL. CNN stories are CNN's copyright and are distributed for research "
         "in the DeepMind Q&A corpus; check the terms of every source you include before redistributing.",
@@ -255,11 +753,16 @@ def render_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: 
         CITATIONS,
         "",
     ]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    validate_card(text)
+    return text
 
 
-def write_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str = "other") -> str:
+def write_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str | None = None) -> str:
+    """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path."""
     text = render_card(build_dir, dataset_dir, pretty_name, license_id)
+    summaries = load_summaries(build_dir)
+    write_summaries(build_dir, dataset_dir, load_build_summary(build_dir), summaries)
     path = os.path.join(dataset_dir, "README.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

@@ -36,6 +36,7 @@ from filters.model import (
 from schemas.records import InputError
 
 NAMESPACE = "filter"
+LM_NAMESPACE = "score-shuffle"
 DEFAULT_POOL_FACTOR = 8
 _LOCAL_COPIES: dict[str, str] = {}
 
@@ -139,6 +140,49 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
 
     def share_model_across_processes(self) -> bool:
         return self._share_across_processes
+
+
+class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
+    """Scores pools of texts with :class:`filters.lm.LanguageModelScorer`, loaded once per worker process.
+
+    An element is ``(pool id, [(text key, text), ...])``; its prediction is ``[(text key, score, tokens)]``.
+    Every pool is scored on its own (its texts' windows bucketed by length together), so a text's score
+    depends on its pool only, never on how the runner batches elements: one pool per ``run_inference``.
+    """
+
+    def __init__(self, model_dir: str, device: str = "auto", dtype: str = "auto", **scorer_options):
+        """``scorer_options``: the keyword arguments of :meth:`filters.lm.LanguageModelScorer.load`."""
+        super().__init__(min_batch_size=1, max_batch_size=1)
+        self._model_dir, self._device, self._dtype, self._options = model_dir, device, dtype, scorer_options
+        resolve_dtype(dtype, resolve_device(device))
+
+    def load_model(self):
+        from filters.lm import LanguageModelScorer
+
+        return LanguageModelScorer.load(
+            localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
+        )
+
+    def run_inference(self, batch: Sequence[tuple], model, inference_args: dict[str, Any] | None = None):
+        out = []
+        for pool in batch:
+            keys = [key for key, _ in pool[1]]
+            scores, counters = model.score_texts([text for _, text in pool[1]])
+            for name, value in counters.items():
+                if value:
+                    Metrics.counter(LM_NAMESPACE, name).inc(value)
+            out.append(
+                PredictionResult(
+                    pool, [(k, s, n) for k, (s, n) in zip(keys, scores, strict=True)], self._model_dir
+                )
+            )
+        return out
+
+    def get_num_bytes(self, batch: Sequence[tuple]) -> int:
+        return sum(len(text) for pool in batch for _, text in pool[1])
+
+    def get_metrics_namespace(self) -> str:
+        return LM_NAMESPACE
 
 
 class _FixedScores:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from filters import task
@@ -303,6 +303,31 @@ class ScoreStats:
         }
 
 
+def forward_with_halving(
+    forward: Callable[[list], list], items: list, stats: ScoreStats, shrink: Callable[[], None]
+):
+    """``forward(items)``; on GPU out-of-memory, ``shrink()`` the later batches, halve this one and retry
+    (counted in ``stats.oom_retries``). A single item that does not fit re-raises."""
+    import torch
+
+    try:
+        stats.batches += 1
+        return forward(items)
+    except torch.cuda.OutOfMemoryError:
+        if len(items) == 1:
+            raise
+        torch.cuda.empty_cache()
+        stats.oom_retries += 1
+        half = len(items) // 2
+        LOG.warning(
+            "GPU out of memory on a batch of %d, retrying as %d + %d", len(items), half, len(items) - half
+        )
+        shrink()
+        return forward_with_halving(forward, items[:half], stats, shrink) + forward_with_halving(
+            forward, items[half:], stats, shrink
+        )
+
+
 class ScoringModel:
     """The classifier ready for scoring: ``score([(sentences, position), ...]) -> ([p_intruder], counters)``.
 
@@ -360,28 +385,13 @@ class ScoringModel:
             logits = self.model(**batch).logits.float()
         return torch.softmax(logits, dim=-1)[:, INTRUDER_LABEL].cpu().tolist()
 
+    def _shrink(self) -> None:
+        self.max_tokens = max(self.max_tokens // 2, self.max_length)
+        self.batch_size = max(1, self.batch_size // 2)
+
     def _run(self, encoded: list[task.Encoded], stats: ScoreStats) -> list[float]:
         """Forward one micro-batch; on GPU out-of-memory, halve it and retry (counted)."""
-        import torch
-
-        try:
-            stats.batches += 1
-            return self._forward(encoded)
-        except torch.cuda.OutOfMemoryError:
-            if len(encoded) == 1:
-                raise
-            torch.cuda.empty_cache()
-            stats.oom_retries += 1
-            half = len(encoded) // 2
-            LOG.warning(
-                "GPU out of memory on a batch of %d, retrying as %d + %d",
-                len(encoded),
-                half,
-                len(encoded) - half,
-            )
-            self.max_tokens = max(self.max_tokens // 2, self.max_length)
-            self.batch_size = max(1, self.batch_size // 2)
-            return self._run(encoded[:half], stats) + self._run(encoded[half:], stats)
+        return forward_with_halving(self._forward, encoded, stats, self._shrink)
 
     def score(self, items: Sequence[tuple[list[str], int]]) -> tuple[list[float], dict[str, int]]:
         """Intruder probability of sentence ``position`` of each document, in input order, and counters."""

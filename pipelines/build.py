@@ -42,11 +42,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import importlib
 import io
 import json
 import os
+import posixpath
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +59,8 @@ import yaml
 
 from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import progress
+from pipelines import progress, storage
+from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
     clean,
@@ -67,9 +71,22 @@ from pipelines.resume import (
     remove,
     write_json_atomic,
 )
+from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 
 KINDS = ("wikipedia", "cnn", "text")
+CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
+# Config sections whose keys become flags of one command, and the flags the build sets itself.
+SECTION_COMMANDS = {
+    "neighbors": ("pipelines.neighbors", {"out", "index", "overwrite"}),
+    "intruders": ("pipelines.intruders", {"out", "index", "neighbors", "history", "overwrite"}),
+    "shuffle": ("pipelines.shuffle", {"out", "overwrite"}),
+}
+INGEST_MODULES = {
+    "wikipedia": "pipelines.ingest_wikipedia",
+    "cnn": "pipelines.ingest_cnn",
+    "text": "pipelines.ingest_text",
+}
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
 QUERIES_FILE = "ids.txt"
@@ -110,6 +127,13 @@ def load_config(path: str) -> dict:
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
+    if "://" in str(value):  # gs://, s3://: checked through Beam's filesystems
+        from pipelines.storage import BeamFiles
+
+        files = BeamFiles()
+        if files.isfile(str(value)) or files.isdir(str(value)):
+            return str(value)
+        raise InputError(f"{config_path}: {key}: {value} not found")
     path = os.path.expanduser(str(value))
     if os.path.isabs(path):
         tried = [path]
@@ -126,6 +150,32 @@ def _section(config: dict, name: str, config_path: str) -> dict:
     if not isinstance(value, dict):
         raise InputError(f"{config_path}: `{name}` must be a mapping")
     return value
+
+
+def command_flags(module: str) -> set[str]:
+    """The long flags of one command, without dashes: ``{"block_sizes", "seed", ...}``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    importlib.import_module(module).add_arguments(parser)
+    return {
+        s[2:].replace("-", "_")
+        for action in parser._actions
+        for s in action.option_strings
+        if s.startswith("--")
+    }
+
+
+def check_keys(
+    options: dict, module: str, where: str, config_path: str, reserved: set[str] = frozenset()
+) -> None:
+    """Every key of a config section must be a flag of the command it is passed to (before any work)."""
+    known = command_flags(module) - set(reserved)
+    for key in options:
+        if str(key).replace("-", "_") not in known:
+            command = module.rsplit(".", 1)[1].replace("_", " ")
+            raise InputError(
+                f"{config_path}: {where}.{key}: unknown key (`incoherent {command}` has no "
+                f"--{str(key).replace('_', '-')}; known: {', '.join(sorted(known))})"
+            )
 
 
 def check_config(config: dict, config_path: str) -> dict:
@@ -161,6 +211,7 @@ def check_config(config: dict, config_path: str) -> dict:
         options = spec.get("options") or {}
         if not isinstance(options, dict):
             raise InputError(f"{config_path}: {where}.options must map flag names to values")
+        check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
@@ -171,6 +222,8 @@ def check_config(config: dict, config_path: str) -> dict:
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
     card = _section(config, "card", config_path)
+    for name, (module, reserved) in SECTION_COMMANDS.items():
+        check_keys(_section(config, name, config_path), module, name, config_path, reserved)
     unknown_card = sorted(set(card) - {"name", "license"})
     if unknown_card:
         raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
@@ -196,7 +249,7 @@ def check_config(config: dict, config_path: str) -> dict:
         "shuffle": shuffle,
         "card": {
             "name": str(card.get("name", "incoherent coherence corpora")),
-            "license": str(card.get("license", "other")),
+            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
 
@@ -240,6 +293,8 @@ def run_command(argv: list[str], beam_args: list[str], quiet: bool = True) -> No
 
 def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
     """Move ``run_dir/<config>/`` folders whose name starts with a prefix into ``dataset_dir``."""
+    if storage.is_remote(run_dir):
+        return _move_remote_tables(run_dir, dataset_dir, prefixes)
     moved = []
     for name in sorted(os.listdir(run_dir)):
         if name.startswith(prefixes) and os.path.isdir(os.path.join(run_dir, name)):
@@ -249,6 +304,34 @@ def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> li
             shutil.move(os.path.join(run_dir, name), target)
             moved.append(name)
     return moved
+
+
+def _move_remote_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
+    """:func:`move_tables` on an object store: rename every file of the matching configs."""
+    from apache_beam.io.filesystems import FileSystems
+
+    sources, targets, moved = [], [], set()
+    for path in storage.list_files(posixpath.join(run_dir, "*", "*")):
+        config = posixpath.basename(posixpath.dirname(path))
+        if config.startswith(prefixes):
+            sources.append(path)
+            targets.append(posixpath.join(dataset_dir, config, posixpath.basename(path)))
+            moved.add(config)
+    for config in moved:
+        if storage.list_files(posixpath.join(dataset_dir, config, "*")):
+            raise InputError(f"{posixpath.join(dataset_dir, config)}: two runs wrote the same table")
+    if sources:
+        FileSystems.rename(sources, targets)
+    return sorted(moved)
+
+
+def dataset_listing(dataset: str) -> dict[str, list[str]]:
+    """``{config: [file names]}`` of the dataset folder (local or remote)."""
+    listing: dict[str, list[str]] = {}
+    for path in storage.list_files(storage.join(dataset, "*", "*")):
+        parts = path.replace(os.sep, "/").rsplit("/", 2)
+        listing.setdefault(parts[-2], []).append(parts[-1])
+    return {name: sorted(files) for name, files in sorted(listing.items())}
 
 
 def peak_rss_mb() -> int:
@@ -264,8 +347,20 @@ def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
     """Make ``out`` ready; returns the stage records of an earlier build there (to resume), else ``{}``.
 
     A non-empty directory that is not an earlier build is never touched. With ``force`` an earlier build is
-    deleted and everything is redone.
+    deleted and everything is redone. A remote ``out`` (gs://, s3://) is not resumed: an earlier build there
+    is replaced with ``--force``/``--overwrite``.
     """
+    if storage.is_remote(out):
+        existing = storage.BeamFiles().files_under(out)
+        if existing:
+            if not force:
+                raise InputError(
+                    f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
+                )
+            if posixpath.join(out.rstrip("/"), BUILD_SUMMARY) not in existing:
+                raise InputError(f"{out}: not an earlier build (no {BUILD_SUMMARY}); refusing to delete it")
+            storage.delete_tree(out)
+        return {}
     records: dict[str, dict] = {}
     if os.path.exists(out) and os.listdir(out):
         summary_path = os.path.join(out, BUILD_SUMMARY)
@@ -366,16 +461,21 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
 
         started = time.time()
         ids = sampled_ids(document_files(docs), spec, seed)
-        os.makedirs(out, exist_ok=True)
-        write_id_list(os.path.join(out, QUERIES_FILE), ids)
+        if not storage.is_remote(out):
+            os.makedirs(out, exist_ok=True)
+        write_id_list(storage.join(out, QUERIES_FILE), ids)
         summary = {
             "command": "sample",
+            "schema_version": SCHEMA_VERSION,
             "complete": True,
             "params": {"docs_dir": docs, "sample": str(spec), "seed": seed},
             "seconds": round(time.time() - started, 2),
             "outputs": {"ids": len(ids)},
         }
-        write_json_atomic(os.path.join(out, "run_summary.json"), summary)
+        if storage.is_remote(out):
+            storage.write_bytes(storage.join(out, "run_summary.json"), json.dumps(summary).encode("utf-8"))
+        else:
+            write_json_atomic(os.path.join(out, "run_summary.json"), summary)
 
     return make
 
@@ -391,7 +491,7 @@ def plan(config: dict, work: str) -> list[Stage]:
     retrieval_stages = []
     k = str(config["neighbors"].get("k", 10))
     for name, spec in config["sources"].items():
-        docs = os.path.join(work, "documents", name)
+        docs = storage.join(work, "documents", name)
         source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
         ingest = f"ingest/{name}"
         stages.append(
@@ -412,8 +512,8 @@ def plan(config: dict, work: str) -> list[Stage]:
         )
         docs_dirs[name] = docs
         for old in spec["history"]:
-            label = os.path.basename(old).split(".", 1)[0]
-            old_docs = os.path.join(work, "history", name, label)
+            label = posixpath.basename(old).split(".", 1)[0]
+            old_docs = storage.join(work, "history", name, label)
             stages.append(
                 Stage(
                     f"ingest-history/{name}/{label}",
@@ -424,12 +524,12 @@ def plan(config: dict, work: str) -> list[Stage]:
             )
             history_dirs.append(old_docs)
             history_stages.append(stages[-1].name)
-        index = os.path.join(work, "retrieval", name, "index")
-        neighbors = os.path.join(work, "retrieval", name, "neighbors")
+        index = storage.join(work, "retrieval", name, "index")
+        neighbors = storage.join(work, "retrieval", name, "neighbors")
         stages.append(Stage(f"index/{name}", index, ["index", docs, "--out", index], upstream=[ingest]))
         queries, upstream = [], [ingest, f"index/{name}"]
         if name in intruder_samples:
-            sample_dir = os.path.join(work, "sample", name)
+            sample_dir = storage.join(work, "sample", name)
             sample = parse_sample(intruder_samples[name], f"intruders.sample ({name})")
             stages.append(
                 Stage(
@@ -440,13 +540,25 @@ def plan(config: dict, work: str) -> list[Stage]:
                     upstream=[ingest],
                 )
             )
-            queries = ["--queries", os.path.join(sample_dir, QUERIES_FILE)]
+            queries = ["--queries", storage.join(sample_dir, QUERIES_FILE)]
             upstream.append(f"sample/{name}")
+        neighbor_flags = _flags({key: v for key, v in config["neighbors"].items() if key != "k"})
         stages.append(
             Stage(
                 f"neighbors/{name}",
                 neighbors,
-                ["neighbors", docs, "--index", index, "--k", k, *queries, "--out", neighbors],
+                [
+                    "neighbors",
+                    docs,
+                    "--index",
+                    index,
+                    "--k",
+                    k,
+                    *queries,
+                    "--out",
+                    neighbors,
+                    *neighbor_flags,
+                ],
                 upstream=upstream,
             )
         )
@@ -457,7 +569,7 @@ def plan(config: dict, work: str) -> list[Stage]:
     options = {key: value for key, value in config["intruders"].items() if key != "sample"}
     sample_flags = [f for name, v in intruder_samples.items() for f in ("--sample", f"{name}={v}")]
     model = options.get("filter", "none")
-    intruders_dir = os.path.join(work, "intruders")
+    intruders_dir = storage.join(work, "intruders")
     stages.append(
         Stage(
             "intruders",
@@ -470,7 +582,7 @@ def plan(config: dict, work: str) -> list[Stage]:
         )
     )  # fmt: skip
     for name, docs in docs_dirs.items():
-        shuffle_dir = os.path.join(work, "shuffle", name)
+        shuffle_dir = storage.join(work, "shuffle", name)
         options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
         sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
         stages.append(
@@ -500,17 +612,19 @@ def relative_to_out(arg: str, out: str) -> str:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
+    check_beam_args(beam_args, "build")
+    bound_driver_retries()
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)
-    out = args.out or str(raw.get("out", "out/build"))
-    if "://" in out:
-        raise InputError(
-            f"--out {out}: `build` writes to a local directory (run the commands one by one for gs://)"
-        )
+    out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
+    if _dry_run(beam_args):
+        return dry_run_build(config, out, beam_args)
+    remote = storage.is_remote(out)
     earlier = prepare_build_dir(out, args.force or args.overwrite)
-    work, dataset = os.path.join(out, WORK), os.path.join(out, DATASET)
-    os.makedirs(dataset, exist_ok=True)
+    work, dataset = storage.join(out, WORK), storage.join(out, DATASET)
+    if not remote:
+        os.makedirs(dataset, exist_ok=True)
     stages = plan(config, work)
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
@@ -518,7 +632,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     summary = {
         "command": "build",
         "config": os.path.abspath(config_path),
+        "raw_config": raw,
         "resolved": config,
+        "commands": [],  # argv of every stage, for the card
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
@@ -528,16 +644,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     }
 
     def write_summary() -> None:
-        write_json_atomic(os.path.join(out, BUILD_SUMMARY), summary)
+        if remote:
+            text = json.dumps(summary, indent=2, default=str) + "\n"
+            storage.write_bytes(storage.join(out, BUILD_SUMMARY), text.encode("utf-8"))
+        else:
+            write_json_atomic(os.path.join(out, BUILD_SUMMARY), summary)
 
     show = progress.enabled()
     bar = progress.bar(total=len(stages), desc="build", unit="stage") if show else None
     prints: dict[str, str] = {}
     for i, stage in enumerate(stages, 1):
         inputs = file_fingerprints(stage.inputs)
-        relocatable = [
-            relative_to_out(arg, out) for arg in stage.argv
-        ]  # a moved build keeps its fingerprints
+        relocatable = [relative_to_out(arg, out) for arg in stage.argv]  # a moved build keeps its prints
         stage_print = fingerprint(relocatable, inputs, [prints[u] for u in stage.upstream])
         prints[stage.name] = stage_print
         record = {
@@ -547,7 +665,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "upstream": stage.upstream,
         }
         label = f"[build] stage {i} of {len(stages)}, {stage.name}"
-        if is_finished(earlier.get(stage.name), stage_print, stage.out):
+        if stage.make is None:
+            summary["commands"].append(stage.argv + list(beam_args))  # for the card
+        if not remote and is_finished(earlier.get(stage.name), stage_print, stage.out):
             progress.write(f"{label}: finished by an earlier run, skipped")
             records[stage.name] = earlier[stage.name]
             summary["skipped"].append(stage.name)
@@ -556,16 +676,22 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             progress.write(f"{label}: {command}")
             if bar is not None:
                 bar.set_postfix_str(stage.name)
-            clean(stage.out)
-            for table in stage.tables:
-                remove(os.path.join(dataset, table))
             started = time.time()
-            partial = stage.out + PARTIAL
-            if stage.make is not None:
-                stage.make(partial)
+            if remote:  # object stores have no atomic rename: the stage writes under its final name
+                if stage.make is not None:
+                    stage.make(stage.out)
+                else:
+                    run_command(stage.argv, beam_args)
             else:
-                run_command(_with_out(stage.argv, partial), beam_args)
-            publish(stage.out)
+                clean(stage.out)
+                for table in stage.tables:
+                    remove(os.path.join(dataset, table))
+                partial = stage.out + PARTIAL
+                if stage.make is not None:
+                    stage.make(partial)
+                else:
+                    run_command(_with_out(stage.argv, partial), beam_args)
+                publish(stage.out)
             if stage.tables:
                 move_tables(stage.out, dataset, tuple(stage.tables))
             timings[stage.name] = round(time.time() - started, 2)
@@ -578,26 +704,140 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if bar is not None:
         progress.close(bar)
     started = time.time()
-    card_path = write_card(out, dataset, config["card"]["name"], config["card"]["license"])
+    write_summary()  # the card reads the stage commands from it
+    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"])
     timings["card"] = round(time.time() - started, 2)
     progress.write(f"[build] card: {card_path}")
-    with open(os.path.join(work, "intruders", "run_summary.json"), encoding="utf-8") as f:
-        intruders_summary = json.load(f)
+    intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", "run_summary.json")))
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)
-    summary["dataset"] = {
-        name: sorted(os.listdir(os.path.join(dataset, name)))
-        for name in sorted(os.listdir(dataset))
-        if os.path.isdir(os.path.join(dataset, name))
-    }
+    summary["dataset"] = dataset_listing(dataset)
     summary["sources"] = intruders_summary.get("sources", {})
     write_summary()
     print_build(summary, out)
     return 0
 
 
+def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str:
+    """Write the dataset card (README.md, figures, summaries); for a remote build from a local mirror.
+
+    The card reads the run summaries and the dataset's tables (its statistics count the rows), so a remote
+    build is mirrored into a temporary folder (the JSON files and the dataset's Parquet files: the driver
+    downloads the dataset once here), the card is written there, and what it wrote beside the tables is
+    uploaded into the remote dataset folder.
+    """
+    if not storage.is_remote(out):
+        return write_card(out, dataset, name, license_id)
+    mirror = tempfile.mkdtemp(prefix="incoherent-card-")
+    try:
+        for path in storage.list_files(posixpath.join(out, "**")):
+            relative = posixpath.relpath(path, out)
+            if path.endswith(".json") or (path.endswith(".parquet") and relative.startswith(DATASET + "/")):
+                storage.write_bytes(os.path.join(mirror, *relative.split("/")), storage.read_bytes(path))
+        _mirror_inputs(mirror)
+        local_dataset = os.path.join(mirror, DATASET)
+        before = {os.path.join(root, f) for root, _, files in os.walk(local_dataset) for f in files}
+        write_card(mirror, local_dataset, name, license_id)
+        for root, _, files in os.walk(local_dataset):
+            for f in files:
+                local = os.path.join(root, f)
+                if local in before and not f.endswith(".json"):
+                    continue
+                target = storage.join(dataset, *os.path.relpath(local, local_dataset).split(os.sep))
+                with open(local, "rb") as handle:
+                    data = handle.read()
+                if f.endswith((".md", ".json")):
+                    data = data.replace(mirror.encode("utf-8"), out.encode("utf-8"))
+                storage.write_bytes(target, data)
+        return storage.join(dataset, "README.md")
+    finally:
+        shutil.rmtree(mirror, ignore_errors=True)
+
+
+def _mirror_inputs(mirror: str) -> None:
+    """Point the mirrored ingest summaries at local copies of their remote inputs (the card hashes every
+    input, as it does for a local build; the copies keep the inputs' names, so the card is the same)."""
+    files = storage.BeamFiles()
+    for n, summary_path in enumerate(
+        sorted(glob.glob(os.path.join(mirror, "**", "run_summary.json"), recursive=True))
+    ):
+        with open(summary_path, encoding="utf-8") as f:
+            summary = json.load(f)
+        params = summary.get("params") or {}
+        if not str(summary.get("command", "")).startswith("ingest "):
+            continue
+        for key in ("dumps", "paths"):
+            local_paths = []
+            for i, path in enumerate(params.get(key) or []):
+                if not storage.is_remote(path):
+                    local_paths.append(path)
+                    continue
+                target = os.path.join(mirror, "_inputs", f"{n}-{i}", posixpath.basename(path.rstrip("/")))
+                if files.isfile(path):
+                    storage.write_bytes(target, storage.read_bytes(path))
+                else:
+                    for remote in files.files_under(path):
+                        relative = posixpath.relpath(remote, path.rstrip("/"))
+                        storage.write_bytes(
+                            os.path.join(target, *relative.split("/")), storage.read_bytes(remote)
+                        )
+                local_paths.append(target)
+            if key in params:
+                params[key] = local_paths
+        with open(summary_path, "w", encoding="utf-8") as f:
+            json.dump(summary, f)
+
+
+def _dry_run(beam_args: list[str]) -> bool:
+    if not any(a.startswith("--dry_run") for a in beam_args):
+        return False
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.common import is_dry_run
+
+    return is_dry_run(PipelineOptions(beam_args))
+
+
+def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
+    """``--dry_run=True``: check the config and build and validate the job graph of every ingest stage.
+
+    Nothing runs and nothing is written. The later stages (index, neighbours, intruders, shuffle) read the
+    file lists that ingest writes, so their graphs are only built by a real run; the `DryRun` message says so.
+    """
+    built = 0
+    for name, spec in config["sources"].items():
+        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
+        docs = storage.join(out, WORK, "documents", name)
+        runs = [
+            ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])]
+        ]
+        for old in spec["history"]:
+            label = posixpath.basename(old).split(".", 1)[0]
+            runs.append(
+                [
+                    "ingest",
+                    spec["kind"],
+                    old,
+                    "--out",
+                    storage.join(out, WORK, "history", name, label),
+                    *source_flag,
+                ]
+            )
+        for argv in runs:
+            try:
+                run_command(argv, beam_args)
+            except DryRun as exc:
+                print(f"[build] {exc}", flush=True)
+                built += 1
+    raise DryRun(
+        f"dry run: `incoherent build` config checked and {built} ingest job graphs built and validated; index, "
+        "neighbors, intruders and shuffle read the files ingest writes, so their graphs are built by a real run "
+        "(run those commands with --dry_run=True on existing documents); nothing ran and nothing was written"
+    )
+
+
 def print_build(summary: dict, out: str) -> None:
-    print(f"[build] dataset in {os.path.join(out, DATASET)}:")
+    print(f"[build] dataset in {storage.join(out, DATASET)}:")
     for config, files in summary["dataset"].items():
         print(f"  {config}: {', '.join(files)}")
     for source, s in summary["sources"].items():

@@ -2,7 +2,8 @@
 
 Each command lives in its own module under ``pipelines/`` exposing ``add_arguments(parser)`` and
 ``run(args, beam_args) -> int``. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
-Dataflow and Flink options) and are passed to the pipeline untouched.
+Dataflow and Flink options) and are passed to the pipeline untouched; a flag that no registered Beam
+``PipelineOptions`` class knows either stops the command before any work (:mod:`pipelines.options`).
 
 Unusable input or configuration ends with one line, ``error: <what> (<file or option>)``, and exit status 2.
 """
@@ -16,6 +17,7 @@ import logging
 import sys
 
 from pipelines import progress
+from pipelines.options import DryRun, check_beam_args, use_storage_options
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -36,6 +38,11 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents"),
     (("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents"),
     (("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)"),
+    (
+        ("score-shuffle",),
+        "pipelines.score_shuffle",
+        "zero-shot k-block shuffle test of a causal or masked LM",
+    ),
     (("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents"),
     (("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document"),
     (("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)"),
@@ -92,6 +99,11 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """``ingest cnn``, ``shuffle``, ... for messages."""
+    return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(selected_module(argv))
@@ -106,10 +118,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     progress.configure(quiet=getattr(args, "quiet", False))
     try:
-        return importlib.import_module(args._module).run(args, beam_args) or 0
+        module = importlib.import_module(args._module)
+        if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
+            check_beam_args(beam_args, command_name(args))
+        use_storage_options(beam_args)
+        return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except DryRun as exc:
+        print(exc)
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

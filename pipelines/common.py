@@ -32,7 +32,8 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
-from pipelines import spill
+from pipelines import spill, storage
+from pipelines.options import DryRun, bound_driver_retries
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
 
@@ -162,7 +163,7 @@ class WriteTable(beam.PTransform):
         schema: pa.Schema | None = None,
     ):
         super().__init__()
-        self._out_dir, self._config, self._split = out_dir, config, split
+        self._out_dir, self._config, self._split = storage.absolute(out_dir), config, split
         self._schema = schema or schema_for(config)
         self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
         if split is None and "split" not in self._schema.names:
@@ -259,12 +260,18 @@ class WriteRejected(beam.PTransform):
 
 
 def list_tables(root: str, prefix: str) -> list[str]:
-    """Parquet files of every config under ``root`` whose name starts with ``prefix`` (sorted)."""
-    if not FileSystems.exists(root):
+    """Parquet files of every config under ``root`` whose name starts with ``prefix`` (sorted, absolute).
+
+    ``root`` may be local or remote (``gs://``, ``s3://``: a "directory" is a prefix with files under it).
+    """
+    root = storage.absolute(root)
+    if not storage.exists(root):
         raise InputError(f"{root}: no such directory")
     pattern = posixpath.join(root, f"{prefix}*", "*.parquet")
-    files = sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
-    return files
+    try:
+        return storage.list_files(pattern)
+    except Exception as exc:  # noqa: BLE001 - Beam wraps storage failures in its own types
+        raise InputError(f"{root}: cannot be listed ({storage.storage_error(exc)})") from None
 
 
 def require_tables(root: str, prefix: str, written_by: str) -> list[str]:
@@ -314,12 +321,21 @@ def resolve_runner(options: PipelineOptions):
     Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
     its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
     like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
-    ``--direct_running_mode``, so we pick it up front. Any other ``--runner`` is used as given.
+    ``--direct_running_mode``, so we pick it up front. With ``--environment_type`` (``EXTERNAL`` and
+    ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
+    ``--direct_num_workers``. Any other ``--runner`` is used as given.
     """
     runner = options.view_as(StandardOptions).runner
     if runner in (None, "DirectRunner", "direct", "directrunner"):
+        from apache_beam.options.pipeline_options import PortableOptions
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
+        if options.view_as(PortableOptions).environment_type:  # e.g. EXTERNAL: SDK workers in a worker pool
+            from apache_beam.transforms import environments
+
+            return FnApiRunner(
+                default_environment=environments.Environment.from_options(options.view_as(PortableOptions))
+            )
         return FnApiRunner()
     return runner
 
@@ -397,6 +413,58 @@ def write_summary(out_dir: str, summary: dict) -> None:
         f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
 
 
+def is_dry_run(options: PipelineOptions) -> bool:
+    from apache_beam.options.pipeline_options import TestOptions
+
+    return str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes")
+
+
+def stage_package(options: PipelineOptions) -> str | None:
+    """Build the ``--setup_file`` package as Dataflow staging does (``python -m build --sdist``), locally."""
+    from apache_beam.options.pipeline_options import SetupOptions
+
+    setup_file = options.view_as(SetupOptions).setup_file
+    if not setup_file:
+        return None
+    import tempfile
+
+    from apache_beam.runners.portability.stager import Stager
+
+    if not os.path.isfile(setup_file):
+        raise InputError(f"--setup_file {setup_file}: no such file")
+    folder = tempfile.mkdtemp(prefix="incoherent-staging-")
+    try:
+        return os.path.basename(Stager._build_setup_package(os.path.abspath(setup_file), folder))
+    except Exception as exc:  # noqa: BLE001 - the build's own message says what is missing
+        raise InputError(
+            f"--setup_file {setup_file}: the package does not build ({str(exc)[:300]})"
+        ) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, command: str) -> None:
+    """Build the pipeline and validate its job graph without running it or writing anything; raise DryRun.
+
+    On Dataflow the runner itself translates and validates the job (``--dry_run=True`` stops it before
+    submission) and the ``--setup_file`` package is built; other runners' graphs are validated by
+    translating them to Beam's portable representation.
+    """
+    runner = options.view_as(StandardOptions).runner
+    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    build(pipeline)
+    package = stage_package(options)
+    if runner in ("DataflowRunner", "dataflow"):
+        pipeline.run().wait_until_finish()
+    else:
+        pipeline.to_runner_api()
+    staged = f"; package {package} built" if package else ""
+    raise DryRun(
+        f"dry run: `incoherent {command}` job graph built and validated ({len(pipeline.to_runner_api().components.transforms)} "
+        f"transforms){staged}; nothing ran and nothing was written"
+    )
+
+
 def run_pipeline(
     build: Callable[[beam.Pipeline], None],
     *,
@@ -413,11 +481,14 @@ def run_pipeline(
     (read, kept, dropped per reason) and the rows written per config and split. ``extra_summary(summary)``
     may return more fields computed after the run (e.g. from the written files).
     """
-    prepare_output(out_dir, overwrite)
+    bound_driver_retries()  # this is the driver: a bad remote path fails in seconds, not minutes
     options = PipelineOptions(list(beam_args))
+    if is_dry_run(options):
+        dry_run(build, options, command)
+    prepare_output(out_dir, overwrite)
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
-    spill_dir = posixpath.join(out_dir, spill.SPILL_DIR)
+    spill_dir = posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
     spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
     try:

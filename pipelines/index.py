@@ -1,19 +1,26 @@
 """``incoherent index DOCS_DIR --out INDEX_DIR``: DrQA hashed-bigram TF-IDF index of the documents.
 
-Stages: read documents -> featurize batches of them (hashed n-gram counts, in parallel) -> document
-frequencies as a ``CombineGlobally`` over the per-document feature sets (works on any runner) -> one writer builds the
-TF-IDF matrix with the frequencies as a side input and saves ``INDEX_DIR/{index.json, tfidf.npz, idf.npz,
-ids.json, docs.npz}`` (see :mod:`retrieval.index`). Counters: ``index/documents``, ``index/empty_text``,
-``index/zero_vector`` (no n-gram survives the stopword/punctuation filter, or all have idf 0).
+Stages: read documents -> featurize batches of them (hashed n-gram counts, in parallel) -> each batch saved by
+its worker as ``INDEX_DIR/_parts/part-<hash>.npz`` through Beam's filesystems, and document frequencies as a
+``CombineGlobally`` over the per-document feature sets saved next to them. After the pipeline the driver
+assembles the TF-IDF matrix from the committed parts (listed in ``_parts/parts.json``), saves
+``INDEX_DIR/{index.json, tfidf.npz, idf.npz, ids.json, docs.npz}`` (see :mod:`retrieval.index`) through the
+same filesystems (local, gs://, s3://) and deletes the parts. No worker holds the whole corpus, and nothing is
+written to a worker's local disk. Counters: ``index/documents``, ``index/empty_text``, ``index/zero_vector``
+(no n-gram survives the stopword/punctuation filter, or all have idf 0; counted by the driver).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
+import json
 
 import apache_beam as beam
 import numpy as np
 
+from pipelines import storage
 from pipelines.common import ReadDocuments, count, document_files, print_report, run_pipeline
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
@@ -32,7 +39,7 @@ COMPACT_EVERY = 64
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("docs_dir", metavar="DOCS_DIR", help="output of `incoherent ingest ...`")
-    parser.add_argument("--out", required=True, help="index directory (local)")
+    parser.add_argument("--out", required=True, help="index directory (local, gs://, s3://)")
     parser.add_argument("--ngram", type=int, default=NGRAM, help=f"n-gram order (default: {NGRAM}, as DrQA)")
     parser.add_argument(
         "--hash-size",
@@ -102,19 +109,70 @@ class DocumentFrequencies(beam.CombineFn):
         return merge_document_frequencies(accumulator)
 
 
-def write_index(out_dir: str, batches, df, params: IndexParams, docs_dir: str) -> dict:
-    """Build the TF-IDF matrix of all featurized batches (rows sorted by id) and save the index."""
+PARTS_DIR = "_parts"
+MANIFEST = "parts.json"
+DF_FILE = "df.npz"
+
+
+def part_name(ids: list[str]) -> str:
+    """A batch's file name, from its ids: a retried bundle rewrites the same file."""
+    return f"part-{hashlib.sha256(chr(0).join(ids).encode('utf-8')).hexdigest()[:24]}.npz"
+
+
+def write_part(batch: dict, parts_dir: str) -> str:
+    """Save one featurized batch as ``PARTS_DIR/part-<hash>.npz`` through Beam's filesystems; its path."""
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        ids=np.array(batch["ids"], dtype=str),
+        lengths=np.asarray(batch["lengths"], np.int64),
+        features=np.asarray(batch["features"], np.int64),
+        counts=np.asarray(batch["counts"], np.int64),
+        text_keys=np.asarray(batch["text_keys"], np.uint64),
+        fingerprint=np.uint64(sum(batch["fingerprints"]) % 2**64),
+    )
+    path = storage.join(parts_dir, part_name(batch["ids"]))
+    storage.write_bytes(path, buffer.getvalue())
+    return path
+
+
+def write_manifest(paths: list[str], parts_dir: str) -> None:
+    """The list of parts the pipeline committed (a failed bundle's retry may leave others behind)."""
+    storage.write_bytes(storage.join(parts_dir, MANIFEST), json.dumps(sorted(paths)).encode("utf-8"))
+
+
+def write_df(df: tuple[np.ndarray, np.ndarray], parts_dir: str) -> None:
+    buffer = io.BytesIO()
+    np.savez(buffer, features=df[0], counts=df[1])
+    storage.write_bytes(storage.join(parts_dir, DF_FILE), buffer.getvalue())
+
+
+def _npz(path: str) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
+
+
+def assemble_index(out_dir: str, params: IndexParams, docs_dir: str) -> dict:
+    """Driver side, after the pipeline: the TF-IDF matrix from the committed parts, rows sorted by id.
+
+    Reads ``OUT/_parts/`` (written by the workers through Beam's filesystems), saves the index files into
+    ``out_dir`` through the same filesystems and deletes the parts. Returns the index metadata.
+    """
+    parts_dir = storage.join(out_dir, PARTS_DIR)
+    paths = json.loads(storage.read_bytes(storage.join(parts_dir, MANIFEST)))
+    df = _npz(storage.join(parts_dir, DF_FILE))
     ids: list[str] = []
     rows: list[tuple[np.ndarray, np.ndarray]] = []
     keys: list[np.ndarray] = []
     total = 0
-    for batch in batches:
-        ends = np.cumsum(batch["lengths"])
-        starts = ends - batch["lengths"]
-        ids.extend(batch["ids"])
-        rows.extend((batch["features"][a:b], batch["counts"][a:b]) for a, b in zip(starts, ends, strict=True))
-        keys.append(batch["text_keys"])
-        total += sum(batch["fingerprints"])
+    for path in paths:
+        part = _npz(path)
+        ends = np.cumsum(part["lengths"])
+        starts = ends - part["lengths"]
+        ids.extend(part["ids"].tolist())
+        rows.extend((part["features"][a:b], part["counts"][a:b]) for a, b in zip(starts, ends, strict=True))
+        keys.append(part["text_keys"])
+        total += int(part["fingerprint"])
     if not ids:
         raise InputError(f"{docs_dir}: no documents to index")
     order = sorted(range(len(ids)), key=ids.__getitem__)
@@ -122,51 +180,50 @@ def write_index(out_dir: str, batches, df, params: IndexParams, docs_dir: str) -
     for a, b in zip(ids, ids[1:], strict=False):
         if a == b:
             raise InputError(f"{docs_dir}: duplicate document id {a!r}")
-    text_keys = np.concatenate(keys)[order]
     index = TfidfIndex.from_rows(
         params=params,
         ids=ids,
         rows=[rows[i] for i in order],
-        text_keys=text_keys,
-        df_features=df[0],
-        df_counts=df[1],
+        text_keys=np.concatenate(keys)[order],
+        df_features=df["features"],
+        df_counts=df["counts"],
         fingerprint=corpus_fingerprint(total, len(ids)),
     )
-    count(STAGE, "zero_vector", index.meta["num_zero_vector_docs"])
-    index.save(out_dir)
+    index.save(out_dir, opener=storage.open_file)
+    storage.delete_tree(parts_dir)
     return index.meta
 
 
 class BuildIndex(beam.PTransform):
-    """Document rows -> index files in ``out_dir``; returns a PCollection with the index metadata."""
+    """Document rows -> featurized parts and document frequencies under ``out_dir/_parts/``.
+
+    Every worker writes its own batches (no single worker sees the whole corpus); :func:`assemble_index`
+    turns them into the index on the driver once the pipeline has run.
+    """
 
     def __init__(self, out_dir: str, params: IndexParams, docs_dir: str):
         super().__init__()
-        self._out_dir, self._params, self._docs_dir = out_dir, params, docs_dir
+        self._parts_dir = storage.join(storage.absolute(out_dir), PARTS_DIR)
+        self._params, self._docs_dir = params, docs_dir
 
     def expand(self, docs):
-        params, docs_dir = self._params, self._docs_dir
+        params, parts_dir = self._params, self._parts_dir
         batches = (
             docs
             | "Batch" >> beam.BatchElements(min_batch_size=64, max_batch_size=2048)
             | "Featurize" >> beam.Map(featurize_batch, params=params)
         )
-        df = (
+        _ = (
             batches
             | "FeatureSets" >> beam.Map(_features_of)
             | "DocumentFrequencies" >> beam.CombineGlobally(DocumentFrequencies())
+            | "WriteDf" >> beam.Map(write_df, parts_dir=parts_dir)
         )
         return (
-            docs.pipeline
-            | "IndexDir" >> beam.Create([self._out_dir])
-            | "WriteIndex"
-            >> beam.Map(
-                write_index,
-                batches=beam.pvalue.AsIter(batches),
-                df=beam.pvalue.AsSingleton(df),
-                params=params,
-                docs_dir=docs_dir,
-            )
+            batches
+            | "WriteParts" >> beam.Map(write_part, parts_dir=parts_dir)
+            | "PartPaths" >> beam.combiners.ToList()
+            | "WriteManifest" >> beam.Map(write_manifest, parts_dir=parts_dir)
         )
 
 
@@ -177,8 +234,6 @@ def _features_of(batch: dict) -> np.ndarray:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     params = check_params(args.ngram, args.hash_size)
-    if "://" in args.out:
-        raise InputError(f"--out {args.out}: the index is written to a local directory")
     files = document_files(args.docs_dir)
 
     def build(pipeline):
@@ -189,9 +244,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
 
     def index_summary(_summary: dict) -> dict:
-        meta = TfidfIndex.load(args.out, expect=params).meta
+        meta = assemble_index(args.out, params, args.docs_dir)
         keys = ("num_docs", "num_zero_vector_docs", "num_features", "nnz", "corpus_fingerprint")
-        return {"index": {k: meta[k] for k in keys}}
+        counters = dict(_summary["counters"])
+        counters[STAGE] = dict(
+            sorted({**counters.get(STAGE, {}), "zero_vector": meta["num_zero_vector_docs"]}.items())
+        )
+        return {"index": {k: meta[k] for k in keys}, "counters": counters}
 
     summary = run_pipeline(
         build,

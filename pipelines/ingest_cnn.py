@@ -6,6 +6,7 @@ import argparse
 
 import apache_beam as beam
 
+from pipelines import storage
 from pipelines.common import (
     ApplyWithRejects,
     DropDuplicateIds,
@@ -30,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
 
+def read_stories(path: str):
+    """:func:`sources.cnn.stories` of a local or remote (gs://, s3://) story file or archive."""
+    with storage.local_copy(path) as local:
+        yield from cnn.stories(local)
+
+
 class IngestCnn(beam.PTransform):
     """Story files and archives -> ``(documents, rejected)``."""
 
@@ -42,14 +49,14 @@ class IngestCnn(beam.PTransform):
             pbegin
             | "Inputs" >> beam.Create(self._inputs)
             | "Spread" >> beam.Reshuffle()
-            | "ParseStories" >> ApplyWithRejects(cnn.stories, STAGE)
+            | "ParseStories" >> ApplyWithRejects(read_stories, STAGE)
         )
         unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
         return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    inputs = cnn.list_inputs(args.paths)
+    inputs = cnn.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
 
     def build(p):
         docs, rejected = p | "IngestCnn" >> IngestCnn(inputs)

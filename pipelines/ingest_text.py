@@ -11,7 +11,7 @@ import re
 
 import apache_beam as beam
 
-from pipelines import progress
+from pipelines import progress, storage
 from pipelines.common import (
     ApplyWithRejects,
     DropDuplicateIds,
@@ -65,7 +65,8 @@ class IngestText(beam.PTransform):
             return textfiles.parse_json_line(line, path, id_field, text_field, source)
 
         def parse_parquet(path):
-            return textfiles.parquet_records(path, id_field, text_field, source)
+            with storage.local_copy(path) as local:
+                yield from textfiles.parquet_records(local, id_field, text_field, source)
 
         parts_docs, parts_rejected = [], []
         if json_files:
@@ -92,7 +93,7 @@ class IngestText(beam.PTransform):
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    files = textfiles.list_inputs(args.paths)
+    files = textfiles.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
     by_source: dict[str, list[str]] = {}
     for path in files:
         source = (
@@ -101,7 +102,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             else _check_source(textfiles.source_name(path), path)
         )
         if path.endswith(textfiles.PARQUET_SUFFIXES):
-            textfiles.check_parquet_columns(path, args.id_field, args.text_field)
+            if storage.is_remote(path):  # the footer only, read through Beam's filesystems
+                with storage.open_raw(path) as handle:
+                    textfiles.check_parquet_columns(path, args.id_field, args.text_field, handle)
+            else:
+                textfiles.check_parquet_columns(path, args.id_field, args.text_field)
         by_source.setdefault(source, []).append(path)
 
     def build(p):

@@ -13,7 +13,7 @@ in parallel.
 With Beam's default local runner (one in-process worker) every dump, single- or multistream, is one read
 task: indexed_bzip2 decodes it in a child process (``--decompress-threads``, default one per core; the child
 gets one fewer) while the worker parses XML and cleans leads, so every core works without extra Beam worker
-processes. The first dump's decoder starts before Beam is imported (:func:`sources.mediawiki.start_decoder`):
+processes. The first dump's decoder starts before Beam is imported (:func:`sources.bz2decode.start_decoder`):
 the decoder is the slower of the two. This module imports Beam only in :func:`run`; the transforms are in
 :mod:`pipelines.ingest_wikipedia_beam`.
 """
@@ -24,7 +24,7 @@ import argparse
 import os
 
 from schemas.records import InputError
-from sources import mediawiki
+from sources import bz2decode, mediawiki
 
 STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         help="multistream dumps: compressed MB per parallel read task (default: "
-        f"{mediawiki.RANGE_BYTES / (1 << 20):g} with several Beam workers, the whole file with one in-process "
+        f"{bz2decode.RANGE_BYTES / (1 << 20):g} with several Beam workers, the whole file with one in-process "
         "worker)",
     )
     parser.add_argument(
@@ -56,25 +56,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def plan_reads(
     dumps: list[str],
-    range_bytes: int = mediawiki.RANGE_BYTES,
-    min_ranges: int = mediawiki.MIN_RANGES,
+    range_bytes: int = bz2decode.RANGE_BYTES,
+    min_ranges: int = bz2decode.MIN_RANGES,
     whole_files: bool = False,
 ) -> list[dict]:
     """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
     tasks: list[dict] = []
     for path in dumps:
+        if "://" in path:  # remote (gs://, s3://): read whole, through Beam's filesystems
+            from pipelines import storage
+
+            if not storage.BeamFiles().isfile(path):
+                raise InputError(f"{path}: no such file")
+            mediawiki.read_siteinfo(path, opener=storage.open_raw)  # the header only
+            tasks.append({"path": path})
+            continue
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory, not a dump file")
         site = mediawiki.read_siteinfo(path)  # fails early on files that are not MediaWiki XML
-        index = None if whole_files else mediawiki.multistream_index(path)
+        index = None if whole_files else bz2decode.multistream_index(path)
         if index is None:
             tasks.append({"path": path})
             continue
         size = os.path.getsize(path)
-        offsets = mediawiki.stream_offsets(index)
-        ranges = mediawiki.multistream_ranges(
+        offsets = bz2decode.stream_offsets(index)
+        ranges = bz2decode.multistream_ranges(
             path, offsets, size, target_bytes=range_bytes, min_ranges=min_ranges
         )
         site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
@@ -97,6 +105,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     if args.range_mb is not None:
         tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
@@ -106,8 +115,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
-    if not spread and "start" not in tasks[0]:  # this process reads the first dump: start its decoder now
-        mediawiki.start_decoder(tasks[0]["path"], threads)
+    if (
+        not spread and "start" not in tasks[0] and "://" not in tasks[0]["path"]
+    ):  # this process reads the first dump: start its decoder now
+        bz2decode.start_decoder(tasks[0]["path"], threads)
 
     import apache_beam as beam
 
@@ -140,7 +151,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             overwrite=args.overwrite,
         )
     finally:
-        mediawiki.stop_started_decoders()  # one no read took over (the run failed before reading)
+        bz2decode.stop_started_decoders()  # one no read took over (the run failed before reading)
     counters = summary["counters"]
     kept = counters.get(STAGE, {}).get("kept", 0)
     dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}
@@ -150,6 +161,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"  rejected {reason}: {n}")
     if read.get("trailing_junk_bytes"):
         print(f"  ignored {read['trailing_junk_bytes']} bytes of junk after </mediawiki>")
-    if read.get(mediawiki.BZ2_GARBAGE):
-        print(f"  ignored {read[mediawiki.BZ2_GARBAGE]} bytes of garbage after the last bz2 stream")
+    if read.get(bz2decode.BZ2_GARBAGE):
+        print(f"  ignored {read[bz2decode.BZ2_GARBAGE]} bytes of garbage after the last bz2 stream")
     return 0

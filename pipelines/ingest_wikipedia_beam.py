@@ -31,7 +31,10 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
     if "start" not in task:
-        yield from mediawiki.read_pages(task["path"], count=inc, threads=threads)
+        opener = None
+        if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
+            from pipelines.storage import open_raw as opener
+        yield from mediawiki.read_pages(task["path"], opener=opener, count=inc, threads=threads)
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import logging
 import os
 import posixpath
@@ -37,15 +38,14 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from corpora import drift, sampling
 from corpora import intruders as logic
-from corpora.artefacts import MAX_DOCUMENTS, artefact_check, sample_documents
+from corpora.artefacts import MAX_DOCUMENTS, artefact_check
 from corpora.seeding import stable_hash
-from pipelines import progress, spill
+from pipelines import progress, spill, storage
 from pipelines.common import (
     ReadDocuments,
     WriteRejected,
@@ -189,8 +189,9 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
     if default is not None:
         for source in sources:
             mapping.setdefault(source, default)
+    mapping = {source: storage.absolute(path) for source, path in mapping.items()}
     for source, path in mapping.items():
-        if not FileSystems.exists(path):
+        if not storage.exists(path):
             raise InputError(f"{option} {path}: no such directory (for source {source})")
     return mapping
 
@@ -199,13 +200,23 @@ def neighbor_files(neighbors_dir: str) -> list[str]:
     return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
 
-def read_ids(files: list[str]) -> set[str]:
-    """The ``id`` column of Parquet files (cheap: one column)."""
-    ids: set[str] = set()
+def iter_ids(files: list[str]):
+    """The ``id`` column of Parquet files, streamed a record batch at a time."""
     for path in files:
         with FileSystems.open(path) as f:
-            ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
-    return ids
+            for batch in pq.ParquetFile(f).iter_batches(columns=["id"]):
+                yield from batch.column(0).to_pylist()
+
+
+def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) -> bool:
+    """Whether any of the first ``sample`` ids of ``files_a`` is among the ids of ``files_b`` (bounded memory:
+    the sample; ``files_b`` is streamed until the first shared id)."""
+    ids = set()
+    for doc_id in iter_ids(files_a):
+        ids.add(doc_id)
+        if len(ids) >= sample:
+            break
+    return any(doc_id in ids for doc_id in iter_ids(files_b))
 
 
 # --------------------------------------------------------------------------------------------- similarity
@@ -218,9 +229,10 @@ def load_index(index_dir: str):
     """The retrieval index of ``index_dir``, loaded once per worker process."""
     index = _INDEXES.get(index_dir)
     if index is None:
+        from pipelines.storage import open_file
         from retrieval import TfidfIndex
 
-        index = TfidfIndex.load(index_dir)
+        index = TfidfIndex.load(index_dir, opener=open_file)
         _INDEXES[index_dir] = index
     return index
 
@@ -590,17 +602,39 @@ def parquet_rows(files: list[str]) -> int:
     return total
 
 
-def _read_columns(files: list[str], columns: list[str], ids: set[str] | None = None) -> list[dict]:
-    """Rows of ``files`` with only ``columns``; only those whose id is in ``ids`` when given."""
-    rows: list[dict] = []
+def artefact_sample(files: list[str], limit: int = MAX_DOCUMENTS) -> tuple[list[dict], int, int]:
+    """``(rows for the artefact check, rows read, positives)`` with at most ``limit`` rows held at a time.
+
+    The tables are streamed a record batch at a time; the sample is what
+    :func:`corpora.artefacts.sample_documents` would pick from all rows (every row in file order when there
+    are at most ``limit``, else the ``limit`` smallest stable hashes of the id), so the driver's memory stays
+    bounded however large the corpus.
+    """
+    kept: list[dict] = []
+    heap: list[tuple[int, int, dict]] = []  # (-hash, order, row): the limit smallest hashes
+    total = positives = 0
     for path in files:
         with FileSystems.open(path) as f:
-            table = pq.read_table(f, columns=columns)
-        if ids is not None:
-            keep = [doc_id in ids for doc_id in table.column("id").to_pylist()]
-            table = table.filter(pa.array(keep, type=pa.bool_()))
-        rows.extend(table.to_pylist())
-    return rows
+            table = pq.ParquetFile(f)
+            for batch in table.iter_batches(columns=["id", "sentences", "label", "intruder_index", "split"]):
+                for row in batch.to_pylist():
+                    total += 1
+                    positives += row["label"]
+                    key = stable_hash("artefact-check", row["id"])
+                    if kept is not None:
+                        kept.append(row)
+                        if len(kept) <= limit:
+                            continue
+                        for i, r in enumerate(kept):
+                            heapq.heappush(heap, (-stable_hash("artefact-check", r["id"]), i, r))
+                            if len(heap) > limit:
+                                heapq.heappop(heap)
+                        kept = None
+                    elif -heap[0][0] > key:
+                        heapq.heapreplace(heap, (-key, total, row))
+    if kept is not None:
+        return kept, total, positives
+    return [row for _, _, row in sorted(heap, key=lambda e: (-e[0], e[1]))], total, positives
 
 
 def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool) -> dict:
@@ -608,14 +642,7 @@ def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs:
     kept = {k: counters.get(k, 0) for k in (logic.KEPT_IN_RANGE, logic.KEPT_TRUNCATED, logic.KEPT_WHOLE)}
     dropped = {k: counters.get(k, 0) for k in (logic.TOO_FEW, logic.TOO_MANY, logic.IDENTICAL)}
     fallback = {k.removeprefix("fallback_"): v for k, v in counters.items() if k.startswith("fallback_")}
-    files = list_tables(out_dir, f"intruder-{source}")
-    labels = _read_columns(files, ["id", "label"])
-    positives, total = sum(r["label"] for r in labels), len(labels)
-    checked = {r["id"] for r in sample_documents(labels, MAX_DOCUMENTS)}  # the check's fixed sample
-    del labels
-    rows = _read_columns(files, ["id", "sentences", "label", "intruder_index", "split"], checked)
-    if total > MAX_DOCUMENTS:  # the order sample_documents gives the sampled rows
-        rows.sort(key=lambda r: stable_hash("artefact-check", r["id"]))
+    rows, total, positives = artefact_sample(list_tables(out_dir, f"intruder-{source}"))
     summary = {
         "documents_read": counters.get("read", 0),
         "length_rule": logic.length_mode(source),
@@ -714,16 +741,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 f"--history: documents of source {source!r}, but DOCS_DIR has none (sources: {sources})"
             )
     if args.history:
-        newest_ids = read_ids([f for f in doc_files if source_of_file(f) in history_sources])
+        newest = [f for f in doc_files if source_of_file(f) in history_sources]
         for old_dir in args.history:
-            if not read_ids(document_files(old_dir)) & newest_ids:
+            if not shares_an_id(document_files(old_dir), newest):
                 raise InputError(
                     f"--history {old_dir}: shares no article with DOCS_DIR (ids differ; wrong dump?)"
                 )
     index_map = parse_mapping(args.index, "--index", sources)
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
-    if filtered and not FileSystems.exists(args.filter):
+    if filtered:
+        args.filter = storage.absolute(args.filter)
+    if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
     if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
         raise InputError("--index/--neighbors: required for every source when --out is not a local directory")

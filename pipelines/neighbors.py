@@ -26,7 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
 
-from pipelines import progress
+from pipelines import progress, storage
 from pipelines.common import WriteTable, count, document_files, list_tables, print_report, run_pipeline
 from pipelines.index import check_params
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
@@ -74,7 +74,7 @@ class _Loaded:
     """What a worker holds once: ids and the prepared matrix (weak-referenceable for ``Shared``)."""
 
     def __init__(self, index_dir: str, params: IndexParams):
-        index = TfidfIndex.load(index_dir, expect=params)
+        index = TfidfIndex.load(index_dir, expect=params, opener=storage.open_file)
         self.ids = index.ids
         self.fingerprint = index.meta["corpus_fingerprint"]
         self.scoring = prepare(index.matrix, index.text_keys)
@@ -261,7 +261,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--block-rows: must be >= 1, got {args.block_rows}")
     if args.threads < 0:
         raise InputError(f"--threads: must be >= 0 (0 = auto), got {args.threads}")
-    index = TfidfIndex.load(args.index, expect=params)  # metadata only: fail before any work
+    args.index = storage.absolute(args.index)
+    index = TfidfIndex.load(args.index, expect=params, opener=storage.open_file)  # no matrix: fail early
     files = document_files(args.docs_dir)
     threads, workers = scoring_threads(args.threads, beam_args)
     query_rows = None

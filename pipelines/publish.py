@@ -1,19 +1,20 @@
 """``incoherent publish DATASET_DIR --repo-id ORG/NAME``: upload a finished build to the Hugging Face Hub.
 
-Only complete builds with a dataset card are uploaded: every ``run_summary.json`` must say ``complete`` and
-``DATASET_DIR/README.md`` must exist (``incoherent card`` writes it). Authentication is huggingface_hub's
-(``HF_TOKEN`` or ``huggingface-cli login``), or ``--token``.
+Only complete builds with a dataset card are uploaded: every run summary must say ``complete`` and carry this
+version's schema, and ``DATASET_DIR/README.md`` must exist (``incoherent card`` and ``build`` write it). The
+work is :mod:`corpora.publish`'s: compare with the remote files, commit what differs (nothing when the build is
+unchanged), check the remote names and sizes, print the dataset URL. The token comes from ``--token``,
+``HF_TOKEN`` or the stored login (``hf auth login``) and is never printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
-import os
 
+from corpora.publish import check_repo_id, files_to_upload, publish
 from schemas.records import InputError
 
-PATTERNS = ["README.md", "*/*.parquet", "**/run_summary.json", "run_summary.json"]
+LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,61 +26,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--revision", help="branch to push to (default: main)")
-    parser.add_argument("--token", help="Hub token (default: HF_TOKEN or the stored login)")
+    parser.add_argument("--token", help="Hub token (default: HF_TOKEN or the stored login); never printed")
     parser.add_argument(
         "--include-rejected", action="store_true", help="also upload the rejected/ dead letters"
     )
     parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded, upload nothing")
 
 
-def files_to_upload(dataset_dir: str, include_rejected: bool) -> tuple[list[str], list[str]]:
-    """Relative paths that will be uploaded and the ignore patterns that exclude the rest."""
-    from corpora.card import find_configs, load_summaries
+def _resolve_token(explicit: str | None) -> str:
+    from huggingface_hub import get_token
 
-    if not os.path.isfile(os.path.join(dataset_dir, "README.md")):
-        raise InputError(
-            f"{dataset_dir}: no README.md dataset card (run `incoherent card {dataset_dir}` first)"
-        )
-    find_configs(dataset_dir)
-    load_summaries(dataset_dir)
-    ignore = [] if include_rejected else ["rejected/**"]
-    files = []
-    for path in sorted(glob.glob(os.path.join(dataset_dir, "**", "*"), recursive=True)):
-        rel = os.path.relpath(path, dataset_dir)
-        if not os.path.isfile(path) or (not include_rejected and rel.startswith("rejected" + os.sep)):
-            continue
-        if rel == "README.md" or rel.endswith((".parquet", "run_summary.json")):
-            files.append(rel)
-    return files, ignore
+    token = explicit or get_token()
+    if not token:
+        raise InputError(f"no Hugging Face token: {LOGIN_HINT}")
+    return token
+
+
+def _one_line(exc: BaseException, token: str) -> str:
+    """The first line of an error, with the token masked should a server ever echo it."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.replace(token, "***") if token else text
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if beam_args:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
-    if args.repo_id.count("/") != 1:
-        raise InputError(f"--repo-id: expected ORG/NAME, got {args.repo_id!r}")
-    files, ignore = files_to_upload(args.dataset_dir, args.include_rejected)
+    check_repo_id(args.repo_id)
+    files = files_to_upload(args.dataset_dir, args.include_rejected)
     if args.dry_run:
         for rel in files:
             print(rel)
         print(f"{len(files)} files would be uploaded to datasets/{args.repo_id}")
         return 0
-    from huggingface_hub import HfApi
+    token = _resolve_token(args.token)
+    import httpx2
     from huggingface_hub.errors import HfHubHTTPError
 
-    api = HfApi(token=args.token)
     try:
-        api.create_repo(args.repo_id, repo_type="dataset", private=args.private, exist_ok=True)
-        commit = api.upload_folder(
-            folder_path=args.dataset_dir,
-            repo_id=args.repo_id,
-            repo_type="dataset",
-            revision=args.revision,
-            allow_patterns=PATTERNS + (["rejected/**"] if args.include_rejected else []),
-            ignore_patterns=ignore,
-            commit_message=f"incoherent: upload {len(files)} files",
+        done = publish(args.dataset_dir, args.repo_id, token, files, args.private, args.revision)
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else None
+        if status == 401:
+            raise InputError(
+                f"--repo-id {args.repo_id}: the Hub refused the token (401); {LOGIN_HINT}"
+            ) from None
+        raise InputError(
+            f"--repo-id {args.repo_id}: upload failed ({_one_line(exc, token)}); a commit is all or nothing: "
+            "re-run `incoherent publish` to complete it"
+        ) from None
+    except (OSError, ValueError, httpx2.HTTPError) as exc:
+        raise InputError(
+            f"--repo-id {args.repo_id}: upload failed ({_one_line(exc, token)}); re-run `incoherent publish`"
+        ) from None
+    if done["commit"]:
+        print(
+            f"committed {len(done['uploaded'])} changed files and {len(done['deleted'])} deletions "
+            f"({done['commit'][:12]}); {done['files']} files on the Hub match the build"
         )
-    except (HfHubHTTPError, OSError) as exc:
-        raise InputError(f"--repo-id {args.repo_id}: upload failed ({str(exc).splitlines()[0]})") from None
-    print(f"uploaded {len(files)} files: {commit.commit_url if hasattr(commit, 'commit_url') else commit}")
+    else:
+        print(f"unchanged: the {done['files']} files on the Hub already match the build; no commit")
+    print(done["url"])
     return 0

@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-sentences", type=int, default=20, help="truncate documents to this many sentences (20)"
     )
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        default=1,
+        help="distinct block orders per document and k (default: 1; fewer when fewer exist)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument(
         "--test-fraction",
@@ -66,23 +72,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class ShuffleDocuments(beam.PTransform):
     """Documents -> ``(shuffled rows, rejected)`` for every block size, each row with its split."""
 
-    def __init__(self, block_sizes: list[int], seed: int, max_sentences: int, fractions: dict[str, float]):
+    def __init__(
+        self,
+        block_sizes: list[int],
+        seed: int,
+        max_sentences: int,
+        fractions: dict[str, float],
+        permutations: int = 1,
+    ):
         super().__init__()
         self._block_sizes, self._seed, self._max = block_sizes, seed, max_sentences
-        self._fractions = fractions
+        self._fractions, self._permutations = fractions, permutations
 
     def expand(self, docs):
-        block_sizes, seed, max_sentences, fractions = (
+        block_sizes, seed, max_sentences, fractions, permutations = (
             self._block_sizes,
             self._seed,
             self._max,
             self._fractions,
+            self._permutations,
         )
 
         def shuffle_all(doc):
             split = assign_split(doc["id"], fractions)
             for k in block_sizes:
-                for out in shuffle_document(doc, k, seed, max_sentences):
+                for out in shuffle_document(doc, k, seed, max_sentences, permutations):
                     if isinstance(out, dict):
                         out["split"] = split
                     yield out
@@ -101,6 +115,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     sizes = _block_sizes(args.block_sizes)
     if args.max_sentences < 2:
         raise InputError(f"--max-sentences: must be >= 2, got {args.max_sentences}")
+    if args.permutations < 1:
+        raise InputError(f"--permutations: must be >= 1, got {args.permutations}")
     fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
     if min(fractions.values()) < 0 or sum(fractions.values()) > 1:
         raise InputError("--test-fraction/--validation-fraction: must be >= 0 and sum to at most 1")
@@ -121,10 +137,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                     _sampled, seed=args.seed, threshold=thresholds[source]
                 )
             rows, rejected = docs | f"Shuffle[{source}]" >> ShuffleDocuments(
-                sizes, args.seed, args.max_sentences, fractions
+                sizes, args.seed, args.max_sentences, fractions, args.permutations
             )
             rows | f"Write[{source}]" >> WriteTable(
-                args.out, f"shuffle-{source}", sort_keys=("id", "block_size")
+                args.out, f"shuffle-{source}", sort_keys=("id", "block_size", "permutation")
             )
             rejected_parts.append(rejected)
         rejected_parts | "AllRejected" >> beam.Flatten() | "WriteRejected" >> WriteRejected(args.out, STAGE)
@@ -134,6 +150,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "block_sizes": sizes,
         "max_sentences": args.max_sentences,
         "seed": args.seed,
+        "permutations": args.permutations,
         "fractions": fractions,
     }
     if samples:

@@ -25,12 +25,14 @@ An index directory holds::
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from typing import BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,6 +57,21 @@ MATRIX_FILE = "tfidf.npz"
 IDF_FILE = "idf.npz"
 IDS_FILE = "ids.json"
 DOCS_FILE = "docs.npz"
+
+# ``opener(path, "rb" | "wb")`` -> a binary file; raises FileNotFoundError for a missing file. The default
+# is the local disk; the pipelines pass one that goes through Beam's filesystems (gs://, s3://).
+Opener = Callable[[str, str], BinaryIO]
+
+
+def local_open(path: str, mode: str = "rb") -> BinaryIO:
+    """The default :data:`Opener`: the local disk (parent folders created for writing)."""
+    if "w" in mode:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return open(path, mode)  # noqa: SIM115 - the caller closes it
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path.rstrip('/')}/{name}" if "://" in path else os.path.join(path, name)
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,7 @@ class TfidfIndex:
         self._text_keys = text_keys
         self.meta = meta or {}
         self.path = path
+        self._opener: Opener = local_open
         self._unseen_idf = float(idf_values(np.zeros(1), self.num_docs)[0])
         self._idf = idf_values(self.df_counts, self.num_docs)
 
@@ -294,40 +312,49 @@ class TfidfIndex:
             meta=meta,
         )
 
-    def save(self, path: str) -> None:
-        """Write the index files into directory ``path`` (created if needed)."""
-        os.makedirs(path, exist_ok=True)
-        sp.save_npz(os.path.join(path, MATRIX_FILE), self.matrix.tocsr(), compressed=False)
-        np.savez(
-            os.path.join(path, IDF_FILE),
-            features=self.df_features,
-            df=self.df_counts,
-            num_docs=np.int64(self.num_docs),
+    def save(self, path: str, opener: Opener | None = None) -> None:
+        """Write the index files into directory ``path`` (created if needed) through ``opener``.
+
+        ``index.json`` is written last, so a directory with it holds a complete index.
+        """
+        opener = opener or local_open
+
+        def write(name: str, fill: Callable[[BinaryIO], None]) -> None:
+            buffer = io.BytesIO()
+            fill(buffer)
+            with opener(_join(path, name), "wb") as f:
+                f.write(buffer.getvalue())
+
+        write(MATRIX_FILE, lambda f: sp.save_npz(f, self.matrix.tocsr(), compressed=False))
+        write(
+            IDF_FILE,
+            lambda f: np.savez(
+                f, features=self.df_features, df=self.df_counts, num_docs=np.int64(self.num_docs)
+            ),
         )
-        np.savez(os.path.join(path, DOCS_FILE), text_key=self.text_keys)
-        with open(os.path.join(path, IDS_FILE), "w", encoding="utf-8") as f:
-            json.dump(self.ids, f, ensure_ascii=False)
-        with open(os.path.join(path, META_FILE), "w", encoding="utf-8") as f:
-            json.dump(self.meta, f, indent=2)
-            f.write("\n")
+        write(DOCS_FILE, lambda f: np.savez(f, text_key=self.text_keys))
+        write(IDS_FILE, lambda f: f.write(json.dumps(self.ids, ensure_ascii=False).encode("utf-8")))
+        write(META_FILE, lambda f: f.write((json.dumps(self.meta, indent=2) + "\n").encode("utf-8")))
         self.path = path
+        self._opener = opener
 
     # ----------------------------------------------------------------------------------------- loading
 
     @classmethod
-    def load(cls, path: str, expect: IndexParams | None = None) -> TfidfIndex:
+    def load(cls, path: str, expect: IndexParams | None = None, opener: Opener | None = None) -> TfidfIndex:
         """Open the index in directory ``path``; ``expect`` (default: this code's parameters) must match.
 
-        Raises :class:`InputError` naming the file for a missing directory, corrupt files or mismatched
-        parameters.
+        Files are read through ``opener`` (default: the local disk). Raises :class:`InputError` naming the
+        file for a missing directory, corrupt files or mismatched parameters.
         """
         expect = expect or IndexParams()
-        meta_path = os.path.join(path, META_FILE)
-        if not os.path.isdir(path):
+        opener = opener or local_open
+        meta_path = _join(path, META_FILE)
+        if "://" not in path and not os.path.isdir(path):
             raise InputError(f"{path}: no such index directory (build it with `incoherent index`)")
         try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
+            with opener(meta_path, "rb") as f:
+                meta = json.loads(f.read().decode("utf-8"))
         except FileNotFoundError:
             raise InputError(
                 f"{meta_path}: missing, not an index directory (build it with `incoherent index`)"
@@ -346,22 +373,22 @@ class TfidfIndex:
         mismatches = params.mismatches(expect)
         if mismatches:
             raise InputError(f"{path}: index built with other parameters ({'; '.join(mismatches)})")
-        idf_path = os.path.join(path, IDF_FILE)
-        arrays = _load_arrays(idf_path, ("features", "df", "num_docs"))
+        idf_path = _join(path, IDF_FILE)
+        arrays = _load_arrays(idf_path, ("features", "df", "num_docs"), opener)
         num_docs = int(arrays["num_docs"])
         if num_docs != meta.get("num_docs") or len(arrays["features"]) != len(arrays["df"]):
             raise InputError(
                 f"{idf_path}: inconsistent with {META_FILE} (num_docs {num_docs} vs {meta.get('num_docs')})"
             )
-        ids_path = os.path.join(path, IDS_FILE)
+        ids_path = _join(path, IDS_FILE)
         try:
-            with open(ids_path, encoding="utf-8") as f:
-                ids = json.load(f)
+            with opener(ids_path, "rb") as f:
+                ids = json.loads(f.read().decode("utf-8"))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{ids_path}: unreadable ({exc})") from None
         if len(ids) != num_docs:
             raise InputError(f"{ids_path}: {len(ids)} ids for {num_docs} documents")
-        return cls(
+        index = cls(
             params=params,
             ids=ids,
             df_features=arrays["features"],
@@ -370,13 +397,15 @@ class TfidfIndex:
             meta=meta,
             path=path,
         )
+        index._opener = opener
+        return index
 
     @property
     def matrix(self) -> sp.csr_matrix:
         """Documents x hash_size TF-IDF matrix (float32 CSR), read from ``tfidf.npz`` on first use."""
         if self._matrix is None:
             self._matrix = _load_matrix(
-                os.path.join(self.path, MATRIX_FILE), (self.num_docs, self.params.hash_size)
+                _join(self.path, MATRIX_FILE), (self.num_docs, self.params.hash_size), self._opener
             )
         return self._matrix
 
@@ -384,8 +413,8 @@ class TfidfIndex:
     def text_keys(self) -> np.ndarray:
         """uint64 hash of each document's text (row order), read from ``docs.npz`` on first use."""
         if self._text_keys is None:
-            path = os.path.join(self.path, DOCS_FILE)
-            keys = _load_arrays(path, ("text_key",))["text_key"]
+            path = _join(self.path, DOCS_FILE)
+            keys = _load_arrays(path, ("text_key",), self._opener)["text_key"]
             if len(keys) != self.num_docs:
                 raise InputError(f"{path}: {len(keys)} text keys for {self.num_docs} documents")
             self._text_keys = keys.astype(np.uint64)
@@ -475,19 +504,19 @@ class TfidfIndex:
 _NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile)
 
 
-def _load_arrays(path: str, names: Sequence[str]) -> dict[str, np.ndarray]:
+def _load_arrays(path: str, names: Sequence[str], opener: Opener = local_open) -> dict[str, np.ndarray]:
     """Arrays ``names`` of an ``.npz`` file, never unpickling; InputError for a missing or corrupt file."""
-    if not os.path.exists(path):
-        raise InputError(f"{path}: missing index file (rebuild the index with `incoherent index`)")
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with opener(path, "rb") as f, np.load(f, allow_pickle=False) as npz:
             return {name: npz[name] for name in names}
+    except FileNotFoundError:
+        raise InputError(f"{path}: missing index file (rebuild the index with `incoherent index`)") from None
     except _NPZ_ERRORS as exc:
         raise InputError(f"{path}: corrupt or truncated .npz ({type(exc).__name__}: {exc})") from None
 
 
-def _load_matrix(path: str, shape: tuple[int, int]) -> sp.csr_matrix:
-    arrays = _load_arrays(path, ("format", "shape", "data", "indices", "indptr"))
+def _load_matrix(path: str, shape: tuple[int, int], opener: Opener = local_open) -> sp.csr_matrix:
+    arrays = _load_arrays(path, ("format", "shape", "data", "indices", "indptr"), opener)
     if arrays["format"].item() not in ("csr", b"csr") or tuple(arrays["shape"]) != shape:
         raise InputError(
             f"{path}: expected a csr matrix of shape {shape}, found {arrays['format']} {tuple(arrays['shape'])}"

@@ -12,6 +12,7 @@ from schemas.tables import (
     REJECTED_SCHEMA,
     SCHEMA_VERSION,
     SCHEMAS,
+    SCORES_SCHEMA,
     SHUFFLE_SCHEMA,
     schema_for,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "REJECTED_SCHEMA",
     "SCHEMA_VERSION",
     "SCHEMAS",
+    "SCORES_SCHEMA",
     "SHUFFLE_SCHEMA",
     "schema_for",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: shuffle rows gained `permutation`; the `scores` table
 
 _STR_LIST = pa.list_(pa.string())
 
@@ -41,6 +41,7 @@ SHUFFLE_SCHEMA = _versioned(
         pa.field("id", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("block_size", pa.int32(), nullable=False),
+        pa.field("permutation", pa.int32(), nullable=False),  # 0..N-1 with `shuffle --permutations N`
         pa.field("original", _STR_LIST, nullable=False),
         pa.field("shuffled", _STR_LIST, nullable=False),
         pa.field(
@@ -104,6 +105,22 @@ CANDIDATE_SCHEMA = _versioned(
     ],
 )
 
+SCORES_SCHEMA = _versioned(
+    "scores",
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("block_size", pa.int32(), nullable=False),
+        pa.field("permutation", pa.int32(), nullable=False),
+        pa.field("score_original", pa.float64(), nullable=False),  # mean NLL per scored token, nats
+        pa.field("score_shuffled", pa.float64(), nullable=False),
+        pa.field("tokens_original", pa.int32(), nullable=False),  # tokens scored
+        pa.field("tokens_shuffled", pa.int32(), nullable=False),
+        pa.field("correct", pa.bool_(), nullable=False),  # score_shuffled - score_original > 1e-6
+        pa.field("tie", pa.bool_(), nullable=False),  # |score_shuffled - score_original| <= 1e-6
+    ],
+)
+
 REJECTED_SCHEMA = _versioned(
     "rejected",
     [
@@ -122,6 +139,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "neighbors": NEIGHBORS_SCHEMA,
     "intruder": INTRUDER_SCHEMA,
     "candidates": CANDIDATE_SCHEMA,
+    "scores": SCORES_SCHEMA,
     "rejected": REJECTED_SCHEMA,
 }
 

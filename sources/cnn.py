@@ -16,7 +16,7 @@ import tarfile
 from collections.abc import Iterator
 
 from schemas.records import InputError, Rejected, document
-from sources.paths import expand_inputs
+from sources.paths import Files, expand_inputs
 from sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"
@@ -69,13 +69,14 @@ def parse_story(name: str, data: bytes, origin: str) -> Iterator[dict | Rejected
     yield document(doc_id, SOURCE, sentences, dump=os.path.basename(origin))
 
 
-def list_inputs(paths: list[str]) -> list[str]:
+def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
     """Expand directories into their ``.story`` files (recursively); archives and single stories as given."""
     return expand_inputs(
         paths,
         (".story",),
         (".story", *ARCHIVE_SUFFIXES),
         "a .story file, a directory of them, or a .tgz archive",
+        files,
     )
 
 

@@ -3,31 +3,56 @@
 from __future__ import annotations
 
 import os
+from typing import Protocol
 
 from schemas.records import InputError
 
 
+class Files(Protocol):
+    """What input expansion needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
+
+    def isdir(self, path: str) -> bool: ...
+
+    def isfile(self, path: str) -> bool: ...
+
+    def files_under(self, path: str) -> list[str]: ...
+
+
+class LocalFiles:
+    """:class:`Files` of the local disk."""
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def files_under(self, path: str) -> list[str]:
+        return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
+
+
 def expand_inputs(
-    paths: list[str], in_directories: tuple[str, ...], as_files: tuple[str, ...], expected: str
+    paths: list[str],
+    in_directories: tuple[str, ...],
+    as_files: tuple[str, ...],
+    expected: str,
+    files: Files | None = None,
 ) -> list[str]:
     """Files to read, in the given order, each directory replaced by its matching files (recursive, sorted).
 
     ``in_directories``: suffixes picked up inside directories; ``as_files``: suffixes accepted when a file is
-    named directly; ``expected``: what to say when a named file does not fit.
+    named directly; ``expected``: what to say when a named file does not fit; ``files``: the filesystem
+    (default: the local disk).
     """
+    files = files or LocalFiles()
     inputs: list[str] = []
     for path in paths:
-        if os.path.isdir(path):
-            found = sorted(
-                os.path.join(root, f)
-                for root, _, files in os.walk(path)
-                for f in files
-                if f.endswith(in_directories)
-            )
+        if files.isdir(path):
+            found = sorted(f for f in files.files_under(path) if f.endswith(in_directories))
             if not found:
                 raise InputError(f"{path}: directory holds no {' or '.join(in_directories)} files")
             inputs.extend(found)
-        elif os.path.isfile(path):
+        elif files.isfile(path):
             if not path.endswith(as_files):
                 raise InputError(f"{path}: unsupported file type (expected {expected})")
             inputs.append(path)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from schemas.records import InputError, Rejected, document
-from sources.paths import expand_inputs
+from sources.paths import Files, expand_inputs
 from sources.sentences import split_sentences
 
 JSON_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".jsonl.bz2")
@@ -48,7 +49,7 @@ def text_document(
     if not sentences:
         yield Rejected("empty_text", id=doc_id, source=source, detail=origin, record=record)
         return
-    yield document(doc_id, source, sentences, dump=os.path.basename(origin.split(":", 1)[0]))
+    yield document(doc_id, source, sentences, dump=os.path.basename(origin.split(": ", 1)[0]))
 
 
 def parse_json_line(
@@ -73,18 +74,18 @@ def parse_json_line(
     yield from text_document(record.get(id_field), record.get(text_field), source, path, record)
 
 
-def list_inputs(paths: list[str]) -> list[str]:
+def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
     """Files to read: JSONL / Parquet files, directories expanded to those they hold (sorted)."""
     suffixes = JSON_SUFFIXES + PARQUET_SUFFIXES
-    return expand_inputs(paths, suffixes, suffixes, ".jsonl[.gz] or .parquet")
+    return expand_inputs(paths, suffixes, suffixes, ".jsonl[.gz] or .parquet", files)
 
 
-def check_parquet_columns(path: str, id_field: str, text_field: str) -> None:
-    """A Parquet file without the id or text column is unusable as a whole."""
+def check_parquet_columns(path: str, id_field: str, text_field: str, handle: BinaryIO | None = None) -> None:
+    """A Parquet file without the id or text column is unusable as a whole (``handle``: the file, opened)."""
     import pyarrow.parquet as pq
 
     try:
-        names = pq.read_schema(path).names
+        names = pq.read_schema(handle if handle is not None else path).names
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
     for option, field in (("--id-field", id_field), ("--text-field", text_field)):

@@ -193,9 +193,12 @@ def prestrip(text: str) -> str:
 
     Infoboxes, citations and pronunciation templates are most of a lead's wikitext, and all of it is thrown
     away: cutting it first makes the parse several times faster with the same result. Texts holding
-    verbatim tags (``<nowiki>``, ``<pre>``, ``<math>``...) are left whole for mwparserfromhell to read.
+    verbatim tags (``<nowiki>``, ``<pre>``, ``<math>``...) or template parameters (``{{{arg}}}``, whose braces
+    the template counter would split) are left whole for mwparserfromhell to read.
     """
     if ("<" in text and _VERBATIM_TAG.search(text)) or ("{|" in text and _TABLE_START.search(text)):
+        return text
+    if "{{{" in text:
         return text
     if "<!--" in text:
         text = _COMMENT.sub("", text)

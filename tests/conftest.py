@@ -13,7 +13,6 @@ from pipelines import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-SHARED = ROOT.parent / "shared" / "data"
 IN_PROCESS = ["--runner", "DirectRunner"]
 MULTI_PROCESS = [
     "--runner",

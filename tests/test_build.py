@@ -151,8 +151,13 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
     assert summary["sources"]["wikipedia"]["history"]["test_from_history"] >= 1
     assert (out / "work" / "intruders" / "run_summary.json").exists()
     card = (dataset / "README.md").read_text()
-    assert "config_name: intruder-wikipedia" in card and "## Construction statistics" in card
-    assert "history: " in card and "taken from older dumps" in card
+    assert "config_name: intruder-wikipedia" in card and "## Statistics" in card
+    assert "license: other" in card and "not only Wikipedia text: cnn (cnn)" in card  # CNN is not CC BY-SA
+    assert "| history (older dump) | wikipedia |" in card and "taken from older dumps" in card
+    assert str(tmp_path) not in card and "#   incoherent ingest cnn samples/cnn/allennlp" in card
+    assert sorted(p.name for p in (dataset / "figures").iterdir()) == [
+        "intruder_position.png", "sentences_per_document.png", "similarity.png",
+    ]  # fmt: skip
     assert run_cli("build") == 0  # the earlier build is resumed: every stage finished, every stage skipped
     again = json.loads((out / "build_summary.json").read_text())
     assert again["skipped"] == list(summary["stages"]) and set(again["seconds"]) == {"card"}

@@ -1,10 +1,26 @@
-import json
+"""``incoherent card``: metadata, statistics, figures, provenance without local paths, licence, validation."""
 
+import glob
+import hashlib
+import json
+import re
+
+import pyarrow.parquet as pq
 import pytest
 
-from corpora.card import card_metadata, load_summaries
+from corpora import card_stats
+from corpora.card import (
+    card_metadata,
+    derive_license,
+    load_summaries,
+    render_card,
+    size_category,
+    validate_card,
+)
+from corpora.provenance import dump_date_from_name, relativise
 from schemas.records import InputError
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import ROOT, SAMPLES, read_rows, run_cli
+from tests.sample_build import wikipedia_build
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +70,282 @@ def test_publish_dry_run_lists_files_and_needs_a_card(shuffled, tmp_path, capsys
     (tmp_path / "t").mkdir()
     assert run_cli("publish", tmp_path / "t", "--repo-id", "me/x", "--dry-run", beam=[]) == 2
     assert "run `incoherent card" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------- the new card
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    return wikipedia_build(tmp_path_factory)
+
+
+def _front_matter(text: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(text.split("---\n", 2)[1])
+
+
+@pytest.mark.slow
+def test_build_card_validates_marks_the_default_and_licenses_wikipedia_as_cc_by_sa(build):
+    from huggingface_hub import DatasetCard
+
+    text = (build / "dataset" / "README.md").read_text()
+    validate_card(text)
+    card = DatasetCard(text)
+    assert card.data.license == "cc-by-sa-4.0"
+    assert card.data.pretty_name == "Wikipedia intruders (test build)"
+    assert card.data.size_categories == ["n<1K"]
+    assert card.data.task_categories == ["text-classification"] and card.data.task_ids
+    defaults = [c["config_name"] for c in card.data.configs if c.get("default")]
+    assert defaults == ["intruder-wikipedia"]
+    assert (
+        'load_dataset("<this repo or folder>", "intruder-wikipedia")' in text
+        and 'print(ds["train"][0])' in text
+    )
+
+
+@pytest.mark.slow
+def test_build_card_has_no_local_paths_anywhere_it_publishes(build):
+    published = [build / "dataset" / "README.md"] + [
+        p for p in (build / "dataset" / "summaries").rglob("*.json")
+    ]
+    assert len(published) >= 5
+    for path in published:
+        text = path.read_text()
+        assert str(build.parent) not in text, path
+        assert str(ROOT) not in text, path
+        assert "/tmp/" not in text, path
+    text = (build / "dataset" / "README.md").read_text()
+    # inputs by name, size and sha256, with the wiki and the dump date
+    dump = ROOT / "samples" / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
+    digest = hashlib.sha256(dump.read_bytes()).hexdigest()
+    row = next(line for line in text.splitlines() if digest in line)
+    assert (
+        f"{dump.stat().st_size:,}" in row and "enwiki" in row and "2022-08-24" in row and "| input |" in row
+    )
+    assert "| history (older dump) |" in text and "2019-08-16" in text
+    # the exact stage commands, paths relative to base / OUT, and the config itself
+    assert "incoherent build build.yaml --out OUT" in text
+    assert (
+        "#   incoherent ingest wikipedia samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2" in text
+    )
+    assert "--history OUT/work/history/wikipedia/2019-08-16_minidumps-en_89657c7a" in text
+    assert "### Build config" in text and "base: .\n" in text and "- samples/wikipedia/history/" in text
+    assert "seed: `0`" in text and "similarity threshold `0.6`" in text and "hashed into 16,777,216" in text
+    assert re.search(r"- apache-beam \d", text) and re.search(r"- datasets \d", text)
+
+
+@pytest.mark.slow
+def test_build_card_statistics_are_those_of_the_rows(build):
+    dataset = build / "dataset"
+    text = (dataset / "README.md").read_text()
+    rows = read_rows(dataset, "intruder-wikipedia")
+    for split in ("train", "test"):
+        docs = [r for r in rows if r["split"] == split]
+        sentences = sum(len(r["sentences"]) for r in docs)
+        words = sum(len(s.split()) for r in docs for s in r["sentences"])
+        positives = sum(r["label"] for r in docs)
+        expected = (
+            f"| wikipedia | {split} | {len(docs):,} | {sentences / len(docs):.2f} | {words / sentences:.2f} | "
+            f"{100 * positives / len(docs):.1f}% |"
+        )
+        assert expected in text
+    shuffle = read_rows(dataset, "shuffle-wikipedia")
+    k1 = sum(1 for r in shuffle if r["block_size"] == 1)
+    k3 = sum(1 for r in shuffle if r["block_size"] == 3)
+    assert f"| wikipedia | test | {k1:,} | {k3:,} |" in text
+    summary = json.loads((build / "work" / "intruders" / "run_summary.json").read_text())["sources"][
+        "wikipedia"
+    ]
+    assert (
+        f"| wikipedia | {summary['documents_read']:,} | {sum(summary['kept'].values()):,} | "
+        f"{summary['incoherent_attempted']:,} | {summary['candidates']:,} |"
+    ) in text
+    assert "taken from older dumps" in text and "### Artefact check" in text
+
+
+@pytest.mark.slow
+def test_build_card_figures_are_pngs_linked_relatively(build):
+    dataset = build / "dataset"
+    text = (dataset / "README.md").read_text()
+    links = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    assert sorted(links) == [
+        "figures/intruder_position.png",
+        "figures/sentences_per_document.png",
+        "figures/similarity.png",
+    ]
+    for link in links:
+        data = (dataset / link).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5000
+
+
+@pytest.mark.slow
+def test_card_is_deterministic(build, tmp_path):
+    dataset = build / "dataset"
+    before = {p: p.read_bytes() for p in [dataset / "README.md", *sorted((dataset / "figures").iterdir())]}
+    # no --build-dir: OUT/dataset of a build finds its build folder, so the card comes out the same
+    assert run_cli("card", dataset, "--name", "Wikipedia intruders (test build)", beam=[]) == 0
+    after = {p: p.read_bytes() for p in [dataset / "README.md", *sorted((dataset / "figures").iterdir())]}
+    assert before == after
+
+
+@pytest.mark.slow
+def test_intruder_stats_read_in_small_batches_equal_whole_table_counts(build, monkeypatch):
+    files = sorted(glob.glob(str(build / "dataset" / "intruder-wikipedia" / "*.parquet")))
+    whole = card_stats.intruder_stats(files)
+    monkeypatch.setattr(card_stats, "BATCH_ROWS", 3)
+    small = card_stats.intruder_stats(files)
+    assert small["by_split"] == whole["by_split"]
+    assert small["intruder_position"] == whole["intruder_position"]
+    assert (small["chosen_similarity"] == whole["chosen_similarity"]).all()
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    assert sum(whole["sentences_per_document"].values()) == len(rows)
+    assert whole["intruder_position"] == {
+        i: sum(1 for r in rows if r["label"] and r["intruder_index"] == i) for i in whole["intruder_position"]
+    }
+
+
+def test_licence_follows_the_sources():
+    assert derive_license({"wikipedia"}, {"wikipedia": "wikipedia"})[0] == "cc-by-sa-4.0"
+    assert derive_license({"w", "de"}, {"w": "wikipedia", "de": "wikipedia"})[0] == "cc-by-sa-4.0"
+    licence, reason = derive_license({"wikipedia", "cnn"}, {"wikipedia": "wikipedia", "cnn": "cnn"})
+    assert licence == "other" and "cnn (cnn)" in reason
+    assert derive_license({"news"}, {})[0] == "other"
+    assert derive_license(set(), {})[0] == "other"
+
+
+def test_cnn_only_card_says_other_with_the_reason(shuffled):
+    text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
+    assert _front_matter(text)["license"] == "other"
+    assert "Licence `other`: not only Wikipedia text: cnn (unknown kind)." in text  # no ingest summary here
+    assert (
+        _front_matter(render_card(str(shuffled), str(shuffled), "CNN", "mit", figures=False))["license"]
+        == "mit"
+    )
+
+
+def test_size_categories_and_dump_dates():
+    assert [size_category(n) for n in (0, 999, 1000, 25_000, 3_000_000)] == [
+        "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "1M<n<10M",
+    ]  # fmt: skip
+    assert dump_date_from_name("enwiki-20260801-pages-articles-multistream.xml.bz2") == "2026-08-01"
+    assert dump_date_from_name("2019-08-16_minidumps-en_89657c7a.xml.bz2") == "2019-08-16"
+    assert dump_date_from_name("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2") is None
+
+
+def test_relativise_never_leaves_an_absolute_path():
+    roots = {"out": "/b/out", "config_dir": "/b/cfg", "base": "/b"}
+    value = {
+        "docs": ["/b/out/work/d", "/elsewhere/x.jsonl"],
+        "index": ["w=/b/out/i"],
+        "k": 10,
+        "p": "/b/s/a.bz2",
+    }
+    assert relativise(value, roots) == {
+        "docs": ["OUT/work/d", "x.jsonl"],
+        "index": ["w=OUT/i"],
+        "k": 10,
+        "p": "s/a.bz2",
+    }
+
+
+def test_card_yaml_with_two_defaults_is_refused():
+    text = "---\nlicense: other\npretty_name: x\nconfigs:\n- config_name: a\n  data_files: a/*.parquet\n  default: true\n- config_name: b\n  data_files: b/*.parquet\n  default: true\n---\n# x\n"
+    with pytest.raises(InputError, match="default"):
+        validate_card(text)
+    with pytest.raises(InputError, match="YAML"):
+        validate_card("---\nlicense: [unclosed\n---\n")
+
+
+def test_tables_of_an_older_schema_version_are_refused(shuffled, tmp_path):
+    import shutil
+
+    copy = tmp_path / "old"
+    shutil.copytree(shuffled, copy)
+    path = next((copy / "shuffle-cnn").glob("*.parquet"))
+    table = pq.read_table(path)
+    metadata = dict(table.schema.metadata)
+    metadata[b"incoherent.schema_version"] = b"0"
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    with pytest.raises(InputError, match="schema version 0"):
+        render_card(str(copy), str(copy), "x", figures=False)
+    summary = json.loads((copy / "run_summary.json").read_text())
+    summary["schema_version"] = "0"
+    (copy / "run_summary.json").write_text(json.dumps(summary))
+    with pytest.raises(InputError, match="schema version 0"):
+        load_summaries(str(copy))
+
+
+def test_filter_score_figure_is_drawn_only_when_candidates_were_scored(tmp_path):
+    import numpy as np
+
+    from corpora.card import write_figures
+
+    hist = np.zeros(len(card_stats.SCORE_BINS) - 1, dtype=np.int64)
+    hist[[2, 3, 15]] = [40, 25, 5]
+    similarity = np.zeros(len(card_stats.SIMILARITY_BINS) - 1, dtype=np.int64)
+    similarity[[0, 5, 29, 31]] = [50, 20, 2, 1]
+    stats = {
+        "intruder": {},
+        "shuffle": {},
+        "candidates": {
+            "news": {"candidates": 73, "similarity": similarity, "filter_score": hist, "scored": 70}
+        },
+    }
+    links = write_figures(stats, str(tmp_path), 0.6, 0.5)
+    assert [rel for _, rel in links] == ["figures/similarity.png", "figures/filter_scores.png"]
+    assert (tmp_path / "figures" / "filter_scores.png").read_bytes().startswith(PNG_MAGIC)
+    stats["candidates"]["news"]["scored"] = 0
+    assert [rel for _, rel in write_figures(stats, str(tmp_path), 0.6, 0.5)] == ["figures/similarity.png"]
+    assert not (tmp_path / "figures" / "filter_scores.png").exists()  # a stale figure is not left behind
+
+
+def test_usage_example_of_a_shuffle_only_card_loads_its_default_and_runs_as_printed(
+    shuffled, tmp_path, capsys
+):
+    text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
+    assert 'ds = load_dataset("<this repo or folder>", "shuffle-cnn")' in text
+    assert [c for c in _front_matter(text)["configs"] if c.get("default")][0]["config_name"] == "shuffle-cnn"
+    (shuffled / "README.md").write_text(text)
+    code = text.split("```python\n", 1)[1].split("```", 1)[0].replace("<this repo or folder>", str(shuffled))
+    code = code.replace(
+        "from datasets import load_dataset",
+        f"import functools, datasets\nload_dataset = functools.partial(datasets.load_dataset, cache_dir={str(tmp_path)!r})",
+    )
+    exec(compile(code, "usage", "exec"), {})  # the example runs as printed
+    assert "'block_order': [" in capsys.readouterr().out
+
+
+def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
+    from corpora.card import provenance_section
+
+    model = tmp_path / "out" / "model"
+    model.mkdir(parents=True)
+    (model / "metrics.json").write_text(
+        json.dumps(
+            {
+                "config": {"base_model": "xlnet-large-cased", "epochs": 2},
+                "chosen_epoch": 2,
+                "train_examples": 1234,
+                "validation": {"sentence_f1": 0.41234, "document_accuracy": 0.7},
+            }
+        )
+    )
+    intruders = {
+        "command": "intruders",
+        "_path": "work/intruders/run_summary.json",
+        "params": {
+            "seed": 3,
+            "k": 10,
+            "filter": str(model),
+            "easy_threshold": 0.5,
+            "similarity_threshold": 0.6,
+        },
+    }
+    text = "\n".join(provenance_section(str(tmp_path / "out"), None, [intruders]))
+    assert "adversarial filter: `OUT/model`, fine-tuned from `xlnet-large-cased` (epoch 2 of 2" in text
+    assert "document_accuracy 0.7000, sentence_f1 0.4123" in text and "easy threshold: `0.5`" in text
+    assert "seed: `3`" in text and str(tmp_path) not in text

@@ -82,6 +82,28 @@ def test_bad_model_dirs_are_one_line_errors(tiny_trained_dir, tiny_data_dir, tmp
     assert main(["evaluate", pickled, tiny_data_dir]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {pickled}: only pickled weights") and "\n" not in err
+
+
+def test_evaluate_on_cuda(tiny_trained_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
+    """``--device cuda`` scores on the GPU where torch sees one, and is a one-line error where it does not."""
+    args = ["evaluate", tiny_trained_dir, tiny_data_dir, "--split", "validation", "--dtype", "float32"]
+    gpu = str(tmp_path / "gpu.json")
     if not torch.cuda.is_available():
-        assert main(["evaluate", tiny_trained_dir, tiny_data_dir, "--device", "cuda"]) == 2
-        assert "CUDA was requested" in capsys.readouterr().err
+        assert main([*args, "--device", "cuda", "--out", gpu]) == 2
+        err = capsys.readouterr().err.strip()
+        assert (
+            err == "error: --device cuda: CUDA was requested but no GPU is visible to torch (use auto or cpu)"
+        )
+        assert not os.path.exists(gpu)
+        return
+    cpu = str(tmp_path / "cpu.json")
+    assert main([*args, "--device", "cuda", "--out", gpu]) == 0
+    assert main([*args, "--device", "cpu", "--out", cpu]) == 0
+    with open(gpu) as f:
+        on_gpu = json.load(f)
+    with open(cpu) as f:
+        on_cpu = json.load(f)
+    assert on_gpu["device"] == "cuda" and on_cpu["device"] == "cpu"
+    assert on_gpu["documents"] == on_cpu["documents"] == 20
+    # the same fp32 model on another device: the same document-level answers, up to a borderline document
+    assert abs(on_gpu["document_accuracy"] - on_cpu["document_accuracy"]) <= 1 / 20

@@ -1,14 +1,11 @@
-import random
-
 import apache_beam as beam
 import pytest
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpora.seeding import rng_for
+from corpora.intruders import intruder_row
 from filters.handler import FixedScoreHandler
-from filters.selection import choose_candidate
 from pipelines.filter_stage import ScoreCandidates
 from schemas import CANDIDATE_SCHEMA
 from schemas.records import InputError
@@ -94,10 +91,27 @@ def _score_from_neighbor_score(candidate: dict) -> float:
     return candidate["neighbor_score"]
 
 
-def _select(element, seed=0):
+SEEDS = range(40)
+
+
+def _production_draws(element, sentences: dict[str, list[str]]) -> tuple[str, list[int]]:
+    """The neighbour ranks the intruder stage's own selection (``corpora.intruders.intruder_row``) picks for a
+    document's scored candidates, over many seeds."""
     doc_id, candidates = element
-    chosen = choose_candidate(list(candidates), rng_for(seed, "select", doc_id))
-    return doc_id, chosen["neighbor_rank"]
+    candidates = list(candidates)
+    doc = {"id": doc_id, "source": "wsj", "sentences": sentences[doc_id]}
+    ranks = set()
+    for seed in SEEDS:
+        row = intruder_row(doc, "train", candidates, attempted=True, seed=seed)
+        assert row["label"] == 1
+        ranks.add(
+            next(
+                c["neighbor_rank"]
+                for c in candidates
+                if c["candidate_source_id"] == row["intruder_source_id"]
+            )
+        )
+    return doc_id, sorted(ranks)
 
 
 def test_selection_with_a_controlled_handler():
@@ -112,23 +126,20 @@ def test_selection_with_a_controlled_handler():
     ]
 
     def check(scored):
-        selected = scored | beam.Map(lambda r: (r["id"], r)) | beam.GroupByKey() | beam.Map(_select)
-        assert_that(selected, equal_to([("wsj:mixed", 3), ("wsj:easy", 0)]))
+        # the filter's difficulties, then the intruder stage's selection: only hard ones where there are
+        # hard and easy candidates, every one where all are easy
+        selected = (
+            scored
+            | beam.Map(lambda r: (r["id"], r))
+            | beam.GroupByKey()
+            | beam.Map(_production_draws, {"wsj:mixed": docs[0][1], "wsj:easy": docs[1][1]})
+        )
+        assert_that(selected, equal_to([("wsj:mixed", [1, 3]), ("wsj:easy", [0, 1, 2])]))
 
     counters = _run(
         candidates, ScoreCandidates(None, handler=FixedScoreHandler(_score_from_neighbor_score)), check
     )
     assert counters["scored"] == len(candidates)
-    # many draws of the same rule: only hard ones for the mixed document, every one for the all-easy one
-    scored = [dict(c, difficulty="easy" if c["neighbor_score"] >= 0.5 else "hard") for c in candidates]
-    draws = {
-        d: {
-            choose_candidate([c for c in scored if c["id"] == d], random.Random(s))["neighbor_rank"]
-            for s in range(60)
-        }
-        for d in ("wsj:mixed", "wsj:easy")
-    }
-    assert draws == {"wsj:mixed": {1, 3}, "wsj:easy": {0, 1, 2}}
 
 
 def test_bad_model_dirs_fail_before_the_pipeline(tiny_base_dir, tmp_path):  # noqa: F811

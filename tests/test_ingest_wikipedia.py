@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.cli import main
-from sources import mediawiki
+from sources import bz2decode
 from tests.conftest import file_bytes
 from tests.test_mediawiki import build_multistream
 
@@ -46,21 +46,65 @@ def gensim_run(tmp_path_factory):
 
 
 def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run, tmp_path, monkeypatch):
-    # without flags run() knows it has one in-process worker, and starts the dump's decoder before Beam loads
+    # without flags run() knows it has one in-process worker: one read task, the same files as the fixture's
     made = []
 
-    class Counted(mediawiki._DecoderProcess):
+    class Counted(bz2decode._DecoderProcess):
         def __init__(self, *args):
             made.append(args)
             super().__init__(*args)
 
-    monkeypatch.setattr(mediawiki, "_DecoderProcess", Counted)
+    monkeypatch.setattr(bz2decode, "_DecoderProcess", Counted)
     assert main(["ingest", "wikipedia", str(GENSIM), "--out", str(tmp_path)]) == 0
-    assert len(made) == 1  # the read took over the decoder started early
-    assert mediawiki._STARTED == {} and not mediawiki._DECODERS
+    assert len(made) == 1  # one decoder for the one dump, not one started early and another for the read
+    assert bz2decode._STARTED == {} and not bz2decode._DECODERS
     summary = json.loads((tmp_path / "run_summary.json").read_text())
     assert summary["params"]["read_tasks"] == 1
     assert file_bytes(tmp_path) == file_bytes(gensim_run)
+
+
+# Run in a fresh interpreter (Beam is already imported in this one): record each decoder as it is made, with
+# whether apache_beam was imported by then, and which decoder the read consumed.
+_WIRING = """
+import json, sys
+from sources import bz2decode
+
+events = []
+
+class Spy(bz2decode._DecoderProcess):
+    def __init__(self, *args):
+        events.append(["made", id(self), "apache_beam" in sys.modules])
+        super().__init__(*args)
+
+    def chunks(self, *args, **kwargs):
+        events.append(["read", id(self)])
+        return super().chunks(*args, **kwargs)
+
+bz2decode._DecoderProcess = Spy
+from pipelines.cli import main
+
+code = main(["ingest", "wikipedia", sys.argv[1], "--out", sys.argv[2]])
+print(json.dumps({"code": code, "events": events}))
+"""
+
+
+def test_the_read_takes_over_the_decoder_started_before_beam_is_imported(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WIRING, str(GENSIM), str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0
+    [made, read] = result["events"]  # exactly one decoder, made and then read
+    assert made[0] == "made" and made[2] is False  # started while apache_beam was not yet imported
+    assert read == ["read", made[1]]  # and it is the one the read consumed
 
 
 def test_gensim_fragment_yields_the_real_articles(gensim_run):
@@ -136,12 +180,13 @@ def test_bad_records_are_counted_and_odd_files_are_read(tmp_path):
     ],
 )
 def test_unusable_inputs_fail_with_one_line(tmp_path, capsys, name, message):
+    # these are found while the reads are planned, before the pipeline runs: nothing else is printed
     out = tmp_path / "out"
     assert ingest(out, DATA / name) == 2
-    stderr = capsys.readouterr().err
-    err = stderr.strip().splitlines()[-1]
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines  # no traceback, no log
+    err = lines[0]
     assert err.startswith(f"error: {DATA / name}: ") and message in err
-    assert "Traceback" not in stderr  # Beam's log of the failing step is kept off the terminal
     assert not (out / "run_summary.json").exists()  # nothing is presented as a complete run
 
 
@@ -151,6 +196,7 @@ def test_a_dump_cut_after_its_header_fails_with_one_line_inside_the_pipeline(tmp
     assert main(["ingest", "wikipedia", str(cut), "--out", str(tmp_path / "out")]) == 2
     stderr = capsys.readouterr().err
     assert stderr.strip().splitlines()[-1].startswith(f"error: {cut}: truncated bz2 file")
+    # Beam logs the failing step (ERROR and a traceback): the CLI's log filter keeps it off the terminal
     assert "Traceback" not in stderr and not (tmp_path / "out" / "run_summary.json").exists()
 
 

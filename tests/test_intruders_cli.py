@@ -184,18 +184,6 @@ def test_run_summary_reports_sources_history_and_artefact_check(built):
         assert 0 <= s["positive_rate"] <= 1
 
 
-def test_the_artefact_check_of_a_large_build_reads_only_its_sample(built, monkeypatch):
-    from corpora.artefacts import artefact_check
-
-    _, _, out, _ = built
-    rows = read_rows(out, "intruder-wikipedia")
-    monkeypatch.setattr(stage, "MAX_DOCUMENTS", 30)  # as if the build had more documents than the check takes
-    summary = stage.source_summary(str(out), "wikipedia", {}, {}, history=False)
-    assert summary["artefact_check"] == artefact_check(rows, max_documents=30)
-    assert summary["artefact_check"]["documents"] == 30 < len(rows)
-    assert summary["positive_rate"] == round(sum(r["label"] for r in rows) / len(rows), 4)
-
-
 def test_wikipedia_test_documents_are_drifted_older_leads(built):
     root, history, out, _ = built
     index = TfidfIndex.load(str(root / "index-wiki"))
@@ -429,3 +417,27 @@ def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp
     assert summary["params"]["filter"] == str(tiny_base_dir) and summary["counters"]["filter"][
         "scored"
     ] == len(candidates)
+
+
+def test_artefact_sample_streams_the_tables_and_picks_what_sample_documents_picks(tmp_path):
+    import pyarrow as pa
+
+    from corpora.artefacts import sample_documents
+    from pipelines.intruders import artefact_sample, shares_an_id
+
+    rows = [
+        {"id": f"d{i}", "sentences": ["a", "b"], "label": int(i % 3 == 0), "intruder_index": 1 if i % 3 == 0 else -1,
+         "split": "train"}
+        for i in range(50)
+    ]  # fmt: skip
+    files = []
+    for k in range(3):
+        path = str(tmp_path / f"f{k}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows[k * 17 : (k + 1) * 17]), path, row_group_size=5)
+        files.append(path)
+    for limit in (5, 17, 49, 50, 60):
+        sample, total, positives = artefact_sample(files, limit)
+        assert sample == sample_documents(rows, limit)
+        assert (total, positives) == (50, 17)
+    assert shares_an_id(files[:1], files[2:], sample=3) is False
+    assert shares_an_id(files, files[2:], sample=100) is True

@@ -12,17 +12,9 @@ from pathlib import Path
 import pytest
 
 from schemas.records import InputError
-from sources import mediawiki
-from sources.mediawiki import (
-    SiteInfo,
-    detect_encoding,
-    multistream_index,
-    multistream_ranges,
-    read_pages,
-    read_range,
-    read_siteinfo,
-    stream_offsets,
-)
+from sources import bz2decode, mediawiki
+from sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
+from sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
 
 ROOT = Path(__file__).resolve().parents[1]
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
@@ -97,8 +89,15 @@ def _write_page_xml(path: Path, text: str) -> None:
     )
 
 
+def _no_scan(*args):
+    raise AssertionError("the page scanner read the page: expat and its buffer size were not tested")
+
+
 @pytest.mark.parametrize("buffer", [1, 3, 7, 1 << 16])
 def test_lead_cut_across_character_data_pieces(tmp_path, monkeypatch, buffer):
+    # expat reads the page (the fast scanner would read it otherwise), in character data pieces of `buffer`
+    monkeypatch.setattr(mediawiki, "SCAN_PAGES", False)
+    monkeypatch.setattr(mediawiki, "scan_page", _no_scan)
     monkeypatch.setattr(mediawiki, "EXPAT_BUFFER", buffer)
     path = tmp_path / "p.xml"
     _write_page_xml(path, "Intro a==b.\n\nMore.\n== History ==\nOld.\n==More==\nEnd.")
@@ -294,7 +293,7 @@ def test_garbage_after_the_last_bz2_stream_is_ignored_and_counted(tmp_path, thre
     counts, inc = counting()
     pages = list(read_pages(str(dump), threads=threads, count=inc))
     expected = [{**page, "dump": dump.name} for page in read_pages(str(GENSIM))]
-    assert pages == expected and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
+    assert pages == expected and counts[bz2decode.BZ2_GARBAGE] == len(garbage)
 
     multi = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 23, 5)
     offsets = stream_offsets(multistream_index(str(multi)))
@@ -306,14 +305,14 @@ def test_garbage_after_the_last_bz2_stream_is_ignored_and_counted(tmp_path, thre
     got = list(
         read_range(str(multi), offsets[0], multi.stat().st_size, site, last=True, threads=threads, count=inc)
     )
-    assert got == clean and counts[mediawiki.BZ2_GARBAGE] == len(garbage)
+    assert got == clean and counts[bz2decode.BZ2_GARBAGE] == len(garbage)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_clean_bz2_files_count_no_garbage(threads):
     counts, inc = counting()
     list(read_pages(str(GENSIM), threads=threads, count=inc))
-    assert counts[mediawiki.BZ2_GARBAGE] == 0 and counts["pages_read"] == 206
+    assert counts[bz2decode.BZ2_GARBAGE] == 0 and counts["pages_read"] == 206
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -353,42 +352,42 @@ def test_parallel_reader_left_open_does_not_abort_the_interpreter(tmp_path):
 
 def test_a_started_decoder_is_taken_over_by_the_read():
     expected = list(read_pages(str(GENSIM)))
-    assert mediawiki.start_decoder(str(GENSIM), 2)
-    assert len(mediawiki._STARTED) == 1
+    assert bz2decode.start_decoder(str(GENSIM), 2)
+    assert len(bz2decode._STARTED) == 1
     assert list(read_pages(str(GENSIM), threads=2)) == expected
-    assert mediawiki._STARTED == {} and not mediawiki._DECODERS  # taken over, then closed
+    assert bz2decode._STARTED == {} and not bz2decode._DECODERS  # taken over, then closed
 
 
 def test_decoders_start_only_for_local_bz2_dumps_read_in_parallel(tmp_path):
     (tmp_path / "fake.xml.bz2").write_bytes(b"<mediawiki/>")
-    assert not mediawiki.start_decoder(str(DATA / "article-pear.xml"), 2)  # not bz2
-    assert not mediawiki.start_decoder(str(tmp_path / "fake.xml.bz2"), 2)  # not bz2 inside
-    assert not mediawiki.start_decoder(str(tmp_path / "missing.xml.bz2"), 2)
-    assert not mediawiki.start_decoder(str(GENSIM), 1)  # one thread reads with Python's bz2
-    assert mediawiki.start_decoder(str(GENSIM), 2)
-    [decoder] = mediawiki._STARTED.values()
-    mediawiki.stop_started_decoders()  # nobody took it over: its child process is stopped
-    assert mediawiki._STARTED == {} and decoder.child.poll() is not None
+    assert not bz2decode.start_decoder(str(DATA / "article-pear.xml"), 2)  # not bz2
+    assert not bz2decode.start_decoder(str(tmp_path / "fake.xml.bz2"), 2)  # not bz2 inside
+    assert not bz2decode.start_decoder(str(tmp_path / "missing.xml.bz2"), 2)
+    assert not bz2decode.start_decoder(str(GENSIM), 1)  # one thread reads with Python's bz2
+    assert bz2decode.start_decoder(str(GENSIM), 2)
+    [decoder] = bz2decode._STARTED.values()
+    bz2decode.stop_started_decoders()  # nobody took it over: its child process is stopped
+    assert bz2decode._STARTED == {} and decoder.child.poll() is not None
 
 
 def test_an_unfinished_read_stops_its_decoder_process():
     pages = read_pages(str(GENSIM), threads=2)
     next(pages)
-    [decoder] = mediawiki._DECODERS
+    [decoder] = bz2decode._DECODERS
     pages.close()
-    assert decoder.child.poll() is not None and not mediawiki._DECODERS
+    assert decoder.child.poll() is not None and not bz2decode._DECODERS
 
 
 def test_decoder_threads_in_this_process_read_the_same(tmp_path, monkeypatch):
     # DECODER_PROCESS = False: indexed_bzip2's threads in the reading process (as for multistream ranges)
-    monkeypatch.setattr(mediawiki, "DECODER_PROCESS", False)
-    assert not mediawiki.start_decoder(str(GENSIM), 2)
+    monkeypatch.setattr(bz2decode, "DECODER_PROCESS", False)
+    assert not bz2decode.start_decoder(str(GENSIM), 2)
     assert list(read_pages(str(GENSIM), threads=2)) == list(read_pages(str(GENSIM)))
     dump = tmp_path / "garbage.xml.bz2"
     dump.write_bytes(GENSIM.read_bytes() + b"<html>not bz2</html>\n")
     counts, inc = counting()
     assert len(list(read_pages(str(dump), threads=2, count=inc))) == 206
-    assert counts[mediawiki.BZ2_GARBAGE] == 21
+    assert counts[bz2decode.BZ2_GARBAGE] == 21
     cut = tmp_path / "cut.xml.bz2"
     cut.write_bytes(GENSIM.read_bytes()[:400_000])
     with pytest.raises(InputError, match=r"cut\.xml\.bz2: truncated bz2 file"):

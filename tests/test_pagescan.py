@@ -9,7 +9,7 @@ from xml.parsers import expat
 import pytest
 
 from schemas.records import InputError
-from sources import mediawiki, pagescan
+from sources import bz2decode, mediawiki, pagescan
 from sources.pagescan import TAIL_CHARS, scan_page, xml_text
 from tests.test_mediawiki import counting
 
@@ -26,7 +26,7 @@ def read(path: Path, scan: bool, monkeypatch, chunk: int | None = None):
     """Records and counters of one file, or the InputError it raises, with the fast path on or off."""
     monkeypatch.setattr(mediawiki, "SCAN_PAGES", scan)
     if chunk:
-        monkeypatch.setattr(mediawiki, "READ_CHUNK", chunk)
+        monkeypatch.setattr(bz2decode, "READ_CHUNK", chunk)
     counts, inc = counting()
     try:
         return list(mediawiki.read_pages(str(path), count=inc)), dict(counts)

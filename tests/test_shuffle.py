@@ -40,6 +40,41 @@ def test_same_seed_same_permutation_other_seed_may_differ():
     )
 
 
+@pytest.mark.parametrize(
+    "n,k,order",
+    [  # block orders drawn by the code before --permutations existed (commit f9e36a0)
+        (20, 1, [10, 16, 5, 7, 13, 6, 8, 4, 17, 11, 18, 3, 14, 1, 15, 2, 19, 12, 9, 0]),
+        (7, 2, [3, 0, 2, 1]),
+        (3, 1, [1, 0, 2]),
+        (12, 5, [1, 2, 0]),
+    ],
+)
+def test_permutation_zero_is_the_order_drawn_before(n, k, order):
+    d = doc(n, f"wsj:{n}")
+    (row,) = shuffle_document(d, k, seed=0)
+    assert row["block_order"] == order and row["permutation"] == 0
+    assert next(shuffle_document(d, k, seed=0, permutations=20)) == row
+
+
+@pytest.mark.parametrize(
+    "n,k,expected", [(2, 1, 1), (3, 1, 5), (4, 1, 20), (7, 2, 20), (20, 1, 20), (3, 2, 1)]
+)
+def test_permutations_are_distinct_and_as_many_as_exist(n, k, expected):
+    rows = list(shuffle_document(doc(n), k, seed=0, permutations=20))
+    assert [r["permutation"] for r in rows] == list(range(expected))
+    texts = {tuple(r["shuffled"]) for r in rows}
+    assert len(texts) == expected and tuple(rows[0]["original"]) not in texts
+    blocks = blocks_of(rows[0]["original"], k)
+    assert all(r["shuffled"] == [s for j in r["block_order"] for s in blocks[j]] for r in rows)
+    assert rows == list(shuffle_document(doc(n), k, seed=0, permutations=20))
+
+
+def test_repeated_blocks_give_fewer_distinct_texts():
+    same = {"id": "x", "source": "s", "sentences": ["A.", "A.", "B."]}
+    rows = list(shuffle_document(same, 1, seed=0, permutations=20))
+    assert sorted(tuple(r["shuffled"]) for r in rows) == [("A.", "B.", "A."), ("B.", "A.", "A.")]
+
+
 def test_identical_blocks_cannot_be_shuffled():
     same = {"id": "x", "source": "s", "sentences": ["Same."] * 4}
     (out,) = shuffle_document(same, 2, seed=0)
@@ -54,12 +89,14 @@ def test_cli_shuffle_is_identical_across_runners(tmp_path):
     for f in (tmp_path / "wsj").glob("documents-*"):
         f.rename(docs / f.name)
     one, two = tmp_path / "one", tmp_path / "two"
-    assert run_cli("shuffle", docs, "--out", one, "--seed", "3") == 0
-    assert run_cli("shuffle", docs, "--out", two, "--seed", "3", beam=MULTI_PROCESS) == 0
+    assert run_cli("shuffle", docs, "--out", one, "--seed", "3", "--permutations", "2") == 0
+    argv = ("shuffle", docs, "--out", two, "--seed", "3", "--permutations", "2")
+    assert run_cli(*argv, beam=MULTI_PROCESS) == 0
     assert file_bytes(one) == file_bytes(two)
     rows = read_rows(one, "shuffle-cnn")
     assert {r["block_size"] for r in rows} == {1, 2, 3, 4, 5}
     assert all(len(r["original"]) <= 20 and r["shuffled"] != r["original"] for r in rows)
+    assert {r["permutation"] for r in rows} == {0, 1}
     assert {r["split"] for r in rows} == {"test"}
     summary = json.loads((one / "run_summary.json").read_text())
     wsj_rows = read_rows(one, "shuffle-wsj")

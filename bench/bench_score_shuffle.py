@@ -1,0 +1,245 @@
+"""Benchmark of `incoherent score-shuffle` against the authors' loop structure, same model, same run.
+
+Input: the bundled WSJ sample (199 documents) ingested and shuffled with ``--permutations 20`` (k = 1..5,
+about 12,000 pairs). Model: a randomly initialised GPT-2 built here, offline; ``--model tiny`` (CPU default:
+a byte-level BPE tokenizer of 4,000 tokens trained on the bundled samples, 128 positions, width 32, 2
+layers) or ``--model small`` (GPT-2 small's sizes: 1024 positions, width 768, 12 layers, vocabulary 50,257;
+for ``--device cuda``).
+
+- **ours**: the ``score-shuffle`` command on the whole config (in-process runner, exact windows), wall time
+  and tokens scored per second;
+- **authors' structure**: the loop of ``run_gpt2_zeroshot.py`` over the same model and the same exact windows:
+  one pair at a time, the original re-scored for every pair, one window per forward pass. It is timed on the
+  pairs of every ``--every``-th document (it would take hours on all of them on a CPU) and the per-pair time
+  scaled to all pairs; ours is timed on the same subset too, so both ratios are printed. The baseline's
+  scores are checked against ours on the subset (they must agree to 1e-4).
+
+    python bench/bench_score_shuffle.py                      # CPU, tiny GPT-2
+    python bench/bench_score_shuffle.py --device cuda --model small --every 5
+
+Prints a JSON report (times, ratios, tokens/s, peak RSS). Timings on a shared machine are noisy: compare the
+ratios, which are measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from pipelines.cli import main  # noqa: E402
+
+BENCH_VOCAB = 4000
+
+
+def build_model(out_dir: str, size: str) -> str:
+    from tests.tiny_lm import build_gpt2, build_gpt2_tokenizer
+
+    tokenizer = build_gpt2_tokenizer(vocab_size=BENCH_VOCAB)
+    sizes = {
+        "tiny": dict(n_positions=128, n_embd=32, n_layer=2, n_head=2),
+        "small": dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12),
+    }[size]
+    return build_gpt2(out_dir, tokenizer, **sizes)
+
+
+def read_pairs(data_dir: str) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    files = sorted(glob.glob(os.path.join(data_dir, "shuffle-wsj", "test-*.parquet")))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def authors_loop(
+    model_dir: str, pairs: list[dict], device: str
+) -> tuple[list[tuple[float, float]], float, int]:
+    """run_gpt2_zeroshot.py's structure over our exact windows: per pair, the original and the shuffled text
+    each tokenized and scored window by window (batch of one). Returns scores, seconds and tokens scored."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from filters.lm import causal_windows, join_sentences
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device).eval()
+    window = model.config.n_positions
+    stride = window // 2
+
+    def score(text: str) -> tuple[float, int]:
+        seq = [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
+        total = 0.0
+        for begin, end, first in causal_windows(len(seq), window, stride):
+            input_ids = torch.tensor([seq[begin:end]], device=device)
+            with torch.no_grad():
+                logits = model(input_ids).logits[0].float()
+            logp = torch.log_softmax(logits[first - 1 - begin : end - 1 - begin], -1)
+            total -= logp.gather(1, input_ids[0, first - begin : end - begin, None]).sum().item()
+        return total / (len(seq) - 1), len(seq) - 1
+
+    started = time.perf_counter()
+    scores, tokens = [], 0
+    for pair in pairs:
+        (original, n_o), (shuffled, n_s) = (
+            score(join_sentences(pair["original"])),
+            score(join_sentences(pair["shuffled"])),
+        )
+        scores.append((original, shuffled))
+        tokens += n_o + n_s
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return scores, time.perf_counter() - started, tokens
+
+
+def run_ours(model_dir: str, data_dir: str, out: str, device: str, batch_size: int) -> tuple[float, dict]:
+    started = time.perf_counter()
+    argv = ["score-shuffle", model_dir, data_dir, "--out", out, "--device", device, "--overwrite"]
+    code = main([*argv, "--batch-size", str(batch_size), "--runner", "DirectRunner"])
+    seconds = time.perf_counter() - started
+    if code:
+        raise SystemExit(f"score-shuffle failed with status {code}")
+    with open(os.path.join(out, "run_summary.json"), encoding="utf-8") as f:
+        return seconds, json.load(f)
+
+
+def subset_dir(work: str, pairs: list[dict]) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemas import SHUFFLE_SCHEMA
+
+    path = os.path.join(work, "subset", "shuffle-wsj")
+    os.makedirs(path, exist_ok=True)
+    pq.write_table(
+        pa.Table.from_pylist(pairs, schema=SHUFFLE_SCHEMA), os.path.join(path, "test-00000-of-00001.parquet")
+    )
+    return os.path.dirname(path)
+
+
+def main_bench() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--work", default=None, help="working directory (default: a temporary one)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument(
+        "--model", default=None, choices=("tiny", "small"), help="(tiny on cpu, small on cuda)"
+    )
+    parser.add_argument("--permutations", type=int, default=20)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for both sides (1: no oversubscription on a shared CPU)",
+    )
+    parser.add_argument("--skip-full", action="store_true", help="only the subset (no run on every pair)")
+    parser.add_argument(
+        "--every", type=int, default=20, help="the baseline scores every N-th document's pairs"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="ours: windows per micro-batch (64 cpu, 16 cuda)"
+    )
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    size = args.model or ("tiny" if args.device == "cpu" else "small")
+    batch_size = args.batch_size or (64 if args.device == "cpu" else 16)
+    work = args.work or tempfile.mkdtemp(prefix="bench-score-shuffle-")
+    docs, data = os.path.join(work, "docs"), os.path.join(work, "data")
+    model_dir = os.path.join(work, f"gpt2-{size}")
+    if not os.path.exists(os.path.join(data, "run_summary.json")):
+        assert (
+            main(
+                [
+                    "ingest",
+                    "text",
+                    os.path.join(ROOT, "samples", "wsj", "wsj.jsonl"),
+                    "--out",
+                    docs,
+                    "--overwrite",
+                ]
+            )
+            == 0
+        )
+        argv = ["shuffle", docs, "--out", data, "--permutations", str(args.permutations), "--overwrite"]
+        assert main(argv) == 0
+    if not os.path.exists(os.path.join(model_dir, "config.json")):
+        build_model(model_dir, size)
+    pairs = read_pairs(data)
+    ids = sorted({p["id"] for p in pairs})
+    chosen = set(ids[:: args.every])
+    subset = [p for p in pairs if p["id"] in chosen]
+
+    report = {
+        "threads": args.threads,
+        "device": args.device,
+        "model": size,
+        "batch_size": batch_size,
+        "pairs": len(pairs),
+        "documents": len(ids),
+        "subset_documents": len(chosen),
+        "subset_pairs": len(subset),
+    }
+    base_scores, base_seconds, base_tokens = authors_loop(model_dir, subset, args.device)
+    report["baseline_subset_seconds"] = round(base_seconds, 1)
+    report["baseline_tokens_per_second"] = round(base_tokens / base_seconds)
+    sub_out = os.path.join(work, "ours-subset")
+    sub_seconds, sub_summary = run_ours(model_dir, subset_dir(work, subset), sub_out, args.device, batch_size)
+    report["ours_subset_seconds"] = round(sub_seconds, 1)
+    report["ours_subset_tokens_per_second"] = round(tokens_scored(sub_out) / sub_summary["seconds"])
+    report["ratio_subset"] = round(base_seconds / sub_seconds, 1)
+    report["max_abs_score_difference"] = max_difference(sub_out, subset, base_scores)
+    report["subset_counters"] = sub_summary["counters"]["score-shuffle"]
+    print(json.dumps(report), flush=True)
+    if report["max_abs_score_difference"] > 1e-4:
+        raise SystemExit(f"baseline and ours disagree by {report['max_abs_score_difference']}")
+    if not args.skip_full:
+        out = os.path.join(work, "ours")
+        all_seconds, summary = run_ours(model_dir, data, out, args.device, batch_size)
+        baseline_all = base_seconds / len(subset) * len(pairs)
+        report["ours_seconds"] = round(all_seconds, 1)
+        report["ours_tokens_per_second"] = round(tokens_scored(out) / summary["seconds"])
+        report["baseline_all_seconds_estimated"] = round(baseline_all, 1)
+        report["ratio_all"] = round(baseline_all / all_seconds, 1)
+        report["counters"] = summary["counters"]["score-shuffle"]
+    report["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(json.dumps(report, indent=2))
+
+
+def score_rows(out: str) -> dict[tuple, dict]:
+    import pyarrow.parquet as pq
+
+    return {
+        (r["id"], r["block_size"], r["permutation"]): r
+        for f in sorted(glob.glob(os.path.join(out, "scores", "*.parquet")))
+        for r in pq.read_table(f).to_pylist()
+    }
+
+
+def tokens_scored(out: str) -> int:
+    """Tokens our run scored: every distinct shuffled text, and each document's original once."""
+    rows = score_rows(out).values()
+    return sum(r["tokens_shuffled"] for r in rows) + sum(
+        {r["id"]: r["tokens_original"] for r in rows}.values()
+    )
+
+
+def max_difference(out: str, pairs: list[dict], scores: list[tuple[float, float]]) -> float:
+    rows = score_rows(out)
+    worst = 0.0
+    for pair, (original, shuffled) in zip(pairs, scores, strict=True):
+        row = rows[(pair["id"], pair["block_size"], pair["permutation"])]
+        worst = max(worst, abs(original - row["score_original"]), abs(shuffled - row["score_shuffled"]))
+    return worst
+
+
+if __name__ == "__main__":
+    main_bench()

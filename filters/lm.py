@@ -1,0 +1,440 @@
+"""Scoring texts with a causal or masked language model, for the zero-shot k-block shuffle test (Laban et al.,
+2021): a model should give the original document a lower score than its block-shuffled versions.
+
+A text's score is its mean negative log-likelihood per scored token, in nats (lower = more likely):
+
+- ``causal``, ``window="exact"``: ``-1/n * sum_t log p(x_t | x_<t)``. The tokenizer's BOS token (when it has
+  one) is prepended so the first token is scored. Texts longer than the model's positions are cut into
+  strided windows (:func:`causal_windows`); each token is scored exactly once, by the window that first
+  reaches it, so it sees at least ``window - stride`` tokens of context.
+- ``masked``, ``window="exact"``: the pseudo-log-likelihood of Salazar et al. (2020),
+  ``-1/n * sum_t log p(x_t | x_\\t)``: every token is masked once (one copy of the window per token) and
+  predicted from the rest; the model's special tokens (``[CLS]``/``[SEP]``) are kept around every window.
+  Long texts are cut into overlapping windows and each token is scored in the window where it sits most
+  centrally (:func:`masked_windows`).
+- ``window="laban"``: the released code of ``tingofurro/shuffle_test``, reproduced exactly for comparison with
+  published numbers. Causal (``run_gpt2_zeroshot.py``): tokens of ``tokenizer(text)``, windows
+  :func:`laban_causal_windows`, each window's mean loss over all its positions times ``end - i``, summed and
+  divided by the token count (the log of their perplexity). Masked (``run_bidir_zeroshot.py``): ids
+  ``tokenizer.encode(text)[1:-1]`` fed without special tokens, windows :func:`laban_masked_windows` of
+  ``min(512, positions)`` tokens, every token of every window masked once, score the unweighted mean of the
+  window means.
+
+Every forward request is a :class:`Piece` (a window of ids, at most one masked position, the positions whose
+predictions count). :meth:`LanguageModelScorer.score_texts` pools the pieces of all its texts, sorts them by
+length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU out-of-memory error
+halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per text. A text's
+score depends only on the pool it is scored with, which the pipeline makes deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from filters.model import (
+    ScoreStats,
+    check_tokenizer_matches,
+    check_weights,
+    forward_with_halving,
+    length_batches,
+    load_config,
+    resolve_device,
+    resolve_dtype,
+)
+from schemas.records import InputError
+
+LOG = logging.getLogger("incoherent.filters")
+
+CAUSAL, MASKED = "causal", "masked"
+SCORERS = ("auto", CAUSAL, MASKED)
+WINDOWS = ("exact", "laban")
+JOINS = {"space": " ", "newline": "\n"}
+LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
+# Models whose logits are their one head module applied to the base model's last hidden state.
+HEAD_ON_HIDDEN = {"gpt2", "llama", "mistral", "qwen2", "bert", "roberta", "xlm-roberta", "camembert"}
+# Models whose position ids start after the padding index: usable positions = max_position_embeddings - pad - 1.
+OFFSET_POSITIONS = {"roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod"}
+
+
+def join_sentences(sentences: Sequence[str], join: str = "space") -> str:
+    """The text a model reads: ``join_sentences(["A b.", "C."]) == "A b. C."`` (``newline``: ``"A b.\\nC."``)."""
+    return JOINS[join].join(sentences)
+
+
+# --------------------------------------------------------------------------------------------- windows
+
+
+def causal_windows(length: int, window: int, stride: int) -> list[tuple[int, int, int]]:
+    """``(begin, end, first)`` windows over ``length`` tokens: positions ``first..end-1`` are predicted from
+    ``begin..position-1``; every position ``1..length-1`` is scored exactly once.
+
+    >>> causal_windows(10, 4, 2)
+    [(0, 4, 1), (2, 6, 4), (4, 8, 6), (6, 10, 8)]
+    >>> causal_windows(3, 4, 2)
+    [(0, 3, 1)]
+    """
+    if length < 2:
+        return []
+    end = min(window, length)
+    out = [(0, end, 1)]
+    while end < length:
+        new_end = min(end + stride, length)
+        out.append((max(0, new_end - window), new_end, end))
+        end = new_end
+    return out
+
+
+def masked_windows(length: int, window: int, stride: int) -> list[tuple[int, int, int, int]]:
+    """``(begin, end, lo, hi)`` windows over ``length`` tokens: tokens ``lo..hi-1`` are scored with context
+    ``begin..end-1``; every token is scored exactly once, in the window where it is most central (the
+    overlap of two windows is split at its middle).
+
+    >>> masked_windows(10, 6, 2)
+    [(0, 6, 0, 4), (2, 8, 4, 6), (4, 10, 6, 10)]
+    >>> masked_windows(3, 6, 2)
+    [(0, 3, 0, 3)]
+    """
+    if length <= window:
+        return [(0, length, 0, length)] if length else []
+    begins = list(range(0, length - window, stride)) + [length - window]
+    cuts = [0] + [(begins[j + 1] + begins[j] + window) // 2 for j in range(len(begins) - 1)] + [length]
+    return [(b, b + window, cuts[j], cuts[j + 1]) for j, b in enumerate(begins)]
+
+
+def laban_causal_windows(length: int, max_length: int) -> list[tuple[int, int, int]]:
+    """``(begin, end, weight)`` of ``run_gpt2_zeroshot.py``: ``stride = max_length // 2``, for ``i = 0, stride,
+    ...``: ``begin = max(i + stride - max_length, 0)``, ``end = min(i + stride, length)``, ``weight = end - i``.
+
+    >>> laban_causal_windows(5, 4)
+    [(0, 2, 2), (0, 4, 2), (2, 5, 1)]
+    """
+    stride = max_length // 2
+    return [
+        (max(i + stride - max_length, 0), min(i + stride, length), min(i + stride, length) - i)
+        for i in range(0, length, stride)
+    ]
+
+
+def laban_masked_windows(length: int, max_length: int) -> list[tuple[int, int]]:
+    """``(begin, end)`` of ``run_bidir_zeroshot.py``'s ``compute_pseudologprob`` (same loop as the causal one).
+
+    >>> laban_masked_windows(5, 4)
+    [(0, 2), (0, 4), (2, 5)]
+    """
+    return [(b, e) for b, e, _ in laban_causal_windows(length, max_length)]
+
+
+# --------------------------------------------------------------------------------------------- pieces
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One row of a forward pass: ``ids`` (shared between the masked copies of a window), the position to
+    replace by the mask token (``-1``: none), and ``targets``: ``(position, token id)`` whose predicted
+    log-probabilities count, all added to ``group`` of text ``text``."""
+
+    ids: tuple[int, ...]
+    mask_at: int
+    targets: tuple[tuple[int, int], ...]
+    text: int
+    group: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a text's losses become its score: ``mode`` exact (sum / tokens), laban-causal (per-group means
+    weighted by ``weights``, / tokens) or laban-masked (mean of the group means)."""
+
+    mode: str
+    tokens: int
+    weights: tuple[int, ...] = ()
+
+
+def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after a text (``[CLS]`` / ``[SEP]`` for BERT, none for GPT-2)."""
+    text = "a b c"
+    plain = tokenizer(text, add_special_tokens=False)["input_ids"]
+    full = tokenizer(text)["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if full[start : start + len(plain)] == plain:
+            return full[:start], full[start + len(plain) :]
+    return [], []
+
+
+def output_head(model):
+    """The LM head of model types whose logits are exactly ``head(base_model(...).last_hidden_state)`` (so it
+    can run on the scored positions only), else None (the whole forward pass is used)."""
+    if getattr(model.config, "model_type", None) not in HEAD_ON_HIDDEN:
+        return None
+    heads = [m for _, m in model.named_children() if m is not model.base_model]
+    return heads[0] if len(heads) == 1 else None
+
+
+def model_positions(config, model_dir: str) -> int:
+    """Positions a model can attend over (RoBERTa-like models lose ``pad_token_id + 1`` of them)."""
+    n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if not n:
+        raise InputError(f"{model_dir}: the model config names no maximum length (n_positions)")
+    if getattr(config, "model_type", None) in OFFSET_POSITIONS:
+        n -= (getattr(config, "pad_token_id", None) or 0) + 1
+    return int(n)
+
+
+def scorer_kind(config, model_dir: str, requested: str = "auto") -> str:
+    """``causal`` or ``masked`` from the model's recorded architectures (``--scorer auto``), checked."""
+    if requested not in SCORERS:
+        raise InputError(f"--scorer: unknown scorer {requested!r} (choose from {', '.join(SCORERS)})")
+    architectures = getattr(config, "architectures", None) or []
+    found = set()
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        found.add(CAUSAL)
+    if any(a.endswith("ForMaskedLM") for a in architectures):
+        found.add(MASKED)
+    names = ", ".join(architectures) or "none recorded"
+    if not found:
+        raise InputError(
+            f"{model_dir}: no causal or masked language-model head (architectures: {names}); "
+            "save a *ForCausalLM / *LMHeadModel or *ForMaskedLM model"
+        )
+    if requested == "auto":
+        if len(found) > 1:
+            raise InputError(f"{model_dir}: both causal and masked heads ({names}); pass --scorer")
+        return found.pop()
+    if requested not in found:
+        raise InputError(
+            f"--scorer {requested}: {model_dir} has no {requested} LM head (architectures: {names})"
+        )
+    return requested
+
+
+def checked_language_model(model_dir: str, requested: str = "auto"):
+    """``(config, tokenizer, kind)`` after the cheap checks (weights, LM head, tokenizer; no weights loaded)."""
+    from transformers import AutoTokenizer
+
+    check_weights(model_dir)
+    config = load_config(model_dir)
+    kind = scorer_kind(config, model_dir, requested)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{model_dir}: no usable tokenizer ({str(exc).splitlines()[0]})") from None
+    check_tokenizer_matches(tokenizer, config, model_dir)
+    if kind == MASKED and tokenizer.mask_token_id is None:
+        raise InputError(f"{model_dir}: the tokenizer has no mask token, the masked scorer needs one")
+    return config, tokenizer, kind
+
+
+def check_language_model(model_dir: str, requested: str = "auto") -> str:
+    """The scorer kind of a model directory, checked before a pipeline starts."""
+    return checked_language_model(model_dir, requested)[2]
+
+
+def load_language_model(model_dir: str, requested: str = "auto", device: str = "cpu", dtype=None):
+    """``(model, tokenizer, kind)`` of a causal or masked LM directory, validated, in eval mode on ``device``."""
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+    _, tokenizer, kind = checked_language_model(model_dir, requested)
+    auto = AutoModelForCausalLM if kind == CAUSAL else AutoModelForMaskedLM
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    try:
+        model, info = auto.from_pretrained(
+            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
+        )
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{model_dir}: cannot load the {kind} LM ({str(exc).splitlines()[0]})") from None
+    missing = [k for k in info.get("missing_keys", ()) if "embed" not in k and "lm_head" not in k]
+    if missing:
+        raise InputError(f"{model_dir}: weights lack {len(missing)} tensors of the model (e.g. {missing[0]})")
+    model.to(device)
+    model.eval()
+    return model, tokenizer, kind
+
+
+class LanguageModelScorer:
+    """``score_texts([text, ...]) -> ([(score, tokens), ...], counters)`` with a causal or masked LM.
+
+    ``stride`` (exact windows only) defaults to half the window. ``max_tokens`` bounds the padded tokens of a
+    micro-batch (default ``batch_size * window``). ``bucket=False`` runs the pieces of each text on their own,
+    in order, one window per forward pass (the benchmark's reproduction of the authors' loop structure).
+    """
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        kind: str,
+        window: str = "exact",
+        device: str = "cpu",
+        batch_size: int = 16,
+        stride: int | None = None,
+        max_tokens: int | None = None,
+        positions: int | None = None,
+        bucket: bool = True,
+    ):
+        if window not in WINDOWS:
+            raise InputError(f"--window: unknown window mode {window!r} (choose from {', '.join(WINDOWS)})")
+        self.model, self.tokenizer, self.kind, self.window = model, tokenizer, kind, window
+        self.device, self.batch_size, self.bucket = device, batch_size, bucket
+        self.positions = positions or model_positions(model.config, "model")
+        if kind == MASKED:
+            self._prefix, self._suffix = special_tokens_around(tokenizer)
+            self.span = self.positions - len(self._prefix) - len(self._suffix)
+            if window == "laban":
+                self.span = min(LABAN_MASKED_MAX, self.positions)
+        else:
+            self._prefix, self._suffix = [], []
+            self.span = self.positions
+        if self.span < 2:
+            raise InputError(f"model: only {self.positions} positions, too few to score text")
+        self.stride = stride or max(1, self.span // 2)
+        if not 0 < self.stride < self.span:
+            raise InputError(f"--stride: must be between 1 and {self.span - 1}, got {self.stride}")
+        self.max_tokens = batch_size * self.positions if max_tokens is None else max_tokens
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.mask_id = tokenizer.mask_token_id
+        self._head = output_head(model)
+
+    @classmethod
+    def load(
+        cls,
+        model_dir: str,
+        scorer: str = "auto",
+        window: str = "exact",
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 16,
+        stride: int | None = None,
+    ) -> LanguageModelScorer:
+        resolved = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, resolved)
+        model, tokenizer, kind = load_language_model(model_dir, scorer, resolved, torch_dtype)
+        LOG.info("loaded %s (%s LM) on %s (%s)", model_dir, kind, resolved, torch_dtype)
+        positions = model_positions(model.config, model_dir)
+        return cls(model, tokenizer, kind, window, resolved, batch_size, stride, positions=positions)
+
+    # ----------------------------------------------------------------------------------------- plans
+
+    def plan(self, text: str, index: int = 0) -> tuple[list[Piece], Plan]:
+        """The forward requests of one text and how to combine their losses."""
+        tok = self.tokenizer
+        if self.window == "laban":
+            if self.kind == CAUSAL:
+                ids = tuple(tok(text)["input_ids"])
+                windows = laban_causal_windows(len(ids), self.span)
+                pieces = [
+                    Piece(ids[b:e], -1, tuple((p - 1 - b, ids[p]) for p in range(b + 1, e)), index, g)
+                    for g, (b, e, _) in enumerate(windows)
+                ]
+                return pieces, Plan("laban-causal", len(ids), tuple(w for _, _, w in windows))
+            ids = tuple(tok.encode(text)[1:-1])
+            pieces = [
+                Piece(ids[b:e], t - b, ((t - b, ids[t]),), index, g)
+                for g, (b, e) in enumerate(laban_masked_windows(len(ids), self.span))
+                for t in range(b, e)
+            ]
+            return pieces, Plan("laban-masked", len(ids))
+        ids = tuple(tok(text, add_special_tokens=False)["input_ids"])
+        if self.kind == CAUSAL:
+            bos = tok.bos_token_id
+            seq = ((bos,) if bos is not None else ()) + ids
+            pieces = [
+                Piece(seq[b:e], -1, tuple((p - 1 - b, seq[p]) for p in range(first, e)), index, 0)
+                for b, e, first in causal_windows(len(seq), self.span, self.stride)
+            ]
+            return pieces, Plan("exact", max(len(seq) - 1, 0))
+        pre, post, pieces = tuple(self._prefix), tuple(self._suffix), []
+        for b, e, lo, hi in masked_windows(len(ids), self.span, self.stride):
+            wrapped = pre + ids[b:e] + post
+            for t in range(lo, hi):
+                at = len(pre) + t - b
+                pieces.append(Piece(wrapped, at, ((at, ids[t]),), index, 0))
+        return pieces, Plan("exact", len(ids))
+
+    # ----------------------------------------------------------------------------------------- forward
+
+    def forward(self, pieces: Sequence[Piece]) -> list[list[float]]:
+        """Negative log-likelihoods of every piece's targets (one forward pass over the padded pieces)."""
+        import torch
+
+        width = max(len(p.ids) for p in pieces)
+        ids = torch.full((len(pieces), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(pieces), width), dtype=torch.long)
+        rows, cols, gold = [], [], []
+        for r, p in enumerate(pieces):
+            ids[r, : len(p.ids)] = torch.tensor(p.ids, dtype=torch.long)
+            mask[r, : len(p.ids)] = 1
+            if p.mask_at >= 0:
+                ids[r, p.mask_at] = self.mask_id
+            for position, token in p.targets:
+                rows.append(r)
+                cols.append(position)
+                gold.append(token)
+        index = torch.tensor([rows, cols, gold], dtype=torch.long, device=self.device).reshape(3, -1)
+        inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
+        with torch.inference_mode():
+            if self._head is not None:  # the LM head only where a prediction counts
+                hidden = self.model.base_model(**inputs).last_hidden_state
+                picked = self._head(hidden[index[0], index[1]]).float()
+            else:
+                picked = self.model(**inputs).logits[index[0], index[1]].float()
+            nll = torch.nn.functional.cross_entropy(picked, index[2], reduction="none")
+        flat = nll.cpu().tolist()
+        out, k = [], 0
+        for p in pieces:
+            out.append(flat[k : k + len(p.targets)])
+            k += len(p.targets)
+        return out
+
+    def _shrink(self) -> None:
+        self.max_tokens = max(self.max_tokens // 2, self.positions)
+        self.batch_size = max(1, self.batch_size // 2)
+
+    def score_texts(self, texts: Sequence[str]) -> tuple[list[tuple[float, int]], dict[str, int]]:
+        """``(score, tokens)`` of every text, in input order, and counters (``texts``, ``forward_rows``,
+        ``batches``, ``padded_tokens``, ``oom_retries``). A text with nothing to score gets ``(nan, 0)``."""
+        stats = ScoreStats()
+        pieces: list[Piece] = []
+        plans: list[Plan] = []
+        for i, text in enumerate(texts):
+            text_pieces, plan = self.plan(text, i)
+            pieces.extend(text_pieces)
+            plans.append(plan)
+        lengths = [len(p.ids) for p in pieces]
+        if self.bucket:
+            groups = length_batches(lengths, self.batch_size, self.max_tokens)
+        else:
+            groups = [[i] for i in range(len(pieces))]
+        losses: list[list[float]] = [[] for _ in pieces]
+        for group in groups:
+            stats.padded_tokens += max(lengths[i] for i in group) * len(group)
+            results = forward_with_halving(self.forward, [pieces[i] for i in group], stats, self._shrink)
+            for i, nll in zip(group, results, strict=True):
+                losses[i] = nll
+        sums: list[dict[int, list[float]]] = [{} for _ in texts]
+        for piece, nll in zip(pieces, losses, strict=True):
+            acc = sums[piece.text].setdefault(piece.group, [0.0, 0])
+            acc[0] += sum(nll)
+            acc[1] += len(nll)
+        scores = [combine(plan, groups_of) for plan, groups_of in zip(plans, sums, strict=True)]
+        stats.scored = len(texts)
+        counters = stats.as_counters()
+        counters["forward_rows"] = len(pieces)
+        return scores, counters
+
+
+def combine(plan: Plan, groups: dict[int, list[float]]) -> tuple[float, int]:
+    """A text's ``(score, tokens)`` from the ``[loss sum, count]`` of each group of its pieces."""
+    nan = float("nan")
+    if plan.mode == "exact":
+        total, count = (sum(v[0] for v in groups.values()), sum(v[1] for v in groups.values()))
+        return (total / count, count) if count else (nan, 0)
+    if plan.mode == "laban-causal":
+        if not groups or any(groups.get(g, [0, 0])[1] == 0 for g in range(len(plan.weights))):
+            return nan, 0  # a one-token text: their loss is a mean over no positions
+        weighted = sum(groups[g][0] / groups[g][1] * w for g, w in enumerate(plan.weights))
+        return weighted / plan.tokens, plan.tokens
+    means = [groups[g][0] / groups[g][1] for g in sorted(groups)]
+    return (sum(means) / len(means), plan.tokens) if means else (nan, 0)

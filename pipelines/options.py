@@ -1,0 +1,112 @@
+"""Beam's pipeline options as ``incoherent`` passes them on: a flag nobody knows is an error, not a warning.
+
+Beam's own ``PipelineOptions`` only logs ``Unparseable argument`` for a flag that no registered
+``PipelineOptions`` subclass declares and runs on, so a typo (``--direct_num_worker 2``) or a misplaced
+``incoherent`` flag would silently change nothing. :func:`unknown_beam_args` parses the flags with every
+registered options class, exactly as ``PipelineOptions.get_all_options`` does, and returns what is left.
+
+    >>> unknown_beam_args(["--runner", "DirectRunner", "--no-such-flag", "1"])
+    ['--no-such-flag', '1']
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+
+from schemas.records import InputError
+
+# Runner modules that register PipelineOptions subclasses outside apache_beam.options.pipeline_options.
+_OPTION_MODULES = (
+    "apache_beam.options.pipeline_options",
+    "apache_beam.runners.portability.flink_runner",
+    "apache_beam.runners.portability.spark_runner",
+)
+
+
+class DryRun(Exception):
+    """``--dry_run=True``: the job graph was built and validated, and nothing ran (the CLI exits 0)."""
+
+
+def _registered_parser() -> argparse.ArgumentParser:
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    class _Strict(_BeamArgumentParser):
+        def error(self, message):  # e.g. "argument --runner: expected one argument"
+            if message.startswith("ambiguous option: "):
+                return
+            raise InputError(f"Beam pipeline options: {message}")
+
+    for module in _OPTION_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # an optional runner's dependencies are missing: its flags stay unknown
+            continue
+    parser = _Strict(allow_abbrev=False)
+    classes: dict[str, type] = {}
+    for cls in PipelineOptions.__subclasses__():  # as PipelineOptions.get_all_options
+        classes.setdefault(str(cls), cls)
+    for cls in classes.values():
+        cls._add_argparse_args(parser)  # noqa: SLF001 - the hook Beam itself calls
+    return parser
+
+
+def unknown_beam_args(beam_args: Sequence[str]) -> list[str]:
+    """The arguments of ``beam_args`` that no registered Beam ``PipelineOptions`` class accepts."""
+    if not beam_args:
+        return []
+    _, unknown = _registered_parser().parse_known_args(list(beam_args))
+    return unknown
+
+
+def check_beam_args(beam_args: Sequence[str], command: str) -> None:
+    """Raise :class:`InputError` naming the first argument that neither ``command`` nor Beam knows."""
+    unknown = unknown_beam_args(beam_args)
+    if unknown:
+        flag = next((a for a in unknown if a.startswith("-")), unknown[0])
+        what = "unknown option" if flag.startswith("-") else "unexpected argument"
+        raise InputError(
+            f"{flag.split('=', 1)[0]}: {what} (neither `incoherent {command}` nor Beam's pipeline options "
+            f"know it; see `incoherent {command} --help`)"
+        )
+
+
+def use_storage_options(beam_args: Sequence[str]) -> None:
+    """Let this process's own reads and writes (listing inputs, summaries, the index) use the run's options.
+
+    Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
+    from ``FileSystems.set_options``; workers get them with the pipeline.
+    """
+    if not beam_args:  # no Beam import here: ingest wikipedia starts its decoder before Beam is imported
+        return
+    bound_driver_retries()
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    FileSystems.set_options(PipelineOptions(list(beam_args)))
+
+
+DRIVER_RETRY_SECONDS = 20.0
+_BOUND: float | None = None
+
+
+def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
+    """Give up on an unreachable or failing GCS endpoint after ``seconds`` in this (the driver's) process.
+
+    Beam's GCS client retries a failing call for up to 120 s (google-cloud-storage's default retry); the
+    driver only lists and reads small files before any work, so a bad path or endpoint should fail fast with
+    one line. Workers keep Beam's defaults (transient errors during a long run are worth waiting for).
+    """
+    global _BOUND
+    if _BOUND == seconds:
+        return
+    _BOUND = seconds
+    try:
+        from apache_beam.io.gcp import gcsio_retry
+    except ImportError:  # no apache-beam[gcp]: no GCS
+        return
+    for name in ("DEFAULT_RETRY", "DEFAULT_RETRY_WITH_THROTTLING_COUNTER"):
+        retry = getattr(gcsio_retry, name, None)
+        if retry is not None and hasattr(retry, "with_timeout"):
+            setattr(gcsio_retry, name, retry.with_timeout(seconds))

@@ -1,0 +1,331 @@
+"""``incoherent score-shuffle MODEL_DIR DATA_DIR --out OUT``: the zero-shot k-block shuffle test (Laban et al.,
+2021) of a causal or masked language model on shuffle corpora.
+
+Every row of ``DATA_DIR/shuffle-<source>/<split>-*.parquet`` is a pair (one document, one k, one permutation).
+Texts are keyed by a hash of their content, so a document's original is scored once and reused for all its k
+and permutations. Distinct texts are grouped into pools by a stable hash of their key (the pools depend on
+the data only, never on the runner); each pool goes through ``RunInference`` with
+:class:`filters.handler.LanguageModelHandler`, which buckets the windows of all the pool's texts by length.
+
+Writes ``OUT/scores/<split>-*.parquet`` (:data:`schemas.SCORES_SCHEMA`), ``OUT/results.json`` (accuracy,
+ties and pairs per source and k), ``OUT/accuracy.png`` and ``OUT/run_summary.json``, and prints the
+accuracy table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import posixpath
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.ml.inference.base import ModelHandler, RunInference
+
+from corpora.seeding import stable_hash
+from corpora.shuffle_results import compare, format_table, plot_accuracy, summarize
+from pipelines.common import (
+    ApplyWithRejects,
+    WriteRejected,
+    WriteTable,
+    count,
+    list_tables,
+    run_pipeline,
+)
+from schemas import SCORES_SCHEMA
+from schemas.records import InputError, Rejected
+
+STAGE = "score-shuffle"
+REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
+DEFAULT_POOL_SIZE = 64
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "model_dir", metavar="MODEL_DIR", help="a causal or masked LM (Hugging Face directory)"
+    )
+    parser.add_argument("data_dir", metavar="DATA_DIR", help="a folder of shuffle-<source>/ configs")
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument(
+        "--config", default=None, help="comma-separated configs, e.g. shuffle-wsj (default: all)"
+    )
+    parser.add_argument("--split", default="test", help="split to score (test)")
+    parser.add_argument("--scorer", default="auto", choices=("auto", "causal", "masked"), help="(auto)")
+    parser.add_argument(
+        "--window",
+        default="exact",
+        choices=("exact", "laban"),
+        help="exact: every token scored once (default); laban: the authors' released code",
+    )
+    parser.add_argument("--join", default="space", choices=("space", "newline"), help="sentence separator")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument("--batch-size", type=int, default=16, help="windows per micro-batch (16)")
+    parser.add_argument("--stride", type=int, default=None, help="exact windows: stride (half the window)")
+    parser.add_argument(
+        "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts bucketed together (64)"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def make_pair(row: dict, join: str) -> dict | Rejected:
+    """A shuffle row -> ``{id, source, block_size, permutation, original, shuffled}`` texts and their keys, or a
+    Rejected for an empty document."""
+    from filters.lm import join_sentences
+
+    original = join_sentences([s for s in row["original"] or [] if s], join)
+    shuffled = join_sentences([s for s in row["shuffled"] or [] if s], join)
+    if not original.strip() or not shuffled.strip():
+        return Rejected(
+            "empty_document",
+            id=row.get("id"),
+            source=row.get("source"),
+            detail=f"block_size {row.get('block_size')}: {'original' if not original.strip() else 'shuffled'} is empty",
+        )
+    return {
+        "id": row["id"],
+        "source": row["source"],
+        "block_size": int(row["block_size"]),
+        "permutation": int(row.get("permutation") or 0),
+        "original": original,
+        "shuffled": shuffled,
+        "original_key": text_key(original),
+        "shuffled_key": text_key(shuffled),
+    }
+
+
+def finish_pair(pair: dict, original: tuple[float, int], shuffled: tuple[float, int]) -> dict | Rejected:
+    """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score."""
+    (score_o, tokens_o), (score_s, tokens_s) = original, shuffled
+    if not tokens_o or not tokens_s:
+        return Rejected(
+            "no_scored_tokens",
+            id=pair["id"],
+            source=pair["source"],
+            detail=f"block_size {pair['block_size']}: tokens scored {tokens_o} / {tokens_s}",
+        )
+    correct, tie = compare(score_o, score_s)
+    return {
+        "id": pair["id"],
+        "source": pair["source"],
+        "block_size": pair["block_size"],
+        "permutation": pair["permutation"],
+        "score_original": score_o,
+        "score_shuffled": score_s,
+        "tokens_original": tokens_o,
+        "tokens_shuffled": tokens_s,
+        "correct": correct,
+        "tie": tie,
+    }
+
+
+class ScoreShufflePairs(beam.PTransform):
+    """Shuffle rows -> ``(score rows, rejected)``: distinct texts pooled, scored once, joined back.
+
+    ``handler`` is a :class:`filters.handler.LanguageModelHandler` (or any handler taking
+    ``(pool id, [(key, text)])`` elements and predicting ``[(key, score, tokens)]``).
+    """
+
+    def __init__(self, handler: ModelHandler, join: str = "space", pool_size: int = DEFAULT_POOL_SIZE):
+        super().__init__()
+        self._handler, self._join, self._pool_size = handler, join, pool_size
+
+    def expand(self, rows):
+        join, pool_size = self._join, self._pool_size
+
+        def to_pair(row):
+            yield make_pair(row, join)
+
+        def texts_of(pair):
+            yield pair["original_key"], pair["original"]
+            yield pair["shuffled_key"], pair["shuffled"]
+
+        def first_text(element):
+            key, texts = element
+            return key, next(iter(texts))
+
+        def to_pool(keyed, total):
+            pools = max(1, -(-total // pool_size))
+            return stable_hash("pool", keyed[0]) % pools, keyed
+
+        def sorted_pool(element):
+            pool, texts = element
+            return pool, sorted(texts)
+
+        def unpack(prediction):
+            for key, score, tokens in prediction.inference:
+                yield key, (score, tokens)
+
+        def by_original(pair):
+            return pair["original_key"], pair
+
+        def with_original(element):
+            _, grouped = element
+            (score,) = list(grouped["scores"])[:1] or [(float("nan"), 0)]
+            for pair in grouped["pairs"]:
+                yield pair["shuffled_key"], (pair, score)
+
+        def finish(element):
+            _, grouped = element
+            (score,) = list(grouped["scores"])[:1] or [(float("nan"), 0)]
+            for pair, original in grouped["pairs"]:
+                if pair["original_key"] == pair["shuffled_key"]:
+                    count(STAGE, "identical_texts")
+                yield finish_pair(pair, original, score)
+
+        pairs, rejected_rows = rows | "MakePairs" >> ApplyWithRejects(to_pair, STAGE, kept="pairs")
+        texts = (
+            pairs
+            | "TextsOfPairs" >> beam.FlatMap(texts_of)
+            | "GroupTexts" >> beam.GroupByKey()
+            | "DistinctTexts" >> beam.Map(first_text)
+        )
+        total = texts | "CountTexts" >> beam.combiners.Count.Globally()
+        scores = (
+            texts
+            | "AssignPool" >> beam.Map(to_pool, total=beam.pvalue.AsSingleton(total))
+            | "GroupPools" >> beam.GroupByKey()
+            | "SortPools" >> beam.Map(sorted_pool)
+            | "ScoreTexts" >> RunInference(self._handler)
+            | "TextScores" >> beam.FlatMap(unpack)
+        )
+        half = (
+            {"pairs": pairs | "ByOriginal" >> beam.Map(by_original), "scores": scores}
+            | "JoinOriginals" >> beam.CoGroupByKey()
+            | "AddOriginalScore" >> beam.FlatMap(with_original)
+        )
+        done, rejected_scores = (
+            {"pairs": half, "scores": scores}
+            | "JoinShuffled" >> beam.CoGroupByKey()
+            | "AddShuffledScore" >> ApplyWithRejects(finish, STAGE, kept="scored_pairs")
+        )
+        rejected = (rejected_rows, rejected_scores) | "AllRejected" >> beam.Flatten()
+        return done, rejected
+
+
+def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
+    """The ``shuffle-*/<split>-*.parquet`` files to score; a clear error when there are none."""
+    files = list_tables(data_dir, "shuffle-")
+    if not files:
+        raise InputError(
+            f"{data_dir}: no shuffle-*/ configs (write them with `incoherent shuffle` or `build`)"
+        )
+    found = sorted({posixpath.basename(posixpath.dirname(f)) for f in files})
+    if configs:
+        wanted = [c.strip() for c in configs.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in found]
+        if unknown:
+            raise InputError(f"--config: {', '.join(unknown)} not in {data_dir} (found: {', '.join(found)})")
+        files = [f for f in files if posixpath.basename(posixpath.dirname(f)) in wanted]
+    chosen = [f for f in files if posixpath.basename(f).startswith(f"{split}-")]
+    if not chosen:
+        splits = sorted({posixpath.basename(f).split("-", 1)[0] for f in files})
+        raise InputError(f"--split {split}: no such split in {data_dir} (found: {', '.join(splits)})")
+    with FileSystems.open(chosen[0]) as f:
+        try:
+            names = set(pq.read_schema(f).names)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise InputError(f"{chosen[0]}: not a readable Parquet file ({exc})") from None
+    missing = REQUIRED_COLUMNS - names
+    if missing:
+        raise InputError(f"{chosen[0]}: not a shuffle table, missing columns {sorted(missing)}")
+    return chosen
+
+
+def read_scores(out_dir: str) -> list[dict]:
+    """The columns of ``OUT/scores/`` that the accuracy needs (small: four per pair)."""
+    rows: list[dict] = []
+    for path in list_tables(out_dir, "scores"):
+        with FileSystems.open(path) as f:
+            table = pq.read_table(f, columns=["source", "block_size", "correct", "tie"])
+        rows.extend(table.to_pylist())
+    return rows
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from filters.handler import LanguageModelHandler, is_remote
+    from filters.lm import check_language_model
+
+    if args.batch_size < 1 or args.pool_size < 1:
+        raise InputError("--batch-size/--pool-size: must be >= 1")
+    if args.stride is not None and args.window == "laban":
+        raise InputError("--stride: only with --window exact (laban windows are the authors')")
+    files = shuffle_files(args.data_dir, args.config, args.split)
+    kind = args.scorer
+    if not is_remote(args.model_dir):
+        kind = check_language_model(args.model_dir, args.scorer)
+    handler = LanguageModelHandler(
+        args.model_dir,
+        args.device,
+        args.dtype,
+        scorer=kind,
+        window=args.window,
+        batch_size=args.batch_size,
+        stride=args.stride,
+    )
+
+    def build(p):
+        rows = p | "ShuffleFiles" >> beam.Create(files) | "ReadShuffles" >> beam.io.ReadAllFromParquet()
+        scored, rejected = rows | "ScorePairs" >> ScoreShufflePairs(handler, args.join, args.pool_size)
+        scored | "WriteScores" >> WriteTable(
+            args.out,
+            "scores",
+            split=args.split,
+            sort_keys=("id", "block_size", "permutation"),
+            schema=SCORES_SCHEMA,
+        )
+        rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+    params = {
+        "model_dir": args.model_dir,
+        "data_dir": args.data_dir,
+        "configs": args.config,
+        "split": args.split,
+        "scorer": kind,
+        "window": args.window,
+        "join": args.join,
+        "device": args.device,
+        "dtype": args.dtype,
+        "batch_size": args.batch_size,
+        "stride": args.stride,
+        "pool_size": args.pool_size,
+    }
+
+    def results(summary: dict) -> dict:
+        accuracy = summarize(read_scores(args.out))
+        report = {
+            **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
+            "results": accuracy,
+        }
+        with FileSystems.create(posixpath.join(args.out, "results.json")) as f:
+            f.write((json.dumps(report, indent=2) + "\n").encode("utf-8"))
+        figure = io.BytesIO()
+        plot_accuracy(accuracy, figure, title=posixpath.basename(args.model_dir.rstrip("/")))
+        with FileSystems.create(posixpath.join(args.out, "accuracy.png")) as f:
+            f.write(figure.getvalue())
+        return {"results": accuracy}
+
+    summary = run_pipeline(
+        build,
+        command="score-shuffle",
+        out_dir=args.out,
+        params=params,
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+        extra_summary=results,
+    )
+    title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined) on {args.data_dir} [{args.split}]"
+    print(format_table(summary["results"], title=f"accuracy (%): {title}"))
+    counters = summary["counters"].get(STAGE, {})
+    dropped = {k: v for k, v in counters.items() if k in ("empty_document", "no_scored_tokens")}
+    if dropped:
+        print("skipped: " + ", ".join(f"{name} {value:,}" for name, value in dropped.items()))
+    print(f"{posixpath.join(args.out, 'scores')}/, results.json, accuracy.png ({summary['seconds']:.1f} s)")
+    return 0

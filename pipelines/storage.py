@@ -1,0 +1,188 @@
+"""Paths as workers see them: every data path through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``).
+
+Workers of a distributed runner are other processes, often on other machines, with another working
+directory: a relative path means something else there. :func:`absolute` turns a local path into an absolute
+one on the driver, before the path goes into a transform; remote URLs are kept as they are.
+
+    >>> absolute("gs://bucket/docs")
+    'gs://bucket/docs'
+    >>> absolute("/data/../data/docs")
+    '/data/docs'
+
+:func:`open_file` is the opener :class:`retrieval.index.TfidfIndex` saves and loads through, so an index can
+live in a bucket and is never written to a worker's local disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import posixpath
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.options import bound_driver_retries
+from schemas.records import InputError
+
+
+def is_remote(path: str) -> bool:
+    """True for URLs of a Beam filesystem other than the local one (``gs://b/x``, ``s3://b/x``)."""
+    return "://" in str(path) and not str(path).startswith("file://")
+
+
+def absolute(path: str) -> str:
+    """``path`` made absolute against this process's working directory (remote URLs unchanged)."""
+    path = str(path)
+    if is_remote(path):
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def join(base: str, *parts: str) -> str:
+    """Join path parts with ``/`` for URLs and ``os.path`` for local paths."""
+    return posixpath.join(base, *parts) if is_remote(base) else os.path.join(base, *parts)
+
+
+def exists(path: str) -> bool:
+    """Whether a file or a directory (a prefix with objects under it, for object stores) exists (driver side)."""
+    if is_remote(path):
+        bound_driver_retries()
+    try:
+        if FileSystems.exists(path):
+            return True
+        if is_remote(path):
+            return bool(list_files(posixpath.join(path.rstrip("/"), "**")))
+        return False
+    except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
+        raise InputError(f"{path}: cannot be read ({storage_error(exc)})") from None
+
+
+def list_files(pattern: str) -> list[str]:
+    """Paths matching a glob (``**`` crosses folders), sorted."""
+    return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
+
+
+def storage_error(exc: BaseException) -> str:
+    """The first line of a storage failure, without Beam's wrapping (``BeamIOError: Match operation ...``)."""
+    causes = getattr(exc, "exception_details", None)
+    if isinstance(causes, dict) and causes:
+        exc = next(iter(causes.values()))
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def open_file(path: str, mode: str = "rb") -> BinaryIO:
+    """Open ``path`` for binary reading (``"rb"``) or writing (``"wb"``) through Beam's filesystems.
+
+    Raises ``FileNotFoundError`` for a missing file. Local paths use the local disk directly (parent
+    folders are created for writing); remote files are read whole (readers get a seekable buffer).
+    """
+    if not is_remote(path):
+        if "w" in mode:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return open(path, mode)  # noqa: SIM115 - the caller closes it
+    if "w" in mode:
+        return FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    if not FileSystems.exists(path):
+        raise FileNotFoundError(path)
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return io.BytesIO(f.read())
+
+
+def read_bytes(path: str) -> bytes:
+    with open_file(path, "rb") as f:
+        return f.read()
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    with open_file(path, "wb") as f:
+        f.write(data)
+
+
+def delete_tree(path: str) -> None:
+    """Delete a folder and everything under it (a prefix, for object stores); nothing if it is missing."""
+    files = list_files(posixpath.join(path.rstrip("/"), "**")) if is_remote(path) else []
+    if is_remote(path):
+        if files:
+            FileSystems.delete(files)
+        return
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class BeamFiles:
+    """:class:`sources.paths.Files` through Beam's filesystems: a remote "directory" is a prefix with files."""
+
+    def isdir(self, path: str) -> bool:
+        if not is_remote(path):
+            return os.path.isdir(path)
+        return bool(self.files_under(path))
+
+    def isfile(self, path: str) -> bool:
+        if not is_remote(path):
+            return os.path.isfile(path)
+        bound_driver_retries()  # listing inputs is the driver's work
+        try:
+            return FileSystems.exists(path) and not path.endswith("/")
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{path}: cannot be read ({storage_error(exc)})") from None
+
+    def files_under(self, path: str) -> list[str]:
+        if not is_remote(path):
+            return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
+        bound_driver_retries()
+        try:
+            return list_files(posixpath.join(path.rstrip("/"), "**"))
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{path}: cannot be listed ({storage_error(exc)})") from None
+
+
+def open_raw(path: str) -> BinaryIO:
+    """A remote file opened for streaming binary reads (no decompression by Beam)."""
+    return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+
+
+@contextlib.contextmanager
+def local_copy(path: str) -> Iterator[str]:
+    """A local path with the contents of ``path``: the path itself, or a worker-local temporary copy with the
+    same file name (deleted afterwards) for remote files that a library can only read from disk."""
+    if not is_remote(path):
+        yield path
+        return
+    folder = tempfile.mkdtemp(prefix="incoherent-copy-")
+    try:
+        target = os.path.join(folder, posixpath.basename(path))
+        with open_raw(path) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        yield target
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _anonymous_with_emulator() -> None:
+    """Against a local GCS emulator (``STORAGE_EMULATOR_HOST``) connect anonymously at once.
+
+    Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s
+    when there are none, in the driver and in every SDK worker), then connects anonymously anyway; an
+    emulator needs no credentials. This module is imported by the driver and, with the pipeline's functions,
+    by every worker, so this runs in each before Beam opens a GCS file.
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return
+    try:
+        from apache_beam.internal.gcp import auth
+    except ImportError:  # no apache-beam[gcp]: no GCS either
+        return
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None:
+        return
+    with credentials._credentials_lock:
+        if not credentials._credentials_init:
+            credentials._credentials, credentials._credentials_init = None, True
+
+
+_anonymous_with_emulator()

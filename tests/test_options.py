@@ -1,0 +1,143 @@
+"""Flags nobody knows, unknown config keys, dry runs and relative paths (:mod:`pipelines.options`)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from pipelines.options import unknown_beam_args
+from tests.conftest import ROOT, SAMPLES, run_cli
+
+CNN = str(SAMPLES / "cnn" / "frank")
+
+
+def test_unknown_beam_args_keeps_only_what_no_options_class_declares():
+    assert unknown_beam_args([]) == []
+    assert unknown_beam_args(["--runner", "DirectRunner", "--direct_num_workers=2"]) == []
+    assert unknown_beam_args(["--flink_master=localhost:8081", "--sdk_worker_parallelism", "2"]) == []
+    assert unknown_beam_args(["--dry_run=True", "--no_auth", "--s3_endpoint_url=http://127.0.0.1:1"]) == []
+    assert unknown_beam_args(["--runner", "DirectRunner", "--no-such-flag", "1"]) == ["--no-such-flag", "1"]
+    assert unknown_beam_args(["--direct_num_worker=2"]) == ["--direct_num_worker=2"]  # no abbreviations
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (["--no-such-flag", "1"], "--no-such-flag: unknown option"),
+        (["--direct_num_worker=2"], "--direct_num_worker: unknown option"),
+        (["stray"], "stray: unexpected argument"),
+    ],
+)
+def test_an_unknown_flag_stops_the_command_before_any_work(tmp_path, capsys, extra, named):
+    out = tmp_path / "out"
+    assert run_cli("ingest", "cnn", CNN, "--out", out, *extra) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and named in err[0]
+    assert not out.exists()  # nothing was written, not even the output folder
+
+
+def test_a_beam_flag_without_its_value_is_one_line(tmp_path, capsys):
+    assert run_cli("ingest", "cnn", CNN, "--out", tmp_path / "out", beam=["--runner"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: Beam pipeline options: argument --runner: expected one argument"]
+
+
+def write_config(path, **sections):
+    config = {"base": str(ROOT), "sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}}
+    config.update(sections)
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.parametrize(
+    "sections, named",
+    [
+        (
+            {"intruders": {"no_such_key": 4000}},
+            "intruders.no_such_key: unknown key (`incoherent intruders` has no --no-such-key",
+        ),
+        ({"shuffle": {"block_size": [2]}}, "shuffle.block_size: unknown key"),
+        ({"neighbors": {"k": 5, "kk": 1}}, "neighbors.kk: unknown key"),
+        ({"intruders": {"out": "x"}}, "intruders.out: unknown key"),  # set by the build itself
+        (
+            {
+                "sources": {
+                    "cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"], "options": {"text_field": "x"}}
+                }
+            },
+            "sources.cnn.options.text_field: unknown key (`incoherent ingest cnn`",
+        ),
+    ],
+)
+def test_an_unknown_config_key_stops_the_build_before_any_work(tmp_path, capsys, sections, named):
+    path = write_config(tmp_path / "build.yaml", **sections)
+    assert run_cli("build", path, "--out", tmp_path / "out") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and named in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_known_stage_keys_pass_the_check(tmp_path):
+    from pipelines.build import check_config, load_config
+
+    path = write_config(
+        tmp_path / "build.yaml",
+        neighbors={"k": 3, "threads": 1},
+        shuffle={"block_sizes": [1, 2], "max_sentences": 10},
+        intruders={"similarity_threshold": 0.5, "filter": "none"},
+    )
+    config = check_config(load_config(str(path)), str(path))
+    assert config["neighbors"] == {"k": 3, "threads": 1}
+
+
+def test_dry_run_builds_the_graph_writes_nothing_and_says_so(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli("ingest", "cnn", CNN, "--out", out, "--dry_run=True") == 0
+    printed = capsys.readouterr().out
+    assert "dry run: `incoherent ingest cnn` job graph built and validated" in printed
+    assert "nothing ran" in printed and "complete" not in printed
+    assert not out.exists()
+
+
+def test_build_dry_run_checks_every_ingest_graph_and_writes_nothing(tmp_path, capsys):
+    path = write_config(tmp_path / "build.yaml")
+    assert run_cli("build", path, "--out", tmp_path / "out", "--dry_run=True") == 0
+    printed = capsys.readouterr().out
+    assert "`incoherent build` config checked and 1 ingest job graphs built and validated" in printed
+    assert not (tmp_path / "out").exists()
+
+
+DATAFLOW = [
+    "--runner=DataflowRunner",
+    "--project=incoherent-test",
+    "--region=europe-west1",
+    "--temp_location=gs://incoherent-test/tmp",
+    "--dry_run=True",
+]
+
+
+@pytest.mark.slow
+def test_dataflow_dry_run_of_every_stage_builds_the_job_and_the_package_offline(tmp_path, capsys):
+    pytest.importorskip("google.cloud.storage", reason="needs the `dataflow` extra")
+    pytest.importorskip("build", reason="needs the `dataflow` extra")
+    docs, index, neighbors = tmp_path / "docs", tmp_path / "index", tmp_path / "neighbors"
+    assert run_cli("ingest", "cnn", CNN, "--out", docs) == 0
+    assert run_cli("index", docs, "--out", index) == 0
+    assert run_cli("neighbors", docs, "--index", index, "--out", neighbors) == 0
+    capsys.readouterr()
+    setup = ["--setup_file", str(ROOT / "pyproject.toml")]
+    runs = {
+        "ingest cnn": ["ingest", "cnn", CNN, "--out", "gs://incoherent-test/docs", *setup],
+        "index": ["index", docs, "--out", "gs://incoherent-test/index"],
+        "neighbors": ["neighbors", docs, "--index", index, "--out", "gs://incoherent-test/neighbors"],
+        "intruders": ["intruders", docs, "--index", index, "--neighbors", neighbors, "--out", tmp_path / "i"],
+        "shuffle": ["shuffle", docs, "--out", "gs://incoherent-test/shuffle"],
+    }
+    for command, argv in runs.items():
+        assert run_cli(*argv, beam=DATAFLOW) == 0, command
+        printed = capsys.readouterr().out
+        assert f"dry run: `incoherent {command}` job graph built and validated" in printed
+        assert "nothing ran" in printed and '"complete"' not in printed
+        if command == "ingest cnn":
+            assert "package incoherent-0.1.0.tar.gz built" in printed
+    assert not (tmp_path / "i").exists()

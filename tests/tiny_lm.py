@@ -1,0 +1,116 @@
+"""Tiny real language models built offline from the bundled samples (test fixtures for the shuffle test).
+
+A byte-level BPE tokenizer (GPT-2 style, ``<|endoftext|>`` as BOS/EOS) and a WordPiece tokenizer (BERT style,
+``[CLS] ... [SEP]``, ``[MASK]``) are trained with the ``tokenizers`` library on ``samples/wsj`` and the CNN
+sample stories; the models are randomly initialised one-layer ``GPT2LMHeadModel`` (32 positions) and
+``BertForMaskedLM`` (24 positions), so the bundled documents are longer than their windows. Saved with
+``save_pretrained`` (safetensors). Import the fixtures you use: ``from tests.tiny_lm import tiny_gpt2_dir  #
+noqa: F401``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tiny_model import _cached, sample_texts
+
+GPT2_POSITIONS = 32
+BERT_POSITIONS = 24
+VOCAB_SIZE = 400
+
+
+def build_gpt2_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZE):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2TokenizerFast
+
+    raw = Tokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    raw.train_from_iterator(sample_texts(), trainer=trainer)
+    tokenizer = GPT2TokenizerFast(
+        tokenizer_object=raw, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
+    if out_dir:
+        tokenizer.save_pretrained(out_dir)
+    return tokenizer
+
+
+def build_bert_tokenizer(out_dir: str | None = None):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast
+
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    raw = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    raw.normalizer = normalizers.BertNormalizer(lowercase=True)
+    raw.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    raw.decoder = decoders.WordPiece()
+    raw.train_from_iterator(
+        sample_texts(), trainer=trainers.WordPieceTrainer(vocab_size=VOCAB_SIZE, special_tokens=special)
+    )
+    raw.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", raw.token_to_id("[CLS]")), ("[SEP]", raw.token_to_id("[SEP]"))],
+    )
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=raw,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+    )
+    if out_dir:
+        tokenizer.save_pretrained(out_dir)
+    return tokenizer
+
+
+def build_gpt2(out_dir: str, tokenizer, seed: int = 0, **sizes) -> str:
+    """A randomly initialised GPT-2 LM, saved; ``sizes`` override the tiny config (``n_positions=1024`` ...)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = dict(vocab_size=len(tokenizer), n_positions=GPT2_POSITIONS, n_embd=16, n_layer=1, n_head=2)
+    config = GPT2Config(
+        **{**config, **sizes}, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id
+    )
+    GPT2LMHeadModel(config).save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir
+
+
+def build_bert(out_dir: str, tokenizer, seed: int = 0) -> str:
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=BERT_POSITIONS,
+        pad_token_id=tokenizer.pad_token_id or 0,
+    )
+    BertForMaskedLM(config).save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> str:
+    """A randomly initialised one-layer GPT-2 LM (32 positions) with its byte-level BPE tokenizer."""
+    return _cached("tiny-gpt2", lambda path: build_gpt2(path, build_gpt2_tokenizer()), tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> str:
+    """A randomly initialised one-layer BERT masked LM (24 positions) with its WordPiece tokenizer."""
+    return _cached("tiny-bert", lambda path: build_bert(path, build_bert_tokenizer()), tmp_path_factory)
