@@ -29,21 +29,9 @@ from pathlib import Path
 
 import psutil
 import yaml
+from bench_build import INCOHERENT, MAKE_CORPUS, ROOT, WORK, tree_rss  # the same paths and RSS probe
 
-ROOT = Path(__file__).resolve().parent.parent
-WORK = ROOT / "bench" / "work"
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"
 STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
-
-
-def tree_rss(process: psutil.Process) -> int:
-    total = 0
-    for p in [process, *process.children(recursive=True)]:
-        try:
-            total += p.memory_info().rss
-        except psutil.Error:
-            pass
-    return total
 
 
 def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, int], int]:
@@ -103,7 +91,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
     config_path.write_text(yaml.safe_dump(config))
     out = WORK / name
     cmd = [
-        str(ROOT / ".venv" / "bin" / "incoherent"),
+        INCOHERENT,
         "build",
         str(config_path),
         "--out",
