@@ -202,15 +202,18 @@ def default_config(configs) -> str:
     return names[0]
 
 
+def ingest_runs(summaries: list[dict]):
+    """``(summary, kind, params)`` of each ingest run: ``command: "ingest cnn"`` -> kind ``"cnn"``."""
+    for summary in summaries:
+        command = str(summary.get("command", ""))
+        if command.startswith("ingest "):
+            yield summary, command.split(" ", 1)[1], summary.get("params") or {}
+
+
 def source_kinds(summaries: list[dict]) -> dict[str, str]:
     """``{source: kind}`` from the ingest runs: ``incoherent ingest wikipedia --source w`` -> ``{"w": "wikipedia"}``."""
     kinds: dict[str, str] = {}
-    for summary in summaries:
-        command = str(summary.get("command", ""))
-        if not command.startswith("ingest "):
-            continue
-        kind = command.split(" ", 1)[1]
-        params = summary.get("params") or {}
+    for summary, kind, params in ingest_runs(summaries):
         names = list(summary.get("outputs") or {})
         sources = [n.removeprefix("documents-") for n in names if n.startswith("documents-")]
         for source in sources or [params.get("source") or kind]:
@@ -533,7 +536,8 @@ def _filter_model(path: str, roots: dict) -> list[str]:
 def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
     roots = _roots(build_dir, build)
     lines = ["## How it was built", "", "### Inputs", ""]
-    if not any(str(s.get("command", "")).startswith("ingest ") for s in summaries):
+    runs = list(ingest_runs(summaries))
+    if not runs:
         lines += [
             "Not recorded here: no ingest run was found under the folder the card was written from (pass "
             "`--build-dir` the folder that holds the ingest runs, or use `incoherent build`).",
@@ -544,12 +548,7 @@ def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]
             "| role | source | file | size (bytes) | sha256 | wiki | dump date |",
             "|---|---|---|---:|---|---|---|",
         ]
-    for summary in summaries:
-        command = str(summary.get("command", ""))
-        if not command.startswith("ingest "):
-            continue
-        kind = command.split(" ", 1)[1]
-        params = summary.get("params") or {}
+    for summary, kind, params in runs:
         paths = params.get("dumps") or params.get("paths") or []
         role = "history (older dump)" if f"{os.sep}history{os.sep}" in os.sep + summary["_path"] else "input"
         source = params.get("source") or kind
