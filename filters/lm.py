@@ -41,6 +41,7 @@ from filters.model import (
     forward_with_halving,
     length_batches,
     load_config,
+    load_pretrained,
     resolve_device,
     resolve_dtype,
 )
@@ -238,16 +239,7 @@ def load_language_model(model_dir: str, requested: str = "auto", device: str = "
 
     _, tokenizer, kind = checked_language_model(model_dir, requested)
     auto = AutoModelForCausalLM if kind == CAUSAL else AutoModelForMaskedLM
-    kwargs = {"dtype": dtype} if dtype is not None else {}
-    try:
-        model, info = auto.from_pretrained(
-            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
-        )
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise InputError(f"{model_dir}: cannot load the {kind} LM ({str(exc).splitlines()[0]})") from None
-    missing = [k for k in info.get("missing_keys", ()) if "embed" not in k and "lm_head" not in k]
-    if missing:
-        raise InputError(f"{model_dir}: weights lack {len(missing)} tensors of the model (e.g. {missing[0]})")
+    model = load_pretrained(auto, model_dir, f"the {kind} LM", dtype, tolerated=("embed", "lm_head"))
     model.to(device)
     model.eval()
     return model, tokenizer, kind

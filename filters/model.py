@@ -148,6 +148,22 @@ def _quiet_xlnet(model) -> None:
             setattr(model.config, name, False)
 
 
+def load_pretrained(auto, model_dir: str, what: str, dtype=None, tolerated: tuple[str, ...] = ("embed",)):
+    """``auto.from_pretrained`` from safetensors only; a load failure or tensors missing from the weights (other
+    than those whose names contain one of ``tolerated``, which the model ties or initialises) is one line."""
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    try:
+        model, info = auto.from_pretrained(
+            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
+        )
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{model_dir}: cannot load {what} ({str(exc).splitlines()[0]})") from None
+    missing = [k for k in info.get("missing_keys", ()) if not any(t in k for t in tolerated)]
+    if missing:
+        raise InputError(f"{model_dir}: weights lack {len(missing)} tensors of the model (e.g. {missing[0]})")
+    return model
+
+
 def load_classifier(model_dir: str, device: str = "cpu", dtype=None):
     """``(model, tokenizer)`` of a trained intruder classifier, validated, in eval mode on ``device``."""
     from transformers import AutoModelForSequenceClassification
@@ -156,16 +172,7 @@ def load_classifier(model_dir: str, device: str = "cpu", dtype=None):
     config = load_config(model_dir)
     check_classifier_config(config, model_dir)
     tokenizer = load_tokenizer(model_dir, config)
-    kwargs = {"dtype": dtype} if dtype is not None else {}
-    try:
-        model, info = AutoModelForSequenceClassification.from_pretrained(
-            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
-        )
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise InputError(f"{model_dir}: cannot load the classifier ({str(exc).splitlines()[0]})") from None
-    missing = [k for k in info.get("missing_keys", ()) if "embed" not in k]
-    if missing:
-        raise InputError(f"{model_dir}: weights lack {len(missing)} tensors of the model (e.g. {missing[0]})")
+    model = load_pretrained(AutoModelForSequenceClassification, model_dir, "the classifier", dtype)
     _quiet_xlnet(model)
     model.to(device)
     model.eval()
