@@ -5,10 +5,10 @@ A published card must not show the builder's file system. Every path it prints g
 written relative to ``base``, as the config itself names inputs; under the config's own folder, relative to
 that folder; anything else is shown by file name only.
 
->>> roots = {"out": "/home/me/b/out", "config_dir": "/home/me/b/configs", "base": "/home/me/b"}
->>> relativise("/home/me/b/out/work/x", roots)
+>>> roots = {"out": "/b/out", "config_dir": "/b/configs", "base": "/b"}
+>>> relativise("/b/out/work/x", roots)
 'OUT/work/x'
->>> relativise("/home/me/b/samples/dump.xml.bz2", roots)
+>>> relativise("/b/samples/dump.xml.bz2", roots)
 'samples/dump.xml.bz2'
 >>> relativise("--index=wikipedia=/srv/idx", {"out": "/o", "config_dir": "/c", "base": "/c"})
 '--index=wikipedia=idx'
