@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import io
 import json
+from collections.abc import Sequence
 
 import apache_beam as beam
 import numpy as np
@@ -25,11 +26,10 @@ from pipelines.common import ReadDocuments, count, document_files, print_report,
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
     IndexParams,
-    TfidfIndex,
-    corpus_fingerprint,
     document_fingerprint,
     merge_document_frequencies,
     text_key,
+    tfidf_from_parts,
 )
 from schemas.records import InputError
 
@@ -152,42 +152,30 @@ def _npz(path: str) -> dict[str, np.ndarray]:
         return {name: npz[name] for name in npz.files}
 
 
+def read_part_arrays(path: str, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Arrays ``names`` of one part; only those are read from a local file (a remote one is fetched whole)."""
+    with storage.open_file(path, "rb") as f, np.load(f, allow_pickle=False) as npz:
+        return {name: npz[name] for name in names}
+
+
 def assemble_index(out_dir: str, params: IndexParams, docs_dir: str) -> dict:
     """Driver side, after the pipeline: the TF-IDF matrix from the committed parts, rows sorted by id.
 
-    Reads ``OUT/_parts/`` (written by the workers through Beam's filesystems), saves the index files into
-    ``out_dir`` through the same filesystems and deletes the parts. Returns the index metadata.
+    Reads ``OUT/_parts/`` (written by the workers through Beam's filesystems) one part at a time
+    (:func:`retrieval.index.tfidf_from_parts`: memory is the matrix plus a few numbers per document), saves
+    the index files into ``out_dir`` through the same filesystems and deletes the parts. Returns the index
+    metadata.
     """
     parts_dir = storage.join(out_dir, PARTS_DIR)
     paths = json.loads(storage.read_bytes(storage.join(parts_dir, MANIFEST)))
     df = _npz(storage.join(parts_dir, DF_FILE))
-    ids: list[str] = []
-    rows: list[tuple[np.ndarray, np.ndarray]] = []
-    keys: list[np.ndarray] = []
-    total = 0
-    for path in paths:
-        part = _npz(path)
-        ends = np.cumsum(part["lengths"])
-        starts = ends - part["lengths"]
-        ids.extend(part["ids"].tolist())
-        rows.extend((part["features"][a:b], part["counts"][a:b]) for a, b in zip(starts, ends, strict=True))
-        keys.append(part["text_keys"])
-        total += int(part["fingerprint"])
-    if not ids:
-        raise InputError(f"{docs_dir}: no documents to index")
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ids = [ids[i] for i in order]
-    for a, b in zip(ids, ids[1:], strict=False):
-        if a == b:
-            raise InputError(f"{docs_dir}: duplicate document id {a!r}")
-    index = TfidfIndex.from_rows(
+    index = tfidf_from_parts(
         params=params,
-        ids=ids,
-        rows=[rows[i] for i in order],
-        text_keys=np.concatenate(keys)[order],
+        part_paths=paths,
+        read_part=read_part_arrays,
         df_features=df["features"],
         df_counts=df["counts"],
-        fingerprint=corpus_fingerprint(total, len(ids)),
+        source=docs_dir,
     )
     index.save(out_dir, opener=storage.open_file)
     storage.delete_tree(parts_dir)

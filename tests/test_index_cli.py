@@ -233,3 +233,35 @@ def test_document_frequency_combine_and_batches_under_beam():
     )
     assert batch["ids"] == ["t:a", "t:b"] and batch["lengths"].tolist() == [3, 0]
     assert len(batch["features"]) == 3 and batch["counts"].tolist() == [1, 1, 1]
+
+
+def test_assembly_from_part_files_in_scrambled_order_saves_the_bytes_of_build(tmp_path, samples):
+    import numpy as np
+
+    from pipelines.index import (
+        PARTS_DIR,
+        assemble_index,
+        featurize_batch,
+        merge_document_frequencies,
+        write_df,
+        write_manifest,
+        write_part,
+    )
+    from retrieval.featurize import document_text
+    from retrieval.index import IndexParams
+
+    lines = (samples / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()
+    rows = [document(f"wsj:{i:03d}", "test", [json.loads(line)["text"]]) for i, line in enumerate(lines)]
+    rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
+    params, parts_dir = IndexParams(), str(tmp_path / "index" / PARTS_DIR)
+    batches = [featurize_batch(rows[a : a + 40], params) for a in range(0, len(rows), 40)]
+    paths = [write_part(batch, parts_dir) for batch in batches]
+    write_manifest(paths, parts_dir)
+    write_df(
+        merge_document_frequencies((b["features"], np.ones(len(b["features"]), np.int64)) for b in batches),
+        parts_dir,
+    )
+    meta = assemble_index(str(tmp_path / "index"), params, "docs/")
+    TfidfIndex.build([(r["id"], document_text(r["sentences"])) for r in rows]).save(str(tmp_path / "built"))
+    assert meta["num_docs"] == 199 and not (tmp_path / "index" / PARTS_DIR).exists()
+    assert file_bytes(tmp_path / "index") == file_bytes(tmp_path / "built")

@@ -186,3 +186,137 @@ def test_similarities_equal_cosines_of_the_vectorized_rows_on_real_sentences():
     got = wsj.similarities(a, b)
     assert got[5] == 0.0 and got[7] == pytest.approx(got[3]) and (got > 0).sum() >= 15
     assert got == pytest.approx(np.minimum(expected, 1.0), abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------- streamed assembly
+
+
+def wsj_docs() -> list[tuple[str, str]]:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl"
+    return [
+        (f"w{i:03d}", json.loads(line)["text"]) for i, line in enumerate(path.read_text("utf-8").splitlines())
+    ]
+
+
+def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams) -> dict[str, dict]:
+    """Featurized parts as the index stage writes them (``pipelines/index.py``), in the given order."""
+    from retrieval.featurize import feature_counts_batch
+    from retrieval.index import document_fingerprint, text_key
+
+    parts, start = {}, 0
+    for number, size in enumerate(sizes):
+        batch = docs[start : start + size]
+        start += size
+        lengths, feats, counts = feature_counts_batch([t for _, t in batch], params.hash_size, params.ngram)
+        parts[f"part-{number}"] = {
+            "ids": np.array([i for i, _ in batch], dtype=str),
+            "lengths": lengths,
+            "features": feats,
+            "counts": counts,
+            "text_keys": np.array([text_key(t) for _, t in batch], np.uint64),
+            "fingerprint": np.uint64(sum(document_fingerprint(i, t) for i, t in batch) % 2**64),
+        }
+    assert start == len(docs)
+    return parts
+
+
+def streamed(parts: dict[str, dict], params: IndexParams, reads: list | None = None) -> TfidfIndex:
+    from retrieval.index import tfidf_from_parts
+
+    def read_part(path, names):
+        if reads is not None:
+            reads.append((path, tuple(names)))
+        return {name: parts[path][name] for name in names}
+
+    every = np.concatenate(
+        [np.zeros(0, np.int64)] + [p["features"] for p in parts.values()]
+    )  # unique per document
+    df_features, df_counts = merge_document_frequencies(
+        [(np.array(every, np.int64), np.ones(len(every), np.int64))]
+    )
+    return tfidf_from_parts(
+        params=params,
+        part_paths=list(parts),
+        read_part=read_part,
+        df_features=df_features,
+        df_counts=df_counts,
+        source="docs/",
+    )
+
+
+def saved_bytes(index: TfidfIndex, path) -> dict[str, bytes]:
+    index.save(str(path))
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
+def test_streamed_assembly_of_scrambled_parts_saves_the_bytes_of_build(tmp_path):
+    rng = np.random.default_rng(7)
+    docs = wsj_docs() + DOCS
+    scrambled = [docs[i] for i in rng.permutation(len(docs))]  # parts hold documents in no id order
+    params = IndexParams()
+    reads = []
+    parts = parts_of(scrambled, [1, 64, 0, 90, 50], params)
+    index = streamed(parts, params, reads)
+    expected = saved_bytes(TfidfIndex.build(docs), tmp_path / "built")
+    assert saved_bytes(index, tmp_path / "streamed") == expected
+    assert index.meta["num_docs"] == 205 and index.meta["num_zero_vector_docs"] == 1
+    # one pass over the per-document arrays, one over the features (some n-grams are in more than half of
+    # the WSJ documents: their idf is 0 and rows drop them), one that fills the matrix
+    assert [names for _, names in reads] == (
+        [("ids", "lengths", "text_keys", "fingerprint")] * 5
+        + [("lengths", "features")] * 5
+        + [("lengths", "features", "counts")] * 5
+    )
+    assert index.matrix.nnz < sum(len(p["features"]) for p in parts.values())
+
+
+def test_streamed_assembly_drops_the_entries_of_idf_zero_features(tmp_path):
+    docs = [
+        (f"z{i}", f"zebra crossing number {word}")
+        for i, word in enumerate(["alpha", "beta", "gamma", "delta"])
+    ]
+    docs += [("y0", "giraffe necks"), ("y1", "zebra stripes"), ("y2", "")]  # "zebra" in 5 of 7: idf 0
+    params = IndexParams(hash_size=2**20)
+    index = streamed(parts_of(docs[::-1], [3, 4], params), params)
+    built = TfidfIndex.build(docs, params)
+    zebra = int(features("zebra", hash_size=2**20)[0])
+    assert zebra in built.df_features and zebra not in index.matrix.indices
+    assert index.matrix.nnz == built.matrix.nnz < sum(len(features(t, 2**20)) for _, t in docs)
+    assert saved_bytes(index, tmp_path / "streamed") == saved_bytes(built, tmp_path / "built")
+
+
+def test_streamed_assembly_refuses_duplicate_ids_and_no_documents():
+    params = IndexParams()
+    with pytest.raises(InputError, match=r"^docs/: duplicate document id 'd1'$"):
+        streamed(parts_of(DOCS + [("d1", "again")], [3, 4], params), params)
+    with pytest.raises(InputError, match=r"^docs/: no documents to index$"):
+        streamed(parts_of([], [0], params), params)
+
+
+class Unseekable:
+    """A write stream like a remote upload: no seek, no tell."""
+
+    def __init__(self, sink: dict, name: str):
+        self.sink, self.name, self.chunks = sink, name, []
+
+    def seekable(self) -> bool:
+        return False
+
+    def write(self, data) -> int:
+        self.chunks.append(bytes(data))
+        return len(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sink[self.name] = b"".join(self.chunks)
+
+
+def test_save_through_an_unseekable_stream_writes_the_same_bytes(tmp_path):
+    index = TfidfIndex.build(wsj_docs())
+    sink: dict[str, bytes] = {}
+    index.save("mem://index", opener=lambda path, mode: Unseekable(sink, path.rsplit("/", 1)[1]))
+    assert sink == saved_bytes(index, tmp_path / "local")
