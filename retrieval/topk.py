@@ -98,29 +98,72 @@ def _duplicate_groups(text_keys: np.ndarray | None, num_docs: int) -> np.ndarray
 
 
 def prepare(matrix: sp.csr_matrix, text_keys: np.ndarray | None = None) -> ScoringMatrix:
-    """Build the :class:`ScoringMatrix` of a documents x features TF-IDF matrix."""
+    """Build the :class:`ScoringMatrix` of a documents x features TF-IDF matrix.
+
+    Memory: besides ``matrix`` (shared, not copied, when it is already canonical float32 CSR), the query
+    layout and the posting lists (8 bytes per non-zero each) and two arrays over the hash space; no scipy
+    transposed or column-sliced copies.
+    """
     matrix = sp.csr_matrix(matrix, dtype=np.float32)
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     matrix.sort_indices()
-    num_docs = matrix.shape[0]
-    by_feature = matrix.tocsc()
-    by_feature.sort_indices()
-    shared = np.flatnonzero(np.diff(by_feature.indptr) >= 2)
-    by_feature = by_feature[:, shared]  # posting lists of the shared features, renumbered 0..len(shared)-1
-    by_feature.sort_indices()
-    query = matrix[:, shared]  # the same numbering: feature f of a query row is posting list f
-    query.sort_indices()
+    num_docs, num_features = matrix.shape
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    shared = _shared_features(indices, num_features)
+    # renumber the shared features 0..len-1 in column order: feature f of a query row is posting list f
+    renumber = np.cumsum(shared, dtype=np.int64 if num_features >= 2**31 else np.int32) - 1
+    num_shared = int(renumber[-1]) + 1 if num_features else 0
+    keep = shared[indices]
+    del shared
+    q_indices = renumber[indices[keep]].astype(np.uint32)
+    del renumber
+    q_data = data[keep]
+    kept = np.zeros(len(keep) + 1, np.int64)
+    np.cumsum(keep, out=kept[1:])
+    q_indptr = kept[indptr.astype(np.int64)]
+    del kept, keep
+    t_indptr, t_indices, t_data = _posting_lists(q_indptr, q_indices, q_data, num_shared)
     return ScoringMatrix(
-        indptr=query.indptr.astype(np.int64),
-        indices=query.indices.astype(np.uint32),
-        data=query.data.astype(np.float32),
-        t_indptr=by_feature.indptr.astype(np.int64),
-        t_indices=by_feature.indices.astype(np.uint32),
-        t_data=by_feature.data.astype(np.float32),
+        indptr=q_indptr,
+        indices=q_indices,
+        data=q_data,
+        t_indptr=t_indptr,
+        t_indices=t_indices,
+        t_data=t_data,
         group=_duplicate_groups(text_keys, num_docs),
-        zero_rows=np.flatnonzero(np.diff(matrix.indptr) == 0),
+        zero_rows=np.flatnonzero(np.diff(indptr) == 0),
     )
+
+
+@njit(cache=True)
+def _shared_features(indices, num_features):
+    """``shared[f]``: feature f occurs in at least two rows (a byte per feature, no int64 bincount)."""
+    seen = np.zeros(num_features, np.uint8)
+    for f in indices:
+        if seen[f] < 2:
+            seen[f] += 1
+    return seen >= 2
+
+
+@njit(cache=True)
+def _posting_lists(indptr, indices, data, num_features):
+    """The transpose of a CSR matrix (counting sort): per feature, its documents in row order and weights."""
+    t_indptr = np.zeros(num_features + 1, np.int64)
+    for p in range(len(indices)):
+        t_indptr[indices[p] + 1] += 1
+    for f in range(num_features):
+        t_indptr[f + 1] += t_indptr[f]
+    fill = t_indptr[:-1].copy()
+    t_indices = np.empty(len(indices), np.uint32)
+    t_data = np.empty(len(indices), np.float32)
+    for row in range(len(indptr) - 1):
+        for p in range(indptr[row], indptr[row + 1]):
+            q = fill[indices[p]]
+            t_indices[q] = row
+            t_data[q] = data[p]
+            fill[indices[p]] = q + 1
+    return t_indptr, t_indices, t_data
 
 
 @njit(fastmath={"nnan", "ninf", "nsz", "reassoc"}, inline="always")

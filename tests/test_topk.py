@@ -100,3 +100,49 @@ def test_any_query_rows_get_exactly_their_rows_of_the_full_run():
     assert [r for r, _, _ in got] == rows.tolist()
     assert {r: (c.tolist(), s.tobytes()) for r, c, s in got} == {r: full[r] for r in rows.tolist()}
     assert T.topk_rows(scoring, np.array([], np.int64), 4) == []
+
+
+def scipy_layouts(matrix: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """The scoring layouts by scipy (the previous ``prepare``): a transposed copy, then column slices."""
+    matrix = sp.csr_matrix(matrix, dtype=np.float32, copy=True)
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    matrix.sort_indices()
+    by_feature = matrix.tocsc()
+    by_feature.sort_indices()
+    shared = np.flatnonzero(np.diff(by_feature.indptr) >= 2)
+    by_feature = by_feature[:, shared]
+    by_feature.sort_indices()
+    query = matrix[:, shared]
+    query.sort_indices()
+    return {
+        "indptr": query.indptr.astype(np.int64),
+        "indices": query.indices.astype(np.uint32),
+        "data": query.data.astype(np.float32),
+        "t_indptr": by_feature.indptr.astype(np.int64),
+        "t_indices": by_feature.indices.astype(np.uint32),
+        "t_data": by_feature.data.astype(np.float32),
+        "zero_rows": np.flatnonzero(np.diff(matrix.indptr) == 0),
+    }
+
+
+def test_prepare_builds_the_layouts_of_scipy_without_its_copies():
+    from pathlib import Path
+
+    from retrieval import TfidfIndex
+
+    lines = (Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
+    wsj = TfidfIndex.build([(f"w{i}", line) for i, line in enumerate(lines)] + [("zero", "")]).matrix
+    messy = random_matrix(40, 30, 0.2, seed=5).tocoo()  # duplicates, explicit zeros, unsorted, float64
+    messy = sp.csr_matrix(
+        (np.r_[messy.data, 1.0, 0.0], (np.r_[messy.row, 3, 4], np.r_[messy.col, messy.col[0], 7])),
+        shape=messy.shape,
+    )
+    messy.has_canonical_format = False
+    for matrix in (wsj, messy, sp.csr_matrix((3, 5), dtype=np.float32)):
+        expected = scipy_layouts(matrix)
+        scoring = T.prepare(matrix)
+        for name, array in expected.items():
+            got = getattr(scoring, name)
+            assert got.dtype == array.dtype and np.array_equal(got, array), name
+    assert len(T.prepare(wsj).zero_rows) == 1 and len(T.prepare(wsj).t_indptr) > 1000
