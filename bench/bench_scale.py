@@ -13,6 +13,8 @@ N-document pool.
     .venv/bin/python bench/bench_scale.py --sizes 100000 --tag before   # a label for the results line
 
 Work files go to ``bench/work/`` (git-ignored); results are appended to ``bench/work/bench_scale.jsonl``.
+An existing collection is used as it is: ``bench/work/corpus-N.jsonl`` (a symbolic link to one made
+elsewhere will do; the 1M one takes ~20 s to make).
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
         raise SystemExit(f"build of {n} documents failed (exit {code}); see {WORK / f'{name}.log'}")
     summary = json.loads((out / "build_summary.json").read_text())
     source = summary["sources"]["bench"]
+    index = json.loads((out / "work" / "retrieval" / "bench" / "index" / "index.json").read_text())
     return {
         "tag": tag,
         "documents": n,
@@ -112,6 +115,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
         "peak_rss_mb": round(peak / 2**20),
         "peak_rss_mb_per_stage": {k: round(v / 2**20) for k, v in per_stage.items()},
         "stage_seconds": summary["seconds"],
+        "index_nnz": index["nnz"],  # the matrix: 8 bytes per non-zero on disk and loaded
         "produced": source["produced"],
         "splits": source["splits"],
         "work_disk_mb": round(
