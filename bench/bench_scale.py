@@ -36,21 +36,40 @@ from bench_build import INCOHERENT, MAKE_CORPUS, ROOT, WORK, tree_rss  # the sam
 STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
 
 
-def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, int], int]:
-    """(seconds, peak RSS of the process tree, peak per stage, exit code)."""
+def tree_cpu(process: psutil.Process, seen: dict[int, float]) -> float:
+    """CPU seconds (user + system) of the process tree so far; ``seen`` keeps exited processes' last figure."""
+    for p in [process, *process.children(recursive=True)]:
+        try:
+            times = p.cpu_times()
+            seen[p.pid] = times.user + times.system
+        except psutil.Error:
+            pass
+    return sum(seen.values())
+
+
+def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, int], dict[str, float], int]:
+    """(seconds, peak RSS of the process tree, peak per stage, CPU seconds per stage, exit code).
+
+    CPU seconds do not depend on the other load of a shared machine the way wall seconds do.
+    """
     peak, per_stage, current = 0, {}, ["startup"]
+    cpu_seen: dict[int, float] = {}
+    cpu_at: dict[str, float] = {}
     with open(log_path, "w") as log:
         started = time.time()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True)
         ps = psutil.Process(proc.pid)
         done = threading.Event()
+        lock = threading.Lock()
 
         def sample():
             nonlocal peak
             while not done.is_set():
                 rss = tree_rss(ps)
-                peak = max(peak, rss)
-                per_stage[current[0]] = max(per_stage.get(current[0], 0), rss)
+                with lock:
+                    peak = max(peak, rss)
+                    per_stage[current[0]] = max(per_stage.get(current[0], 0), rss)
+                    tree_cpu(ps, cpu_seen)
                 time.sleep(0.2)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -60,11 +79,18 @@ def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, 
             log.flush()
             match = STAGE_LINE.match(line)
             if match:
-                current[0] = match.group(1)
+                with lock:
+                    cpu_at[current[0]] = tree_cpu(ps, cpu_seen)
+                    current[0] = match.group(1)
+        with lock:
+            cpu_at[current[0]] = sum(cpu_seen.values())  # the last figures seen before it exited
         code = proc.wait()
         done.set()
         sampler.join()
-        return time.time() - started, peak, per_stage, code
+        stage_cpu, before = {}, 0.0
+        for stage, total in cpu_at.items():
+            stage_cpu[stage], before = round(total - before, 1), total
+        return time.time() - started, peak, per_stage, stage_cpu, code
 
 
 def corpus_of(n: int) -> Path:
@@ -100,7 +126,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
         str(out),
         "--force",
     ]
-    seconds, peak, per_stage, code = run_measured(cmd + beam_args, WORK / f"{name}.log")
+    seconds, peak, per_stage, stage_cpu, code = run_measured(cmd + beam_args, WORK / f"{name}.log")
     if code != 0:
         raise SystemExit(f"build of {n} documents failed (exit {code}); see {WORK / f'{name}.log'}")
     summary = json.loads((out / "build_summary.json").read_text())
@@ -115,6 +141,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
         "peak_rss_mb": round(peak / 2**20),
         "peak_rss_mb_per_stage": {k: round(v / 2**20) for k, v in per_stage.items()},
         "stage_seconds": summary["seconds"],
+        "stage_cpu_seconds": stage_cpu,  # the last stage's includes the card and the exit
         "index_nnz": index["nnz"],  # the matrix: 8 bytes per non-zero on disk and loaded
         "produced": source["produced"],
         "splits": source["splits"],
