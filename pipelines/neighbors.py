@@ -77,7 +77,8 @@ class _Loaded:
         index = TfidfIndex.load(index_dir, expect=params, opener=storage.open_file)
         self.ids = index.ids
         self.fingerprint = index.meta["corpus_fingerprint"]
-        self.scoring = prepare(index.matrix, index.text_keys)
+        # the matrix is emptied as soon as the query layout is built: it and both layouts never coexist
+        self.scoring = prepare(index.matrix, index.text_keys, consume=True)
 
 
 class TopKBlocks(beam.DoFn):

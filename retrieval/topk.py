@@ -97,32 +97,37 @@ def _duplicate_groups(text_keys: np.ndarray | None, num_docs: int) -> np.ndarray
     return group
 
 
-def prepare(matrix: sp.csr_matrix, text_keys: np.ndarray | None = None) -> ScoringMatrix:
+def prepare(
+    matrix: sp.csr_matrix, text_keys: np.ndarray | None = None, consume: bool = False
+) -> ScoringMatrix:
     """Build the :class:`ScoringMatrix` of a documents x features TF-IDF matrix.
 
     Memory: besides ``matrix`` (shared, not copied, when it is already canonical float32 CSR), the query
-    layout and the posting lists (8 bytes per non-zero each) and two arrays over the hash space; no scipy
-    transposed or column-sliced copies.
+    layout and the posting lists (8 bytes per non-zero each) and a few bytes per hash bucket; no scipy
+    transposed or column-sliced copies. ``consume=True`` (a worker loading the index) empties ``matrix``
+    once the query layout is built, so the matrix and both layouts are never in memory together: the peak
+    is about 16 bytes per non-zero (the caller must not use ``matrix`` afterwards).
     """
+    original = matrix
     matrix = sp.csr_matrix(matrix, dtype=np.float32)
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     matrix.sort_indices()
     num_docs, num_features = matrix.shape
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    zero_rows = np.flatnonzero(np.diff(indptr) == 0)
     shared = _shared_features(indices, num_features)
     # renumber the shared features 0..len-1 in column order: feature f of a query row is posting list f
     renumber = np.cumsum(shared, dtype=np.int64 if num_features >= 2**31 else np.int32) - 1
-    num_shared = int(renumber[-1]) + 1 if num_features else 0
-    keep = shared[indices]
+    renumber[~shared] = -1
+    num_shared = int(renumber.max()) + 1 if num_features else 0
     del shared
-    q_indices = renumber[indices[keep]].astype(np.uint32)
-    del renumber
-    q_data = data[keep]
-    kept = np.zeros(len(keep) + 1, np.int64)
-    np.cumsum(keep, out=kept[1:])
-    q_indptr = kept[indptr.astype(np.int64)]
-    del kept, keep
+    q_indptr, q_indices, q_data = _query_layout(indptr, indices, data, renumber)
+    del renumber, indptr, indices, data, matrix
+    if consume:
+        original.data, original.indices = np.zeros(0, np.float32), np.zeros(0, np.int32)
+        original.indptr = np.zeros(1, np.int32)
+    del original
     t_indptr, t_indices, t_data = _posting_lists(q_indptr, q_indices, q_data, num_shared)
     return ScoringMatrix(
         indptr=q_indptr,
@@ -132,8 +137,30 @@ def prepare(matrix: sp.csr_matrix, text_keys: np.ndarray | None = None) -> Scori
         t_indices=t_indices,
         t_data=t_data,
         group=_duplicate_groups(text_keys, num_docs),
-        zero_rows=np.flatnonzero(np.diff(indptr) == 0),
+        zero_rows=zero_rows,
     )
+
+
+@njit(cache=True)
+def _query_layout(indptr, indices, data, renumber):
+    """The rows restricted to the features with ``renumber[f] >= 0``, renumbered (order kept): CSR arrays."""
+    count = 0
+    for p in range(len(indices)):
+        if renumber[indices[p]] >= 0:
+            count += 1
+    q_indptr = np.zeros(len(indptr), np.int64)
+    q_indices = np.empty(count, np.uint32)
+    q_data = np.empty(count, np.float32)
+    c = 0
+    for row in range(len(indptr) - 1):
+        for p in range(indptr[row], indptr[row + 1]):
+            f = renumber[indices[p]]
+            if f >= 0:
+                q_indices[c] = f
+                q_data[c] = data[p]
+                c += 1
+        q_indptr[row + 1] = c
+    return q_indptr, q_indices, q_data
 
 
 @njit(cache=True)

@@ -146,3 +146,7 @@ def test_prepare_builds_the_layouts_of_scipy_without_its_copies():
             got = getattr(scoring, name)
             assert got.dtype == array.dtype and np.array_equal(got, array), name
     assert len(T.prepare(wsj).zero_rows) == 1 and len(T.prepare(wsj).t_indptr) > 1000
+    expected = scipy_layouts(wsj)
+    consumed = T.prepare(wsj, consume=True)  # as a neighbours worker: the matrix is emptied on the way
+    assert all(np.array_equal(getattr(consumed, name), array) for name, array in expected.items())
+    assert wsj.data.size == 0 and wsj.indices.size == 0

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Peak memory of what the neighbours stage does first: load an index's matrix and prepare it for scoring.
+
+    .venv/bin/python bench/bench_load_index.py INDEX_DIR
+    PYTHONPATH=bench/work/src-old .venv/bin/python bench/bench_load_index.py INDEX_DIR   # another tree's code
+
+Prints one JSON line: the matrix's non-zeros, resident memory after loading the matrix and the peak and
+resident memory after ``retrieval.topk.prepare`` (maximum RSS of this process, from ``getrusage``, and a
+psutil sample every 20 ms), and the seconds of each step.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import resource
+import sys
+import threading
+import time
+
+import psutil
+
+from retrieval.index import TfidfIndex
+from retrieval.topk import prepare
+
+
+def main() -> None:
+    process, peak, done = psutil.Process(), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], process.memory_info().rss)
+            time.sleep(0.02)
+
+    threading.Thread(target=sample, daemon=True).start()
+    started = time.perf_counter()
+    index = TfidfIndex.load(sys.argv[1])
+    matrix, text_keys = index.matrix, index.text_keys
+    loaded, loaded_rss = time.perf_counter(), process.memory_info().rss
+    consume = {"consume": True} if "consume" in inspect.signature(prepare).parameters else {}  # as neighbours
+    scoring = prepare(matrix, text_keys, **consume)
+    prepared = time.perf_counter()
+    del index, matrix
+    done.set()
+    print(
+        json.dumps(
+            {
+                "index": sys.argv[1],
+                "code": sys.modules["retrieval.topk"].__file__,
+                "nnz": int(len(scoring.data)),
+                "rss_loaded_mb": loaded_rss >> 20,
+                "peak_rss_mb": max(peak[0], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10) >> 20,
+                "rss_prepared_mb": process.memory_info().rss >> 20,
+                "load_seconds": round(loaded - started, 1),
+                "prepare_seconds": round(prepared - loaded, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
