@@ -55,14 +55,23 @@ def read_pairs(data_dir: str) -> list[dict]:
     import pyarrow.parquet as pq
 
     files = sorted(glob.glob(os.path.join(data_dir, "shuffle-wsj", "test-*.parquet")))
-    return [row for f in files for row in pq.read_table(f).to_pylist()]
+    rows = [row for f in files for row in pq.read_table(f).to_pylist()]
+    return sorted(rows, key=lambda r: (r["id"], r["block_size"], r["permutation"]))
 
 
 def authors_loop(
     model_dir: str, pairs: list[dict], device: str
-) -> tuple[list[tuple[float, float]], float, int]:
-    """run_gpt2_zeroshot.py's structure over our exact windows: per pair, the original and the shuffled text
-    each tokenized and scored window by window (batch of one). Returns scores, seconds and tokens scored."""
+) -> tuple[list[tuple[float, float]], float, int, float]:
+    """``run_gpt2_zeroshot.py``'s loop over our exact windows. Their script runs once per block size k; for
+    each document it scores the original once and then each of its shuffles, text by text, window by window
+    (batch of one), each window's loss from ``model(input_ids, labels=...)`` (the LM head and the log-softmax
+    over every position of the window). Here the labels of a window's context positions are ``-100``, so it
+    scores our exact windows (every token once) and its scores must equal ours.
+
+    Returns the (original, shuffled) score of every pair, the seconds, the tokens scored and the seconds
+    spent on originals (to derive the cost of re-scoring the original for every pair)."""
+    import itertools
+
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -75,27 +84,32 @@ def authors_loop(
 
     def score(text: str) -> tuple[float, int]:
         seq = [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
-        total = 0.0
+        inputs = torch.tensor([seq])
+        lls = []
         for begin, end, first in causal_windows(len(seq), window, stride):
-            input_ids = torch.tensor([seq[begin:end]], device=device)
+            input_ids = inputs[:, begin:end].to(device)
+            target_ids = input_ids.clone()
+            target_ids[:, : first - begin] = -100  # context: predicted by an earlier window
             with torch.no_grad():
-                logits = model(input_ids).logits[0].float()
-            logp = torch.log_softmax(logits[first - 1 - begin : end - 1 - begin], -1)
-            total -= logp.gather(1, input_ids[0, first - begin : end - begin, None]).sum().item()
-        return total / (len(seq) - 1), len(seq) - 1
+                outputs = model(input_ids, labels=target_ids)
+                lls.append(outputs.loss * (end - first))
+        return (torch.stack(lls).sum() / (len(seq) - 1)).item(), len(seq) - 1
 
     started = time.perf_counter()
-    scores, tokens = [], 0
-    for pair in pairs:
-        (original, n_o), (shuffled, n_s) = (
-            score(join_sentences(pair["original"])),
-            score(join_sentences(pair["shuffled"])),
-        )
-        scores.append((original, shuffled))
-        tokens += n_o + n_s
+    scores, tokens, original_seconds = [], 0, 0.0
+    for _, group in itertools.groupby(pairs, key=lambda p: (p["id"], p["block_size"])):
+        group = list(group)
+        before = time.perf_counter()
+        original, n_o = score(join_sentences(group[0]["original"]))
+        original_seconds += time.perf_counter() - before
+        tokens += n_o
+        for pair in group:
+            shuffled, n_s = score(join_sentences(pair["shuffled"]))
+            scores.append((original, shuffled))
+            tokens += n_s
     if device == "cuda":
         torch.cuda.synchronize()
-    return scores, time.perf_counter() - started, tokens
+    return scores, time.perf_counter() - started, tokens, original_seconds
 
 
 def run_ours(model_dir: str, data_dir: str, out: str, device: str, batch_size: int) -> tuple[float, dict]:
