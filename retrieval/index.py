@@ -538,9 +538,10 @@ def tfidf_from_parts(
 ) -> TfidfIndex:
     """The index of featurized parts in any order, streamed: equal to :meth:`TfidfIndex.from_rows` of their rows.
 
-    Two passes over the parts, one part in memory at a time. The first reads the small per-document arrays
+    Two passes over the parts, one part in memory at a time (three when some feature has idf 0: its
+    features are read once more to count what each row keeps). The first reads the small per-document arrays
     (ids, lengths, text keys, fingerprints), sorts the ids and computes the final ``indptr`` (a row keeps its
-    features of idf > 0); the second computes each part's ``log1p(count) * idf`` and scatters it into the
+    features of idf > 0); the last computes each part's ``log1p(count) * idf`` and scatters it into the
     preallocated ``data``/``indices`` arrays at its rows' sorted positions. Beyond the matrix (8 bytes per
     non-zero) memory holds the ids and a few integers per document, never an object per row.
     ``source`` names the documents in errors (no documents, a duplicate id).
