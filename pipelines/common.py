@@ -144,13 +144,18 @@ class _WriteShard(beam.DoFn):
         yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
 
 
+def _each_row(batch):
+    yield from batch
+
+
 class WriteTable(beam.PTransform):
     """Write dict rows to ``OUT/<config>/<split>-NNNNN-of-MMMMM.parquet`` with the config's explicit schema.
 
     The split of a row is its ``split`` column, or the fixed ``split`` argument for tables without one. The
     number of shards of a split is ``ceil(rows / rows_per_shard)``; a row's shard is a stable hash of its
     ``id``; rows are sorted by ``sort_keys`` inside a shard. Returns a PCollection with one small dict per
-    written file.
+    written file. With ``batched=True`` the elements are lists of rows (same files: only Beam's per-element
+    cost is paid once per list).
     """
 
     def __init__(
@@ -161,9 +166,11 @@ class WriteTable(beam.PTransform):
         sort_keys: Sequence[str] = ("id",),
         rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
         schema: pa.Schema | None = None,
+        batched: bool = False,
     ):
         super().__init__()
         self._out_dir, self._config, self._split = storage.absolute(out_dir), config, split
+        self._batched = batched
         self._schema = schema or schema_for(config)
         self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
         if split is None and "split" not in self._schema.names:
@@ -181,8 +188,10 @@ class WriteTable(beam.PTransform):
             return (name, stable_hash(row["id"]) % shards, shards), row
 
         if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
-            grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
+            grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard, batched=self._batched)
         else:
+            if self._batched:
+                rows = rows | "EachRow" >> beam.FlatMap(_each_row)
             totals = (
                 rows | "SplitOf" >> beam.Map(split_of) | "CountPerSplit" >> beam.combiners.Count.PerElement()
             )

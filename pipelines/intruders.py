@@ -40,6 +40,7 @@ import apache_beam as beam
 import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from corpora import drift, sampling
 from corpora import intruders as logic
@@ -380,54 +381,141 @@ def _coherent_row(element, seed: int) -> dict:
     return logic.intruder_row(doc, split, [], attempted=False, seed=seed)
 
 
-def _neighbor_list(row: dict):
-    yield row["id"], [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
+class Tally:
+    """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
+
+    def __init__(self):
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def __call__(self, ns: str, name: str, n: int = 1) -> None:
+        self._counts[(ns, name)] = self._counts.get((ns, name), 0) + n
+
+    def flush(self) -> None:
+        for (ns, name), n in sorted(self._counts.items()):
+            count(ns, name, n)
+        self._counts = {}
+
+
+def _doc_id_of_target(element) -> str:
+    return element[0]["id"]
+
+
+def _id_of_version(element) -> str:
+    return element[1]["id"]
+
+
+class ReadNeighborLists(beam.DoFn):
+    """Neighbours table files -> ``(bucket, [(doc id, [(rank, neighbour id, score)])])`` batches."""
+
+    def __init__(self, buckets: int):
+        self._buckets = buckets
+
+    def start_bundle(self):
+        self._buffers = spill.BucketBuffers(self._buckets)
+
+    def process(self, path: str):
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches(columns=["id", "neighbors"]):
+                for row in batch.to_pylist():
+                    listed = [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
+                    yield from self._buffers.add(row["id"], (row["id"], listed))
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
+
+
+class PoolEntries(beam.DoFn):
+    """Every document (sampled or not) -> ``(bucket, [(id, source, sentences)])`` batches: the candidate pool."""
+
+    def __init__(self, buckets: int):
+        self._buckets = buckets
+
+    def start_bundle(self):
+        self._buffers = spill.BucketBuffers(self._buckets)
+
+    def process(self, element):
+        _source, doc, _version = element
+        yield from self._buffers.add(doc["id"], (doc["id"], doc["source"], doc["sentences"]))
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
+
+
+SMALL_VALUES = 100_000  # requests and offers buffered per bundle before they are written (small tuples)
 
 
 class RequestOffers(beam.DoFn):
-    """A target document and its neighbour list -> one request per top-k neighbour, and the pending doc."""
+    """A bucket of target documents and neighbour lists -> one request per top-k neighbour (batched by the
+    neighbour's bucket) and the pending documents (``pending``, batched in the same bucket)."""
 
-    def __init__(self, k: int):
-        self._k = k
+    def __init__(self, k: int, buckets: int):
+        self._k, self._buckets = k, buckets
+
+    def start_bundle(self):
+        self._requests = spill.BucketBuffers(self._buckets, SMALL_VALUES)
 
     def process(self, element):
-        doc_id, grouped = element
-        targets = list(grouped["doc"])
-        if not targets:
-            return
-        doc, split = targets[0]
-        lists = list(grouped["nbrs"])
-        listed = lists[0] if lists else []
-        ns = _ns(doc["source"])
-        count(ns, "incoherent_attempted")
-        if not lists:
-            count(ns, "not_in_neighbors_table")
-        elif len(listed) < self._k:
-            count(ns, "fewer_than_k_neighbors")
-        top = sorted(listed)[: self._k]
-        for rank, neighbor_id, score in top:
-            yield neighbor_id, (doc_id, rank, score)
-        yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, bool(top))))
+        bucket, grouped = element
+        lists: dict[str, list] = {}
+        for doc_id, listed in grouped["nbrs"]:
+            lists.setdefault(doc_id, listed)
+        targets: dict[str, tuple] = {}
+        for doc, split in grouped["doc"]:
+            targets.setdefault(doc["id"], (doc, split))
+        tally, pending = Tally(), []
+        for doc_id in sorted(targets):
+            doc, split = targets[doc_id]
+            listed = lists.get(doc_id)
+            ns = _ns(doc["source"])
+            tally(ns, "incoherent_attempted")
+            if listed is None:
+                tally(ns, "not_in_neighbors_table")
+                listed = []
+            elif len(listed) < self._k:
+                tally(ns, "fewer_than_k_neighbors")
+            top = sorted(listed)[: self._k]
+            for rank, neighbor_id, score in top:
+                yield from self._requests.add(neighbor_id, (neighbor_id, doc_id, rank, score))
+            pending.append((doc, split, bool(top)))
+        tally.flush()
+        if pending:
+            yield beam.pvalue.TaggedOutput("pending", (bucket, pending))
 
-
-def _pool_entry(element):
-    _source, doc, _version = element
-    yield doc["id"], {"source": doc["source"], "sentences": doc["sentences"]}
+    def finish_bundle(self):
+        for batch in self._requests.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
 class MakeOffers(beam.DoFn):
-    def __init__(self, seed: int):
-        self._seed = seed
+    """A bucket of pool documents and requests -> the offers (as tuples), batched by the document's bucket."""
+
+    def __init__(self, seed: int, buckets: int):
+        self._seed, self._buckets = seed, buckets
+
+    def start_bundle(self):
+        self._offers = spill.BucketBuffers(self._buckets, SMALL_VALUES)
 
     def process(self, element):
-        neighbor_id, grouped = element
-        pool = list(grouped["pool"])
-        neighbor = pool[0] if pool else None
-        for doc_id, rank, score in grouped["requests"]:
-            yield doc_id, logic.offer(self._seed, doc_id, rank, neighbor_id, score, neighbor)
+        _bucket, grouped = element
+        pool: dict[str, dict] = {}
+        for doc_id, source, sentences in grouped["pool"]:
+            pool.setdefault(doc_id, {"source": source, "sentences": sentences})
+        for neighbor_id, doc_id, rank, score in grouped["requests"]:
+            o = logic.offer(self._seed, doc_id, rank, neighbor_id, score, pool.get(neighbor_id))
+            yield from self._offers.add(
+                doc_id, (doc_id, o.rank, o.id, o.score, o.source, o.index, o.sentence)
+            )
+
+    def finish_bundle(self):
+        for batch in self._offers.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
-def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options) -> dict:
+def select_row(
+    doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options, tally=count
+) -> dict:
     """The intruder row of an attempted document from its candidates (any order), counted."""
     row = logic.intruder_row(
         doc,
@@ -440,50 +528,82 @@ def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict
     )
     ns = _ns(doc["source"])
     if row["label"]:
-        count(ns, "produced")
+        tally(ns, "produced")
     else:
-        count(ns, f"fallback_{row['fallback_reason']}")
+        tally(ns, f"fallback_{row['fallback_reason']}")
     return row
 
 
 class MakeCandidates(beam.DoFn):
-    """Pending target + its offers -> candidate rows with similarities (plus ``document`` when filtered).
+    """A bucket of pending targets and their offers -> a batch of candidate rows with similarities (one
+    vectorised similarity call per source for the whole bucket), plus ``document`` when filtered.
 
-    Without the filter the candidates are final, so the document's intruder row is chosen here too (the
-    ``rows`` output): the same row :class:`Select` would choose after a join, without the join.
+    Without the filter the candidates are final, so each document's intruder row is chosen here too (the
+    ``rows`` output): the same row :class:`Select` would choose after a join, without the join. With it, the
+    pending documents go on (``pending``) to be joined with their scored candidates.
     """
 
     def __init__(self, indexes: dict[str, str], options: Options):
         self._indexes, self._options = indexes, options
 
     def process(self, element):
-        doc_id, grouped = element
-        pending = list(grouped["pending"])
+        _bucket, grouped = element
+        offers: dict[str, list] = {}
+        for doc_id, *fields in grouped["offers"]:
+            offers.setdefault(doc_id, []).append(logic.Offer(*fields))
+        pending: dict[str, tuple] = {}
+        for doc, split, had_neighbors in grouped["pending"]:
+            pending.setdefault(doc["id"], (doc, split, had_neighbors))
         if not pending:
             return
-        doc, split, had_neighbors = pending[0]
-        progress.advance("intruders: documents given candidates", 1)
-        o = self._options
-        candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
-        ns = _ns(doc["source"])
-        for reason, n in skipped.items():
-            count(ns, reason, n)
-        candidates = logic.with_similarities(candidates, similarities_for(self._indexes[doc["source"]]))
-        count(ns, "candidates", len(candidates))
-        for candidate in candidates:
-            if candidate["similarity"] < o.similarity_threshold:
-                count(ns, "candidates_below_threshold")
+        o, tally = self._options, Tally()
+        made, by_source = [], {}
+        for doc_id in sorted(pending):
+            doc, split, _had = pending[doc_id]
+            candidates, skipped = logic.make_candidates(doc, split, offers.get(doc_id, ()), o.seed, o.k)
+            ns = _ns(doc["source"])
+            for reason, n in skipped.items():
+                tally(ns, reason, n)
+            made.append(candidates)
+            by_source.setdefault(doc["source"], []).extend(candidates)
+        for source, candidates in sorted(by_source.items()):
+            scored = logic.with_similarities(candidates, similarities_for(self._indexes[source]))
+            for candidate, with_similarity in zip(candidates, scored, strict=True):
+                candidate["similarity"] = with_similarity["similarity"]
+        progress.advance("intruders: documents given candidates", len(pending))
+        batch = []
+        for doc_id, candidates in zip(sorted(pending), made, strict=True):
+            doc, split, had_neighbors = pending[doc_id]
+            ns = _ns(doc["source"])
+            tally(ns, "candidates", len(candidates))
+            for candidate in candidates:
+                if candidate["similarity"] < o.similarity_threshold:
+                    tally(ns, "candidates_below_threshold")
+                if o.filtered:
+                    candidate["document"] = logic.document_with(doc["sentences"], candidate)
+                else:
+                    candidate["difficulty"] = "unfiltered"
+            batch.extend(candidates)
             if o.filtered:
-                candidate["document"] = logic.document_with(doc["sentences"], candidate)
+                yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, had_neighbors)))
             else:
-                candidate["difficulty"] = "unfiltered"
-            yield candidate
-        if not o.filtered:
-            yield beam.pvalue.TaggedOutput("rows", select_row(doc, split, had_neighbors, candidates, o))
+                row = select_row(doc, split, had_neighbors, candidates, o, tally)
+                yield beam.pvalue.TaggedOutput("rows", row)
+        tally.flush()
+        if batch:
+            yield batch
 
 
 def _by_id(row: dict):
     return row["id"], row
+
+
+def _each(batch: list):
+    yield from batch
+
+
+def _as_batch(row: dict) -> list[dict]:
+    return [row]
 
 
 class Select(beam.DoFn):
@@ -500,7 +620,10 @@ class Select(beam.DoFn):
 
 
 class BuildIntruders(beam.PTransform):
-    """Documents (+ older versions, neighbour lists) -> ``(intruder rows, candidate rows, rejected rows)``."""
+    """Documents (+ older versions, neighbour lists) -> ``(intruder rows, candidate batches, rejected rows)``.
+
+    Candidates come as lists of rows (``WriteTable(batched=True)`` writes them).
+    """
 
     def __init__(
         self,
@@ -553,37 +676,40 @@ class BuildIntruders(beam.PTransform):
             | "CoherentRows" >> beam.Map(_coherent_row, seed=o.seed)
         )
         targets = kept.kept | "Targets" >> beam.Filter(_is_target, seed=o.seed)
+        # the candidate path works on buckets of documents (one Beam element per batch, not per request)
+        buckets = spill.buckets_for(pbegin.pipeline)
         lists = (
             pbegin
             | "NeighborFiles" >> beam.Create(self._neighbor_files)
-            | "ReadNeighbors" >> beam.io.ReadAllFromParquet()
-            | "NeighborLists" >> beam.FlatMap(_neighbor_list)
+            | "ReadNeighborLists" >> beam.ParDo(ReadNeighborLists(buckets))
         )
         requested = (
-            {"doc": targets | "KeyTargets" >> beam.Map(lambda e: (e[0]["id"], e)), "nbrs": lists}
-            | "JoinNeighborLists" >> spill.SpillCoGroupByKey()
-            | "RequestOffers" >> beam.ParDo(RequestOffers(o.k)).with_outputs("pending", main="requests")
+            {"doc": targets | "TargetsByBucket" >> spill.ToBuckets(_doc_id_of_target, buckets), "nbrs": lists}
+            | "JoinNeighborLists" >> spill.CoGroupBuckets()
+            | "RequestOffers"
+            >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("pending", main="requests")
         )
         pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
-            {"pool": pool | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
-            | "JoinPool" >> spill.SpillCoGroupByKey()
-            | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
+            {"pool": pool | "Pool" >> beam.ParDo(PoolEntries(buckets)), "requests": requested.requests}
+            | "JoinPool" >> spill.CoGroupBuckets()
+            | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed, buckets))
         )
         made = (
             {"pending": requested.pending, "offers": offers}
-            | "JoinOffers" >> spill.SpillCoGroupByKey()
+            | "JoinOffers" >> spill.CoGroupBuckets()
             | "MakeCandidates"
-            >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", main="candidates")
+            >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", "pending", main="candidates")
         )
         candidates = made.candidates
         if o.filtered:  # the model scores candidates elsewhere: join them back to their documents to choose
-            candidates = candidates | "ScoreCandidates" >> self._score
+            scored = candidates | "EachCandidate" >> beam.FlatMap(_each) | "ScoreCandidates" >> self._score
             selected = (
-                {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
+                {"pending": made.pending, "candidates": scored | "KeyCandidates" >> beam.Map(_by_id)}
                 | "JoinCandidates" >> spill.SpillCoGroupByKey()
                 | "Select" >> beam.ParDo(Select(o))
             )
+            candidates = scored | "AsBatches" >> beam.Map(_as_batch)
         else:
             selected = made.rows
         rows = (coherent, selected) | "AllRows" >> beam.Flatten()
@@ -815,7 +941,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             for i, source in enumerate(sources):
                 by_source[i] | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}")
             candidates | "WriteCandidates" >> WriteTable(
-                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id")
+                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id"), batched=True
             )
             rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
 
