@@ -9,16 +9,19 @@ neighbors``, as ``DIR`` (for every source) or ``SOURCE=DIR``. Without them, each
 and top-k neighbours, built before the pipeline by the retrieval commands into a temporary directory that is
 removed afterwards (``incoherent build`` keeps them). Candidates only come from neighbours of the same source.
 
-Pipeline shape (every join a ``CoGroupByKey`` on a document id, so nothing depends on worker order)::
+Pipeline shape (every join groups by a bucket of document ids, ``crc32(id) % buckets``, and each bucket is
+processed by id, so nothing depends on worker order)::
 
-    documents (+ older versions) --JoinHistory--> ChooseVersion --> AssignSplit(side input: drift counts)
-        --> LengthRule --> coherent rows (half, by draw)
-                       --> targets --JoinNeighborLists--> RequestOffers --(neighbour id)--JoinPool--> MakeOffers
-                           --(doc id)--JoinOffers--> MakeCandidates (similarities) --> intruder rows
-                           [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
+    documents (+ older versions) --JoinHistory--> ChooseVersion --> PlaceDocuments(side input: drift counts;
+        split, length rule) --> coherent rows (half, by draw)
+                            --> targets --JoinNeighborLists--> RequestOffers --(neighbour's bucket)--JoinPool-->
+                                MakeOffers --(document's bucket)--JoinOffers--> MakeCandidates (similarities)
+                                --> intruder rows
+                                [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
 
-On the local runner the joins go through files (:mod:`pipelines.spill`), so memory does not grow with the
-collection.
+Beam elements are batches (a bucket's documents, requests, offers or candidates), not single rows: Beam's
+cost per element and per encoding is paid once per batch (:class:`pipelines.spill.CoGroupBuckets`). On the
+local runner the joins go through files, so memory does not grow with the collection.
 
 Only one sentence per neighbour travels to the document (``MakeOffers`` draws it where the neighbour is).
 The logic lives in :mod:`corpora.intruders` and :mod:`corpora.drift`; this module wires it into Beam.
@@ -48,7 +51,6 @@ from corpora.artefacts import MAX_DOCUMENTS, artefact_check
 from corpora.seeding import stable_hash
 from pipelines import progress, spill, storage
 from pipelines.common import (
-    ReadDocuments,
     WriteRejected,
     WriteTable,
     count,
@@ -263,124 +265,6 @@ def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
 
 
-class ChooseVersion(beam.DoFn):
-    """Newest document + its older versions -> ``(source, newest, eligible older version or None)``.
-
-    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(source, newest, None)``: they are
-    neighbours and candidate sources only (no drift comparison, no split, no row).
-    """
-
-    def __init__(
-        self,
-        indexes: dict[str, str],
-        options: Options,
-        history_sources: frozenset[str],
-        total: int | None = None,
-    ):
-        self._indexes, self._options, self._history_sources = indexes, options, history_sources
-        self._total = total  # documents to read, for the progress bar
-
-    def process(self, element):
-        doc_id, grouped = element
-        newest = sorted(grouped["new"], key=newest_first, reverse=True)
-        olds = sorted(grouped["old"], key=newest_first, reverse=True)
-        if not newest:
-            for old in olds:
-                count(_ns(old["source"]), "history_unmatched_versions")
-            return
-        doc = newest[0]
-        source = doc["source"]
-        progress.advance("intruders: documents read", 1, total=self._total)
-        if len(newest) > 1:
-            count(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
-        count(_ns(source), "read")
-        threshold = self._options.sample_threshold(source)
-        if threshold is not None and not sampling.in_sample(self._options.seed, doc["id"], threshold):
-            count(_ns(source), "not_sampled")
-            yield beam.pvalue.TaggedOutput("unsampled", (source, doc, None))
-            return
-        if source not in self._history_sources:
-            yield source, doc, None
-            return
-        count(_ns(source), "history_candidates")
-        olds = [o for o in olds if o["source"] == source]
-        if olds:
-            count(_ns(source), "history_matched")
-            count(_ns(source), "history_versions_compared", len(olds))
-
-        def usable(version):
-            return not isinstance(logic.apply_length_rule(version, self._options.seed), Rejected)
-
-        version, info = drift.choose_old_version(
-            doc, olds, similarities_for(self._indexes[source]), self._options.drift_threshold, usable
-        )
-        if info["drifted"]:
-            count(_ns(source), "history_drifted")
-        if version is not None:
-            count(_ns(source), "drift_eligible")
-        yield source, doc, version
-
-
-def _eligibility_keys(element):
-    source, _doc, version = element
-    yield (source, "total")
-    if version is not None:
-        yield (source, "eligible")
-
-
-class AssignSplit(beam.DoFn):
-    """Split of each document; with history the test documents are drifted older versions."""
-
-    def __init__(self, options: Options, history_sources: frozenset[str]):
-        self._options, self._history_sources = options, history_sources
-
-    def process(self, element, counts):
-        source, doc, version = element
-        v = self._options.validation_fraction
-        if source not in self._history_sources:
-            yield doc, logic.plain_split(doc["id"], source, v)
-            return
-        fraction = logic.test_fraction(source)
-        rate = drift.test_rate(
-            fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0)
-        )
-        split = drift.drift_split(doc["id"], version is not None, rate, fraction, v)
-        if split == "test":
-            count(_ns(source), "test_from_history")
-            yield version, split
-        else:
-            yield doc, split
-
-
-class LengthRule(beam.DoFn):
-    """``(doc, split)`` -> ``(doc cut to its kept sentences, split)``; drops are dead-lettered."""
-
-    def __init__(self, seed: int):
-        self._seed = seed
-
-    def process(self, element):
-        doc, split = element
-        result = logic.apply_length_rule(doc, self._seed)
-        if isinstance(result, Rejected):
-            count(_ns(doc["source"]), result.reason)
-            yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
-            return
-        kept, outcome = result
-        count(_ns(doc["source"]), outcome)
-        yield kept, split
-
-
-def _is_target(element, seed: int) -> bool:
-    doc, _split = element
-    return logic.wants_intruder(seed, doc["id"])
-
-
-def _coherent_row(element, seed: int) -> dict:
-    doc, split = element
-    count(_ns(doc["source"]), "coherent_by_draw")
-    return logic.intruder_row(doc, split, [], attempted=False, seed=seed)
-
-
 class Tally:
     """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
 
@@ -396,12 +280,162 @@ class Tally:
         self._counts = {}
 
 
-def _doc_id_of_target(element) -> str:
-    return element[0]["id"]
+class ReadDocumentBatches(beam.DoFn):
+    """Document table files -> ``(bucket of id, [rows])`` batches (rows as ``ReadAllFromParquet`` gives them)."""
+
+    def __init__(self, buckets: int):
+        self._buckets = buckets
+
+    def start_bundle(self):
+        self._buffers = spill.BucketBuffers(self._buckets)
+
+    def process(self, path: str):
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches():
+                for row in batch.to_pylist():
+                    yield from self._buffers.add(row["id"], row)
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
-def _id_of_version(element) -> str:
-    return element[1]["id"]
+class ChooseVersion(beam.DoFn):
+    """A bucket of newest documents + older versions -> ``(bucket, [(source, newest, eligible older version
+    or None)])`` for each id of the bucket.
+
+    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(bucket, [(source, newest, None)])``:
+    they are neighbours and candidate sources only (no drift comparison, no split, no row).
+    """
+
+    def __init__(
+        self,
+        indexes: dict[str, str],
+        options: Options,
+        history_sources: frozenset[str],
+        total: int | None = None,
+    ):
+        self._indexes, self._options, self._history_sources = indexes, options, history_sources
+        self._total = total  # documents to read, for the progress bar
+
+    def process(self, element):
+        bucket, grouped = element
+        by_id: dict[str, tuple[list, list]] = {}
+        for doc in grouped["new"]:
+            by_id.setdefault(doc["id"], ([], []))[0].append(doc)
+        for old in grouped["old"]:
+            by_id.setdefault(old["id"], ([], []))[1].append(old)
+        tally, versions, unsampled = Tally(), [], []
+        for doc_id in sorted(by_id):
+            for tag, value in self.choose(*by_id[doc_id], tally):
+                (unsampled if tag == "unsampled" else versions).append(value)
+        tally.flush()
+        progress.advance("intruders: documents read", len(versions) + len(unsampled), total=self._total)
+        if versions:
+            yield bucket, versions
+        if unsampled:
+            yield beam.pvalue.TaggedOutput("unsampled", (bucket, unsampled))
+
+    def choose(self, new: list[dict], old: list[dict], tally):
+        """``[(tag, (source, newest, older version or None))]`` for the copies of one id."""
+        newest = sorted(new, key=newest_first, reverse=True)
+        olds = sorted(old, key=newest_first, reverse=True)
+        if not newest:
+            for o in olds:
+                tally(_ns(o["source"]), "history_unmatched_versions")
+            return []
+        doc = newest[0]
+        source = doc["source"]
+        if len(newest) > 1:
+            tally(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
+        tally(_ns(source), "read")
+        threshold = self._options.sample_threshold(source)
+        if threshold is not None and not sampling.in_sample(self._options.seed, doc["id"], threshold):
+            tally(_ns(source), "not_sampled")
+            return [("unsampled", (source, doc, None))]
+        if source not in self._history_sources:
+            return [("versions", (source, doc, None))]
+        tally(_ns(source), "history_candidates")
+        olds = [o for o in olds if o["source"] == source]
+        if olds:
+            tally(_ns(source), "history_matched")
+            tally(_ns(source), "history_versions_compared", len(olds))
+
+        def usable(version):
+            return not isinstance(logic.apply_length_rule(version, self._options.seed), Rejected)
+
+        version, info = drift.choose_old_version(
+            doc, olds, similarities_for(self._indexes[source]), self._options.drift_threshold, usable
+        )
+        if info["drifted"]:
+            tally(_ns(source), "history_drifted")
+        if version is not None:
+            tally(_ns(source), "drift_eligible")
+        return [("versions", (source, doc, version))]
+
+
+def _eligibility_counts(batch):
+    """``(bucket, [(source, doc, version)])`` -> ``((source, "total" | "eligible"), n)`` for the batch."""
+    _bucket, versions = batch
+    counts: dict[tuple[str, str], int] = {}
+    for source, _doc, version in versions:
+        counts[(source, "total")] = counts.get((source, "total"), 0) + 1
+        if version is not None:
+            counts[(source, "eligible")] = counts.get((source, "eligible"), 0) + 1
+    yield from sorted(counts.items())
+
+
+class PlaceDocuments(beam.DoFn):
+    """A batch of chosen versions -> split (with history the test documents are drifted older versions),
+    length rule (drops dead-lettered: ``rejected``), then the coherent rows (``coherent``, a batch: half of
+    the documents, by draw) and the documents meant to receive an intruder (``(bucket, [(doc, split)])``)."""
+
+    def __init__(self, options: Options, history_sources: frozenset[str]):
+        self._options, self._history_sources = options, history_sources
+
+    def split_of(self, source: str, doc: dict, version: dict | None, counts, tally) -> tuple[dict, str]:
+        v = self._options.validation_fraction
+        if source not in self._history_sources:
+            return doc, logic.plain_split(doc["id"], source, v)
+        fraction = logic.test_fraction(source)
+        rate = drift.test_rate(
+            fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0)
+        )
+        split = drift.drift_split(doc["id"], version is not None, rate, fraction, v)
+        if split == "test":
+            tally(_ns(source), "test_from_history")
+            return version, split
+        return doc, split
+
+    def process(self, element, counts):
+        bucket, versions = element
+        seed, tally = self._options.seed, Tally()
+        coherent, targets = [], []
+        for source, newest, version in versions:
+            doc, split = self.split_of(source, newest, version, counts, tally)
+            result = logic.apply_length_rule(doc, seed)
+            if isinstance(result, Rejected):
+                tally(_ns(doc["source"]), result.reason)
+                yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
+                continue
+            kept, outcome = result
+            tally(_ns(kept["source"]), outcome)
+            if logic.wants_intruder(seed, kept["id"]):
+                targets.append((kept, split))
+            else:
+                tally(_ns(kept["source"]), "coherent_by_draw")
+                coherent.append(logic.intruder_row(kept, split, [], attempted=False, seed=seed))
+        tally.flush()
+        if coherent:
+            yield beam.pvalue.TaggedOutput("coherent", coherent)
+        if targets:
+            yield bucket, targets
+
+
+def _pool_entries(batch):
+    """``(bucket, [(source, doc, version)])`` -> ``(bucket, [(id, source, sentences)])``: the candidate pool."""
+    bucket, versions = batch
+    return bucket, [(doc["id"], doc["source"], doc["sentences"]) for _source, doc, _version in versions]
 
 
 class ReadNeighborLists(beam.DoFn):
@@ -419,24 +453,6 @@ class ReadNeighborLists(beam.DoFn):
                 for row in batch.to_pylist():
                     listed = [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
                     yield from self._buffers.add(row["id"], (row["id"], listed))
-
-    def finish_bundle(self):
-        for batch in self._buffers.flush():
-            yield GlobalWindows.windowed_value(batch)
-
-
-class PoolEntries(beam.DoFn):
-    """Every document (sampled or not) -> ``(bucket, [(id, source, sentences)])`` batches: the candidate pool."""
-
-    def __init__(self, buckets: int):
-        self._buckets = buckets
-
-    def start_bundle(self):
-        self._buffers = spill.BucketBuffers(self._buckets)
-
-    def process(self, element):
-        _source, doc, _version = element
-        yield from self._buffers.add(doc["id"], (doc["id"], doc["source"], doc["sentences"]))
 
     def finish_bundle(self):
         for batch in self._buffers.flush():
@@ -571,7 +587,7 @@ class MakeCandidates(beam.DoFn):
             for candidate, with_similarity in zip(candidates, scored, strict=True):
                 candidate["similarity"] = with_similarity["similarity"]
         progress.advance("intruders: documents given candidates", len(pending))
-        batch = []
+        batch, rows = [], []
         for doc_id, candidates in zip(sorted(pending), made, strict=True):
             doc, split, had_neighbors = pending[doc_id]
             ns = _ns(doc["source"])
@@ -587,9 +603,10 @@ class MakeCandidates(beam.DoFn):
             if o.filtered:
                 yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, had_neighbors)))
             else:
-                row = select_row(doc, split, had_neighbors, candidates, o, tally)
-                yield beam.pvalue.TaggedOutput("rows", row)
+                rows.append(select_row(doc, split, had_neighbors, candidates, o, tally))
         tally.flush()
+        if rows:
+            yield beam.pvalue.TaggedOutput("rows", rows)
         if batch:
             yield batch
 
@@ -606,6 +623,10 @@ def _as_batch(row: dict) -> list[dict]:
     return [row]
 
 
+def _rows_of(batch: list[dict], source: str) -> list[dict]:
+    return [row for row in batch if row["source"] == source]
+
+
 class Select(beam.DoFn):
     def __init__(self, options: Options):
         self._options = options
@@ -620,10 +641,8 @@ class Select(beam.DoFn):
 
 
 class BuildIntruders(beam.PTransform):
-    """Documents (+ older versions, neighbour lists) -> ``(intruder rows, candidate batches, rejected rows)``.
-
-    Candidates come as lists of rows (``WriteTable(batched=True)`` writes them).
-    """
+    """Documents (+ older versions, neighbour lists) -> ``(intruder row batches, candidate batches, rejected
+    rows)``; a batch is a list of rows (``WriteTable(batched=True)`` writes them)."""
 
     def __init__(
         self,
@@ -643,14 +662,21 @@ class BuildIntruders(beam.PTransform):
 
     def expand(self, pbegin):
         o = self._options
-        docs = pbegin | "ReadDocuments" >> ReadDocuments("", files=self._doc_files)
-        if self._history_files:
-            old = pbegin | "ReadHistory" >> ReadDocuments("", files=self._history_files)
-        else:
-            old = pbegin | "NoHistory" >> beam.Create([])
+        # every step works on buckets of documents (a stable hash of the id): one Beam element per batch
+        buckets = spill.buckets_for(pbegin.pipeline)
+        docs = (
+            pbegin
+            | "DocumentFiles" >> beam.Create(self._doc_files)
+            | "ReadDocuments" >> beam.ParDo(ReadDocumentBatches(buckets))
+        )
+        old = (
+            pbegin
+            | "HistoryFiles" >> beam.Create(self._history_files)
+            | "ReadHistory" >> beam.ParDo(ReadDocumentBatches(buckets))
+        )
         chosen = (
-            {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
-            | "JoinHistory" >> spill.SpillCoGroupByKey()
+            {"new": docs, "old": old}
+            | "JoinHistory" >> spill.CoGroupBuckets()
             | "ChooseVersion"
             >> beam.ParDo(
                 ChooseVersion(self._indexes, o, self._history_sources, total=self._total)
@@ -659,39 +685,32 @@ class BuildIntruders(beam.PTransform):
         versions = chosen.versions
         counts = (
             versions
-            | "EligibilityKeys" >> beam.FlatMap(_eligibility_keys)
-            | "CountEligible" >> beam.combiners.Count.PerElement()
+            | "EligibilityCounts" >> beam.FlatMap(_eligibility_counts)
+            | "CountEligible" >> beam.CombinePerKey(sum)
         )
-        # AssignSplit waits for the counts: the documents wait on disk, not in the runner's memory
+        # PlaceDocuments waits for the counts: the documents wait on disk, not in the runner's memory
         placed = (
             versions
-            | "VersionsOnDisk" >> spill.Barrier()
-            | "AssignSplit"
-            >> beam.ParDo(AssignSplit(o, self._history_sources), counts=beam.pvalue.AsDict(counts))
+            | "VersionsOnDisk" >> spill.Barrier(chunk_values=1)
+            | "PlaceDocuments"
+            >> beam.ParDo(
+                PlaceDocuments(o, self._history_sources), counts=beam.pvalue.AsDict(counts)
+            ).with_outputs("coherent", "rejected", main="targets")
         )
-        kept = placed | "LengthRule" >> beam.ParDo(LengthRule(o.seed)).with_outputs("rejected", main="kept")
-        coherent = (
-            kept.kept
-            | "Coherent" >> beam.Filter(lambda e: not _is_target(e, o.seed))
-            | "CoherentRows" >> beam.Map(_coherent_row, seed=o.seed)
-        )
-        targets = kept.kept | "Targets" >> beam.Filter(_is_target, seed=o.seed)
-        # the candidate path works on buckets of documents (one Beam element per batch, not per request)
-        buckets = spill.buckets_for(pbegin.pipeline)
         lists = (
             pbegin
             | "NeighborFiles" >> beam.Create(self._neighbor_files)
             | "ReadNeighborLists" >> beam.ParDo(ReadNeighborLists(buckets))
         )
         requested = (
-            {"doc": targets | "TargetsByBucket" >> spill.ToBuckets(_doc_id_of_target, buckets), "nbrs": lists}
+            {"doc": placed.targets, "nbrs": lists}
             | "JoinNeighborLists" >> spill.CoGroupBuckets()
             | "RequestOffers"
             >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("pending", main="requests")
         )
         pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
-            {"pool": pool | "Pool" >> beam.ParDo(PoolEntries(buckets)), "requests": requested.requests}
+            {"pool": pool | "Pool" >> beam.Map(_pool_entries), "requests": requested.requests}
             | "JoinPool" >> spill.CoGroupBuckets()
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed, buckets))
         )
@@ -708,12 +727,13 @@ class BuildIntruders(beam.PTransform):
                 {"pending": made.pending, "candidates": scored | "KeyCandidates" >> beam.Map(_by_id)}
                 | "JoinCandidates" >> spill.SpillCoGroupByKey()
                 | "Select" >> beam.ParDo(Select(o))
+                | "SelectedAsBatches" >> beam.Map(_as_batch)
             )
             candidates = scored | "AsBatches" >> beam.Map(_as_batch)
         else:
             selected = made.rows
-        rows = (coherent, selected) | "AllRows" >> beam.Flatten()
-        return rows, candidates, kept.rejected
+        rows = (placed.coherent, selected) | "AllRows" >> beam.Flatten()
+        return rows, candidates, placed.rejected
 
 
 # --------------------------------------------------------------------------------------------- summary
@@ -935,11 +955,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             rows, candidates, rejected = p | "BuildIntruders" >> BuildIntruders(
                 doc_files, n_files, indexes, options, history_files, score
             )
-            by_source = rows | "BySource" >> beam.Partition(
-                lambda row, n: sources.index(row["source"]), len(sources)
-            )
-            for i, source in enumerate(sources):
-                by_source[i] | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}")
+            for source in sources:
+                (
+                    rows
+                    | f"Rows-{source}" >> beam.Map(_rows_of, source)
+                    | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}", batched=True)
+                )
             candidates | "WriteCandidates" >> WriteTable(
                 args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id"), batched=True
             )
