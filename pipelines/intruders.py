@@ -388,7 +388,9 @@ def _eligibility_counts(batch):
 class PlaceDocuments(beam.DoFn):
     """A batch of chosen versions -> split (with history the test documents are drifted older versions),
     length rule (drops dead-lettered: ``rejected``), then the coherent rows (``coherent``, a batch: half of
-    the documents, by draw) and the documents meant to receive an intruder (``(bucket, [(doc, split)])``)."""
+    the documents, by draw) and the documents meant to receive an intruder (``(bucket, [(doc, split)])``,
+    and their ``(id, source)`` in ``target_ids``: the neighbour lists are joined with those, not with the
+    documents)."""
 
     def __init__(self, options: Options, history_sources: frozenset[str]):
         self._options, self._history_sources = options, history_sources
@@ -430,6 +432,8 @@ class PlaceDocuments(beam.DoFn):
             yield beam.pvalue.TaggedOutput("coherent", coherent)
         if targets:
             yield bucket, targets
+            ids = [(doc["id"], doc["source"]) for doc, _split in targets]
+            yield beam.pvalue.TaggedOutput("target_ids", (bucket, ids))
 
 
 def _pool_entries(batch):
@@ -463,8 +467,8 @@ SMALL_VALUES = 100_000  # requests and offers buffered per bundle before they ar
 
 
 class RequestOffers(beam.DoFn):
-    """A bucket of target documents and neighbour lists -> one request per top-k neighbour (batched by the
-    neighbour's bucket) and the pending documents (``pending``, batched in the same bucket)."""
+    """A bucket of target ids and neighbour lists -> one request per top-k neighbour (batched by the
+    neighbour's bucket) and whether each target has neighbours (``had``: ``(bucket, [(id, bool)])``)."""
 
     def __init__(self, k: int, buckets: int):
         self._k, self._buckets = k, buckets
@@ -477,14 +481,11 @@ class RequestOffers(beam.DoFn):
         lists: dict[str, list] = {}
         for doc_id, listed in grouped["nbrs"]:
             lists.setdefault(doc_id, listed)
-        targets: dict[str, tuple] = {}
-        for doc, split in grouped["doc"]:
-            targets.setdefault(doc["id"], (doc, split))
-        tally, pending = Tally(), []
+        targets = dict(grouped["doc"])  # id -> source
+        tally, had = Tally(), []
         for doc_id in sorted(targets):
-            doc, split = targets[doc_id]
             listed = lists.get(doc_id)
-            ns = _ns(doc["source"])
+            ns = _ns(targets[doc_id])
             tally(ns, "incoherent_attempted")
             if listed is None:
                 tally(ns, "not_in_neighbors_table")
@@ -494,10 +495,10 @@ class RequestOffers(beam.DoFn):
             top = sorted(listed)[: self._k]
             for rank, neighbor_id, score in top:
                 yield from self._requests.add(neighbor_id, (neighbor_id, doc_id, rank, score))
-            pending.append((doc, split, bool(top)))
+            had.append((doc_id, bool(top)))
         tally.flush()
-        if pending:
-            yield beam.pvalue.TaggedOutput("pending", (bucket, pending))
+        if had:
+            yield beam.pvalue.TaggedOutput("had", (bucket, had))
 
     def finish_bundle(self):
         for batch in self._requests.flush():
@@ -551,8 +552,9 @@ def select_row(
 
 
 class MakeCandidates(beam.DoFn):
-    """A bucket of pending targets and their offers -> a batch of candidate rows with similarities (one
-    vectorised similarity call per source for the whole bucket), plus ``document`` when filtered.
+    """A bucket of targets (with whether they had neighbours) and their offers -> a batch of candidate rows
+    with similarities (one vectorised similarity call per source for the whole bucket), plus ``document``
+    when filtered.
 
     Without the filter the candidates are final, so each document's intruder row is chosen here too (the
     ``rows`` output): the same row :class:`Select` would choose after a join, without the join. With it, the
@@ -567,9 +569,10 @@ class MakeCandidates(beam.DoFn):
         offers: dict[str, list] = {}
         for doc_id, *fields in grouped["offers"]:
             offers.setdefault(doc_id, []).append(logic.Offer(*fields))
+        had = dict(grouped["had"])
         pending: dict[str, tuple] = {}
-        for doc, split, had_neighbors in grouped["pending"]:
-            pending.setdefault(doc["id"], (doc, split, had_neighbors))
+        for doc, split in grouped["targets"]:
+            pending.setdefault(doc["id"], (doc, split, had[doc["id"]]))
         if not pending:
             return
         o, tally = self._options, Tally()
@@ -683,30 +686,33 @@ class BuildIntruders(beam.PTransform):
             ).with_outputs("unsampled", main="versions")
         )
         versions = chosen.versions
-        counts = (
-            versions
-            | "EligibilityCounts" >> beam.FlatMap(_eligibility_counts)
-            | "CountEligible" >> beam.CombinePerKey(sum)
-        )
-        # PlaceDocuments waits for the counts: the documents wait on disk, not in the runner's memory
-        placed = (
-            versions
-            | "VersionsOnDisk" >> spill.Barrier(chunk_values=1)
-            | "PlaceDocuments"
-            >> beam.ParDo(
-                PlaceDocuments(o, self._history_sources), counts=beam.pvalue.AsDict(counts)
-            ).with_outputs("coherent", "rejected", main="targets")
-        )
+        place = PlaceDocuments(o, self._history_sources)
+        outputs = ("coherent", "rejected", "target_ids")
+        if self._history_files:  # PlaceDocuments waits for the counts: the documents wait on disk
+            counts = (
+                versions
+                | "EligibilityCounts" >> beam.FlatMap(_eligibility_counts)
+                | "CountEligible" >> beam.CombinePerKey(sum)
+            )
+            placed = (
+                versions
+                | "VersionsOnDisk" >> spill.Barrier(chunk_values=1)
+                | "PlaceDocuments"
+                >> beam.ParDo(place, counts=beam.pvalue.AsDict(counts)).with_outputs(*outputs, main="targets")
+            )
+        else:  # the counts only matter for sources with history: no wait
+            placed = versions | "PlaceDocuments" >> beam.ParDo(place, counts={}).with_outputs(
+                *outputs, main="targets"
+            )
         lists = (
             pbegin
             | "NeighborFiles" >> beam.Create(self._neighbor_files)
             | "ReadNeighborLists" >> beam.ParDo(ReadNeighborLists(buckets))
         )
         requested = (
-            {"doc": placed.targets, "nbrs": lists}
+            {"doc": placed.target_ids, "nbrs": lists}
             | "JoinNeighborLists" >> spill.CoGroupBuckets()
-            | "RequestOffers"
-            >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("pending", main="requests")
+            | "RequestOffers" >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("had", main="requests")
         )
         pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
@@ -715,7 +721,7 @@ class BuildIntruders(beam.PTransform):
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed, buckets))
         )
         made = (
-            {"pending": requested.pending, "offers": offers}
+            {"targets": placed.targets, "had": requested.had, "offers": offers}
             | "JoinOffers" >> spill.CoGroupBuckets()
             | "MakeCandidates"
             >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", "pending", main="candidates")
