@@ -132,14 +132,50 @@ def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
     return out
 
 
+def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
+    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
+    keys = tuple(sort_keys)
+    columns = [table.column(k).to_pylist() for k in keys]
+    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
+    order = sorted(range(table.num_rows), key=row_keys.__getitem__)
+    out, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and row_keys[order[stop]] == row_keys[order[start]]:
+            stop += 1
+        run = order[start:stop]
+        if len(run) > 1:
+            rows = table.take(run).to_pylist()
+            texts = [json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in rows]
+            run = [i for _, i in sorted(zip(texts, run, strict=True), key=lambda e: e[0])]
+        out.extend(run)
+        start = stop
+    return table.take(out)
+
+
+def write_table_shard(path: str, schema: pa.Schema, table: pa.Table) -> None:
+    """Write an Arrow table of ``schema``'s columns as one Parquet file (as :func:`write_shard` writes rows)."""
+    table = pa.Table.from_arrays(
+        [table.column(name) for name in schema.names], schema=schema
+    ).combine_chunks()
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    with FileSystems.create(path) as f:
+        f.write(buffer.getvalue())
+
+
 class _WriteShard(beam.DoFn):
     def __init__(self, out_dir: str, config: str, schema: pa.Schema, sort_keys: Sequence[str]):
         self._out_dir, self._config, self._schema, self._sort_keys = out_dir, config, schema, tuple(sort_keys)
 
     def process(self, element):
         (split, index, total), rows = element
-        rows = sort_rows(rows, self._sort_keys)
         path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
+        if isinstance(rows, pa.Table):  # SpillShardTables
+            write_table_shard(path, self._schema, sort_table(rows, self._sort_keys))
+            yield {"config": self._config, "split": split, "path": path, "rows": rows.num_rows}
+            return
+        rows = sort_rows(rows, self._sort_keys)
         write_shard(path, self._schema, rows)
         yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
 
@@ -188,7 +224,10 @@ class WriteTable(beam.PTransform):
             return (name, stable_hash(row["id"]) % shards, shards), row
 
         if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
-            grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard, batched=self._batched)
+            if self._batched:  # lists of rows: held as Arrow tables on the way
+                grouped = rows | "SpillShards" >> spill.SpillShardTables(split_of, per_shard, self._schema)
+            else:
+                grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
         else:
             if self._batched:
                 rows = rows | "EachRow" >> beam.FlatMap(_each_row)

@@ -32,6 +32,8 @@ import zlib
 from collections.abc import Iterator
 
 import apache_beam as beam
+import numpy as np
+import pyarrow as pa
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import StandardOptions
@@ -69,7 +71,15 @@ def write_chunk(path: str, values: list) -> None:
     path again on every call, which costs more than the write for small chunks); others go through
     :class:`FileSystems`.
     """
-    data = FastPrimitivesCoder().encode(list(values))
+    _write_bytes(path, FastPrimitivesCoder().encode(list(values)))
+
+
+def read_chunk(path: str, delete: bool = True) -> Iterator:
+    """The values of a chunk file, in order; the file is deleted after reading unless ``delete`` is False."""
+    yield from FastPrimitivesCoder().decode(_read_bytes(path, delete))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
     if "://" in path:
         with FileSystems.create(path) as f:
             f.write(data)
@@ -83,19 +93,31 @@ def write_chunk(path: str, values: list) -> None:
         f.write(data)
 
 
-def read_chunk(path: str, delete: bool = True) -> Iterator:
-    """The values of a chunk file, in order; the file is deleted after reading unless ``delete`` is False."""
+def _read_bytes(path: str, delete: bool) -> bytes:
     if "://" in path:
         with FileSystems.open(path) as f:
             data = f.read()
         if delete:
             FileSystems.delete([path])
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
-        if delete:
-            os.remove(path)
-    yield from FastPrimitivesCoder().decode(data)
+        return data
+    with open(path, "rb") as f:
+        data = f.read()
+    if delete:
+        os.remove(path)
+    return data
+
+
+def write_table_chunk(path: str, table: pa.Table) -> None:
+    """An Arrow table as one IPC stream file."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    _write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def read_table_chunk(path: str, delete: bool = True) -> pa.Table:
+    """The table of :func:`write_table_chunk`; the file is deleted after reading unless ``delete`` is False."""
+    return pa.ipc.open_stream(_read_bytes(path, delete)).read_all()
 
 
 def _chunk_path(spill_dir: str, label: str, bucket: object) -> str:
@@ -384,12 +406,10 @@ def remove_spill_dir(spill_dir: str) -> None:
 
 
 class _SpillRows(beam.DoFn):
-    """Rows (or lists of rows with ``batched``) -> ``(split, chunk file, rows in it)``; a chunk holds rows of
-    one split."""
+    """Rows -> ``(split, chunk file, rows in it)``; a chunk holds rows of one split."""
 
-    def __init__(self, spill_dir: str, label: str, split_of, chunk_values: int, batched: bool = False):
+    def __init__(self, spill_dir: str, label: str, split_of, chunk_values: int):
         self._spill_dir, self._label, self._split_of, self._chunk = spill_dir, label, split_of, chunk_values
-        self._batched = batched
 
     def start_bundle(self):
         self._buffers: dict[str, list] = {}
@@ -400,13 +420,12 @@ class _SpillRows(beam.DoFn):
         write_chunk(path, rows)
         return split, path, len(rows)
 
-    def process(self, element):
-        for row in element if self._batched else (element,):
-            split = self._split_of(row)
-            buffer = self._buffers.setdefault(split, [])
-            buffer.append(row)
-            if len(buffer) >= self._chunk:
-                yield self._flush(split)
+    def process(self, row):
+        split = self._split_of(row)
+        buffer = self._buffers.setdefault(split, [])
+        buffer.append(row)
+        if len(buffer) >= self._chunk:
+            yield self._flush(split)
 
     def finish_bundle(self):
         for split in sorted(self._buffers):
@@ -450,22 +469,16 @@ class SpillShards(beam.PTransform):
     """Rows -> ``((split, shard, shards), rows of the shard)``, as ``WriteTable``'s ``GroupByKey`` gives them.
 
     A row's shard is ``stable_hash(id) % shards`` with ``shards = ceil(rows of its split / rows_per_shard)``;
-    only one shard's rows are in memory at a time. Use it when :func:`spill_dir_of` names a directory. With
-    ``batched`` the elements are lists of rows.
+    only one shard's rows are in memory at a time. Use it when :func:`spill_dir_of` names a directory.
     """
 
-    def __init__(
-        self, split_of, rows_per_shard: int, chunk_values: int = CHUNK_VALUES, batched: bool = False
-    ):
+    def __init__(self, split_of, rows_per_shard: int, chunk_values: int = CHUNK_VALUES):
         super().__init__()
         self._split_of, self._per_shard, self._chunk = split_of, rows_per_shard, chunk_values
-        self._batched = batched
 
     def expand(self, rows):
         spill_dir, label = spill_dir_of(rows.pipeline), uuid.uuid4().hex[:12]
-        chunks = rows | "SpillRows" >> beam.ParDo(
-            _SpillRows(spill_dir, label, self._split_of, self._chunk, self._batched)
-        )
+        chunks = rows | "SpillRows" >> beam.ParDo(_SpillRows(spill_dir, label, self._split_of, self._chunk))
         totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
         cut = _Redistribute(spill_dir, label, self._per_shard)
         return (
@@ -473,4 +486,93 @@ class SpillShards(beam.PTransform):
             | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
             | "GroupShardFiles" >> beam.GroupByKey()
             | "ReadShards" >> beam.Map(_shard_rows)
+        )
+
+
+HASH_COLUMN = "__id_hash"
+
+
+class _SpillTables(beam.DoFn):
+    """Lists of rows -> ``(split, chunk file, rows in it)``; a chunk is an Arrow table of ``schema`` (rows of
+    one split) with the ``stable_hash`` of each id in ``HASH_COLUMN``."""
+
+    def __init__(self, spill_dir: str, label: str, split_of, schema: pa.Schema, chunk_values: int):
+        self._spill_dir, self._label, self._split_of = spill_dir, label, split_of
+        self._schema, self._chunk = schema, chunk_values
+
+    def start_bundle(self):
+        self._buffers: dict[str, list] = {}
+
+    def _flush(self, split: str) -> tuple[str, str, int]:
+        rows = self._buffers.pop(split)
+        table = pa.Table.from_pylist(rows, schema=self._schema)
+        hashes = pa.array([stable_hash(row["id"]) for row in rows], pa.uint64())
+        path = _chunk_path(self._spill_dir, self._label, "rows")
+        write_table_chunk(path, table.append_column(HASH_COLUMN, hashes))
+        return split, path, len(rows)
+
+    def process(self, batch):
+        for row in batch:
+            split = self._split_of(row)
+            buffer = self._buffers.setdefault(split, [])
+            buffer.append(row)
+            if len(buffer) >= self._chunk:
+                yield self._flush(split)
+
+    def finish_bundle(self):
+        for split in sorted(self._buffers):
+            yield GlobalWindows.windowed_value(self._flush(split))
+
+
+class _RedistributeTables(beam.DoFn):
+    """``(split, chunk, n)`` -> ``((split, shard, shards), file)``: the chunk's table cut by shard."""
+
+    def __init__(self, spill_dir: str, label: str, rows_per_shard: int):
+        self._spill_dir, self._label, self._per_shard = spill_dir, label, rows_per_shard
+
+    def process(self, chunk, totals):
+        split, path, _n = chunk
+        shards = max(1, -(-totals[split] // self._per_shard))
+        if shards == 1:
+            yield (split, 0, 1), path
+            return
+        table = read_table_chunk(path)
+        shard_of = table.column(HASH_COLUMN).to_numpy() % np.uint64(shards)
+        for shard in np.unique(shard_of).tolist():
+            part = _chunk_path(self._spill_dir, self._label, f"shard-{shard}")
+            write_table_chunk(part, table.filter(pa.array(shard_of == shard)))
+            yield (split, shard, shards), part
+
+
+def _shard_table(element):
+    """``((split, shard, shards), [files])`` -> ``((split, shard, shards), table of the shard's rows)``."""
+    key, paths = element
+    table = pa.concat_tables([read_table_chunk(path) for path in sorted(paths)])
+    return key, table.drop_columns([HASH_COLUMN])
+
+
+class SpillShardTables(beam.PTransform):
+    """Lists of rows -> ``((split, shard, shards), Arrow table of the shard's rows)``: :class:`SpillShards` for
+    batches, with the rows held as Arrow tables of ``schema`` (no per-row encoding on the way)."""
+
+    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._split_of, self._per_shard, self._schema, self._chunk = (
+            split_of,
+            rows_per_shard,
+            schema,
+            chunk_values,
+        )
+
+    def expand(self, batches):
+        spill_dir, label = spill_dir_of(batches.pipeline), uuid.uuid4().hex[:12]
+        spill_rows = _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
+        chunks = batches | "SpillTables" >> beam.ParDo(spill_rows)
+        totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
+        cut = _RedistributeTables(spill_dir, label, self._per_shard)
+        return (
+            chunks
+            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
+            | "GroupShardFiles" >> beam.GroupByKey()
+            | "ReadShards" >> beam.Map(_shard_table)
         )
