@@ -1,4 +1,4 @@
-"""``incoherent build [CONFIG]``: ingest -> index -> neighbours -> intruders -> shuffle from one YAML file.
+"""``incoherent build [CONFIG]``: ingest -> index -> neighbours -> shuffle -> intruders from one YAML file.
 
 Without CONFIG the bundled ``pipelines/configs/default.yaml`` builds from the repository's ``samples/``
 into ``out/sample/``. Every input named by the config is checked before any work starts.
@@ -565,6 +565,21 @@ def plan(config: dict, work: str) -> list[Stage]:
         retrieval_stages += upstream + [f"neighbors/{name}"]
         index_args += ["--index", f"{name}={index}"]
         neighbor_args += ["--neighbors", f"{name}={neighbors}"]
+    # The shuffle stages need only the documents: they run before the intruder stage, the longest, so a build
+    # killed during it has only that stage left to redo.
+    for name, docs in docs_dirs.items():
+        shuffle_dir = storage.join(work, "shuffle", name)
+        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
+        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
+        stages.append(
+            Stage(
+                f"shuffle/{name}",
+                shuffle_dir,
+                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
+                upstream=[f"ingest/{name}"],
+                tables=[f"shuffle-{name}"],
+            )
+        )
     history_flag = ["--history", *history_dirs] if history_dirs else []
     options = {key: value for key, value in config["intruders"].items() if key != "sample"}
     sample_flags = [f for name, v in intruder_samples.items() for f in ("--sample", f"{name}={v}")]
@@ -581,19 +596,6 @@ def plan(config: dict, work: str) -> list[Stage]:
             tables=[*(f"intruder-{name}" for name in names), "candidates"],
         )
     )  # fmt: skip
-    for name, docs in docs_dirs.items():
-        shuffle_dir = storage.join(work, "shuffle", name)
-        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
-        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
-        stages.append(
-            Stage(
-                f"shuffle/{name}",
-                shuffle_dir,
-                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
-                upstream=[f"ingest/{name}"],
-                tables=[f"shuffle-{name}"],
-            )
-        )
     return stages
 
 
