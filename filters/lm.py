@@ -21,10 +21,12 @@ A text's score is its mean negative log-likelihood per scored token, in nats (lo
   window means.
 
 Every forward request is a :class:`Piece` (a window of ids, at most one masked position, the positions whose
-predictions count). :meth:`LanguageModelScorer.score_texts` pools the pieces of all its texts, sorts them by
-length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU out-of-memory error
-halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per text. A text's
-score depends only on the pool it is scored with, which the pipeline makes deterministic.
+predictions count). :meth:`LanguageModelScorer.score_texts` tokenizes all its texts in one call, pools
+their pieces, runs identical pieces once (the shuffles of a document share the windows over blocks that stay
+in place), sorts them by length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU
+out-of-memory error halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per
+text. The LM head and the log-softmax run only on the predicted positions, in cache-sized chunks on a CPU.
+A text's score depends only on the pool it is scored with, which the pipeline makes deterministic.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ SCORERS = ("auto", CAUSAL, MASKED)
 WINDOWS = ("exact", "laban")
 JOINS = {"space": " ", "newline": "\n"}
 LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
+HEAD_BYTES_CPU = 1 << 20  # logits per LM-head call on a CPU: about one core's L2 cache
+HEAD_ROWS_GPU = 4096  # predicted positions per LM-head call on a GPU
 # Models whose logits are their one head module applied to the base model's last hidden state.
 HEAD_ON_HIDDEN = {"gpt2", "llama", "mistral", "qwen2", "bert", "roberta", "xlm-roberta", "camembert"}
 # Models whose position ids start after the padding index: usable positions = max_position_embeddings - pad - 1.
@@ -134,12 +138,14 @@ def laban_masked_windows(length: int, max_length: int) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class Piece:
     """One row of a forward pass: ``ids`` (shared between the masked copies of a window), the position to
-    replace by the mask token (``-1``: none), and ``targets``: ``(position, token id)`` whose predicted
-    log-probabilities count, all added to ``group`` of text ``text``."""
+    replace by the mask token (``-1``: none), and the targets: the predictions at positions ``start``,
+    ``start + 1``, ... of the token ids ``gold`` count (their log-probabilities), all added to ``group`` of
+    text ``text``. Every scorer's targets are such a run of consecutive positions."""
 
     ids: tuple[int, ...]
     mask_at: int
-    targets: tuple[tuple[int, int], ...]
+    start: int
+    gold: tuple[int, ...]
     text: int
     group: int
 
@@ -172,6 +178,23 @@ def output_head(model):
         return None
     heads = [m for _, m in model.named_children() if m is not model.base_model]
     return heads[0] if len(heads) == 1 else None
+
+
+def fuse_activations(model) -> int:
+    """Replace transformers' ``NewGELUActivation`` (``gelu_new``, GPT-2's tanh-approximated GELU written as
+    five tensor operations) by its fused equivalent ``GELUTanh`` (``gelu_pytorch_tanh``: one kernel, the same
+    formula; transformers documents them as equivalent up to rounding, scores move by about 1e-8). In a
+    profile of the benchmark's tiny GPT-2 on a CPU it was 43% of the transformer body's time. Returns the
+    number of modules replaced."""
+    from transformers.activations import GELUTanh, NewGELUActivation
+
+    replaced = 0
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if type(child) is NewGELUActivation:
+                setattr(module, name, GELUTanh())
+                replaced += 1
+    return replaced
 
 
 def model_positions(config, model_dir: str) -> int:
@@ -249,8 +272,7 @@ class LanguageModelScorer:
     """``score_texts([text, ...]) -> ([(score, tokens), ...], counters)`` with a causal or masked LM.
 
     ``stride`` (exact windows only) defaults to half the window. ``max_tokens`` bounds the padded tokens of a
-    micro-batch (default ``batch_size * window``). ``bucket=False`` runs the pieces of each text on their own,
-    in order, one window per forward pass (the benchmark's reproduction of the authors' loop structure).
+    micro-batch (default ``batch_size * window``).
     """
 
     def __init__(
@@ -264,12 +286,11 @@ class LanguageModelScorer:
         stride: int | None = None,
         max_tokens: int | None = None,
         positions: int | None = None,
-        bucket: bool = True,
     ):
         if window not in WINDOWS:
             raise InputError(f"--window: unknown window mode {window!r} (choose from {', '.join(WINDOWS)})")
         self.model, self.tokenizer, self.kind, self.window = model, tokenizer, kind, window
-        self.device, self.batch_size, self.bucket = device, batch_size, bucket
+        self.device, self.batch_size = device, batch_size
         self.positions = positions or model_positions(model.config, "model")
         if kind == MASKED:
             self._prefix, self._suffix = special_tokens_around(tokenizer)
@@ -288,6 +309,9 @@ class LanguageModelScorer:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.mask_id = tokenizer.mask_token_id
         self._head = output_head(model)
+        vocab = int(getattr(model.config, "vocab_size", 0) or 1)
+        cpu = str(device).startswith("cpu")
+        self.head_rows = max(16, HEAD_BYTES_CPU // (4 * vocab)) if cpu else HEAD_ROWS_GPU
 
     @classmethod
     def load(
@@ -303,37 +327,49 @@ class LanguageModelScorer:
         resolved = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, resolved)
         model, tokenizer, kind = load_language_model(model_dir, scorer, resolved, torch_dtype)
+        fuse_activations(model)
         LOG.info("loaded %s (%s LM) on %s (%s)", model_dir, kind, resolved, torch_dtype)
         positions = model_positions(model.config, model_dir)
         return cls(model, tokenizer, kind, window, resolved, batch_size, stride, positions=positions)
 
     # ----------------------------------------------------------------------------------------- plans
 
-    def plan(self, text: str, index: int = 0) -> tuple[list[Piece], Plan]:
-        """The forward requests of one text and how to combine their losses."""
-        tok = self.tokenizer
+    def token_ids(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
+        """The ids each text is scored on, tokenized in one call: exact windows ``tokenizer(text,
+        add_special_tokens=False)``; laban causal ``tokenizer(text)``; laban masked ``tokenizer.encode(text)
+        [1:-1]`` (their ``[CLS]``/``[SEP]`` stripped)."""
+        if not texts:
+            return []
+        if self.window == "exact":
+            return [tuple(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+        encoded = self.tokenizer(list(texts))["input_ids"]
+        if self.kind == CAUSAL:
+            return [tuple(ids) for ids in encoded]
+        return [tuple(ids[1:-1]) for ids in encoded]
+
+    def plan(self, text: str, index: int = 0, ids: tuple[int, ...] | None = None) -> tuple[list[Piece], Plan]:
+        """The forward requests of one text and how to combine their losses (``ids``: the text's
+        :meth:`token_ids`, when already known)."""
+        if ids is None:
+            (ids,) = self.token_ids([text])
         if self.window == "laban":
             if self.kind == CAUSAL:
-                ids = tuple(tok(text)["input_ids"])
                 windows = laban_causal_windows(len(ids), self.span)
                 pieces = [
-                    Piece(ids[b:e], -1, tuple((p - 1 - b, ids[p]) for p in range(b + 1, e)), index, g)
-                    for g, (b, e, _) in enumerate(windows)
+                    Piece(ids[b:e], -1, 0, ids[b + 1 : e], index, g) for g, (b, e, _) in enumerate(windows)
                 ]
                 return pieces, Plan("laban-causal", len(ids), tuple(w for _, _, w in windows))
-            ids = tuple(tok.encode(text)[1:-1])
             pieces = [
-                Piece(ids[b:e], t - b, ((t - b, ids[t]),), index, g)
+                Piece(ids[b:e], t - b, t - b, (ids[t],), index, g)
                 for g, (b, e) in enumerate(laban_masked_windows(len(ids), self.span))
                 for t in range(b, e)
             ]
             return pieces, Plan("laban-masked", len(ids))
-        ids = tuple(tok(text, add_special_tokens=False)["input_ids"])
         if self.kind == CAUSAL:
-            bos = tok.bos_token_id
+            bos = self.tokenizer.bos_token_id
             seq = ((bos,) if bos is not None else ()) + ids
             pieces = [
-                Piece(seq[b:e], -1, tuple((p - 1 - b, seq[p]) for p in range(first, e)), index, 0)
+                Piece(seq[b:e], -1, first - 1 - b, seq[first:e], index, 0)
                 for b, e, first in causal_windows(len(seq), self.span, self.stride)
             ]
             return pieces, Plan("exact", max(len(seq) - 1, 0))
@@ -342,78 +378,95 @@ class LanguageModelScorer:
             wrapped = pre + ids[b:e] + post
             for t in range(lo, hi):
                 at = len(pre) + t - b
-                pieces.append(Piece(wrapped, at, ((at, ids[t]),), index, 0))
+                pieces.append(Piece(wrapped, at, at, (ids[t],), index, 0))
         return pieces, Plan("exact", len(ids))
 
     # ----------------------------------------------------------------------------------------- forward
 
-    def forward(self, pieces: Sequence[Piece]) -> list[list[float]]:
-        """Negative log-likelihoods of every piece's targets (one forward pass over the padded pieces)."""
+    def forward(self, pieces: Sequence[Piece]) -> list:
+        """Negative log-likelihoods of every piece's targets (one forward pass over the padded pieces), one
+        float64 array per piece.
+
+        The LM head (where it can run apart, :func:`output_head`) and the log-softmax run only on the
+        predicted positions, :attr:`head_rows` of them at a time: on a CPU a whole batch of logits does not fit
+        in the cache and chunks of about 1 MiB do (the result is the same, about 2x faster)."""
+        import numpy as np
         import torch
 
         width = max(len(p.ids) for p in pieces)
-        ids = torch.full((len(pieces), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(pieces), width), dtype=torch.long)
-        rows, cols, gold = [], [], []
+        lengths = np.fromiter((len(p.ids) for p in pieces), np.int64, len(pieces))
+        ids = np.full((len(pieces), width), self.pad_id, dtype=np.int64)
         for r, p in enumerate(pieces):
-            ids[r, : len(p.ids)] = torch.tensor(p.ids, dtype=torch.long)
-            mask[r, : len(p.ids)] = 1
+            ids[r, : len(p.ids)] = p.ids
             if p.mask_at >= 0:
                 ids[r, p.mask_at] = self.mask_id
-            for position, token in p.targets:
-                rows.append(r)
-                cols.append(position)
-                gold.append(token)
-        index = torch.tensor([rows, cols, gold], dtype=torch.long, device=self.device).reshape(3, -1)
-        inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
+        counts = np.fromiter((len(p.gold) for p in pieces), np.int64, len(pieces))
+        rows = np.repeat(np.arange(len(pieces)), counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        cols = np.repeat(np.fromiter((p.start for p in pieces), np.int64, len(pieces)), counts) + offsets
+        gold = np.fromiter((t for p in pieces for t in p.gold), np.int64, int(counts.sum()))
+        inputs = {"input_ids": torch.from_numpy(ids).to(self.device)}
+        if (lengths < width).any():  # all the same length (most windows): no padding to mask
+            mask = np.arange(width)[None, :] < lengths[:, None]
+            inputs["attention_mask"] = torch.from_numpy(mask.astype(np.int64)).to(self.device)
+        rows_t, cols_t = torch.from_numpy(rows).to(self.device), torch.from_numpy(cols).to(self.device)
+        gold_t = torch.from_numpy(gold).to(self.device)
         with torch.inference_mode():
             if self._head is not None:  # the LM head only where a prediction counts
-                hidden = self.model.base_model(**inputs).last_hidden_state
-                picked = self._head(hidden[index[0], index[1]]).float()
+                picked = self.model.base_model(**inputs).last_hidden_state[rows_t, cols_t]
             else:
-                picked = self.model(**inputs).logits[index[0], index[1]].float()
-            nll = torch.nn.functional.cross_entropy(picked, index[2], reduction="none")
-        flat = nll.cpu().tolist()
-        out, k = [], 0
-        for p in pieces:
-            out.append(flat[k : k + len(p.targets)])
-            k += len(p.targets)
-        return out
+                picked = self.model(**inputs).logits[rows_t, cols_t]
+            nll = torch.empty(len(gold), dtype=torch.float32, device=self.device)
+            step = self.head_rows
+            for c in range(0, len(gold), step):
+                chunk = picked[c : c + step]
+                logits = (self._head(chunk) if self._head is not None else chunk).float()
+                nll[c : c + step] = torch.nn.functional.cross_entropy(
+                    logits, gold_t[c : c + step], reduction="none"
+                )
+        flat = nll.cpu().numpy().astype(np.float64)
+        return np.split(flat, np.cumsum(counts)[:-1])
 
     def _shrink(self) -> None:
         self.max_tokens = max(self.max_tokens // 2, self.positions)
         self.batch_size = max(1, self.batch_size // 2)
 
     def score_texts(self, texts: Sequence[str]) -> tuple[list[tuple[float, int]], dict[str, int]]:
-        """``(score, tokens)`` of every text, in input order, and counters (``texts``, ``forward_rows``,
-        ``batches``, ``padded_tokens``, ``oom_retries``). A text with nothing to score gets ``(nan, 0)``."""
+        """``(score, tokens)`` of every text, in input order, and counters (``texts``, ``forward_rows``: rows
+        run, ``shared_rows``: rows of a text that an identical row of the pool served, ``batches``,
+        ``padded_tokens``, ``oom_retries``). A text with nothing to score gets ``(nan, 0)``."""
         stats = ScoreStats()
         pieces: list[Piece] = []
         plans: list[Plan] = []
-        for i, text in enumerate(texts):
-            text_pieces, plan = self.plan(text, i)
+        for i, (text, ids) in enumerate(zip(texts, self.token_ids(texts), strict=True)):
+            text_pieces, plan = self.plan(text, i, ids)
             pieces.extend(text_pieces)
             plans.append(plan)
-        lengths = [len(p.ids) for p in pieces]
-        if self.bucket:
-            groups = length_batches(lengths, self.batch_size, self.max_tokens)
-        else:
-            groups = [[i] for i in range(len(pieces))]
-        losses: list[list[float]] = [[] for _ in pieces]
-        for group in groups:
+        # Identical rows are run once: the shuffles of a document that keep a block at the same place (and
+        # its original) share the windows over it.
+        rows: dict[tuple, int] = {}
+        slots = [rows.setdefault((p.ids, p.mask_at, p.start, p.gold), len(rows)) for p in pieces]
+        distinct = [None] * len(rows)
+        for piece, slot in zip(pieces, slots, strict=True):
+            distinct[slot] = distinct[slot] or piece
+        lengths = [len(p.ids) for p in distinct]
+        losses: list = [None] * len(distinct)
+        for group in length_batches(lengths, self.batch_size, self.max_tokens):
             stats.padded_tokens += max(lengths[i] for i in group) * len(group)
-            results = forward_with_halving(self.forward, [pieces[i] for i in group], stats, self._shrink)
+            results = forward_with_halving(self.forward, [distinct[i] for i in group], stats, self._shrink)
             for i, nll in zip(group, results, strict=True):
                 losses[i] = nll
         sums: list[dict[int, list[float]]] = [{} for _ in texts]
-        for piece, nll in zip(pieces, losses, strict=True):
+        for piece, slot in zip(pieces, slots, strict=True):
+            nll = losses[slot]
             acc = sums[piece.text].setdefault(piece.group, [0.0, 0])
-            acc[0] += sum(nll)
+            acc[0] += float(nll.sum())
             acc[1] += len(nll)
         scores = [combine(plan, groups_of) for plan, groups_of in zip(plans, sums, strict=True)]
         stats.scored = len(texts)
         counters = stats.as_counters()
-        counters["forward_rows"] = len(pieces)
+        counters["forward_rows"] = len(distinct)
+        counters["shared_rows"] = len(pieces) - len(distinct)
         return scores, counters
 
 

@@ -3,8 +3,9 @@
 
 Every row of ``DATA_DIR/shuffle-<source>/<split>-*.parquet`` is a pair (one document, one k, one permutation).
 Texts are keyed by a hash of their content, so a document's original is scored once and reused for all its k
-and permutations. Distinct texts are grouped into pools by a stable hash of their key (the pools depend on
-the data only, never on the runner); each pool goes through ``RunInference`` with
+and permutations. Distinct texts are grouped into pools by a stable hash of their document (its original's
+key), so a document's texts share a pool and the windows they have in common run once; the pools depend on
+the data only, never on the runner. Each pool goes through ``RunInference`` with
 :class:`filters.handler.LanguageModelHandler`, which buckets the windows of all the pool's texts by length.
 
 Writes ``OUT/scores/<split>-*.parquet`` (:data:`schemas.SCORES_SCHEMA`), ``OUT/results.json`` (accuracy,
@@ -66,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="windows per micro-batch (16)")
     parser.add_argument("--stride", type=int, default=None, help="exact windows: stride (half the window)")
     parser.add_argument(
-        "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts bucketed together (64)"
+        "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts per pool, whole documents (about 64)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
@@ -144,16 +145,17 @@ class ScoreShufflePairs(beam.PTransform):
             yield make_pair(row, join)
 
         def texts_of(pair):
-            yield pair["original_key"], pair["original"]
-            yield pair["shuffled_key"], pair["shuffled"]
+            yield pair["original_key"], (pair["original_key"], pair["original"])
+            yield pair["shuffled_key"], (pair["original_key"], pair["shuffled"])
 
         def first_text(element):
             key, texts = element
-            return key, next(iter(texts))
+            return key, min(texts)  # (its document's original key, text): the smallest if several
 
         def to_pool(keyed, total):
+            key, (document, text) = keyed
             pools = max(1, -(-total // pool_size))
-            return stable_hash("pool", keyed[0]) % pools, keyed
+            return stable_hash("pool", document) % pools, (key, text)
 
         def sorted_pool(element):
             pool, texts = element

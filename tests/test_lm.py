@@ -13,6 +13,7 @@ import torch
 from filters.lm import (
     LanguageModelScorer,
     causal_windows,
+    fuse_activations,
     laban_causal_windows,
     load_language_model,
     masked_windows,
@@ -255,6 +256,29 @@ def test_forward_passes_counted_and_batched(tiny_gpt2_dir):  # noqa: F811
     calls.clear()
     alone = [s.score_texts([t])[0][0] for t in texts()]
     assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(alone, scores, strict=True))
+
+
+def test_identical_windows_run_once(tiny_gpt2_dir):  # noqa: F811
+    s = scorer(tiny_gpt2_dir)
+    long = texts()[3]
+    first = long[: len(long) // 2]  # the same first window(s), a different rest
+    cases = [long, first, long.replace(" ", "  ", 1)]
+    scores, counters = s.score_texts(cases)
+    pieces = [len(s.plan(t)[0]) for t in cases]
+    assert counters["shared_rows"] >= 1 and counters["forward_rows"] + counters["shared_rows"] == sum(pieces)
+    alone = [s.score_texts([t])[0][0] for t in cases]
+    assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(alone, scores, strict=True))
+
+
+def test_fused_gelu_gives_the_same_scores(tiny_gpt2_dir):  # noqa: F811
+    plain = scorer(tiny_gpt2_dir)
+    fused = scorer(tiny_gpt2_dir)
+    assert fuse_activations(fused.model) == 1  # one layer, one MLP activation
+    assert fuse_activations(fused.model) == 0
+    want, _ = plain.score_texts(texts())
+    got, _ = fused.score_texts(texts())
+    assert all(abs(a[0] - b[0]) < 1e-6 and a[1] == b[1] for a, b in zip(got, want, strict=True))
+    assert fuse_activations(LanguageModelScorer.load(tiny_gpt2_dir, device="cpu").model) == 0  # load() fused
 
 
 def test_order_of_texts_does_not_change_scores(tiny_bert_dir):  # noqa: F811
