@@ -42,14 +42,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import importlib
 import io
 import json
 import os
 import posixpath
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -705,7 +703,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         progress.close(bar)
     started = time.time()
     write_summary()  # the card reads the stage commands from it
-    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"])
+    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
     timings["card"] = round(time.time() - started, 2)
     progress.write(f"[build] card: {card_path}")
     intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", "run_summary.json")))
@@ -718,74 +716,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
-def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str:
-    """Write the dataset card (README.md, figures, summaries); for a remote build from a local mirror.
-
-    The card reads the run summaries and the dataset's tables (its statistics count the rows), so a remote
-    build is mirrored into a temporary folder (the JSON files and the dataset's Parquet files: the driver
-    downloads the dataset once here), the card is written there, and what it wrote beside the tables is
-    uploaded into the remote dataset folder.
-    """
+def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_args: list[str]) -> str:
+    """Write the dataset card (README.md, figures, summaries). A remote build's card reads only footers and JSON
+    on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
         return write_card(out, dataset, name, license_id)
-    mirror = tempfile.mkdtemp(prefix="incoherent-card-")
-    try:
-        for path in storage.list_files(posixpath.join(out, "**")):
-            relative = posixpath.relpath(path, out)
-            if path.endswith(".json") or (path.endswith(".parquet") and relative.startswith(DATASET + "/")):
-                storage.write_bytes(os.path.join(mirror, *relative.split("/")), storage.read_bytes(path))
-        _mirror_inputs(mirror)
-        local_dataset = os.path.join(mirror, DATASET)
-        before = {os.path.join(root, f) for root, _, files in os.walk(local_dataset) for f in files}
-        write_card(mirror, local_dataset, name, license_id)
-        for root, _, files in os.walk(local_dataset):
-            for f in files:
-                local = os.path.join(root, f)
-                if local in before and not f.endswith(".json"):
-                    continue
-                target = storage.join(dataset, *os.path.relpath(local, local_dataset).split(os.sep))
-                with open(local, "rb") as handle:
-                    data = handle.read()
-                if f.endswith((".md", ".json")):
-                    data = data.replace(mirror.encode("utf-8"), out.encode("utf-8"))
-                storage.write_bytes(target, data)
-        return storage.join(dataset, "README.md")
-    finally:
-        shutil.rmtree(mirror, ignore_errors=True)
+    from pipelines.card import write_remote_card
 
-
-def _mirror_inputs(mirror: str) -> None:
-    """Point the mirrored ingest summaries at local copies of their remote inputs (the card hashes every
-    input, as it does for a local build; the copies keep the inputs' names, so the card is the same)."""
-    files = storage.BeamFiles()
-    for n, summary_path in enumerate(
-        sorted(glob.glob(os.path.join(mirror, "**", "run_summary.json"), recursive=True))
-    ):
-        with open(summary_path, encoding="utf-8") as f:
-            summary = json.load(f)
-        params = summary.get("params") or {}
-        if not str(summary.get("command", "")).startswith("ingest "):
-            continue
-        for key in ("dumps", "paths"):
-            local_paths = []
-            for i, path in enumerate(params.get(key) or []):
-                if not storage.is_remote(path):
-                    local_paths.append(path)
-                    continue
-                target = os.path.join(mirror, "_inputs", f"{n}-{i}", posixpath.basename(path.rstrip("/")))
-                if files.isfile(path):
-                    storage.write_bytes(target, storage.read_bytes(path))
-                else:
-                    for remote in files.files_under(path):
-                        relative = posixpath.relpath(remote, path.rstrip("/"))
-                        storage.write_bytes(
-                            os.path.join(target, *relative.split("/")), storage.read_bytes(remote)
-                        )
-                local_paths.append(target)
-            if key in params:
-                params[key] = local_paths
-        with open(summary_path, "w", encoding="utf-8") as f:
-            json.dump(summary, f)
+    return write_remote_card(out, dataset, name, license_id, beam_args)
 
 
 def _dry_run(beam_args: list[str]) -> bool:
