@@ -399,6 +399,13 @@ def prepare_output(out_dir: str, overwrite: bool) -> None:
             shutil.rmtree(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         return
+    storage.check_reachable(out_dir)
+    probe = posixpath.join(out_dir, ".write-check")  # a missing bucket or no write permission: one line, now
+    try:
+        storage.write_bytes(probe, b"ok")  # not empty: S3 refuses a multipart upload of no part
+        FileSystems.delete([probe])
+    except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
+        raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
     existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
     if existing and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
@@ -513,6 +520,19 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
     )
 
 
+def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
+    """Where the local engine spills its groupings: ``OUT/.spill``, or for a remote ``OUT`` a local temporary
+    folder when the engine's workers run on this machine (thousands of small chunk files do not belong in a
+    bucket: each is an upload and a delete)."""
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    if storage.is_remote(out_dir) and not options.view_as(PortableOptions).environment_type:
+        import tempfile
+
+        return tempfile.mkdtemp(prefix="incoherent-spill-")
+    return posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
+
+
 def run_pipeline(
     build: Callable[[beam.Pipeline], None],
     *,
@@ -536,7 +556,7 @@ def run_pipeline(
     prepare_output(out_dir, overwrite)
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
-    spill_dir = posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
+    spill_dir = spill_dir_for(out_dir, options)
     spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
     try:
