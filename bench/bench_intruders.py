@@ -2,9 +2,14 @@
 """The intruder stage alone, two versions of the code on the same inputs, interleaved; outputs compared.
 
 Runs ``incoherent intruders`` on the documents, index and neighbours of an earlier build's ``work/`` folder
-with each source tree in turn (``PYTHONPATH=TREE``, e.g. a ``git archive`` of a baseline commit), under
-``/usr/bin/time``: wall seconds, CPU seconds (user + system, the process and its children) and peak RSS. CPU
-seconds are the fairer figure on a shared machine. The Parquet files of every run are compared byte for byte.
+with each source tree in turn (e.g. a ``git archive`` of a baseline commit), under ``/usr/bin/time``: wall
+seconds, CPU seconds (user + system, the process and its children) and peak RSS. CPU seconds are the fairer
+figure on a shared machine. The Parquet files of every run are compared byte for byte.
+
+Each run starts in the tree's folder (``python -m pipelines.cli`` puts the current folder first on
+``sys.path``, ahead of ``PYTHONPATH`` and of the editable install of this repository), and the script checks
+that the tree's own ``pipelines/intruders.py`` is the one imported. Before the timed runs each tree compiles
+its numba kernels once (they are cached in the tree), so no run pays the compilation.
 
     git archive f9e36a0 | tar -x -C bench/work/src-orig
     .venv/bin/python bench/bench_intruders.py bench/work/scale-30000/work bench/work/src-orig . --repeat 1
@@ -24,8 +29,35 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
 
 
+WARM_UP = """
+import numpy as np, pipelines.intruders as m
+from retrieval import featurize, index
+featurize.feature_counts_batch(["warm up", "the numba kernels"])
+s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])
+index._pair_cosines(s, f, v, r, r)
+print(m.__file__)
+"""
+
+
+def environment(tree: Path) -> dict:
+    return dict(os.environ, PYTHONPATH=str(tree))
+
+
+def warm_up(tree: Path) -> None:
+    """Compile the tree's numba kernels (cached in the tree) and check that the tree's code is imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_UP], env=environment(tree), cwd=tree, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    imported = Path(done.stdout.strip().splitlines()[-1]).resolve()
+    if imported != tree / "pipelines" / "intruders.py":
+        raise SystemExit(f"{tree}: imported {imported}, not the tree's own code")
+
+
 def run(tree: str, work: Path, out: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+    tree_path, work = Path(tree).resolve(), work.resolve()
+    env = environment(tree_path)
     source = next(p.name for p in (work / "retrieval").iterdir())
     cmd = [
         "/usr/bin/time", "-f", "%e %U %S %M",
@@ -34,7 +66,7 @@ def run(tree: str, work: Path, out: Path) -> dict:
         "--neighbors", str(work / "retrieval" / source / "neighbors"),
         "--out", str(out), "--overwrite",
     ]  # fmt: skip
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree_path)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     wall, user, system, peak_kb = done.stderr.strip().splitlines()[-1].split()
@@ -60,6 +92,8 @@ def main() -> None:
     parser.add_argument("trees", nargs="+", help="source trees to compare (the first is the baseline)")
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
+    for tree in args.trees:
+        warm_up(Path(tree).resolve())
     results, outputs = [], {}
     for _ in range(args.repeat):
         for i, tree in enumerate(args.trees):

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 from importlib.metadata import PackageNotFoundError, version
+from typing import BinaryIO
 
 import pyarrow.parquet as pq
 import yaml
@@ -95,6 +96,28 @@ SIZE_CATEGORIES = [
 ]
 
 
+class LocalFiles:
+    """How the card reaches tables and small JSON files: the local disk. ``pipelines/card.py`` passes Beam's
+    filesystems instead for a build in object storage (the card then reads only footers and JSON there)."""
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(glob.glob(pattern, recursive=True))
+
+    def open(self, path: str) -> BinaryIO:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+
+LOCAL = LocalFiles()
+
+
+def _read_json(path: str, files: LocalFiles) -> dict:
+    with files.open(path) as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
 def _version(package: str) -> str:
     try:
         return version(package)
@@ -106,10 +129,10 @@ def _incoherent_version() -> str:
     return _version("incoherent")
 
 
-def find_configs(dataset_dir: str) -> dict[str, dict[str, list[str]]]:
+def find_configs(dataset_dir: str, files: LocalFiles = LOCAL) -> dict[str, dict[str, list[str]]]:
     """``{config: {split: [files]}}`` for every table under ``dataset_dir`` except dead letters."""
     configs: dict[str, dict[str, list[str]]] = {}
-    for path in sorted(glob.glob(os.path.join(dataset_dir, "*", "*.parquet"))):
+    for path in files.glob(os.path.join(dataset_dir, "*", "*.parquet")):
         config = os.path.basename(os.path.dirname(path))
         if config == "rejected":
             continue
@@ -154,12 +177,13 @@ def load_build_summary(build_dir: str) -> dict | None:
     return summary
 
 
-def check_table_versions(configs: dict[str, dict[str, list[str]]]) -> None:
+def check_table_versions(configs: dict[str, dict[str, list[str]]], files: LocalFiles = LOCAL) -> None:
     """Every table must carry this version's ``incoherent.schema_version`` in its Parquet metadata."""
     for splits in configs.values():
-        for files in splits.values():
-            for path in files:
-                metadata = pq.read_schema(path).metadata or {}
+        for paths in splits.values():
+            for path in paths:
+                with files.open(path) as handle:
+                    metadata = pq.read_schema(handle).metadata or {}
                 found = metadata.get(b"incoherent.schema_version", b"").decode() or "(none)"
                 if found != SCHEMA_VERSION:
                     raise InputError(
@@ -168,14 +192,15 @@ def check_table_versions(configs: dict[str, dict[str, list[str]]]) -> None:
                     )
 
 
-def _features(config: str, files: list[str]) -> list[dict]:
+def _features(config: str, paths: list[str], files: LocalFiles = LOCAL) -> list[dict]:
     import datasets
 
     schema = schema_for(config)
-    stored = pq.read_schema(files[0])
+    with files.open(paths[0]) as handle:
+        stored = pq.read_schema(handle)
     if stored.remove_metadata() != schema.remove_metadata():
         raise InputError(
-            f"{files[0]}: columns differ from the {config} schema (schema version {SCHEMA_VERSION})"
+            f"{paths[0]}: columns differ from the {config} schema (schema version {SCHEMA_VERSION})"
         )
     features = datasets.Features.from_arrow_schema(schema.remove_metadata())
     if "label" in features:
@@ -183,8 +208,11 @@ def _features(config: str, files: list[str]) -> list[dict]:
     return features._to_yaml_list()
 
 
-def _split_info(split: str, files: list[str]) -> dict:
-    metas = [pq.ParquetFile(f).metadata for f in files]
+def _split_info(split: str, paths: list[str], files: LocalFiles = LOCAL) -> dict:
+    metas = []
+    for path in paths:
+        with files.open(path) as handle:
+            metas.append(pq.ParquetFile(handle).metadata)
     return {
         "name": split,
         "num_bytes": sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)),
@@ -221,14 +249,12 @@ def source_kinds(summaries: list[dict]) -> dict[str, str]:
     return kinds
 
 
-def config_sources(configs: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
-    """The sources whose text each config holds (``intruder-cnn`` -> ``{"cnn"}``; candidates: read its column)."""
+def config_sources(configs: dict[str, dict[str, list[str]]], stats: dict) -> dict[str, set[str]]:
+    """The sources whose text each config holds (``intruder-cnn`` -> ``{"cnn"}``; candidates: the sources its
+    statistics counted rows of)."""
     out = {}
-    for config, splits in configs.items():
-        if "-" in config:
-            out[config] = {config.split("-", 1)[1]}
-        else:
-            out[config] = card_stats.sources_of([f for files in splits.values() for f in files])
+    for config in configs:
+        out[config] = {config.split("-", 1)[1]} if "-" in config else set(stats["candidates"])
     return out
 
 
@@ -262,8 +288,9 @@ def card_metadata(
     pretty_name: str,
     license_id: str,
     configs: dict[str, dict[str, list[str]]] | None = None,
+    files: LocalFiles = LOCAL,
 ) -> dict:
-    configs = configs or find_configs(dataset_dir)
+    configs = configs or find_configs(dataset_dir, files)
     default = default_config(configs)
     meta: dict = {
         "pretty_name": pretty_name,
@@ -289,8 +316,8 @@ def card_metadata(
         all_files = [f for files in splits.values() for f in files]
         info = {
             "config_name": config,
-            "features": _features(config, all_files),
-            "splits": [_split_info(split, files) for split, files in splits.items()],
+            "features": _features(config, all_files, files),
+            "splits": [_split_info(split, paths, files) for split, paths in splits.items()],
         }
         meta["dataset_info"].append(info)
         if config != "candidates":
@@ -330,18 +357,41 @@ def _mean(n: int, total: int) -> str:
     return f"{n / total:.2f}" if total else "-"
 
 
-def collect_stats(configs: dict[str, dict[str, list[str]]]) -> dict:
-    """Everything the card's tables and figures show, read once from the Parquet tables."""
+def table_stats(config: str, paths: list[str], opener=None):
+    """The statistics of some files of one config (they add up over files: :func:`card_stats.merge_stats`);
+    None for a config the card has no statistics of."""
+    if config.startswith("intruder-"):
+        return card_stats.intruder_stats(paths, opener)
+    if config.startswith("shuffle-"):
+        return card_stats.shuffle_stats(paths, opener)
+    if config == "candidates":
+        return card_stats.candidate_stats(paths, opener)
+    return None
+
+
+def assemble_stats(per_config: dict[str, object]) -> dict:
+    """``{config: statistics}`` in the layout the card's tables and figures read."""
     stats: dict = {"intruder": {}, "shuffle": {}, "candidates": {}}
-    for config, splits in configs.items():
-        files = [f for split_files in splits.values() for f in split_files]
+    for config, value in sorted(per_config.items()):
+        if value is None:
+            continue
         if config.startswith("intruder-"):
-            stats["intruder"][config.removeprefix("intruder-")] = card_stats.intruder_stats(files)
+            stats["intruder"][config.removeprefix("intruder-")] = value
         elif config.startswith("shuffle-"):
-            stats["shuffle"][config.removeprefix("shuffle-")] = card_stats.shuffle_stats(files)
+            stats["shuffle"][config.removeprefix("shuffle-")] = value
         elif config == "candidates":
-            stats["candidates"] = card_stats.candidate_stats(files)
+            stats["candidates"] = value
     return stats
+
+
+def collect_stats(configs: dict[str, dict[str, list[str]]], files: LocalFiles = LOCAL) -> dict:
+    """Everything the card's tables and figures show, read once from the Parquet tables (in this process)."""
+    return assemble_stats(
+        {
+            config: table_stats(config, [f for paths in splits.values() for f in paths], files.open)
+            for config, splits in configs.items()
+        }
+    )
 
 
 def statistics_section(stats: dict) -> list[str]:
@@ -511,16 +561,16 @@ def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:
         base = os.path.normpath(
             os.path.join(config_dir, str((build.get("raw_config") or {}).get("base", ".")))
         )
-    return {"out": os.path.abspath(build_dir), "config_dir": config_dir, "base": base}
+    out = build_dir if "://" in build_dir else os.path.abspath(build_dir)
+    return {"out": out, "config_dir": config_dir, "base": base}
 
 
-def _filter_model(path: str, roots: dict) -> list[str]:
+def _filter_model(path: str, roots: dict, files: LocalFiles = LOCAL) -> list[str]:
     metrics_path = os.path.join(path, "metrics.json")
     name = relativise(path, roots)
-    if not os.path.isfile(metrics_path):
+    if not files.isfile(metrics_path):
         return [f"- adversarial filter: `{name}` (no metrics.json beside it)"]
-    with open(metrics_path, encoding="utf-8") as f:
-        metrics = json.load(f)
+    metrics = _read_json(metrics_path, files)
     config = metrics.get("config") or {}
     validation = metrics.get("validation") or {}
     shown = ", ".join(
@@ -533,8 +583,14 @@ def _filter_model(path: str, roots: dict) -> list[str]:
     ]
 
 
-def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
-    roots = _roots(build_dir, build)
+def provenance_section(
+    build_dir: str,
+    build: dict | None,
+    summaries: list[dict],
+    files: LocalFiles = LOCAL,
+    out: str | None = None,
+) -> list[str]:
+    roots = _roots(out or build_dir, build)
     lines = ["## How it was built", "", "### Inputs", ""]
     runs = list(ingest_runs(summaries))
     if not runs:
@@ -552,8 +608,12 @@ def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]
         paths = params.get("dumps") or params.get("paths") or []
         role = "history (older dump)" if f"{os.sep}history{os.sep}" in os.sep + summary["_path"] else "input"
         source = params.get("source") or kind
-        for path in paths:
-            info = describe_input(path, kind)
+        # recorded by the ingest run (hashed where the input lies); described here for older layouts
+        infos = summary.get("inputs")
+        if infos is None:
+            infos = [describe_input(path, kind) for path in paths]
+        for info in infos:
+            info = dict(info)
             if "files" in info:
                 info["name"] += f" ({info['files']} files)"
             lines.append(
@@ -579,16 +639,15 @@ def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]
         )
         for source, index in sorted(((intruders.get("retrieval") or {}).get("index") or {}).items()):
             meta_path = os.path.join(index, "index.json")
-            if os.path.isfile(meta_path):
-                with open(meta_path, encoding="utf-8") as f:
-                    meta = json.load(f)
+            if files.isfile(meta_path):
+                meta = _read_json(meta_path, files)
                 lines.append(
                     f"- index `{source}`: DrQA TF-IDF, {meta.get('ngram')}-grams hashed into {meta.get('hash_size'):,} "
                     f"features, tokenizer `{meta.get('tokenizer')}`, {meta.get('num_docs', 0):,} documents, "
                     f"{meta.get('nnz', 0):,} non-zeros"
                 )
         if params.get("filter") not in (None, "none"):
-            lines += _filter_model(params["filter"], roots)
+            lines += _filter_model(params["filter"], roots, files)
             lines.append(f"- easy threshold: `{params.get('easy_threshold')}`")
         else:
             lines.append("- adversarial filter: none (every intruder is `unfiltered`)")
@@ -621,9 +680,13 @@ def provenance_section(build_dir: str, build: dict | None, summaries: list[dict]
     return lines
 
 
-def write_summaries(build_dir: str, dataset_dir: str, build: dict | None, summaries: list[dict]) -> list[str]:
-    """Copies of the run summaries (and the build summary) with paths relativised, under ``DATASET_DIR/summaries``."""
-    roots = _roots(build_dir, build)
+def write_summaries(
+    build_dir: str, dataset_dir: str, build: dict | None, summaries: list[dict], out: str | None = None
+) -> list[str]:
+    """Copies of the run summaries (and the build summary) with paths relativised, under ``DATASET_DIR/summaries``.
+
+    ``out``: where the build lies when ``build_dir`` is a local copy of its summaries (a remote build)."""
+    roots = _roots(out or build_dir, build)
     folder = os.path.join(dataset_dir, SUMMARIES)
     if os.path.isdir(folder):
         import shutil
@@ -651,26 +714,42 @@ def write_summaries(build_dir: str, dataset_dir: str, build: dict | None, summar
 
 
 def render_card(
-    build_dir: str, dataset_dir: str, pretty_name: str, license_id: str | None = None, figures: bool = True
+    build_dir: str,
+    dataset_dir: str,
+    pretty_name: str,
+    license_id: str | None = None,
+    figures: bool = True,
+    *,
+    files: LocalFiles = LOCAL,
+    stats: dict | None = None,
+    figures_dir: str | None = None,
+    out: str | None = None,
 ) -> str:
-    """The full ``README.md`` text (YAML front matter, then the card); writes the figures when asked."""
-    configs = find_configs(dataset_dir)
-    check_table_versions(configs)
+    """The full ``README.md`` text (YAML front matter, then the card); writes the figures when asked.
+
+    A remote build passes its own ``files`` (Beam's filesystems: the card reads only footers and JSON there),
+    the ``stats`` its pipeline computed, a local ``figures_dir`` to upload from, and ``out``, the build's
+    folder, when ``build_dir`` is a local copy of the run summaries.
+    """
+    configs = find_configs(dataset_dir, files)
+    check_table_versions(configs, files)
     summaries = load_summaries(build_dir)
     build = load_build_summary(build_dir)
     kinds = source_kinds(summaries)
-    all_sources = set().union(*config_sources(configs).values())
+    stats = stats if stats is not None else collect_stats(configs, files)
+    all_sources = set().union(*config_sources(configs, stats).values())
     derived, reason = derive_license(all_sources, kinds)
     chosen = license_id or derived
-    meta = card_metadata(dataset_dir, pretty_name, chosen, configs)
+    meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files)
     default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
     first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
     intruders = next((s for s in summaries if s.get("command") == "intruders"), None)
     params = (intruders or {}).get("params") or {}
     threshold = params.get("similarity_threshold")
-    stats = collect_stats(configs)
     figure_links = (
-        write_figures(stats, dataset_dir, threshold, params.get("easy_threshold")) if figures else []
+        write_figures(stats, figures_dir or dataset_dir, threshold, params.get("easy_threshold"))
+        if figures
+        else []
     )
     lines = [
         "---",
@@ -725,7 +804,7 @@ def render_card(
         if described:
             names = ", ".join(f"`{info['config_name']}`" for info in infos)
             lines += [f"{names}:", "", *described, ""]
-    lines += provenance_section(build_dir, build, summaries)
+    lines += provenance_section(build_dir, build, summaries, files, out)
     lines += [
         "Every record dropped on the way is counted in the run summaries (copies under `summaries/`, paths "
         "relativised); ids are stable source ids and all randomness is derived from (seed, id), so the same inputs "

@@ -10,7 +10,10 @@ histograms are kept, so memory does not grow with the number of rows. Example (o
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Callable
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -22,11 +25,16 @@ SIMILARITY_BINS = np.linspace(0.0, 1.0, 51)  # 0.02 wide: the 0.6 threshold is a
 SCORE_BINS = np.linspace(0.0, 1.0, 21)
 
 
-def _batches(files: list[str], columns: list[str]):
+def _open_local(path: str) -> BinaryIO:
+    return open(path, "rb")  # noqa: SIM115 - closed by _batches
+
+
+def _batches(files: list[str], columns: list[str], opener: Callable[[str], BinaryIO] | None = None):
     for path in files:
-        parquet = pq.ParquetFile(path)
-        present = [c for c in columns if c in parquet.schema_arrow.names]
-        yield from parquet.iter_batches(batch_size=BATCH_ROWS, columns=present)
+        with (opener or _open_local)(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            present = [c for c in columns if c in parquet.schema_arrow.names]
+            yield from parquet.iter_batches(batch_size=BATCH_ROWS, columns=present)
 
 
 def _histogram(values: pa.Array, bins: np.ndarray) -> np.ndarray:
@@ -34,7 +42,7 @@ def _histogram(values: pa.Array, bins: np.ndarray) -> np.ndarray:
     return np.histogram(np.clip(array, bins[0], bins[-1]), bins=bins)[0]
 
 
-def intruder_stats(files: list[str]) -> dict:
+def intruder_stats(files: list[str], opener: Callable[[str], BinaryIO] | None = None) -> dict:
     """Per split: documents, sentences, words (whitespace tokens), positives; and the figures' counts.
 
     ``sentences_per_document`` and ``intruder_position`` are :class:`Counter` s of integers; ``chosen_similarity``
@@ -44,7 +52,7 @@ def intruder_stats(files: list[str]) -> dict:
     lengths: Counter = Counter()
     positions: Counter = Counter()
     chosen = np.zeros(len(SIMILARITY_BINS) - 1, dtype=np.int64)
-    for batch in _batches(files, ["sentences", "label", "intruder_index", "similarity", "split"]):
+    for batch in _batches(files, ["sentences", "label", "intruder_index", "similarity", "split"], opener):
         n_sentences = pc.list_value_length(batch.column("sentences"))
         words = pc.list_value_length(pc.utf8_split_whitespace(pc.list_flatten(batch.column("sentences"))))
         # words per document: the flattened sentences' word counts summed back per row
@@ -82,10 +90,10 @@ def intruder_stats(files: list[str]) -> dict:
     }
 
 
-def candidate_stats(files: list[str]) -> dict[str, dict]:
+def candidate_stats(files: list[str], opener: Callable[[str], BinaryIO] | None = None) -> dict[str, dict]:
     """Per source: candidate count, similarity histogram (all candidates) and filter-score histogram (if scored)."""
     out: dict[str, dict] = {}
-    for batch in _batches(files, ["source", "similarity", "filter_score"]):
+    for batch in _batches(files, ["source", "similarity", "filter_score"], opener):
         for source in pc.unique(batch.column("source")).to_pylist():
             rows = batch.filter(pc.equal(batch.column("source"), source))
             stats = out.setdefault(
@@ -106,10 +114,12 @@ def candidate_stats(files: list[str]) -> dict[str, dict]:
     return dict(sorted(out.items()))
 
 
-def shuffle_stats(files: list[str]) -> dict[str, dict[int, int]]:
+def shuffle_stats(
+    files: list[str], opener: Callable[[str], BinaryIO] | None = None
+) -> dict[str, dict[int, int]]:
     """``{split: {block size k: rows}}`` of one shuffle table."""
     counts: Counter = Counter()
-    for batch in _batches(files, ["split", "block_size"]):
+    for batch in _batches(files, ["split", "block_size"], opener):
         counts.update(
             zip(batch.column("split").to_pylist(), batch.column("block_size").to_pylist(), strict=True)
         )
@@ -119,9 +129,40 @@ def shuffle_stats(files: list[str]) -> dict[str, dict[int, int]]:
     return out
 
 
-def sources_of(files: list[str]) -> set[str]:
-    """The distinct ``source`` values of a table."""
-    found: set[str] = set()
-    for batch in _batches(files, ["source"]):
-        found.update(pc.unique(batch.column("source")).to_pylist())
-    return found
+# Per-file statistics add up: a distributed card computes them per file on workers and merges them.
+
+
+def merge_stats(a, b):
+    """The statistics of two sets of files combined: counts and histograms added, key by key (sorted keys)."""
+    if isinstance(a, dict):
+        keys = sorted(set(a) | set(b))
+        merged = {k: merge_stats(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k)) for k in keys}
+        return Counter(merged) if isinstance(a, Counter) else merged
+    return a + b
+
+
+def to_json(stats) -> str:
+    """Statistics as JSON (Counters, integer keys and histograms tagged, so :func:`from_json` restores them)."""
+
+    def encode(value):
+        if isinstance(value, np.ndarray):
+            return {"__array__": value.tolist()}
+        if isinstance(value, dict):
+            items = [[k, encode(v)] for k, v in sorted(value.items())]
+            return {"__counter__" if isinstance(value, Counter) else "__dict__": items}
+        return value.item() if isinstance(value, np.generic) else value
+
+    return json.dumps(encode(stats), sort_keys=True)
+
+
+def from_json(text: str):
+    def decode(value):
+        if isinstance(value, dict):
+            if "__array__" in value:
+                return np.asarray(value["__array__"], dtype=np.int64)
+            if "__counter__" in value:
+                return Counter({k: decode(v) for k, v in value["__counter__"]})
+            return {k: decode(v) for k, v in value["__dict__"]}
+        return value
+
+    return decode(json.loads(text))

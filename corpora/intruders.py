@@ -68,16 +68,17 @@ NO_WORDS_CANDIDATE = "candidate_without_words"  # e.g. a lone '"' left by senten
 
 _WORD = re.compile(r"\w")
 
-_SPACES = re.compile(r"\s+")
-
 
 def normalise(sentence: str) -> str:
     """The form sentences are compared in for identity: case-folded, whitespace collapsed.
 
     >>> normalise("  The  Cat ") == normalise("the cat")
     True
+
+    ``str.split()`` splits on exactly the characters ``\\s`` matches in a ``str`` pattern, and case folding
+    makes no whitespace, so this equals ``re.sub(r"\\s+", " ", sentence).strip().casefold()`` (faster).
     """
-    return _SPACES.sub(" ", sentence).strip().casefold()
+    return " ".join(sentence.split()).casefold()
 
 
 # --------------------------------------------------------------------------------------------- length rule
@@ -121,7 +122,8 @@ def apply_length_rule(
         sentences = sentences[:target]
     else:
         raise ValueError(f"length rule must be {FILTER!r} or {TRUNCATE!r}, got {mode!r}")
-    if len({normalise(s) for s in sentences}) == 1:
+    first = normalise(sentences[0]) if sentences else None
+    if sentences and all(normalise(s) == first for s in sentences[1:]):  # stops at the first difference
         return Rejected(
             IDENTICAL, id=doc["id"], source=doc["source"], detail=f"{len(sentences)} copies of one sentence"
         )

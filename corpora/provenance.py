@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
+from collections.abc import Callable
+from typing import BinaryIO, Protocol
 
 from schemas.records import InputError
 
@@ -29,13 +32,45 @@ _DATE_DASHED = re.compile(r"(?<!\d)((?:19|20)\d{2})-(0[1-9]|1[0-2])-([0-3]\d)(?!
 _WIKI_PREFIX = re.compile(r"^([a-z_\-]+wiki(?:[a-z]+)?)-")
 
 
-def sha256_file(path: str) -> str:
+def sha256_file(path: str, opener: Callable[[str], BinaryIO] | None = None) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks (bounded memory for dumps of any size)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with (opener or _open_local)(path) as f:
         while chunk := f.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _open_local(path: str) -> BinaryIO:
+    return open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
+class InputFiles(Protocol):
+    """What describing an input needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
+
+    def isdir(self, path: str) -> bool: ...
+
+    def files_under(self, path: str) -> list[str]: ...
+
+    def size(self, path: str) -> int: ...
+
+    def open(self, path: str) -> BinaryIO: ...
+
+
+class LocalInputFiles:
+    """:class:`InputFiles` of the local disk."""
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def files_under(self, path: str) -> list[str]:
+        return [os.path.join(root, f) for root, _, names in os.walk(path) for f in names]
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def open(self, path: str) -> BinaryIO:
+        return _open_local(path)
 
 
 def dump_date_from_name(name: str) -> str | None:
@@ -53,32 +88,38 @@ def wiki_from_name(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def describe_input(path: str, kind: str) -> dict:
+def describe_input(path: str, kind: str, files: InputFiles | None = None) -> dict:
     """One input of the build: name, size and sha256 (a folder: file count, total size, sha256 over its files).
 
     For Wikipedia dumps also the wiki (``<siteinfo>``'s ``<dbname>``, else the file name) and the dump date
-    (from the file name: dumps carry no date inside).
+    (from the file name: dumps carry no date inside). ``files`` reads the input (default: the local disk;
+    ``incoherent ingest`` passes Beam's filesystems, so a worker describes a ``gs://`` input where it lies).
     """
-    if not os.path.exists(path):
+    files = files or LocalInputFiles()
+    remote = "://" in path
+    if not remote and not os.path.exists(path):
         raise InputError(f"{path}: input of the build no longer exists (the card describes every input)")
-    name = os.path.basename(os.path.normpath(path))
-    if os.path.isdir(path):
-        files = sorted(
-            os.path.relpath(os.path.join(root, f), path) for root, _, names in os.walk(path) for f in names
+    name = (
+        posixpath.basename(path.rstrip("/")) if remote else os.path.basename(os.path.normpath(path))
+    ) or path
+    if files.isdir(path):
+        root = path.rstrip("/") + "/" if remote else os.path.join(os.path.normpath(path), "")
+        found = sorted(
+            full[len(root) :] if remote else os.path.relpath(full, path) for full in files.files_under(path)
         )
         digest = hashlib.sha256()
         size = 0
-        for rel in files:
-            full = os.path.join(path, rel)
-            size += os.path.getsize(full)
-            digest.update(f"{rel}\0{sha256_file(full)}\n".encode())
-        info = {"name": name + "/", "files": len(files), "size": size, "sha256": digest.hexdigest()}
-    else:
-        info = {"name": name, "size": os.path.getsize(path), "sha256": sha256_file(path)}
-    if kind == "wikipedia" and not os.path.isdir(path):
+        for rel in found:
+            full = root + rel if remote else os.path.join(path, rel)
+            size += files.size(full)
+            digest.update(f"{rel}\0{sha256_file(full, files.open)}\n".encode())
+        info = {"name": name + "/", "files": len(found), "size": size, "sha256": digest.hexdigest()}
+        return info
+    info = {"name": name, "size": files.size(path), "sha256": sha256_file(path, files.open)}
+    if kind == "wikipedia":
         from sources.mediawiki import read_siteinfo
 
-        site = read_siteinfo(path)
+        site = read_siteinfo(path, opener=files.open if remote else None)
         info["wiki"] = site.dbname or wiki_from_name(name)
         if site.base:
             info["site"] = site.base.rsplit("/", 1)[0] + "/" if "/" in site.base else site.base
@@ -93,8 +134,35 @@ def _under(path: str, root: str | None) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+_STORAGE_URL = re.compile(r"^(gs|s3|hdfs|azfs)://")
+
+
+def _under_url(path: str, root: str | None) -> str | None:
+    """``path`` relative to the object-storage folder ``root`` ("" for the folder itself), else None."""
+    if not root or not _STORAGE_URL.match(root):
+        return None
+    root = root.rstrip("/")
+    if path.rstrip("/") == root:
+        return ""
+    return path[len(root) + 1 :] if path.startswith(root + "/") else None
+
+
 def relativise_path(path: str, roots: dict[str, str | None]) -> str:
-    """An absolute path as the card shows it (see the module docstring); relative paths are kept."""
+    """An absolute path as the card shows it (see the module docstring); relative paths are kept.
+
+    Object-storage URLs too: ``gs://b/out/work/x`` -> ``OUT/work/x`` for a build in ``gs://b/out``, any other
+    bucket path by its name only.
+
+    >>> relativise_path("gs://b/out/work/x", {"out": "gs://b/out"})
+    'OUT/work/x'
+    >>> relativise_path("gs://b/inputs/dump.xml.bz2", {"out": "gs://b/out"})
+    'dump.xml.bz2'
+    """
+    if _STORAGE_URL.match(path):
+        rel = _under_url(path, roots.get("out"))
+        if rel is not None:
+            return f"OUT/{rel}" if rel else "OUT"
+        return posixpath.basename(path.rstrip("/")) or path
     if not os.path.isabs(path):
         return path
     path = os.path.normpath(path)
@@ -115,10 +183,10 @@ def relativise(value, roots: dict[str, str | None]):
         return [relativise(v, roots) for v in value]
     if not isinstance(value, str):
         return value
-    if os.path.isabs(value):
+    if os.path.isabs(value) or _STORAGE_URL.match(value):
         return relativise_path(value, roots)
     if "=" in value:
         head, _, tail = value.rpartition("=")
-        if os.path.isabs(tail):
+        if os.path.isabs(tail) or _STORAGE_URL.match(tail):
             return f"{head}={relativise_path(tail, roots)}"
     return value

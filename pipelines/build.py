@@ -1,4 +1,4 @@
-"""``incoherent build [CONFIG]``: ingest -> index -> neighbours -> intruders -> shuffle from one YAML file.
+"""``incoherent build [CONFIG]``: ingest -> index -> neighbours -> shuffle -> intruders from one YAML file.
 
 Without CONFIG the bundled ``pipelines/configs/default.yaml`` builds from the repository's ``samples/``
 into ``out/sample/``. Every input named by the config is checked before any work starts.
@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import importlib
 import io
 import json
@@ -565,6 +564,21 @@ def plan(config: dict, work: str) -> list[Stage]:
         retrieval_stages += upstream + [f"neighbors/{name}"]
         index_args += ["--index", f"{name}={index}"]
         neighbor_args += ["--neighbors", f"{name}={neighbors}"]
+    # The shuffle stages need only the documents: they run before the intruder stage, the longest, so a build
+    # killed during it has only that stage left to redo.
+    for name, docs in docs_dirs.items():
+        shuffle_dir = storage.join(work, "shuffle", name)
+        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
+        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
+        stages.append(
+            Stage(
+                f"shuffle/{name}",
+                shuffle_dir,
+                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
+                upstream=[f"ingest/{name}"],
+                tables=[f"shuffle-{name}"],
+            )
+        )
     history_flag = ["--history", *history_dirs] if history_dirs else []
     options = {key: value for key, value in config["intruders"].items() if key != "sample"}
     sample_flags = [f for name, v in intruder_samples.items() for f in ("--sample", f"{name}={v}")]
@@ -581,19 +595,6 @@ def plan(config: dict, work: str) -> list[Stage]:
             tables=[*(f"intruder-{name}" for name in names), "candidates"],
         )
     )  # fmt: skip
-    for name, docs in docs_dirs.items():
-        shuffle_dir = storage.join(work, "shuffle", name)
-        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
-        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
-        stages.append(
-            Stage(
-                f"shuffle/{name}",
-                shuffle_dir,
-                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
-                upstream=[f"ingest/{name}"],
-                tables=[f"shuffle-{name}"],
-            )
-        )
     return stages
 
 
@@ -705,7 +706,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         progress.close(bar)
     started = time.time()
     write_summary()  # the card reads the stage commands from it
-    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"])
+    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
     timings["card"] = round(time.time() - started, 2)
     progress.write(f"[build] card: {card_path}")
     intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", "run_summary.json")))
@@ -718,74 +719,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
-def build_card(out: str, dataset: str, name: str, license_id: str | None) -> str:
-    """Write the dataset card (README.md, figures, summaries); for a remote build from a local mirror.
-
-    The card reads the run summaries and the dataset's tables (its statistics count the rows), so a remote
-    build is mirrored into a temporary folder (the JSON files and the dataset's Parquet files: the driver
-    downloads the dataset once here), the card is written there, and what it wrote beside the tables is
-    uploaded into the remote dataset folder.
-    """
+def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_args: list[str]) -> str:
+    """Write the dataset card (README.md, figures, summaries). A remote build's card reads only footers and JSON
+    on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
         return write_card(out, dataset, name, license_id)
-    mirror = tempfile.mkdtemp(prefix="incoherent-card-")
-    try:
-        for path in storage.list_files(posixpath.join(out, "**")):
-            relative = posixpath.relpath(path, out)
-            if path.endswith(".json") or (path.endswith(".parquet") and relative.startswith(DATASET + "/")):
-                storage.write_bytes(os.path.join(mirror, *relative.split("/")), storage.read_bytes(path))
-        _mirror_inputs(mirror)
-        local_dataset = os.path.join(mirror, DATASET)
-        before = {os.path.join(root, f) for root, _, files in os.walk(local_dataset) for f in files}
-        write_card(mirror, local_dataset, name, license_id)
-        for root, _, files in os.walk(local_dataset):
-            for f in files:
-                local = os.path.join(root, f)
-                if local in before and not f.endswith(".json"):
-                    continue
-                target = storage.join(dataset, *os.path.relpath(local, local_dataset).split(os.sep))
-                with open(local, "rb") as handle:
-                    data = handle.read()
-                if f.endswith((".md", ".json")):
-                    data = data.replace(mirror.encode("utf-8"), out.encode("utf-8"))
-                storage.write_bytes(target, data)
-        return storage.join(dataset, "README.md")
-    finally:
-        shutil.rmtree(mirror, ignore_errors=True)
+    from pipelines.card import write_remote_card
 
-
-def _mirror_inputs(mirror: str) -> None:
-    """Point the mirrored ingest summaries at local copies of their remote inputs (the card hashes every
-    input, as it does for a local build; the copies keep the inputs' names, so the card is the same)."""
-    files = storage.BeamFiles()
-    for n, summary_path in enumerate(
-        sorted(glob.glob(os.path.join(mirror, "**", "run_summary.json"), recursive=True))
-    ):
-        with open(summary_path, encoding="utf-8") as f:
-            summary = json.load(f)
-        params = summary.get("params") or {}
-        if not str(summary.get("command", "")).startswith("ingest "):
-            continue
-        for key in ("dumps", "paths"):
-            local_paths = []
-            for i, path in enumerate(params.get(key) or []):
-                if not storage.is_remote(path):
-                    local_paths.append(path)
-                    continue
-                target = os.path.join(mirror, "_inputs", f"{n}-{i}", posixpath.basename(path.rstrip("/")))
-                if files.isfile(path):
-                    storage.write_bytes(target, storage.read_bytes(path))
-                else:
-                    for remote in files.files_under(path):
-                        relative = posixpath.relpath(remote, path.rstrip("/"))
-                        storage.write_bytes(
-                            os.path.join(target, *relative.split("/")), storage.read_bytes(remote)
-                        )
-                local_paths.append(target)
-            if key in params:
-                params[key] = local_paths
-        with open(summary_path, "w", encoding="utf-8") as f:
-            json.dump(summary, f)
+    return write_remote_card(out, dataset, name, license_id, beam_args)
 
 
 def _dry_run(beam_args: list[str]) -> bool:
@@ -798,41 +739,82 @@ def _dry_run(beam_args: list[str]) -> bool:
     return is_dry_run(PipelineOptions(beam_args))
 
 
-def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
-    """``--dry_run=True``: check the config and build and validate the job graph of every ingest stage.
+STANDIN_DOCUMENTS = 6
 
-    Nothing runs and nothing is written. The later stages (index, neighbours, intruders, shuffle) read the
-    file lists that ingest writes, so their graphs are only built by a real run; the `DryRun` message says so.
+
+def write_standin_documents(docs_dir: str, source: str, older: bool = False) -> None:
+    """A few documents of ``source`` laid out as ``incoherent ingest`` writes them (a dry run's stand-ins)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemas import DOCUMENT_SCHEMA
+
+    version = "an older" if older else "the current"
+    rows = [
+        {
+            "id": f"{source}:{n}",
+            "source": source,
+            "title": f"Stand-in {n}",
+            "sentences": [
+                f"Stand-in document {n} opens {version} version of its text.",
+                *(
+                    f"Sentence {i} of stand-in document {n} says something about topic {n % 3}."
+                    for i in range(1, 5)
+                ),
+            ],
+        }
+        for n in range(1, STANDIN_DOCUMENTS + 1)
+    ]
+    folder = os.path.join(docs_dir, f"documents-{source}")
+    os.makedirs(folder, exist_ok=True)
+    table = pa.Table.from_pylist(rows, schema=DOCUMENT_SCHEMA)
+    pq.write_table(table, os.path.join(folder, "documents-00000-of-00001.parquet"))
+
+
+def _dry_run_stage(argv: list[str], beam_args: list[str]) -> str:
+    try:
+        run_command(argv, beam_args)
+    except DryRun as exc:
+        print(f"[build] {exc}", flush=True)
+        return str(exc)
+    raise RuntimeError(f"build --dry_run: `incoherent {' '.join(argv[:2])}` ran instead of stopping")
+
+
+def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
+    """``--dry_run=True``: check the config and build and validate the job graph of every stage.
+
+    Nothing is submitted and nothing is written under ``out``. The ingest graphs are built on the real inputs
+    (listed, not read). The later stages read what ingest writes, which a dry run does not write, so their
+    graphs are built on stand-ins: a few documents per source written to a temporary folder, which the local
+    runner indexes and searches for real so that every stage's own checks pass; each stage's graph is then
+    built with the given runner and options (on Dataflow: translated and validated, the package staged). The
+    stand-ins are deleted; the `DryRun` message says all of this.
     """
-    built = 0
-    for name, spec in config["sources"].items():
-        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
-        docs = storage.join(out, WORK, "documents", name)
-        runs = [
-            ["ingest", spec["kind"], *spec["inputs"], "--out", docs, *source_flag, *_flags(spec["options"])]
-        ]
-        for old in spec["history"]:
-            label = posixpath.basename(old).split(".", 1)[0]
-            runs.append(
-                [
-                    "ingest",
-                    spec["kind"],
-                    old,
-                    "--out",
-                    storage.join(out, WORK, "history", name, label),
-                    *source_flag,
-                ]
-            )
-        for argv in runs:
-            try:
-                run_command(argv, beam_args)
-            except DryRun as exc:
-                print(f"[build] {exc}", flush=True)
-                built += 1
+    built = []
+    for stage in plan(config, storage.join(out, WORK)):
+        if stage.argv[0] == "ingest":
+            built.append(_dry_run_stage(stage.argv, beam_args))
+    standin = tempfile.mkdtemp(prefix="incoherent-dry-run-")
+    try:
+        ingest_names = {}
+        for stage in plan(config, os.path.join(standin, WORK)):
+            source = stage.name.split("/")[1] if "/" in stage.name else None
+            if stage.argv[0] == "ingest":
+                write_standin_documents(stage.out, source, older=stage.name.startswith("ingest-history/"))
+                ingest_names[stage.name] = source
+            elif stage.make is not None:
+                stage.make(stage.out)  # the sample's query ids, from the stand-in documents
+            else:
+                built.append(_dry_run_stage(stage.argv, beam_args))
+                if stage.argv[0] in ("index", "neighbors"):  # what the next stages' checks read
+                    run_command(stage.argv, [])
+    finally:
+        shutil.rmtree(standin, ignore_errors=True)
     raise DryRun(
-        f"dry run: `incoherent build` config checked and {built} ingest job graphs built and validated; index, "
-        "neighbors, intruders and shuffle read the files ingest writes, so their graphs are built by a real run "
-        "(run those commands with --dry_run=True on existing documents); nothing ran and nothing was written"
+        f"dry run: `incoherent build` config checked and {len(built)} job graphs built and validated (ingest on "
+        f"the real inputs, listed but not read; index, neighbors, intruders and shuffle on {STANDIN_DOCUMENTS} "
+        "stand-in documents per source, indexed and searched here in a temporary folder, since their real "
+        "inputs are what ingest writes); nothing was submitted and nothing was written"
     )
 
 

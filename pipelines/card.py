@@ -7,7 +7,12 @@ Also writes the card's figures (``DATASET_DIR/figures/*.png``) and sanitised cop
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+import posixpath
+import shutil
+import tempfile
+from typing import BinaryIO
 
 from schemas.records import InputError
 
@@ -32,16 +37,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def default_build_dir(args: argparse.Namespace) -> str:
     """``--build-dir``, else the parent of ``OUT/dataset`` for a build, else DATASET_DIR itself."""
     from corpora.card import BUILD_SUMMARY
+    from pipelines import storage
 
     if args.build_dir:
-        return args.build_dir
-    parent = os.path.dirname(os.path.abspath(args.dataset_dir))
-    return parent if os.path.isfile(os.path.join(parent, BUILD_SUMMARY)) else args.dataset_dir
+        return storage.absolute(args.build_dir)
+    dataset = storage.absolute(args.dataset_dir)
+    parent = (
+        posixpath.dirname(dataset.rstrip("/")) if storage.is_remote(dataset) else os.path.dirname(dataset)
+    )
+    return parent if StorageFiles().isfile(storage.join(parent, BUILD_SUMMARY)) else dataset
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from corpora.card import write_card
+    from pipelines import storage
 
+    if storage.is_remote(args.dataset_dir):  # its statistics are computed by a pipeline: Beam flags apply
+        path = write_remote_card(
+            default_build_dir(args), args.dataset_dir, args.name, args.license, list(beam_args)
+        )
+        print(f"wrote {path}")
+        return 0
     if beam_args:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if not os.path.isdir(args.dataset_dir):
@@ -49,3 +65,134 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     path = write_card(default_build_dir(args), args.dataset_dir, args.name, args.license)
     print(f"wrote {path}")
     return 0
+
+
+class StorageFiles:
+    """:class:`corpora.card.LocalFiles` through Beam's filesystems: Parquet footers and JSON are read where they
+    lie (``open`` streams; pyarrow reads a footer by seeking to the end)."""
+
+    def glob(self, pattern: str) -> list[str]:
+        from pipelines import storage
+
+        return storage.list_files(pattern)
+
+    def open(self, path: str) -> BinaryIO:
+        return _open_any(path)
+
+    def isfile(self, path: str) -> bool:
+        from pipelines import storage
+
+        return storage.BeamFiles().isfile(path)
+
+
+def _open_any(path: str) -> BinaryIO:
+    from pipelines import storage
+
+    return storage.open_raw(path) if storage.is_remote(path) else open(path, "rb")  # noqa: SIM115
+
+
+def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
+    from corpora.card import table_stats
+
+    config, path = item
+    return config, table_stats(config, [path], _open_any)
+
+
+def _merge_all(values) -> object:
+    from corpora.card_stats import merge_stats
+
+    return functools.reduce(merge_stats, values)
+
+
+def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str], work: str) -> dict:
+    """The card's statistics computed by a pipeline: each table file read by a worker where it lies (every
+    row is read there, never by the driver), the per-file counts merged per config, and the merged result
+    (a few KB of JSON) written to ``work`` for the driver. Equal to :func:`corpora.card.collect_stats`."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from corpora.card import assemble_stats
+    from corpora.card_stats import from_json, to_json
+    from pipelines import storage
+    from pipelines.common import resolve_runner
+
+    items = [
+        (c, path) for c, splits in sorted(configs.items()) for paths in splits.values() for path in paths
+    ]
+    result = storage.join(work, "card_stats.json")
+
+    def write(per_config: list[tuple[str, object]]) -> None:
+        storage.write_bytes(result, to_json(dict(per_config)).encode("utf-8"))
+
+    options = PipelineOptions(list(beam_args))
+    with beam.Pipeline(runner=resolve_runner(options), options=options) as pipeline:
+        _ = (
+            pipeline
+            | "Tables" >> beam.Create(items)
+            | "Spread" >> beam.Reshuffle()
+            | "FileStats" >> beam.Map(_file_stats)
+            | "WithStats" >> beam.Filter(lambda kv: kv[1] is not None)
+            | "Merge" >> beam.CombinePerKey(_merge_all)
+            | "Gather" >> beam.combiners.ToList()
+            | "Write" >> beam.Map(write)
+        )
+    per_config = from_json(storage.read_bytes(result).decode("utf-8"))
+    storage.delete_tree(work)
+    return assemble_stats(per_config)
+
+
+def write_remote_card(
+    build_dir: str, dataset_dir: str, name: str, license_id: str | None, beam_args: list[str]
+) -> str:
+    """The card of a dataset in object storage, written there (``README.md``, ``figures/``, ``summaries/``).
+
+    The driver reads only what is small: the build's JSON files (run summaries, which also record each
+    input's size and sha256 from the ingest runs, and the index metadata) and the tables' Parquet footers.
+    The statistics, which count every row, come from :func:`pipeline_stats` on the same runner as the build.
+    """
+    from corpora.card import find_configs, load_build_summary, load_summaries, render_card, write_summaries
+    from corpora.card_figures import FIGURES
+    from pipelines import storage
+
+    build_dir, dataset_dir = storage.absolute(build_dir), storage.absolute(dataset_dir).rstrip("/")
+    files = StorageFiles()
+    local = tempfile.mkdtemp(prefix="incoherent-card-")
+    try:
+        summaries_dir, staged = os.path.join(local, "build"), os.path.join(local, "card")
+        for path in files.glob(storage.join(build_dir, "**", "*.json")):
+            relative = path[len(build_dir.rstrip("/")) + 1 :]
+            storage.write_bytes(os.path.join(summaries_dir, *relative.split("/")), storage.read_bytes(path))
+        if not os.path.isdir(summaries_dir):
+            raise InputError(f"{build_dir}: no run summaries to describe the build with")
+        configs = find_configs(dataset_dir, files)
+        stats = pipeline_stats(configs, beam_args, storage.join(build_dir, "_card"))
+        text = render_card(
+            summaries_dir,
+            dataset_dir,
+            name,
+            license_id,
+            files=files,
+            stats=stats,
+            figures_dir=staged,
+            out=build_dir,
+        )
+        write_summaries(
+            summaries_dir,
+            staged,
+            load_build_summary(summaries_dir),
+            load_summaries(summaries_dir),
+            out=build_dir,
+        )
+        with open(os.path.join(staged, "README.md"), "w", encoding="utf-8") as f:
+            f.write(text)
+        for stale in (FIGURES, "summaries"):  # an earlier card's files must not survive beside the new ones
+            storage.delete_tree(storage.join(dataset_dir, stale))
+        for root, _, names in os.walk(staged):
+            for file_name in sorted(names):
+                path = os.path.join(root, file_name)
+                target = storage.join(dataset_dir, *os.path.relpath(path, staged).split(os.sep))
+                with open(path, "rb") as f:
+                    storage.write_bytes(target, f.read())
+        return storage.join(dataset_dir, "README.md")
+    finally:
+        shutil.rmtree(local, ignore_errors=True)

@@ -132,16 +132,56 @@ def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
     return out
 
 
+def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
+    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
+    keys = tuple(sort_keys)
+    columns = [table.column(k).to_pylist() for k in keys]
+    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
+    order = sorted(range(table.num_rows), key=row_keys.__getitem__)
+    out, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and row_keys[order[stop]] == row_keys[order[start]]:
+            stop += 1
+        run = order[start:stop]
+        if len(run) > 1:
+            rows = table.take(run).to_pylist()
+            texts = [json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in rows]
+            run = [i for _, i in sorted(zip(texts, run, strict=True), key=lambda e: e[0])]
+        out.extend(run)
+        start = stop
+    return table.take(out)
+
+
+def write_table_shard(path: str, schema: pa.Schema, table: pa.Table) -> None:
+    """Write an Arrow table of ``schema``'s columns as one Parquet file (as :func:`write_shard` writes rows)."""
+    table = pa.Table.from_arrays(
+        [table.column(name) for name in schema.names], schema=schema
+    ).combine_chunks()
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    with FileSystems.create(path) as f:
+        f.write(buffer.getvalue())
+
+
 class _WriteShard(beam.DoFn):
     def __init__(self, out_dir: str, config: str, schema: pa.Schema, sort_keys: Sequence[str]):
         self._out_dir, self._config, self._schema, self._sort_keys = out_dir, config, schema, tuple(sort_keys)
 
     def process(self, element):
         (split, index, total), rows = element
-        rows = sort_rows(rows, self._sort_keys)
         path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
+        if isinstance(rows, pa.Table):  # SpillShardTables
+            write_table_shard(path, self._schema, sort_table(rows, self._sort_keys))
+            yield {"config": self._config, "split": split, "path": path, "rows": rows.num_rows}
+            return
+        rows = sort_rows(rows, self._sort_keys)
         write_shard(path, self._schema, rows)
         yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
+
+
+def _each_row(batch):
+    yield from batch
 
 
 class WriteTable(beam.PTransform):
@@ -150,7 +190,8 @@ class WriteTable(beam.PTransform):
     The split of a row is its ``split`` column, or the fixed ``split`` argument for tables without one. The
     number of shards of a split is ``ceil(rows / rows_per_shard)``; a row's shard is a stable hash of its
     ``id``; rows are sorted by ``sort_keys`` inside a shard. Returns a PCollection with one small dict per
-    written file.
+    written file. With ``batched=True`` the elements are lists of rows (same files: only Beam's per-element
+    cost is paid once per list).
     """
 
     def __init__(
@@ -161,9 +202,11 @@ class WriteTable(beam.PTransform):
         sort_keys: Sequence[str] = ("id",),
         rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
         schema: pa.Schema | None = None,
+        batched: bool = False,
     ):
         super().__init__()
         self._out_dir, self._config, self._split = storage.absolute(out_dir), config, split
+        self._batched = batched
         self._schema = schema or schema_for(config)
         self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
         if split is None and "split" not in self._schema.names:
@@ -181,8 +224,13 @@ class WriteTable(beam.PTransform):
             return (name, stable_hash(row["id"]) % shards, shards), row
 
         if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
-            grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
+            if self._batched:  # lists of rows: held as Arrow tables on the way
+                grouped = rows | "SpillShards" >> spill.SpillShardTables(split_of, per_shard, self._schema)
+            else:
+                grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
         else:
+            if self._batched:
+                rows = rows | "EachRow" >> beam.FlatMap(_each_row)
             totals = (
                 rows | "SplitOf" >> beam.Map(split_of) | "CountPerSplit" >> beam.combiners.Count.PerElement()
             )
@@ -351,6 +399,13 @@ def prepare_output(out_dir: str, overwrite: bool) -> None:
             shutil.rmtree(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         return
+    storage.check_reachable(out_dir)
+    probe = posixpath.join(out_dir, ".write-check")  # a missing bucket or no write permission: one line, now
+    try:
+        storage.write_bytes(probe, b"ok")  # not empty: S3 refuses a multipart upload of no part
+        FileSystems.delete([probe])
+    except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
+        raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
     existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
     if existing and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
@@ -465,6 +520,19 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
     )
 
 
+def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
+    """Where the local engine spills its groupings: ``OUT/.spill``, or for a remote ``OUT`` a local temporary
+    folder when the engine's workers run on this machine (thousands of small chunk files do not belong in a
+    bucket: each is an upload and a delete)."""
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    if storage.is_remote(out_dir) and not options.view_as(PortableOptions).environment_type:
+        import tempfile
+
+        return tempfile.mkdtemp(prefix="incoherent-spill-")
+    return posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
+
+
 def run_pipeline(
     build: Callable[[beam.Pipeline], None],
     *,
@@ -488,7 +556,7 @@ def run_pipeline(
     prepare_output(out_dir, overwrite)
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
-    spill_dir = posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
+    spill_dir = spill_dir_for(out_dir, options)
     spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
     try:

@@ -15,6 +15,7 @@ from pipelines.common import (
     print_report,
     run_pipeline,
 )
+from pipelines.inputs import DescribeInputs, collect_descriptions
 from sources import cnn
 
 STAGE = "ingest-cnn"
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         docs, rejected = p | "IngestCnn" >> IngestCnn(inputs)
         docs | "WriteDocuments" >> WriteTable(args.out, f"documents-{cnn.SOURCE}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
+        p | "DescribeInputs" >> DescribeInputs(args.paths, "cnn", args.out)
 
     summary = run_pipeline(
         build,
@@ -70,6 +72,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         params={"paths": args.paths},
         beam_args=beam_args,
         overwrite=args.overwrite,
+        extra_summary=lambda _summary: collect_descriptions(args.out),
     )
     print_report(summary, args.out)
     return 0

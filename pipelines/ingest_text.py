@@ -20,6 +20,7 @@ from pipelines.common import (
     print_report,
     run_pipeline,
 )
+from pipelines.inputs import DescribeInputs, collect_descriptions
 from schemas.records import InputError
 from sources import textfiles
 
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
             rejected_parts.append(rejected)
         rejected_parts | "AllRejected" >> beam.Flatten() | "WriteRejected" >> WriteRejected(args.out, STAGE)
+        p | "DescribeInputs" >> DescribeInputs(args.paths, "text", args.out)
 
     params = {
         "paths": args.paths,
@@ -132,6 +134,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         params=params,
         beam_args=beam_args,
         overwrite=args.overwrite,
+        extra_summary=lambda _summary: collect_descriptions(args.out),
     )
     print_report(summary, args.out)
     return 0

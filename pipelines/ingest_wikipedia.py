@@ -124,6 +124,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
     from pipelines.ingest_wikipedia_beam import IngestWikipedia
+    from pipelines.inputs import DescribeInputs, collect_descriptions
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(
@@ -135,6 +136,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             rejected = (rejected, duplicates) | "AllRejected" >> beam.Flatten()
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)
+        pipeline | "DescribeInputs" >> DescribeInputs(args.dumps, "wikipedia", out)
 
     try:
         summary = run_pipeline(
@@ -149,6 +151,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             },
             beam_args=beam_args,
             overwrite=args.overwrite,
+            extra_summary=lambda _summary: collect_descriptions(out),
         )
     finally:
         bz2decode.stop_started_decoders()  # one no read took over (the run failed before reading)

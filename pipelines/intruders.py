@@ -9,16 +9,19 @@ neighbors``, as ``DIR`` (for every source) or ``SOURCE=DIR``. Without them, each
 and top-k neighbours, built before the pipeline by the retrieval commands into a temporary directory that is
 removed afterwards (``incoherent build`` keeps them). Candidates only come from neighbours of the same source.
 
-Pipeline shape (every join a ``CoGroupByKey`` on a document id, so nothing depends on worker order)::
+Pipeline shape (every join groups by a bucket of document ids, ``crc32(id) % buckets``, and each bucket is
+processed by id, so nothing depends on worker order)::
 
-    documents (+ older versions) --JoinHistory--> ChooseVersion --> AssignSplit(side input: drift counts)
-        --> LengthRule --> coherent rows (half, by draw)
-                       --> targets --JoinNeighborLists--> RequestOffers --(neighbour id)--JoinPool--> MakeOffers
-                           --(doc id)--JoinOffers--> MakeCandidates (similarities) --> intruder rows
-                           [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
+    documents (+ older versions) --JoinHistory--> ChooseVersion --> PlaceDocuments(side input: drift counts;
+        split, length rule) --> coherent rows (half, by draw)
+                            --> targets --JoinNeighborLists--> RequestOffers --(neighbour's bucket)--JoinPool-->
+                                MakeOffers --(document's bucket)--JoinOffers--> MakeCandidates (similarities)
+                                --> intruder rows
+                                [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
 
-On the local runner the joins go through files (:mod:`pipelines.spill`), so memory does not grow with the
-collection.
+Beam elements are batches (a bucket's documents, requests, offers or candidates), not single rows: Beam's
+cost per element and per encoding is paid once per batch (:class:`pipelines.spill.CoGroupBuckets`). On the
+local runner the joins go through files, so memory does not grow with the collection.
 
 Only one sentence per neighbour travels to the document (``MakeOffers`` draws it where the neighbour is).
 The logic lives in :mod:`corpora.intruders` and :mod:`corpora.drift`; this module wires it into Beam.
@@ -40,6 +43,7 @@ import apache_beam as beam
 import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from corpora import drift, sampling
 from corpora import intruders as logic
@@ -47,7 +51,6 @@ from corpora.artefacts import MAX_DOCUMENTS, artefact_check
 from corpora.seeding import stable_hash
 from pipelines import progress, spill, storage
 from pipelines.common import (
-    ReadDocuments,
     WriteRejected,
     WriteTable,
     count,
@@ -262,11 +265,47 @@ def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
 
 
-class ChooseVersion(beam.DoFn):
-    """Newest document + its older versions -> ``(source, newest, eligible older version or None)``.
+class Tally:
+    """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
 
-    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(source, newest, None)``: they are
-    neighbours and candidate sources only (no drift comparison, no split, no row).
+    def __init__(self):
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def __call__(self, ns: str, name: str, n: int = 1) -> None:
+        self._counts[(ns, name)] = self._counts.get((ns, name), 0) + n
+
+    def flush(self) -> None:
+        for (ns, name), n in sorted(self._counts.items()):
+            count(ns, name, n)
+        self._counts = {}
+
+
+class ReadDocumentBatches(beam.DoFn):
+    """Document table files -> ``(bucket of id, [rows])`` batches (rows as ``ReadAllFromParquet`` gives them)."""
+
+    def __init__(self, buckets: int):
+        self._buckets = buckets
+
+    def start_bundle(self):
+        self._buffers = spill.BucketBuffers(self._buckets)
+
+    def process(self, path: str):
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches():
+                for row in batch.to_pylist():
+                    yield from self._buffers.add(row["id"], row)
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
+
+
+class ChooseVersion(beam.DoFn):
+    """A bucket of newest documents + older versions -> ``(bucket, [(source, newest, eligible older version
+    or None)])`` for each id of the bucket.
+
+    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(bucket, [(source, newest, None)])``:
+    they are neighbours and candidate sources only (no drift comparison, no split, no row).
     """
 
     def __init__(
@@ -280,32 +319,47 @@ class ChooseVersion(beam.DoFn):
         self._total = total  # documents to read, for the progress bar
 
     def process(self, element):
-        doc_id, grouped = element
-        newest = sorted(grouped["new"], key=newest_first, reverse=True)
-        olds = sorted(grouped["old"], key=newest_first, reverse=True)
+        bucket, grouped = element
+        by_id: dict[str, tuple[list, list]] = {}
+        for doc in grouped["new"]:
+            by_id.setdefault(doc["id"], ([], []))[0].append(doc)
+        for old in grouped["old"]:
+            by_id.setdefault(old["id"], ([], []))[1].append(old)
+        tally, versions, unsampled = Tally(), [], []
+        for doc_id in sorted(by_id):
+            for tag, value in self.choose(*by_id[doc_id], tally):
+                (unsampled if tag == "unsampled" else versions).append(value)
+        tally.flush()
+        progress.advance("intruders: documents read", len(versions) + len(unsampled), total=self._total)
+        if versions:
+            yield bucket, versions
+        if unsampled:
+            yield beam.pvalue.TaggedOutput("unsampled", (bucket, unsampled))
+
+    def choose(self, new: list[dict], old: list[dict], tally):
+        """``[(tag, (source, newest, older version or None))]`` for the copies of one id."""
+        newest = sorted(new, key=newest_first, reverse=True)
+        olds = sorted(old, key=newest_first, reverse=True)
         if not newest:
-            for old in olds:
-                count(_ns(old["source"]), "history_unmatched_versions")
-            return
+            for o in olds:
+                tally(_ns(o["source"]), "history_unmatched_versions")
+            return []
         doc = newest[0]
         source = doc["source"]
-        progress.advance("intruders: documents read", 1, total=self._total)
         if len(newest) > 1:
-            count(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
-        count(_ns(source), "read")
+            tally(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
+        tally(_ns(source), "read")
         threshold = self._options.sample_threshold(source)
         if threshold is not None and not sampling.in_sample(self._options.seed, doc["id"], threshold):
-            count(_ns(source), "not_sampled")
-            yield beam.pvalue.TaggedOutput("unsampled", (source, doc, None))
-            return
+            tally(_ns(source), "not_sampled")
+            return [("unsampled", (source, doc, None))]
         if source not in self._history_sources:
-            yield source, doc, None
-            return
-        count(_ns(source), "history_candidates")
+            return [("versions", (source, doc, None))]
+        tally(_ns(source), "history_candidates")
         olds = [o for o in olds if o["source"] == source]
         if olds:
-            count(_ns(source), "history_matched")
-            count(_ns(source), "history_versions_compared", len(olds))
+            tally(_ns(source), "history_matched")
+            tally(_ns(source), "history_versions_compared", len(olds))
 
         def usable(version):
             return not isinstance(logic.apply_length_rule(version, self._options.seed), Rejected)
@@ -314,120 +368,171 @@ class ChooseVersion(beam.DoFn):
             doc, olds, similarities_for(self._indexes[source]), self._options.drift_threshold, usable
         )
         if info["drifted"]:
-            count(_ns(source), "history_drifted")
+            tally(_ns(source), "history_drifted")
         if version is not None:
-            count(_ns(source), "drift_eligible")
-        yield source, doc, version
+            tally(_ns(source), "drift_eligible")
+        return [("versions", (source, doc, version))]
 
 
-def _eligibility_keys(element):
-    source, _doc, version = element
-    yield (source, "total")
-    if version is not None:
-        yield (source, "eligible")
+def _eligibility_counts(batch):
+    """``(bucket, [(source, doc, version)])`` -> ``((source, "total" | "eligible"), n)`` for the batch."""
+    _bucket, versions = batch
+    counts: dict[tuple[str, str], int] = {}
+    for source, _doc, version in versions:
+        counts[(source, "total")] = counts.get((source, "total"), 0) + 1
+        if version is not None:
+            counts[(source, "eligible")] = counts.get((source, "eligible"), 0) + 1
+    yield from sorted(counts.items())
 
 
-class AssignSplit(beam.DoFn):
-    """Split of each document; with history the test documents are drifted older versions."""
+class PlaceDocuments(beam.DoFn):
+    """A batch of chosen versions -> split (with history the test documents are drifted older versions),
+    length rule (drops dead-lettered: ``rejected``), then the coherent rows (``coherent``, a batch: half of
+    the documents, by draw) and the documents meant to receive an intruder (``(bucket, [(doc, split)])``,
+    and their ``(id, source)`` in ``target_ids``: the neighbour lists are joined with those, not with the
+    documents)."""
 
     def __init__(self, options: Options, history_sources: frozenset[str]):
         self._options, self._history_sources = options, history_sources
 
-    def process(self, element, counts):
-        source, doc, version = element
+    def split_of(self, source: str, doc: dict, version: dict | None, counts, tally) -> tuple[dict, str]:
         v = self._options.validation_fraction
         if source not in self._history_sources:
-            yield doc, logic.plain_split(doc["id"], source, v)
-            return
+            return doc, logic.plain_split(doc["id"], source, v)
         fraction = logic.test_fraction(source)
         rate = drift.test_rate(
             fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0)
         )
         split = drift.drift_split(doc["id"], version is not None, rate, fraction, v)
         if split == "test":
-            count(_ns(source), "test_from_history")
-            yield version, split
-        else:
-            yield doc, split
+            tally(_ns(source), "test_from_history")
+            return version, split
+        return doc, split
+
+    def process(self, element, counts):
+        bucket, versions = element
+        seed, tally = self._options.seed, Tally()
+        coherent, targets = [], []
+        for source, newest, version in versions:
+            doc, split = self.split_of(source, newest, version, counts, tally)
+            result = logic.apply_length_rule(doc, seed)
+            if isinstance(result, Rejected):
+                tally(_ns(doc["source"]), result.reason)
+                yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
+                continue
+            kept, outcome = result
+            tally(_ns(kept["source"]), outcome)
+            if logic.wants_intruder(seed, kept["id"]):
+                targets.append((kept, split))
+            else:
+                tally(_ns(kept["source"]), "coherent_by_draw")
+                coherent.append(logic.intruder_row(kept, split, [], attempted=False, seed=seed))
+        tally.flush()
+        if coherent:
+            yield beam.pvalue.TaggedOutput("coherent", coherent)
+        if targets:
+            yield bucket, targets
+            ids = [(doc["id"], doc["source"]) for doc, _split in targets]
+            yield beam.pvalue.TaggedOutput("target_ids", (bucket, ids))
 
 
-class LengthRule(beam.DoFn):
-    """``(doc, split)`` -> ``(doc cut to its kept sentences, split)``; drops are dead-lettered."""
-
-    def __init__(self, seed: int):
-        self._seed = seed
-
-    def process(self, element):
-        doc, split = element
-        result = logic.apply_length_rule(doc, self._seed)
-        if isinstance(result, Rejected):
-            count(_ns(doc["source"]), result.reason)
-            yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
-            return
-        kept, outcome = result
-        count(_ns(doc["source"]), outcome)
-        yield kept, split
+def _pool_entries(batch):
+    """``(bucket, [(source, doc, version)])`` -> ``(bucket, [(id, source, sentences)])``: the candidate pool."""
+    bucket, versions = batch
+    return bucket, [(doc["id"], doc["source"], doc["sentences"]) for _source, doc, _version in versions]
 
 
-def _is_target(element, seed: int) -> bool:
-    doc, _split = element
-    return logic.wants_intruder(seed, doc["id"])
+class ReadNeighborLists(beam.DoFn):
+    """Neighbours table files -> ``(bucket, [(doc id, [(rank, neighbour id, score)])])`` batches."""
+
+    def __init__(self, buckets: int):
+        self._buckets = buckets
+
+    def start_bundle(self):
+        self._buffers = spill.BucketBuffers(self._buckets)
+
+    def process(self, path: str):
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches(columns=["id", "neighbors"]):
+                for row in batch.to_pylist():
+                    listed = [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
+                    yield from self._buffers.add(row["id"], (row["id"], listed))
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
-def _coherent_row(element, seed: int) -> dict:
-    doc, split = element
-    count(_ns(doc["source"]), "coherent_by_draw")
-    return logic.intruder_row(doc, split, [], attempted=False, seed=seed)
-
-
-def _neighbor_list(row: dict):
-    yield row["id"], [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
+SMALL_VALUES = 100_000  # requests and offers buffered per bundle before they are written (small tuples)
 
 
 class RequestOffers(beam.DoFn):
-    """A target document and its neighbour list -> one request per top-k neighbour, and the pending doc."""
+    """A bucket of target ids and neighbour lists -> one request per top-k neighbour (batched by the
+    neighbour's bucket) and whether each target has neighbours (``had``: ``(bucket, [(id, bool)])``)."""
 
-    def __init__(self, k: int):
-        self._k = k
+    def __init__(self, k: int, buckets: int):
+        self._k, self._buckets = k, buckets
+
+    def start_bundle(self):
+        self._requests = spill.BucketBuffers(self._buckets, SMALL_VALUES)
 
     def process(self, element):
-        doc_id, grouped = element
-        targets = list(grouped["doc"])
-        if not targets:
-            return
-        doc, split = targets[0]
-        lists = list(grouped["nbrs"])
-        listed = lists[0] if lists else []
-        ns = _ns(doc["source"])
-        count(ns, "incoherent_attempted")
-        if not lists:
-            count(ns, "not_in_neighbors_table")
-        elif len(listed) < self._k:
-            count(ns, "fewer_than_k_neighbors")
-        top = sorted(listed)[: self._k]
-        for rank, neighbor_id, score in top:
-            yield neighbor_id, (doc_id, rank, score)
-        yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, bool(top))))
+        bucket, grouped = element
+        lists: dict[str, list] = {}
+        for doc_id, listed in grouped["nbrs"]:
+            lists.setdefault(doc_id, listed)
+        targets = dict(grouped["doc"])  # id -> source
+        tally, had = Tally(), []
+        for doc_id in sorted(targets):
+            listed = lists.get(doc_id)
+            ns = _ns(targets[doc_id])
+            tally(ns, "incoherent_attempted")
+            if listed is None:
+                tally(ns, "not_in_neighbors_table")
+                listed = []
+            elif len(listed) < self._k:
+                tally(ns, "fewer_than_k_neighbors")
+            top = sorted(listed)[: self._k]
+            for rank, neighbor_id, score in top:
+                yield from self._requests.add(neighbor_id, (neighbor_id, doc_id, rank, score))
+            had.append((doc_id, bool(top)))
+        tally.flush()
+        if had:
+            yield beam.pvalue.TaggedOutput("had", (bucket, had))
 
-
-def _pool_entry(element):
-    _source, doc, _version = element
-    yield doc["id"], {"source": doc["source"], "sentences": doc["sentences"]}
+    def finish_bundle(self):
+        for batch in self._requests.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
 class MakeOffers(beam.DoFn):
-    def __init__(self, seed: int):
-        self._seed = seed
+    """A bucket of pool documents and requests -> the offers (as tuples), batched by the document's bucket."""
+
+    def __init__(self, seed: int, buckets: int):
+        self._seed, self._buckets = seed, buckets
+
+    def start_bundle(self):
+        self._offers = spill.BucketBuffers(self._buckets, SMALL_VALUES)
 
     def process(self, element):
-        neighbor_id, grouped = element
-        pool = list(grouped["pool"])
-        neighbor = pool[0] if pool else None
-        for doc_id, rank, score in grouped["requests"]:
-            yield doc_id, logic.offer(self._seed, doc_id, rank, neighbor_id, score, neighbor)
+        _bucket, grouped = element
+        pool: dict[str, dict] = {}
+        for doc_id, source, sentences in grouped["pool"]:
+            pool.setdefault(doc_id, {"source": source, "sentences": sentences})
+        for neighbor_id, doc_id, rank, score in grouped["requests"]:
+            o = logic.offer(self._seed, doc_id, rank, neighbor_id, score, pool.get(neighbor_id))
+            yield from self._offers.add(
+                doc_id, (doc_id, o.rank, o.id, o.score, o.source, o.index, o.sentence)
+            )
+
+    def finish_bundle(self):
+        for batch in self._offers.flush():
+            yield GlobalWindows.windowed_value(batch)
 
 
-def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options) -> dict:
+def select_row(
+    doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options, tally=count
+) -> dict:
     """The intruder row of an attempted document from its candidates (any order), counted."""
     row = logic.intruder_row(
         doc,
@@ -440,50 +545,89 @@ def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict
     )
     ns = _ns(doc["source"])
     if row["label"]:
-        count(ns, "produced")
+        tally(ns, "produced")
     else:
-        count(ns, f"fallback_{row['fallback_reason']}")
+        tally(ns, f"fallback_{row['fallback_reason']}")
     return row
 
 
 class MakeCandidates(beam.DoFn):
-    """Pending target + its offers -> candidate rows with similarities (plus ``document`` when filtered).
+    """A bucket of targets (with whether they had neighbours) and their offers -> a batch of candidate rows
+    with similarities (one vectorised similarity call per source for the whole bucket), plus ``document``
+    when filtered.
 
-    Without the filter the candidates are final, so the document's intruder row is chosen here too (the
-    ``rows`` output): the same row :class:`Select` would choose after a join, without the join.
+    Without the filter the candidates are final, so each document's intruder row is chosen here too (the
+    ``rows`` output): the same row :class:`Select` would choose after a join, without the join. With it, the
+    pending documents go on (``pending``) to be joined with their scored candidates.
     """
 
     def __init__(self, indexes: dict[str, str], options: Options):
         self._indexes, self._options = indexes, options
 
     def process(self, element):
-        doc_id, grouped = element
-        pending = list(grouped["pending"])
+        _bucket, grouped = element
+        offers: dict[str, list] = {}
+        for doc_id, *fields in grouped["offers"]:
+            offers.setdefault(doc_id, []).append(logic.Offer(*fields))
+        had = dict(grouped["had"])
+        pending: dict[str, tuple] = {}
+        for doc, split in grouped["targets"]:
+            pending.setdefault(doc["id"], (doc, split, had[doc["id"]]))
         if not pending:
             return
-        doc, split, had_neighbors = pending[0]
-        progress.advance("intruders: documents given candidates", 1)
-        o = self._options
-        candidates, skipped = logic.make_candidates(doc, split, grouped["offers"], o.seed, o.k)
-        ns = _ns(doc["source"])
-        for reason, n in skipped.items():
-            count(ns, reason, n)
-        candidates = logic.with_similarities(candidates, similarities_for(self._indexes[doc["source"]]))
-        count(ns, "candidates", len(candidates))
-        for candidate in candidates:
-            if candidate["similarity"] < o.similarity_threshold:
-                count(ns, "candidates_below_threshold")
+        o, tally = self._options, Tally()
+        made, by_source = [], {}
+        for doc_id in sorted(pending):
+            doc, split, _had = pending[doc_id]
+            candidates, skipped = logic.make_candidates(doc, split, offers.get(doc_id, ()), o.seed, o.k)
+            ns = _ns(doc["source"])
+            for reason, n in skipped.items():
+                tally(ns, reason, n)
+            made.append(candidates)
+            by_source.setdefault(doc["source"], []).extend(candidates)
+        for source, candidates in sorted(by_source.items()):
+            scored = logic.with_similarities(candidates, similarities_for(self._indexes[source]))
+            for candidate, with_similarity in zip(candidates, scored, strict=True):
+                candidate["similarity"] = with_similarity["similarity"]
+        progress.advance("intruders: documents given candidates", len(pending))
+        batch, rows = [], []
+        for doc_id, candidates in zip(sorted(pending), made, strict=True):
+            doc, split, had_neighbors = pending[doc_id]
+            ns = _ns(doc["source"])
+            tally(ns, "candidates", len(candidates))
+            for candidate in candidates:
+                if candidate["similarity"] < o.similarity_threshold:
+                    tally(ns, "candidates_below_threshold")
+                if o.filtered:
+                    candidate["document"] = logic.document_with(doc["sentences"], candidate)
+                else:
+                    candidate["difficulty"] = "unfiltered"
+            batch.extend(candidates)
             if o.filtered:
-                candidate["document"] = logic.document_with(doc["sentences"], candidate)
+                yield beam.pvalue.TaggedOutput("pending", (doc_id, (doc, split, had_neighbors)))
             else:
-                candidate["difficulty"] = "unfiltered"
-            yield candidate
-        if not o.filtered:
-            yield beam.pvalue.TaggedOutput("rows", select_row(doc, split, had_neighbors, candidates, o))
+                rows.append(select_row(doc, split, had_neighbors, candidates, o, tally))
+        tally.flush()
+        if rows:
+            yield beam.pvalue.TaggedOutput("rows", rows)
+        if batch:
+            yield batch
 
 
 def _by_id(row: dict):
     return row["id"], row
+
+
+def _each(batch: list):
+    yield from batch
+
+
+def _as_batch(row: dict) -> list[dict]:
+    return [row]
+
+
+def _rows_of(batch: list[dict], source: str) -> list[dict]:
+    return [row for row in batch if row["source"] == source]
 
 
 class Select(beam.DoFn):
@@ -500,7 +644,8 @@ class Select(beam.DoFn):
 
 
 class BuildIntruders(beam.PTransform):
-    """Documents (+ older versions, neighbour lists) -> ``(intruder rows, candidate rows, rejected rows)``."""
+    """Documents (+ older versions, neighbour lists) -> ``(intruder row batches, candidate batches, rejected
+    rows)``; a batch is a list of rows (``WriteTable(batched=True)`` writes them)."""
 
     def __init__(
         self,
@@ -520,74 +665,81 @@ class BuildIntruders(beam.PTransform):
 
     def expand(self, pbegin):
         o = self._options
-        docs = pbegin | "ReadDocuments" >> ReadDocuments("", files=self._doc_files)
-        if self._history_files:
-            old = pbegin | "ReadHistory" >> ReadDocuments("", files=self._history_files)
-        else:
-            old = pbegin | "NoHistory" >> beam.Create([])
+        # every step works on buckets of documents (a stable hash of the id): one Beam element per batch
+        buckets = spill.buckets_for(pbegin.pipeline)
+        docs = (
+            pbegin
+            | "DocumentFiles" >> beam.Create(self._doc_files)
+            | "ReadDocuments" >> beam.ParDo(ReadDocumentBatches(buckets))
+        )
+        old = (
+            pbegin
+            | "HistoryFiles" >> beam.Create(self._history_files)
+            | "ReadHistory" >> beam.ParDo(ReadDocumentBatches(buckets))
+        )
         chosen = (
-            {"new": docs | "KeyNew" >> beam.Map(_by_id), "old": old | "KeyOld" >> beam.Map(_by_id)}
-            | "JoinHistory" >> spill.SpillCoGroupByKey()
+            {"new": docs, "old": old}
+            | "JoinHistory" >> spill.CoGroupBuckets()
             | "ChooseVersion"
             >> beam.ParDo(
                 ChooseVersion(self._indexes, o, self._history_sources, total=self._total)
             ).with_outputs("unsampled", main="versions")
         )
         versions = chosen.versions
-        counts = (
-            versions
-            | "EligibilityKeys" >> beam.FlatMap(_eligibility_keys)
-            | "CountEligible" >> beam.combiners.Count.PerElement()
-        )
-        # AssignSplit waits for the counts: the documents wait on disk, not in the runner's memory
-        placed = (
-            versions
-            | "VersionsOnDisk" >> spill.Barrier()
-            | "AssignSplit"
-            >> beam.ParDo(AssignSplit(o, self._history_sources), counts=beam.pvalue.AsDict(counts))
-        )
-        kept = placed | "LengthRule" >> beam.ParDo(LengthRule(o.seed)).with_outputs("rejected", main="kept")
-        coherent = (
-            kept.kept
-            | "Coherent" >> beam.Filter(lambda e: not _is_target(e, o.seed))
-            | "CoherentRows" >> beam.Map(_coherent_row, seed=o.seed)
-        )
-        targets = kept.kept | "Targets" >> beam.Filter(_is_target, seed=o.seed)
+        place = PlaceDocuments(o, self._history_sources)
+        outputs = ("coherent", "rejected", "target_ids")
+        if self._history_files:  # PlaceDocuments waits for the counts: the documents wait on disk
+            counts = (
+                versions
+                | "EligibilityCounts" >> beam.FlatMap(_eligibility_counts)
+                | "CountEligible" >> beam.CombinePerKey(sum)
+            )
+            placed = (
+                versions
+                | "VersionsOnDisk" >> spill.Barrier(chunk_values=1)
+                | "PlaceDocuments"
+                >> beam.ParDo(place, counts=beam.pvalue.AsDict(counts)).with_outputs(*outputs, main="targets")
+            )
+        else:  # the counts only matter for sources with history: no wait
+            placed = versions | "PlaceDocuments" >> beam.ParDo(place, counts={}).with_outputs(
+                *outputs, main="targets"
+            )
         lists = (
             pbegin
             | "NeighborFiles" >> beam.Create(self._neighbor_files)
-            | "ReadNeighbors" >> beam.io.ReadAllFromParquet()
-            | "NeighborLists" >> beam.FlatMap(_neighbor_list)
+            | "ReadNeighborLists" >> beam.ParDo(ReadNeighborLists(buckets))
         )
         requested = (
-            {"doc": targets | "KeyTargets" >> beam.Map(lambda e: (e[0]["id"], e)), "nbrs": lists}
-            | "JoinNeighborLists" >> spill.SpillCoGroupByKey()
-            | "RequestOffers" >> beam.ParDo(RequestOffers(o.k)).with_outputs("pending", main="requests")
+            {"doc": placed.target_ids, "nbrs": lists}
+            | "JoinNeighborLists" >> spill.CoGroupBuckets()
+            | "RequestOffers" >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("had", main="requests")
         )
         pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
-            {"pool": pool | "Pool" >> beam.FlatMap(_pool_entry), "requests": requested.requests}
-            | "JoinPool" >> spill.SpillCoGroupByKey()
-            | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed))
+            {"pool": pool | "Pool" >> beam.Map(_pool_entries), "requests": requested.requests}
+            | "JoinPool" >> spill.CoGroupBuckets()
+            | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed, buckets))
         )
         made = (
-            {"pending": requested.pending, "offers": offers}
-            | "JoinOffers" >> spill.SpillCoGroupByKey()
+            {"targets": placed.targets, "had": requested.had, "offers": offers}
+            | "JoinOffers" >> spill.CoGroupBuckets()
             | "MakeCandidates"
-            >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", main="candidates")
+            >> beam.ParDo(MakeCandidates(self._indexes, o)).with_outputs("rows", "pending", main="candidates")
         )
         candidates = made.candidates
         if o.filtered:  # the model scores candidates elsewhere: join them back to their documents to choose
-            candidates = candidates | "ScoreCandidates" >> self._score
+            scored = candidates | "EachCandidate" >> beam.FlatMap(_each) | "ScoreCandidates" >> self._score
             selected = (
-                {"pending": requested.pending, "candidates": candidates | "KeyCandidates" >> beam.Map(_by_id)}
+                {"pending": made.pending, "candidates": scored | "KeyCandidates" >> beam.Map(_by_id)}
                 | "JoinCandidates" >> spill.SpillCoGroupByKey()
                 | "Select" >> beam.ParDo(Select(o))
+                | "SelectedAsBatches" >> beam.Map(_as_batch)
             )
+            candidates = scored | "AsBatches" >> beam.Map(_as_batch)
         else:
             selected = made.rows
-        rows = (coherent, selected) | "AllRows" >> beam.Flatten()
-        return rows, candidates, kept.rejected
+        rows = (placed.coherent, selected) | "AllRows" >> beam.Flatten()
+        return rows, candidates, placed.rejected
 
 
 # --------------------------------------------------------------------------------------------- summary
@@ -809,13 +961,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             rows, candidates, rejected = p | "BuildIntruders" >> BuildIntruders(
                 doc_files, n_files, indexes, options, history_files, score
             )
-            by_source = rows | "BySource" >> beam.Partition(
-                lambda row, n: sources.index(row["source"]), len(sources)
-            )
-            for i, source in enumerate(sources):
-                by_source[i] | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}")
+            for source in sources:
+                (
+                    rows
+                    | f"Rows-{source}" >> beam.Map(_rows_of, source)
+                    | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}", batched=True)
+                )
             candidates | "WriteCandidates" >> WriteTable(
-                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id")
+                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id"), batched=True
             )
             rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
 

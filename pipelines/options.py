@@ -84,7 +84,17 @@ def use_storage_options(beam_args: Sequence[str]) -> None:
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    FileSystems.set_options(PipelineOptions(list(beam_args)))
+    global _STORAGE_OPTIONS
+    _STORAGE_OPTIONS = PipelineOptions(list(beam_args))
+    FileSystems.set_options(_STORAGE_OPTIONS)
+
+
+_STORAGE_OPTIONS = None
+
+
+def storage_options():
+    """The pipeline options this process's own storage calls use (:func:`use_storage_options`), or None."""
+    return _STORAGE_OPTIONS
 
 
 DRIVER_RETRY_SECONDS = 20.0

@@ -10,6 +10,9 @@ document in a build. Here the large data goes to files instead and only file nam
   a time). Same output as Beam's transforms: each key once with all its values (in no promised order).
 * :class:`Barrier`: a PCollection to chunk files and back, so a stage that waits for a side input holds
   file names, not the elements.
+* :class:`ToBuckets` / :class:`CoGroupBuckets`: grouping by bucket rather than by key, for stages that
+  process a whole bucket at once (one Beam element per batch of values, not per value: Beam's per-element
+  cost is paid once per batch). :class:`BucketBuffers` lets a DoFn emit its outputs as such batches.
 * :class:`SpillShards`: the grouping of ``WriteTable`` (rows by output shard) through files.
 
 A chunk is one list encoded with Beam's ``FastPrimitivesCoder`` (the coder Beam's own shuffle would use).
@@ -21,6 +24,7 @@ Beam's own grouping (those runners already spill to disk).
 
 from __future__ import annotations
 
+import os
 import posixpath
 import uuid
 import weakref
@@ -28,6 +32,8 @@ import zlib
 from collections.abc import Iterator
 
 import apache_beam as beam
+import numpy as np
+import pyarrow as pa
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import StandardOptions
@@ -37,6 +43,7 @@ from corpora.seeding import stable_hash
 
 BUCKETS = 64
 CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out
+REMOTE_BUCKETS = 1024  # buckets of CoGroupBuckets on distributed runners (Beam groups the batches there)
 LOCAL_RUNNERS = (None, "DirectRunner", "direct", "directrunner", "FnApiRunner", "SwitchingDirectRunner")
 
 
@@ -58,18 +65,59 @@ def spill_dir_of(pipeline: beam.Pipeline) -> str | None:
 
 
 def write_chunk(path: str, values: list) -> None:
-    """A list of values as one ``FastPrimitivesCoder`` record (encoded in one compiled call)."""
-    with FileSystems.create(path) as f:
-        f.write(FastPrimitivesCoder().encode(list(values)))
+    """A list of values as one ``FastPrimitivesCoder`` record (encoded in one compiled call).
+
+    Local paths are written with plain file calls (Beam's local filesystem makes the folder and matches the
+    path again on every call, which costs more than the write for small chunks); others go through
+    :class:`FileSystems`.
+    """
+    _write_bytes(path, FastPrimitivesCoder().encode(list(values)))
 
 
 def read_chunk(path: str, delete: bool = True) -> Iterator:
     """The values of a chunk file, in order; the file is deleted after reading unless ``delete`` is False."""
-    with FileSystems.open(path) as f:
+    yield from FastPrimitivesCoder().decode(_read_bytes(path, delete))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    if "://" in path:
+        with FileSystems.create(path) as f:
+            f.write(data)
+        return
+    try:
+        f = open(path, "wb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:  # the chunk's folder does not exist yet
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        f = open(path, "wb")  # noqa: SIM115
+    with f:
+        f.write(data)
+
+
+def _read_bytes(path: str, delete: bool) -> bytes:
+    if "://" in path:
+        with FileSystems.open(path) as f:
+            data = f.read()
+        if delete:
+            FileSystems.delete([path])
+        return data
+    with open(path, "rb") as f:
         data = f.read()
     if delete:
-        FileSystems.delete([path])
-    yield from FastPrimitivesCoder().decode(data)
+        os.remove(path)
+    return data
+
+
+def write_table_chunk(path: str, table: pa.Table) -> None:
+    """An Arrow table as one IPC stream file."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    _write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def read_table_chunk(path: str, delete: bool = True) -> pa.Table:
+    """The table of :func:`write_table_chunk`; the file is deleted after reading unless ``delete`` is False."""
+    return pa.ipc.open_stream(_read_bytes(path, delete)).read_all()
 
 
 def _chunk_path(spill_dir: str, label: str, bucket: object) -> str:
@@ -219,6 +267,135 @@ class Barrier(beam.PTransform):
         )
 
 
+# --------------------------------------------------------------------------------------------- bucket batches
+
+
+def bucket_of(key: str, buckets: int) -> int:
+    """The bucket of a string key: ``crc32(key) % buckets`` (stable on every runner and Python)."""
+    return zlib.crc32(key.encode("utf-8")) % buckets
+
+
+def buckets_for(pipeline: beam.Pipeline) -> int:
+    """Buckets of :class:`CoGroupBuckets`: ``BUCKETS`` through files on the local runner; more elsewhere, so a
+    distributed runner has more keys to spread over its workers (a bucket is processed in one call)."""
+    return BUCKETS if spill_dir_of(pipeline) is not None else REMOTE_BUCKETS
+
+
+class BucketBuffers:
+    """Values buffered per bucket; full batches come out as ``(bucket, [values])``.
+
+    >>> b = BucketBuffers(buckets=4, limit=3)
+    >>> b.add("a", 1), b.add("b", 2), b.add("c", 3)
+    ([], [], [(1, [2]), (3, [1, 3])])
+    """
+
+    def __init__(self, buckets: int, limit: int = CHUNK_VALUES):
+        self._buckets, self._limit = buckets, limit
+        self._buffers: dict[int, list] = {}
+        self._buffered = 0
+
+    def add(self, key: str, value) -> list[tuple[int, list]]:
+        """Buffer ``value`` in the bucket of ``key``; every buffered batch once ``limit`` values are held."""
+        self._buffers.setdefault(bucket_of(key, self._buckets), []).append(value)
+        self._buffered += 1
+        return self.flush() if self._buffered >= self._limit else []
+
+    def add_to(self, bucket: int, value) -> list[tuple[int, list]]:
+        """Buffer ``value`` in ``bucket`` (a bucket already computed)."""
+        self._buffers.setdefault(bucket, []).append(value)
+        self._buffered += 1
+        return self.flush() if self._buffered >= self._limit else []
+
+    def flush(self) -> list[tuple[int, list]]:
+        """Every buffered batch, by bucket; the buffers are emptied."""
+        out = sorted(self._buffers.items())
+        self._buffers, self._buffered = {}, 0
+        return out
+
+
+class _ToBuckets(beam.DoFn):
+    def __init__(self, key, buckets: int, limit: int):
+        self._key, self._buckets, self._limit = key, buckets, limit
+
+    def start_bundle(self):
+        self._buffers = BucketBuffers(self._buckets, self._limit)
+
+    def process(self, element):
+        yield from self._buffers.add(self._key(element), element)
+
+    def finish_bundle(self):
+        for batch in self._buffers.flush():
+            yield GlobalWindows.windowed_value(batch)
+
+
+class ToBuckets(beam.PTransform):
+    """Elements -> ``(bucket of key(element), [elements])`` batches, as :class:`CoGroupBuckets` takes them."""
+
+    def __init__(self, key, buckets: int, limit: int = CHUNK_VALUES):
+        super().__init__()
+        self._key, self._buckets, self._limit = key, buckets, limit
+
+    def expand(self, pcoll):
+        return pcoll | "Buffer" >> beam.ParDo(_ToBuckets(self._key, self._buckets, self._limit))
+
+
+class _SpillBatch(beam.DoFn):
+    """``(bucket, [values])`` -> ``(bucket, (tag, chunk file))``: one file per batch."""
+
+    def __init__(self, spill_dir: str, label: str, tag: str):
+        self._spill_dir, self._label, self._tag = spill_dir, label, tag
+
+    def process(self, element):
+        bucket, values = element
+        path = _chunk_path(self._spill_dir, self._label, bucket)
+        write_chunk(path, values)
+        yield bucket, (self._tag, path)
+
+
+def _batch_tagged(element, tag: str):
+    bucket, values = element
+    return bucket, (tag, values)
+
+
+def _gather(element, tags: tuple[str, ...], from_files: bool):
+    """``(bucket, [(tag, batch or chunk file)])`` -> ``(bucket, {tag: [values of every batch]})``."""
+    bucket, tagged = element
+    grouped: dict[str, list] = {tag: [] for tag in tags}
+    if from_files:
+        for tag, path in sorted(tagged):
+            grouped[tag].extend(read_chunk(path))
+    else:
+        for tag, values in tagged:
+            grouped[tag].extend(values)
+    return bucket, grouped
+
+
+class CoGroupBuckets(beam.PTransform):
+    """``{tag: PCollection of (bucket, [values])}`` -> ``(bucket, {tag: [every value of the bucket]})``.
+
+    On the local runner every batch goes to a chunk file and only ``(bucket, file)`` pairs are grouped by
+    Beam; elsewhere Beam groups the batches. Values come in no promised order: the consumer must not depend
+    on it (sort, or key by id).
+    """
+
+    def expand(self, tagged):
+        pipeline = next(iter(tagged.values())).pipeline
+        spill_dir, tags = spill_dir_of(pipeline), tuple(tagged)
+        label = uuid.uuid4().hex[:12]
+        parts = []
+        for tag, pcoll in tagged.items():
+            if spill_dir is None:
+                parts.append(pcoll | f"Tag[{tag}]" >> beam.Map(_batch_tagged, tag))
+            else:
+                parts.append(pcoll | f"Spill[{tag}]" >> beam.ParDo(_SpillBatch(spill_dir, label, tag)))
+        return (
+            parts
+            | "FlattenBatches" >> beam.Flatten()
+            | "GroupBatches" >> beam.GroupByKey()
+            | "Gather" >> beam.Map(_gather, tags, spill_dir is not None)
+        )
+
+
 def remove_spill_dir(spill_dir: str) -> None:
     """Delete what is left under ``spill_dir`` (chunks of failed bundle attempts, empty folders)."""
     if FileSystems.exists(spill_dir):
@@ -309,4 +486,93 @@ class SpillShards(beam.PTransform):
             | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
             | "GroupShardFiles" >> beam.GroupByKey()
             | "ReadShards" >> beam.Map(_shard_rows)
+        )
+
+
+HASH_COLUMN = "__id_hash"
+
+
+class _SpillTables(beam.DoFn):
+    """Lists of rows -> ``(split, chunk file, rows in it)``; a chunk is an Arrow table of ``schema`` (rows of
+    one split) with the ``stable_hash`` of each id in ``HASH_COLUMN``."""
+
+    def __init__(self, spill_dir: str, label: str, split_of, schema: pa.Schema, chunk_values: int):
+        self._spill_dir, self._label, self._split_of = spill_dir, label, split_of
+        self._schema, self._chunk = schema, chunk_values
+
+    def start_bundle(self):
+        self._buffers: dict[str, list] = {}
+
+    def _flush(self, split: str) -> tuple[str, str, int]:
+        rows = self._buffers.pop(split)
+        table = pa.Table.from_pylist(rows, schema=self._schema)
+        hashes = pa.array([stable_hash(row["id"]) for row in rows], pa.uint64())
+        path = _chunk_path(self._spill_dir, self._label, "rows")
+        write_table_chunk(path, table.append_column(HASH_COLUMN, hashes))
+        return split, path, len(rows)
+
+    def process(self, batch):
+        for row in batch:
+            split = self._split_of(row)
+            buffer = self._buffers.setdefault(split, [])
+            buffer.append(row)
+            if len(buffer) >= self._chunk:
+                yield self._flush(split)
+
+    def finish_bundle(self):
+        for split in sorted(self._buffers):
+            yield GlobalWindows.windowed_value(self._flush(split))
+
+
+class _RedistributeTables(beam.DoFn):
+    """``(split, chunk, n)`` -> ``((split, shard, shards), file)``: the chunk's table cut by shard."""
+
+    def __init__(self, spill_dir: str, label: str, rows_per_shard: int):
+        self._spill_dir, self._label, self._per_shard = spill_dir, label, rows_per_shard
+
+    def process(self, chunk, totals):
+        split, path, _n = chunk
+        shards = max(1, -(-totals[split] // self._per_shard))
+        if shards == 1:
+            yield (split, 0, 1), path
+            return
+        table = read_table_chunk(path)
+        shard_of = table.column(HASH_COLUMN).to_numpy() % np.uint64(shards)
+        for shard in np.unique(shard_of).tolist():
+            part = _chunk_path(self._spill_dir, self._label, f"shard-{shard}")
+            write_table_chunk(part, table.filter(pa.array(shard_of == shard)))
+            yield (split, shard, shards), part
+
+
+def _shard_table(element):
+    """``((split, shard, shards), [files])`` -> ``((split, shard, shards), table of the shard's rows)``."""
+    key, paths = element
+    table = pa.concat_tables([read_table_chunk(path) for path in sorted(paths)])
+    return key, table.drop_columns([HASH_COLUMN])
+
+
+class SpillShardTables(beam.PTransform):
+    """Lists of rows -> ``((split, shard, shards), Arrow table of the shard's rows)``: :class:`SpillShards` for
+    batches, with the rows held as Arrow tables of ``schema`` (no per-row encoding on the way)."""
+
+    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
+        super().__init__()
+        self._split_of, self._per_shard, self._schema, self._chunk = (
+            split_of,
+            rows_per_shard,
+            schema,
+            chunk_values,
+        )
+
+    def expand(self, batches):
+        spill_dir, label = spill_dir_of(batches.pipeline), uuid.uuid4().hex[:12]
+        spill_rows = _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
+        chunks = batches | "SpillTables" >> beam.ParDo(spill_rows)
+        totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
+        cut = _RedistributeTables(spill_dir, label, self._per_shard)
+        return (
+            chunks
+            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
+            | "GroupShardFiles" >> beam.GroupByKey()
+            | "ReadShards" >> beam.Map(_shard_table)
         )

@@ -27,7 +27,7 @@ from typing import BinaryIO
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.options import bound_driver_retries
+from pipelines.options import bound_driver_retries, storage_options
 from schemas.records import InputError
 
 
@@ -49,10 +49,73 @@ def join(base: str, *parts: str) -> str:
     return posixpath.join(base, *parts) if is_remote(base) else os.path.join(base, *parts)
 
 
+S3_CONNECT_SECONDS = 5
+S3_ATTEMPTS = 3
+_REACHED: set[str] = set()
+
+
+def check_reachable(path: str) -> None:
+    """For an ``s3://`` path: one bounded request to its bucket before Beam's S3 client touches it.
+
+    Beam retries a failing S3 call 7 times with exponential backoff (botocore retrying each): an unreachable
+    endpoint took 6.7 minutes to fail here. This check gives up after a few seconds with one line saying
+    what is wrong (endpoint, bucket, credentials); it runs once per endpoint, bucket and process. ``gs://`` has its own
+    bound (:func:`pipelines.options.bound_driver_retries`).
+    """
+    if not str(path).startswith("s3://"):
+        return
+    bucket = path[len("s3://") :].split("/", 1)[0]
+    try:
+        import boto3
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    except ImportError:
+        raise InputError(
+            f"{path}: s3:// paths need boto3 (install incoherent with the `aws` extra: pip install 'incoherent[aws]')"
+        ) from None
+    from apache_beam.options.pipeline_options import PipelineOptions, S3Options
+
+    options = (storage_options() or PipelineOptions([])).view_as(S3Options)
+    reached = f"{options.s3_endpoint_url or ''} {bucket}"
+    if reached in _REACHED:
+        return
+    client = boto3.session.Session().client(
+        "s3",
+        region_name=options.s3_region_name,
+        endpoint_url=options.s3_endpoint_url,
+        use_ssl=not options.s3_disable_ssl,
+        verify=options.s3_verify,
+        aws_access_key_id=options.s3_access_key_id,
+        aws_secret_access_key=options.s3_secret_access_key,
+        aws_session_token=options.s3_session_token,
+        config=Config(
+            connect_timeout=S3_CONNECT_SECONDS,
+            read_timeout=4 * S3_CONNECT_SECONDS,
+            retries={"max_attempts": S3_ATTEMPTS, "mode": "standard"},
+        ),
+    )
+    try:
+        client.head_bucket(Bucket=bucket)
+    except NoCredentialsError:
+        raise InputError(
+            f"{path}: no AWS credentials (pass --s3_access_key_id/--s3_secret_access_key or configure AWS)"
+        ) from None
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        reason = {"404": "no such bucket", "NoSuchBucket": "no such bucket", "403": "access denied"}.get(
+            code, str(exc).splitlines()[0][:200]
+        )
+        raise InputError(f"{path}: {reason} (bucket {bucket})") from None
+    except BotoCoreError as exc:
+        raise InputError(f"{path}: cannot reach S3 ({str(exc).splitlines()[0][:200]})") from None
+    _REACHED.add(reached)
+
+
 def exists(path: str) -> bool:
     """Whether a file or a directory (a prefix with objects under it, for object stores) exists (driver side)."""
     if is_remote(path):
         bound_driver_retries()
+        check_reachable(path)
     try:
         if FileSystems.exists(path):
             return True
@@ -126,6 +189,7 @@ class BeamFiles:
         if not is_remote(path):
             return os.path.isfile(path)
         bound_driver_retries()  # listing inputs is the driver's work
+        check_reachable(path)
         try:
             return FileSystems.exists(path) and not path.endswith("/")
         except Exception as exc:  # noqa: BLE001
@@ -135,6 +199,7 @@ class BeamFiles:
         if not is_remote(path):
             return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
         bound_driver_retries()
+        check_reachable(path)
         try:
             return list_files(posixpath.join(path.rstrip("/"), "**"))
         except Exception as exc:  # noqa: BLE001

@@ -26,6 +26,7 @@ over the token bytes joined by spaces, and counts them per document.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable
@@ -45,6 +46,9 @@ TOKEN_PATTERN = r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])"
 # the same code points with or without IGNORECASE (tests check all of Unicode) and there is no ^ or $, so the
 # flags change nothing but speed (IGNORECASE makes the scan ~1.7x slower).
 _TOKEN = regex.compile(r"[\p{L}\p{N}\p{M}]+|[^\p{Z}\p{C}]")
+# The same tokens for ASCII text (NFD changes no ASCII character): letters and digits are the only ASCII
+# \p{L}\p{N}\p{M}, space the only \p{Z}, and 0-31 and 127 the \p{C}. ``re`` scans ~1.6x faster than ``regex``.
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+|[^\x00-\x20\x7f]")
 _PUNCT = regex.compile(r"^\p{P}+$")
 _CACHE_LIMIT = 2_000_000
 _TOKEN_LIMIT = 4_000_000
@@ -158,7 +162,10 @@ class _Tokens:
         return self._keep[:size], self._utf8[: self._starts[size]], self._starts[: size + 1]
 
     def encode(self, text: str) -> list[int]:
-        tokens = _TOKEN.findall(unicodedata.normalize("NFD", text))
+        if text.isascii():
+            tokens = _ASCII_TOKEN.findall(text)
+        else:
+            tokens = _TOKEN.findall(unicodedata.normalize("NFD", text))
         ids = list(map(self.ids.get, tokens))
         if None in ids:
             ids = [self.ids[t] if t in self.ids else self.add(t) for t in tokens]

@@ -349,3 +349,48 @@ def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
     assert "adversarial filter: `OUT/model`, fine-tuned from `xlnet-large-cased` (epoch 2 of 2" in text
     assert "document_accuracy 0.7000, sentence_f1 0.4123" in text and "easy threshold: `0.5`" in text
     assert "seed: `3`" in text and str(tmp_path) not in text
+
+
+@pytest.mark.slow
+def test_card_statistics_from_a_pipeline_equal_those_read_in_process(build, tmp_path):
+    """A remote build's card counts rows in a pipeline, file by file, and merges the counts: the same numbers."""
+    from corpora.card import collect_stats, find_configs
+    from pipelines.card import pipeline_stats
+
+    configs = find_configs(str(build / "dataset"))
+    assert {"intruder-wikipedia", "shuffle-wikipedia", "candidates"} <= set(configs)
+    in_process = collect_stats(configs)
+    work = tmp_path / "work"
+    by_pipeline = pipeline_stats(
+        configs, ["--direct_num_workers=2", "--direct_running_mode=multi_threading"], str(work)
+    )
+    assert card_stats.to_json(by_pipeline) == card_stats.to_json(in_process)
+    assert by_pipeline["intruder"]["wikipedia"]["by_split"]["test"]["documents"] > 0
+    assert not work.exists()  # the merged result was read and removed
+
+
+def test_statistics_merge_file_by_file_and_survive_json(shuffled):
+    files = sorted(glob.glob(str(shuffled / "shuffle-cnn" / "*.parquet")))
+    assert len(files) == 2
+    merged = card_stats.merge_stats(card_stats.shuffle_stats(files[:1]), card_stats.shuffle_stats(files[1:]))
+    assert merged == card_stats.shuffle_stats(files)
+    stats = {
+        "counts": card_stats.Counter({3: 2, 1: 5}),
+        "hist": card_stats.np.arange(4, dtype=card_stats.np.int64),
+        "by_k": {2: 7},
+    }
+    back = card_stats.from_json(card_stats.to_json(stats))
+    assert isinstance(back["counts"], card_stats.Counter) and back["counts"] == stats["counts"]
+    assert back["hist"].tolist() == [0, 1, 2, 3] and back["by_k"] == {2: 7}
+
+
+@pytest.mark.slow
+def test_ingest_records_every_input_hashed_where_it_lies(build):
+    """The card's inputs table comes from the ingest runs' summaries, not from reading the inputs again."""
+    from corpora.provenance import describe_input
+
+    summary = json.loads((build / "work" / "documents" / "wikipedia" / "run_summary.json").read_text())
+    dump = ROOT / "samples" / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
+    assert summary["inputs"] == [describe_input(str(dump), "wikipedia")]
+    assert summary["inputs"][0]["sha256"] == hashlib.sha256(dump.read_bytes()).hexdigest()
+    assert not (build / "work" / "documents" / "wikipedia" / "_inputs").exists()

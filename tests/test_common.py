@@ -123,3 +123,44 @@ def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
     ]
     assert sort_rows(rows, ["id"]) == expected
     assert sort_rows(list(reversed(rows)), ["id"]) == expected
+
+
+def test_sort_table_gives_the_order_of_sort_rows():
+    import pyarrow as pa
+
+    from pipelines.common import sort_rows, sort_table
+
+    rows = [
+        {"id": "b", "x": 2, "s": "p"},
+        {"id": "a", "x": 3, "s": "q"},
+        {"id": "b", "x": 1, "s": None},
+        {"id": None, "x": 0, "s": "r"},
+        {"id": "a", "x": 3, "s": "a"},
+    ]
+    for order in (rows, rows[::-1], rows[2:] + rows[:2]):
+        table = pa.Table.from_pylist(order)
+        assert sort_table(table, ["id"]).to_pylist() == sort_rows(order, ["id"])
+        assert sort_table(table, ["id", "x"]).to_pylist() == sort_rows(order, ["id", "x"])
+
+
+@pytest.mark.parametrize("shard_rows", [7, 100])
+def test_batched_rows_write_the_same_files_as_single_rows(tmp_path, shard_rows):
+    rows = docs(40)
+
+    def build(batched):
+        def run(p):
+            created = p | beam.Create([rows[i : i + 6] for i in range(0, len(rows), 6)])
+            if not batched:
+                created = created | beam.FlatMap(list)
+            created | WriteTable(
+                str(out), "documents-t", split="documents", rows_per_shard=shard_rows, batched=batched
+            )
+
+        return run
+
+    outs = {}
+    for batched in (False, True):
+        out = outs[batched] = tmp_path / str(batched)
+        run_pipeline(build(batched), command="t", out_dir=str(out), params={}, beam_args=IN_PROCESS)
+    assert file_bytes(outs[True]) == file_bytes(outs[False])
+    assert len(list((outs[True] / "documents-t").iterdir())) == -(-40 // shard_rows)

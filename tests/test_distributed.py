@@ -230,6 +230,32 @@ def test_gcs_build_through_the_job_service_and_a_worker_pool_is_byte_identical_t
             tmp_path / "remote" / index / name
         ).read_bytes()
     assert not list((tmp_path / "remote").rglob("_parts"))  # the index parts were cleaned up
+    # The card: statistics counted by a pipeline on the workers, inputs hashed by the ingest workers; the same
+    # numbers, hashes and figures as the local card, and no bucket path in it.
+    local_card = (tmp_path / "local" / "dataset" / "README.md").read_text()
+    remote_card = (tmp_path / "remote" / "dataset" / "README.md").read_text()
+    assert "gs://" not in remote_card and BUCKET not in remote_card
+
+    def between(text: str, start: str, end: str) -> str:
+        return text[text.index(start) : text.index(end)]
+
+    assert between(remote_card, "## Statistics", "## Columns") == between(
+        local_card, "## Statistics", "## Columns"
+    )
+
+    def inputs(text: str) -> list[str]:
+        return [
+            line for line in text.splitlines() if line.startswith(("| input |", "| history (older dump) |"))
+        ]
+
+    assert inputs(remote_card) == inputs(local_card) and len(inputs(local_card)) == 2
+    figures = sorted(p.name for p in (tmp_path / "local" / "dataset" / "figures").iterdir())
+    assert figures == sorted(p.name for p in (tmp_path / "remote" / "dataset" / "figures").iterdir())
+    for name in figures:
+        assert (tmp_path / "local" / "dataset" / "figures" / name).read_bytes() == (
+            tmp_path / "remote" / "dataset" / "figures" / name
+        ).read_bytes()
+    assert not list((tmp_path / "remote").rglob("_inputs")) and not list((tmp_path / "remote").rglob("_card"))
 
 
 @pytest.mark.slow

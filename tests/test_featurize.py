@@ -84,6 +84,17 @@ def test_token_pattern_without_drqa_flags_matches_the_same_code_points():
         assert drqa.findall(everything) == ours.findall(everything)
 
 
+def test_ascii_fast_path_gives_the_tokens_of_the_unicode_pattern_for_every_ascii_pair():
+    import unicodedata
+
+    ascii_chars = [chr(c) for c in range(128)]
+    pairs = [a + b for a in ascii_chars for b in ascii_chars]
+    for text in [*pairs, "Don't stop--now!\tA1b2 ~x"]:
+        assert F._ASCII_TOKEN.findall(text) == F._TOKEN.findall(unicodedata.normalize("NFD", text)), repr(
+            text
+        )
+
+
 def test_batch_features_equal_the_string_reference_on_real_and_odd_text(wsj_texts):
     texts = wsj_texts[:300] + [
         "Café naïve – Ελληνικά ΟΔΟΣ. 中文字符 😀 emoji, x",

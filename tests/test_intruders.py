@@ -64,6 +64,33 @@ def test_documents_whose_sentences_are_all_identical_are_dropped():
 # ------------------------------------------------------------------------------------------- draws
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "  The  Cat ",
+        "a\u00a0b\u2003c",
+        "x\x1cy\x1fz",
+        "\u1680lead\u3000",
+        "Stra\u00dfe \u0130 \ufb03",
+        "\t\n",
+        "",
+    ],
+)
+def test_normalise_equals_the_regular_expression_form(sentence):
+    import re
+
+    assert logic.normalise(sentence) == re.sub(r"\s+", " ", sentence).strip().casefold()
+
+
+def test_identical_sentences_are_found_by_their_normal_form_whatever_the_order():
+    same = doc(sentences=["A  cat.", "a cat.", "A CAT."])
+    assert logic.apply_length_rule(same, seed=0).reason == logic.IDENTICAL
+    differs_first = doc(sentences=["Other.", "a cat.", "A cat."])
+    assert logic.apply_length_rule(differs_first, seed=0)[1] == logic.KEPT_IN_RANGE
+    differs_last = doc(sentences=["a cat.", "A cat.", "Other."])
+    assert logic.apply_length_rule(differs_last, seed=0)[1] == logic.KEPT_IN_RANGE
+
+
 def test_half_of_documents_are_meant_to_be_incoherent():
     share = sum(logic.wants_intruder(0, f"d{i}") for i in range(4000)) / 4000
     assert 0.47 < share < 0.53

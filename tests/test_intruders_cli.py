@@ -348,8 +348,10 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
         )
         verdicts = (
             {
-                "rows": rows | "KeyRows" >> beam.Map(lambda r: (r["id"], r)),
-                "cands": cands | beam.Map(lambda c: (c["id"], c)),
+                "rows": rows
+                | "EachRow" >> beam.FlatMap(list)
+                | "KeyRows" >> beam.Map(lambda r: (r["id"], r)),
+                "cands": cands | "EachCand" >> beam.FlatMap(list) | beam.Map(lambda c: (c["id"], c)),
             }
             | beam.CoGroupByKey()
             | beam.Map(verdict)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 import yaml
 
@@ -99,12 +102,32 @@ def test_dry_run_builds_the_graph_writes_nothing_and_says_so(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_build_dry_run_checks_every_ingest_graph_and_writes_nothing(tmp_path, capsys):
-    path = write_config(tmp_path / "build.yaml")
+@pytest.mark.slow
+def test_build_dry_run_builds_every_stage_graph_and_writes_nothing(tmp_path, capsys):
+    path = write_config(
+        tmp_path / "build.yaml",
+        sources={
+            "cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]},
+            "wiki": {
+                "kind": "wikipedia",
+                "inputs": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"],
+                "history": ["samples/wikipedia/history/2019-08-16_minidumps-en_89657c7a.xml.bz2"],
+            },
+        },
+        intruders={"sample": 3},
+    )
+    before = set(os.listdir(tempfile.gettempdir()))
     assert run_cli("build", path, "--out", tmp_path / "out", "--dry_run=True") == 0
     printed = capsys.readouterr().out
-    assert "`incoherent build` config checked and 1 ingest job graphs built and validated" in printed
+    # ingest x3 (one history dump), index x2, neighbors x2, intruders, shuffle x2
+    assert "`incoherent build` config checked and 10 job graphs built and validated" in printed
+    for command in ("ingest cnn", "ingest wikipedia", "index", "neighbors", "intruders", "shuffle"):
+        assert f"dry run: `incoherent {command}` job graph built and validated" in printed, command
+    assert "stand-in documents" in printed and "nothing was written" in printed
     assert not (tmp_path / "out").exists()
+    assert not [
+        n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("incoherent-dry-run-")
+    ]
 
 
 DATAFLOW = [
@@ -141,3 +164,17 @@ def test_dataflow_dry_run_of_every_stage_builds_the_job_and_the_package_offline(
         if command == "ingest cnn":
             assert "package incoherent-0.1.0.tar.gz built" in printed
     assert not (tmp_path / "i").exists()
+
+
+@pytest.mark.slow
+def test_dataflow_dry_run_of_a_whole_build(tmp_path, capsys):
+    pytest.importorskip("google.cloud.storage", reason="needs the `dataflow` extra")
+    pytest.importorskip("build", reason="needs the `dataflow` extra")
+    path = write_config(tmp_path / "build.yaml")
+    setup = ["--setup_file", str(ROOT / "pyproject.toml")]
+    assert run_cli("build", path, "--out", "gs://incoherent-test/build", beam=[*DATAFLOW, *setup]) == 0
+    printed = capsys.readouterr().out
+    assert "`incoherent build` config checked and 5 job graphs built and validated" in printed
+    for command in ("ingest cnn", "index", "neighbors", "intruders", "shuffle"):
+        assert f"dry run: `incoherent {command}` job graph built and validated" in printed, command
+    assert '"complete"' not in printed

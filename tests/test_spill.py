@@ -90,3 +90,59 @@ def test_without_a_spill_dir_the_transforms_are_beams_own():
         grouped = p | beam.Create([("a", 1), ("a", 2)]) | spill.SpillGroupByKey()
         assert spill.spill_dir_of(p) is None
         assert_that(grouped | beam.Map(sorted_groups), equal_to([("a", [1, 2])]))
+
+
+def test_co_group_buckets_gathers_every_batch_of_a_bucket_with_and_without_files(tmp_path):
+    left = [(0, ["a", "b"]), (1, ["c"]), (0, ["d"])]
+    right = [(1, [("x", 1)]), (2, [("y", 2)])]
+    expected = [(0, ["a", "b", "d"], []), (1, ["c"], [("x", 1)]), (2, [], [("y", 2)])]
+
+    def build(p):
+        joined = (
+            {"left": p | "L" >> beam.Create(left), "right": p | "R" >> beam.Create(right)}
+            | spill.CoGroupBuckets()
+            | beam.Map(lambda e: (e[0], sorted(e[1]["left"]), sorted(e[1]["right"])))
+        )
+        assert_that(joined, equal_to(expected))
+
+    run_with_spill(tmp_path, build)
+    with beam.Pipeline(runner=FnApiRunner()) as p:  # no spill dir: Beam groups the batches
+        build(p)
+
+
+def test_to_buckets_batches_by_the_crc32_bucket_of_the_key(tmp_path):
+    words = [f"w{i}" for i in range(30)]
+
+    def build(p):
+        batches = p | beam.Create(words) | spill.ToBuckets(str, buckets=4, limit=5)
+        flat = batches | beam.FlatMap(lambda e: [(e[0], w) for w in e[1]])
+        assert_that(flat, equal_to([(spill.bucket_of(w, 4), w) for w in words]))
+
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        build(p)
+
+
+def test_shard_tables_hold_the_rows_of_the_same_shards_as_single_rows(tmp_path):
+    import pyarrow as pa
+
+    rows = [{"id": f"d{i}", "split": "train" if i % 3 else "test", "n": i} for i in range(50)]
+    schema = pa.schema([("id", pa.string()), ("split", pa.string()), ("n", pa.int64())])
+    expected = {}
+    for row in rows:
+        total = -(-sum(r["split"] == row["split"] for r in rows) // 10)
+        key = (row["split"], stable_hash(row["id"]) % total, total)
+        expected.setdefault(key, []).append(row)
+
+    def split_of(row):
+        return row["split"]
+
+    def build(p):
+        tables = (
+            p
+            | beam.Create([rows[i : i + 8] for i in range(0, 50, 8)])
+            | spill.SpillShardTables(split_of, rows_per_shard=10, schema=schema, chunk_values=6)
+            | beam.Map(lambda e: (e[0], sorted(e[1].to_pylist(), key=lambda r: r["id"])))
+        )
+        assert_that(tables, equal_to([(k, sorted(v, key=lambda r: r["id"])) for k, v in expected.items()]))
+
+    run_with_spill(tmp_path, build)

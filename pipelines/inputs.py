@@ -1,0 +1,67 @@
+"""What an ingest run read: each input's name, size and sha256, computed by a worker where the input lies.
+
+The dataset card lists every input of a build with its sha256. Hashing a 22 GB dump is work over every byte,
+so it runs in the ingest pipeline (:class:`DescribeInputs`, one element per input path, next to the reading),
+not in the driver; each description is written as a small JSON file under ``OUT/_inputs/`` and
+:func:`collect_descriptions` moves them into the run summary (``"inputs"``). The card then reads the summary
+and never touches the inputs again, wherever they are (local disk, ``gs://``, ``s3://``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from corpora.provenance import describe_input
+from pipelines import storage
+
+INPUTS_DIR = "_inputs"
+
+
+class BeamInputFiles(storage.BeamFiles):
+    """:class:`corpora.provenance.InputFiles` through Beam's filesystems (local paths too)."""
+
+    def size(self, path: str) -> int:
+        if not storage.is_remote(path):
+            import os
+
+            return os.path.getsize(path)
+        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+
+    def open(self, path: str):
+        return storage.open_raw(path) if storage.is_remote(path) else open(path, "rb")  # noqa: SIM115
+
+
+def _describe(element: tuple[int, str], kind: str, folder: str) -> None:
+    number, path = element
+    info = describe_input(path, kind, BeamInputFiles())
+    storage.write_bytes(storage.join(folder, f"{number:05d}.json"), json.dumps(info, sort_keys=True).encode())
+
+
+class DescribeInputs(beam.PTransform):
+    """Input paths (absolute, as workers see them) -> one JSON description each under ``OUT/_inputs/``."""
+
+    def __init__(self, paths: list[str], kind: str, out_dir: str):
+        super().__init__()
+        self._paths = [storage.absolute(p) for p in paths]
+        self._kind = kind
+        self._folder = storage.join(storage.absolute(out_dir), INPUTS_DIR)
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "InputPaths" >> beam.Create(list(enumerate(self._paths)))
+            | "SpreadInputs" >> beam.Reshuffle()
+            | "Describe" >> beam.Map(_describe, self._kind, self._folder)
+        )
+
+
+def collect_descriptions(out_dir: str) -> dict:
+    """``{"inputs": [description, ...]}`` in the order of the paths, read from ``OUT/_inputs/`` (then deleted)."""
+    folder = storage.join(storage.absolute(out_dir), INPUTS_DIR)
+    paths = storage.list_files(storage.join(folder, "*.json"))
+    inputs = [json.loads(storage.read_bytes(path)) for path in paths]
+    storage.delete_tree(folder)
+    return {"inputs": inputs}
