@@ -420,12 +420,17 @@ class _SpillRows(beam.DoFn):
         write_chunk(path, rows)
         return split, path, len(rows)
 
-    def process(self, row):
+    def _add(self, row):
+        """Buffer ``row``; the chunk it fills, if any."""
         split = self._split_of(row)
         buffer = self._buffers.setdefault(split, [])
         buffer.append(row)
-        if len(buffer) >= self._chunk:
-            yield self._flush(split)
+        return self._flush(split) if len(buffer) >= self._chunk else None
+
+    def process(self, row):
+        chunk = self._add(row)
+        if chunk is not None:
+            yield chunk
 
     def finish_bundle(self):
         for split in sorted(self._buffers):
@@ -444,6 +449,9 @@ class _Redistribute(beam.DoFn):
         if shards == 1:
             yield (split, 0, 1), path
             return
+        yield from self._cut(split, path, shards)
+
+    def _cut(self, split: str, path: str, shards: int):
         by_shard: dict[int, list] = {}
         for row in read_chunk(path):
             by_shard.setdefault(stable_hash(row["id"]) % shards, []).append(row)
@@ -492,16 +500,13 @@ class SpillShards(beam.PTransform):
 HASH_COLUMN = "__id_hash"
 
 
-class _SpillTables(beam.DoFn):
+class _SpillTables(_SpillRows):
     """Lists of rows -> ``(split, chunk file, rows in it)``; a chunk is an Arrow table of ``schema`` (rows of
     one split) with the ``stable_hash`` of each id in ``HASH_COLUMN``."""
 
     def __init__(self, spill_dir: str, label: str, split_of, schema: pa.Schema, chunk_values: int):
-        self._spill_dir, self._label, self._split_of = spill_dir, label, split_of
-        self._schema, self._chunk = schema, chunk_values
-
-    def start_bundle(self):
-        self._buffers: dict[str, list] = {}
+        super().__init__(spill_dir, label, split_of, chunk_values)
+        self._schema = schema
 
     def _flush(self, split: str) -> tuple[str, str, int]:
         rows = self._buffers.pop(split)
@@ -513,29 +518,15 @@ class _SpillTables(beam.DoFn):
 
     def process(self, batch):
         for row in batch:
-            split = self._split_of(row)
-            buffer = self._buffers.setdefault(split, [])
-            buffer.append(row)
-            if len(buffer) >= self._chunk:
-                yield self._flush(split)
-
-    def finish_bundle(self):
-        for split in sorted(self._buffers):
-            yield GlobalWindows.windowed_value(self._flush(split))
+            chunk = self._add(row)
+            if chunk is not None:
+                yield chunk
 
 
-class _RedistributeTables(beam.DoFn):
+class _RedistributeTables(_Redistribute):
     """``(split, chunk, n)`` -> ``((split, shard, shards), file)``: the chunk's table cut by shard."""
 
-    def __init__(self, spill_dir: str, label: str, rows_per_shard: int):
-        self._spill_dir, self._label, self._per_shard = spill_dir, label, rows_per_shard
-
-    def process(self, chunk, totals):
-        split, path, _n = chunk
-        shards = max(1, -(-totals[split] // self._per_shard))
-        if shards == 1:
-            yield (split, 0, 1), path
-            return
+    def _cut(self, split: str, path: str, shards: int):
         table = read_table_chunk(path)
         shard_of = table.column(HASH_COLUMN).to_numpy() % np.uint64(shards)
         for shard in np.unique(shard_of).tolist():
