@@ -283,17 +283,22 @@ class Tally:
 class ReadDocumentBatches(beam.DoFn):
     """Document table files -> ``(bucket of id, [rows])`` batches (rows as ``ReadAllFromParquet`` gives them)."""
 
+    COLUMNS: list[str] | None = None  # all
+
     def __init__(self, buckets: int):
         self._buckets = buckets
 
     def start_bundle(self):
         self._buffers = spill.BucketBuffers(self._buckets)
 
+    def item(self, row: dict):
+        return row
+
     def process(self, path: str):
         with FileSystems.open(path) as f:
-            for batch in pq.ParquetFile(f).iter_batches():
+            for batch in pq.ParquetFile(f).iter_batches(columns=self.COLUMNS):
                 for row in batch.to_pylist():
-                    yield from self._buffers.add(row["id"], row)
+                    yield from self._buffers.add(row["id"], self.item(row))
 
     def finish_bundle(self):
         for batch in self._buffers.flush():
@@ -442,25 +447,13 @@ def _pool_entries(batch):
     return bucket, [(doc["id"], doc["source"], doc["sentences"]) for _source, doc, _version in versions]
 
 
-class ReadNeighborLists(beam.DoFn):
+class ReadNeighborLists(ReadDocumentBatches):
     """Neighbours table files -> ``(bucket, [(doc id, [(rank, neighbour id, score)])])`` batches."""
 
-    def __init__(self, buckets: int):
-        self._buckets = buckets
+    COLUMNS = ["id", "neighbors"]
 
-    def start_bundle(self):
-        self._buffers = spill.BucketBuffers(self._buckets)
-
-    def process(self, path: str):
-        with FileSystems.open(path) as f:
-            for batch in pq.ParquetFile(f).iter_batches(columns=["id", "neighbors"]):
-                for row in batch.to_pylist():
-                    listed = [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
-                    yield from self._buffers.add(row["id"], (row["id"], listed))
-
-    def finish_bundle(self):
-        for batch in self._buffers.flush():
-            yield GlobalWindows.windowed_value(batch)
+    def item(self, row: dict):
+        return row["id"], [(rank, n["id"], n["score"]) for rank, n in enumerate(row["neighbors"])]
 
 
 SMALL_VALUES = 100_000  # requests and offers buffered per bundle before they are written (small tuples)
