@@ -30,8 +30,6 @@ CREDENTIALS = ["--s3_access_key_id=test", "--s3_secret_access_key=test", "--s3_r
 def endpoint(tmp_path_factory):
     import os
 
-    import boto3
-
     port = free_port()
     server = start(
         [str(MOTO), "-H", "127.0.0.1", "-p", str(port)],
@@ -41,18 +39,24 @@ def endpoint(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        client = boto3.client(
-            "s3",
-            endpoint_url=url,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        )
+        client = s3_client(url)
         client.create_bucket(Bucket=BUCKET)
         client.upload_file(str(WSJ), BUCKET, "in/wsj.jsonl")
         yield url
     finally:
         stop(server)
+
+
+def s3_client(url: str):
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=url,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    )
 
 
 def s3_flags(url: str) -> list[str]:
@@ -64,8 +68,6 @@ def test_s3_inputs_and_outputs_give_the_bytes_of_local_ones(endpoint, tmp_path):
     import hashlib
     import json
 
-    import boto3
-
     s3 = [*s3_flags(endpoint)]
     docs, shuffled = f"s3://{BUCKET}/out/docs", f"s3://{BUCKET}/out/shuffle"
     assert run_cli("ingest", "text", f"s3://{BUCKET}/in/wsj.jsonl", "--out", docs, beam=s3) == 0
@@ -73,13 +75,7 @@ def test_s3_inputs_and_outputs_give_the_bytes_of_local_ones(endpoint, tmp_path):
     assert run_cli("ingest", "text", WSJ, "--out", tmp_path / "docs") == 0
     assert run_cli("shuffle", tmp_path / "docs", "--out", tmp_path / "shuffle") == 0
 
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    )
+    client = s3_client(endpoint)
     remote = tmp_path / "remote"
     for item in client.list_objects_v2(Bucket=BUCKET, Prefix="out/")["Contents"]:
         target = remote / item["Key"][len("out/") :]
