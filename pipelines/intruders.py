@@ -309,8 +309,11 @@ class ChooseVersion(beam.DoFn):
     """A bucket of newest documents + older versions -> ``(bucket, [(source, newest, eligible older version
     or None)])`` for each id of the bucket.
 
-    Documents left out by ``--sample`` go to the ``unsampled`` output as ``(bucket, [(source, newest, None)])``:
-    they are neighbours and candidate sources only (no drift comparison, no split, no row).
+    Every newest document, sampled or not, also goes to the ``pool`` output as ``(bucket, [(id, source,
+    sentences)])``: the candidate pool. Documents left out by ``--sample`` go only there: they are neighbours
+    and candidate sources only (no drift comparison, no split, no row). (The pool is an output of its own
+    rather than a ``Flatten`` of two outputs: Beam's local engine holds a flattened PCollection in memory
+    until its consumer runs, which was the whole pool, about 5 GB at a million documents.)
     """
 
     def __init__(
@@ -330,16 +333,18 @@ class ChooseVersion(beam.DoFn):
             by_id.setdefault(doc["id"], ([], []))[0].append(doc)
         for old in grouped["old"]:
             by_id.setdefault(old["id"], ([], []))[1].append(old)
-        tally, versions, unsampled = Tally(), [], []
+        tally, versions, pool = Tally(), [], []
         for doc_id in sorted(by_id):
-            for tag, value in self.choose(*by_id[doc_id], tally):
-                (unsampled if tag == "unsampled" else versions).append(value)
+            for tag, (_source, doc, version) in self.choose(*by_id[doc_id], tally):
+                pool.append((doc["id"], doc["source"], doc["sentences"]))
+                if tag != "unsampled":
+                    versions.append((_source, doc, version))
         tally.flush()
-        progress.advance("intruders: documents read", len(versions) + len(unsampled), total=self._total)
+        progress.advance("intruders: documents read", len(pool), total=self._total)
         if versions:
             yield bucket, versions
-        if unsampled:
-            yield beam.pvalue.TaggedOutput("unsampled", (bucket, unsampled))
+        if pool:
+            yield beam.pvalue.TaggedOutput("pool", (bucket, pool))
 
     def choose(self, new: list[dict], old: list[dict], tally):
         """``[(tag, (source, newest, older version or None))]`` for the copies of one id."""
@@ -439,12 +444,6 @@ class PlaceDocuments(beam.DoFn):
             yield bucket, targets
             ids = [(doc["id"], doc["source"]) for doc, _split in targets]
             yield beam.pvalue.TaggedOutput("target_ids", (bucket, ids))
-
-
-def _pool_entries(batch):
-    """``(bucket, [(source, doc, version)])`` -> ``(bucket, [(id, source, sentences)])``: the candidate pool."""
-    bucket, versions = batch
-    return bucket, [(doc["id"], doc["source"], doc["sentences"]) for _source, doc, _version in versions]
 
 
 class ReadNeighborLists(ReadDocumentBatches):
@@ -676,7 +675,7 @@ class BuildIntruders(beam.PTransform):
             | "ChooseVersion"
             >> beam.ParDo(
                 ChooseVersion(self._indexes, o, self._history_sources, total=self._total)
-            ).with_outputs("unsampled", main="versions")
+            ).with_outputs("pool", main="versions")
         )
         versions = chosen.versions
         place = PlaceDocuments(o, self._history_sources)
@@ -707,9 +706,8 @@ class BuildIntruders(beam.PTransform):
             | "JoinNeighborLists" >> spill.CoGroupBuckets()
             | "RequestOffers" >> beam.ParDo(RequestOffers(o.k, buckets)).with_outputs("had", main="requests")
         )
-        pool = (versions, chosen.unsampled) | "WholePool" >> beam.Flatten()
         offers = (
-            {"pool": pool | "Pool" >> beam.Map(_pool_entries), "requests": requested.requests}
+            {"pool": chosen.pool, "requests": requested.requests}
             | "JoinPool" >> spill.CoGroupBuckets()
             | "MakeOffers" >> beam.ParDo(MakeOffers(o.seed, buckets))
         )
@@ -731,7 +729,7 @@ class BuildIntruders(beam.PTransform):
             candidates = scored | "AsBatches" >> beam.Map(_as_batch)
         else:
             selected = made.rows
-        rows = (placed.coherent, selected) | "AllRows" >> beam.Flatten()
+        rows = (placed.coherent, selected) | "AllRows" >> spill.Flatten(chunk_values=1)
         return rows, candidates, placed.rejected
 
 

@@ -177,12 +177,15 @@ class SpillGroupByKey(beam.PTransform):
         if spill_dir is None:
             return pairs | "GroupByKey" >> beam.GroupByKey()
         label = uuid.uuid4().hex[:12]
-        return (
-            pairs
-            | "SpillBuckets" >> beam.ParDo(_SpillBuckets(spill_dir, label, self._buckets, self._chunk))
-            | "GroupChunks" >> beam.GroupByKey()
-            | "GroupBuckets" >> beam.FlatMap(_group_bucket)
+        return _group_chunks(
+            pairs | "SpillBuckets" >> beam.ParDo(_SpillBuckets(spill_dir, label, self._buckets, self._chunk))
         )
+
+
+def _group_chunks(chunks):
+    """``(bucket, chunk file)`` pairs -> ``(key, [values])``: Beam groups the file names, a bucket's files are
+    read together."""
+    return chunks | "GroupChunks" >> beam.GroupByKey() | "GroupBuckets" >> beam.FlatMap(_group_bucket)
 
 
 def _tag(value, tag: str):
@@ -207,16 +210,20 @@ class SpillCoGroupByKey(beam.PTransform):
 
     def expand(self, tagged):
         pipeline = next(iter(tagged.values())).pipeline
-        if spill_dir_of(pipeline) is None:
+        spill_dir = spill_dir_of(pipeline)
+        if spill_dir is None:
             return tagged | "CoGroupByKey" >> beam.CoGroupByKey()
-        tags = tuple(tagged)
-        parts = [pcoll | f"Tag[{tag}]" >> beam.Map(_tag, tag) for tag, pcoll in tagged.items()]
-        return (
-            parts
-            | "FlattenTagged" >> beam.Flatten()
-            | "Group" >> SpillGroupByKey(self._buckets, self._chunk)
-            | "Untag" >> beam.Map(_untag, tags)
-        )
+        tags, label = tuple(tagged), uuid.uuid4().hex[:12]
+        # each input is spilled where it is made: Flatten then holds only (bucket, chunk file) pairs
+        chunks = [
+            pcoll
+            | f"Tag[{tag}]" >> beam.Map(_tag, tag)
+            | f"SpillBuckets[{tag}]"
+            >> beam.ParDo(_SpillBuckets(spill_dir, label, self._buckets, self._chunk))
+            for tag, pcoll in tagged.items()
+        ]
+        grouped = _group_chunks(chunks | "FlattenChunks" >> beam.Flatten())
+        return grouped | "Untag" >> beam.Map(_untag, tags)
 
 
 class _SpillChunks(beam.DoFn):
@@ -248,23 +255,37 @@ def _unspill(path):
     yield from read_chunk(path)
 
 
-class Barrier(beam.PTransform):
-    """The same elements, through chunk files on the local runner: a stage that waits for a side input
-    computed from this PCollection then holds file names in memory, not the elements."""
+class Flatten(beam.PTransform):
+    """``beam.Flatten`` whose inputs go through chunk files on the local runner.
+
+    Beam's local engine cannot fuse a Flatten with its producers: it holds the whole flattened PCollection
+    in memory until the consuming stage runs. Here it holds only the chunk files' names (``chunk_values``
+    elements per file: 1 for elements that are themselves large batches). Elsewhere, ``beam.Flatten``.
+    """
 
     def __init__(self, chunk_values: int = CHUNK_VALUES):
         super().__init__()
         self._chunk = chunk_values
 
-    def expand(self, pcoll):
-        spill_dir = spill_dir_of(pcoll.pipeline)
+    def expand(self, pcolls):
+        pcolls = tuple(pcolls)
+        spill_dir = spill_dir_of(pcolls[0].pipeline)
         if spill_dir is None:
-            return pcoll
-        return (
-            pcoll
-            | "SpillChunks" >> beam.ParDo(_SpillChunks(spill_dir, uuid.uuid4().hex[:12], self._chunk))
-            | "ReadChunks" >> beam.FlatMap(_unspill)
-        )
+            return pcolls | "Flatten" >> beam.Flatten()
+        label = uuid.uuid4().hex[:12]
+        files = [
+            pcoll | f"SpillChunks[{i}]" >> beam.ParDo(_SpillChunks(spill_dir, label, self._chunk))
+            for i, pcoll in enumerate(pcolls)
+        ]
+        return files | "FlattenFiles" >> beam.Flatten() | "ReadChunks" >> beam.FlatMap(_unspill)
+
+
+class Barrier(Flatten):
+    """The same elements, through chunk files on the local runner: a stage that waits for a side input
+    computed from this PCollection then holds file names in memory, not the elements."""
+
+    def expand(self, pcoll):
+        return super().expand((pcoll,))
 
 
 # --------------------------------------------------------------------------------------------- bucket batches
