@@ -39,8 +39,13 @@ INCOHERENT = str(Path(sys.executable).with_name("incoherent"))  # installed besi
 
 
 def tree_rss(process: psutil.Process) -> int:
+    """Resident bytes of ``process`` and all its descendants (0 once it has exited)."""
     total = 0
-    for p in [process, *process.children(recursive=True)]:
+    try:
+        members = [process, *process.children(recursive=True)]
+    except psutil.Error:  # it exited between two samples
+        return 0
+    for p in members:
         try:
             total += p.memory_info().rss
         except psutil.Error:

@@ -11,6 +11,7 @@ N-document pool.
     .venv/bin/python bench/bench_scale.py --sizes 30000,100000,300000
     .venv/bin/python bench/bench_scale.py --sizes 300000 --sample 30000
     .venv/bin/python bench/bench_scale.py --sizes 100000 --tag before   # a label for the results line
+    .venv/bin/python bench/bench_scale.py --sizes 1000000 --resume     # go on after a kill (skips finished stages)
 
 Work files go to ``bench/work/`` (git-ignored); results are appended to ``bench/work/bench_scale.jsonl``.
 An existing collection is used as it is: ``bench/work/corpus-N.jsonl`` (a symbolic link to one made
@@ -100,7 +101,7 @@ def corpus_of(n: int) -> Path:
     return corpus
 
 
-def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
+def bench(n: int, sample: str | None, tag: str, beam_args: list[str], resume: bool = False) -> dict:
     WORK.mkdir(parents=True, exist_ok=True)
     config = {
         "out": "unused",
@@ -124,7 +125,7 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str]) -> dict:
         str(config_path),
         "--out",
         str(out),
-        "--force",
+        *([] if resume else ["--force"]),  # resume: the build skips the stages an earlier run finished
     ]
     seconds, peak, per_stage, stage_cpu, code = run_measured(cmd + beam_args, WORK / f"{name}.log")
     if code != 0:
@@ -158,10 +159,15 @@ def main() -> None:
     parser.add_argument("--sample", default=None, help="dataset sample (count or fraction) over the pool")
     parser.add_argument("--tag", default="", help="a label stored with the results")
     parser.add_argument("--beam-args", default="", help="comma-separated Beam flags passed to every stage")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with an earlier, interrupted run of the same size (its finished stages are skipped)",
+    )
     args = parser.parse_args()
     beam_args = [a for a in args.beam_args.split(",") if a]
     for n in (int(s) for s in args.sizes.split(",")):
-        result = bench(n, args.sample, args.tag, beam_args)
+        result = bench(n, args.sample, args.tag, beam_args, args.resume)
         with open(WORK / "bench_scale.jsonl", "a") as f:
             f.write(json.dumps(result) + "\n")
         print(json.dumps(result), flush=True)

@@ -41,9 +41,7 @@ finished stages whose fingerprint is unchanged and redoes the rest. ``--force`` 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import io
 import json
 import os
 import posixpath
@@ -70,6 +68,7 @@ from pipelines.resume import (
     remove,
     write_json_atomic,
 )
+from pipelines.stage_process import run_in_process, run_isolated
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 
@@ -270,24 +269,6 @@ def _flags(options: dict) -> list[str]:
         else:
             argv += [flag, str(value)]
     return argv
-
-
-def run_command(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
-    """Run one ``incoherent`` command in this process (its InputError propagates)."""
-    from pipelines.cli import COMMANDS, build_parser, selected_module
-
-    words = tuple(argv[:2]) if argv[0] in ("ingest", "export") else (argv[0],)
-    module = next((m for w, m, _ in COMMANDS if w == words), None)
-    if module is None or importlib.util.find_spec(module) is None:
-        raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
-    parser = build_parser(selected_module(argv))
-    args, extra = parser.parse_known_args(argv + list(beam_args))
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
-            importlib.import_module(args._module).run(args, extra)
-    finally:
-        progress.close_all()
 
 
 def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
@@ -682,7 +663,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 if stage.make is not None:
                     stage.make(stage.out)
                 else:
-                    run_command(stage.argv, beam_args)
+                    run_isolated(stage.argv, beam_args)
             else:
                 clean(stage.out)
                 for table in stage.tables:
@@ -691,7 +672,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 if stage.make is not None:
                     stage.make(partial)
                 else:
-                    run_command(_with_out(stage.argv, partial), beam_args)
+                    run_isolated(_with_out(stage.argv, partial), beam_args)
                 publish(stage.out)
             if stage.tables:
                 move_tables(stage.out, dataset, tuple(stage.tables))
@@ -773,7 +754,7 @@ def write_standin_documents(docs_dir: str, source: str, older: bool = False) -> 
 
 def _dry_run_stage(argv: list[str], beam_args: list[str]) -> str:
     try:
-        run_command(argv, beam_args)
+        run_in_process(argv, beam_args)
     except DryRun as exc:
         print(f"[build] {exc}", flush=True)
         return str(exc)
@@ -807,7 +788,7 @@ def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
             else:
                 built.append(_dry_run_stage(stage.argv, beam_args))
                 if stage.argv[0] in ("index", "neighbors"):  # what the next stages' checks read
-                    run_command(stage.argv, [])
+                    run_in_process(stage.argv, [])
     finally:
         shutil.rmtree(standin, ignore_errors=True)
     raise DryRun(

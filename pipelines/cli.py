@@ -17,7 +17,7 @@ import logging
 import sys
 
 from pipelines import progress
-from pipelines.options import DryRun, check_beam_args, use_storage_options
+from pipelines.options import DryRun, StageFailed, check_beam_args, use_storage_options
 from schemas.records import InputError
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -126,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StageFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except DryRun as exc:
         print(exc)
         return 0

@@ -847,7 +847,7 @@ def retrieval_for(
     if not missing:
         yield index_map, neighbor_map
         return
-    from pipelines.build import run_command
+    from pipelines.stage_process import run_in_process
 
     work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
     try:
@@ -856,8 +856,8 @@ def retrieval_for(
             index_dir = os.path.join(work, f"index-{i}")
             neighbors_dir = os.path.join(work, f"neighbors-{i}")
             LOG.info("building the retrieval index of %s in %s", docs_dir, work)
-            run_command(["index", docs_dir, "--out", index_dir], beam_args)
-            run_command(
+            run_in_process(["index", docs_dir, "--out", index_dir], beam_args)
+            run_in_process(
                 ["neighbors", docs_dir, "--index", index_dir, "--k", str(k), "--out", neighbors_dir],
                 beam_args,
             )

@@ -29,6 +29,10 @@ class DryRun(Exception):
     """``--dry_run=True``: the job graph was built and validated, and nothing ran (the CLI exits 0)."""
 
 
+class StageFailed(RuntimeError):
+    """A build stage's process failed for a reason other than its input (the CLI prints it, exits 1)."""
+
+
 def _registered_parser() -> argparse.ArgumentParser:
     from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 

@@ -30,6 +30,17 @@ def enabled() -> bool:
     return _ENABLED
 
 
+def outer_bars() -> int:
+    """Bars opened with :func:`bar` and not closed (a stage's bars are drawn below them)."""
+    return _OUTER
+
+
+def inherit(on: bool, outer: int) -> None:
+    """In a build's stage process: bars on or off as in the build, drawn below its ``outer`` open bars."""
+    global _ENABLED, _OUTER
+    _ENABLED, _OUTER = on, outer
+
+
 def bar(**kwargs):
     """A tqdm bar on stderr (call only when :func:`enabled`); the bars of a stage's tasks go below it."""
     global _OUTER

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 import yaml
 
@@ -52,8 +53,12 @@ def test_a_build_killed_in_the_intruder_stage_resumes_to_the_same_bytes(full, tm
         while not partial.exists() and build.poll() is None and time.time() < deadline:
             time.sleep(0.02)
         assert build.poll() is None, "the build ended before its intruder stage started"
+        stage_processes = psutil.Process(build.pid).children(recursive=True)  # the stage runs in a child
+        assert stage_processes
         os.kill(build.pid, signal.SIGKILL)  # a real kill, in the middle of the stage
         build.wait(timeout=30)
+        _gone, alive = psutil.wait_procs(stage_processes, timeout=10)
+        assert not alive, "a stage process outlived the killed build"
     finally:
         if build.poll() is None:
             build.kill()
@@ -153,3 +158,21 @@ def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_
     intruders = by_name["intruders"].argv
     assert "wikipedia=106352" in intruders and "cnn=72670" in intruders and "--history" in intruders
     assert by_name["shuffle/cnn"].argv[by_name["shuffle/cnn"].argv.index("--sample") + 1] == "72670"
+
+
+def test_a_stage_process_that_fails_on_its_input_raises_the_same_one_line_error(tmp_path, capfd):
+    from pipelines.stage_process import run_isolated
+    from schemas.records import InputError
+
+    missing = tmp_path / "none"
+    with pytest.raises(InputError, match=f"{missing}: no such index directory"):
+        argv = [
+            "neighbors",
+            str(ROOT / "samples" / "cnn"),
+            "--index",
+            str(missing),
+            "--out",
+            str(tmp_path / "o"),
+        ]
+        run_isolated(argv, [])
+    assert "Traceback" not in capfd.readouterr().err  # the child reports it, it does not crash
