@@ -433,7 +433,8 @@ class LanguageModelScorer:
 
     def score_texts(self, texts: Sequence[str]) -> tuple[list[tuple[float, int]], dict[str, int]]:
         """``(score, tokens)`` of every text, in input order, and counters (``texts``, ``forward_rows``: rows
-        run, ``shared_rows``: rows of a text that an identical row of the pool served, ``batches``,
+        run, ``shared_rows``: rows of a text that an identical row of the pool served, ``shared_targets``:
+        predictions a row took from another row with the same leading tokens (causal models), ``batches``,
         ``padded_tokens``, ``oom_retries``). A text with nothing to score gets ``(nan, 0)``."""
         stats = ScoreStats()
         pieces: list[Piece] = []
@@ -449,13 +450,24 @@ class LanguageModelScorer:
         distinct = [None] * len(rows)
         for piece, slot in zip(pieces, slots, strict=True):
             distinct[slot] = distinct[slot] or piece
-        lengths = [len(p.ids) for p in distinct]
-        losses: list = [None] * len(distinct)
+        # A causal model's prediction at a position depends only on the tokens up to it: rows that begin
+        # with the same tokens (a shuffle that keeps the first blocks in place, and its original) predict
+        # those positions once; the LM head runs only on the rest.
+        sources = shared_prefixes(distinct) if self.kind == CAUSAL else [None] * len(distinct)
+        runs = [
+            p if src is None else Piece(p.ids, p.mask_at, p.start + src[1], p.gold[src[1] :], p.text, p.group)
+            for p, src in zip(distinct, sources, strict=True)
+        ]
+        todo = [i for i, p in enumerate(runs) if p.gold]
+        lengths = [len(runs[i].ids) for i in todo]
+        own: list = [None] * len(distinct)
         for group in length_batches(lengths, self.batch_size, self.max_tokens):
             stats.padded_tokens += max(lengths[i] for i in group) * len(group)
-            results = forward_with_halving(self.forward, [distinct[i] for i in group], stats, self._shrink)
+            batch = [runs[todo[i]] for i in group]
+            results = forward_with_halving(self.forward, batch, stats, self._shrink)
             for i, nll in zip(group, results, strict=True):
-                losses[i] = nll
+                own[todo[i]] = nll
+        losses = assemble_losses(distinct, sources, own)
         sums: list[dict[int, list[float]]] = [{} for _ in texts]
         for piece, slot in zip(pieces, slots, strict=True):
             nll = losses[slot]
@@ -465,9 +477,67 @@ class LanguageModelScorer:
         scores = [combine(plan, groups_of) for plan, groups_of in zip(plans, sums, strict=True)]
         stats.scored = len(texts)
         counters = stats.as_counters()
-        counters["forward_rows"] = len(distinct)
-        counters["shared_rows"] = len(pieces) - len(distinct)
+        counters["forward_rows"] = len(todo)
+        counters["shared_rows"] = len(pieces) - len(todo)
+        counters["shared_targets"] = sum(src[1] for src in sources if src is not None)
         return scores, counters
+
+
+def shared_prefixes(pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
+    """For each causal piece, ``(j, n)``: its first ``n`` targets equal targets of piece ``j`` (an earlier
+    piece in sorted order, whose own leading targets may come from another), or None.
+
+    A causal piece predicts, at window position ``c``, its token ``c + 1`` from tokens ``0..c``; two pieces
+    whose ids agree on their first ``L`` tokens make the same predictions at positions ``c < L - 1``. Pieces
+    are sorted by their ids, so each one's longest common prefix with any earlier piece is the one with its
+    predecessor; a piece takes the shared targets from it when the predecessor's targets start no later.
+
+    >>> a = Piece((1, 2, 3, 4), -1, 0, (2, 3, 4), 0, 0)
+    >>> b = Piece((1, 2, 3, 9, 9), -1, 0, (2, 3, 9, 9), 1, 0)
+    >>> shared_prefixes([a, b])
+    [None, (0, 2)]
+    >>> shared_prefixes([a, Piece((1, 2, 3), -1, 0, (2, 3), 2, 0)])  # all of a prefix's targets
+    [(1, 2), None]
+    """
+    order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
+    sources: list[tuple[int, int] | None] = [None] * len(pieces)
+    for prev, cur in zip(order, order[1:]):
+        p, q = pieces[prev], pieces[cur]
+        if p.start > q.start or p.mask_at >= 0 or q.mask_at >= 0:
+            continue
+        common = 0
+        for x, y in zip(p.ids, q.ids):
+            if x != y:
+                break
+            common += 1
+        # q's positions start .. common - 2 are predicted the same way by p, where p has targets there
+        n = min(common - 1, p.start + len(p.gold)) - q.start
+        n = min(n, len(q.gold))
+        offset = q.start - p.start
+        if n > 0 and q.gold[:n] == p.gold[offset : offset + n]:
+            sources[cur] = (prev, n)
+    return sources
+
+
+def assemble_losses(pieces: Sequence[Piece], sources: Sequence, own: Sequence) -> list:
+    """Every piece's target losses: the shared leading ones from its source piece, then its own."""
+    import numpy as np
+
+    empty = np.empty(0)
+    losses: list = [None] * len(pieces)
+    for first in range(len(pieces)):
+        chain, i = [], first  # the piece, its source, its source's source ... down to one already known
+        while losses[i] is None and sources[i] is not None:
+            chain.append(i)
+            i = sources[i][0]
+        if losses[i] is None:
+            losses[i] = own[i] if own[i] is not None else empty
+        for k in reversed(chain):
+            j, n = sources[k]
+            offset = pieces[k].start - pieces[j].start
+            shared = losses[j][offset : offset + n]
+            losses[k] = np.concatenate([shared, own[k]]) if own[k] is not None else shared
+    return losses
 
 
 def combine(plan: Plan, groups: dict[int, list[float]]) -> tuple[float, int]:

@@ -270,6 +270,25 @@ def test_identical_windows_run_once(tiny_gpt2_dir):  # noqa: F811
     assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(alone, scores, strict=True))
 
 
+def test_shared_leading_tokens_predicted_once(tiny_gpt2_dir):  # noqa: F811
+    s = scorer(tiny_gpt2_dir)
+    long = texts()[3]
+    cut = long.index(" ", len(long) // 3)
+    # the same first third, then different text: a shuffle that keeps its first block(s) in place
+    cases = [long, long[:cut] + " Then something else entirely happened here.", long[:cut]]
+    head_rows = []
+    head = s._head
+    s._head = lambda hidden: head_rows.append(hidden.shape[0]) or head(hidden)
+    scores, counters = s.score_texts(cases)
+    s._head = head
+    distinct = {(p.ids, p.start, p.gold) for t in cases for p in s.plan(t)[0]}
+    targets = sum(len(gold) for _, _, gold in distinct)
+    assert counters["shared_targets"] > 0
+    assert sum(head_rows) == targets - counters["shared_targets"]  # the head ran on the rest only
+    alone = [s.score_texts([t])[0][0] for t in cases]
+    assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(alone, scores, strict=True))
+
+
 def test_fused_gelu_gives_the_same_scores(tiny_gpt2_dir):  # noqa: F811
     plain = scorer(tiny_gpt2_dir)
     fused = scorer(tiny_gpt2_dir)
