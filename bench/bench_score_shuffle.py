@@ -267,7 +267,9 @@ def main_bench() -> None:
     per_pair_seconds = base_seconds - originals + per_pair
     base_cpu = LAST_CPU_SECONDS[0]
     if args.issue_baseline:  # the issue's loop structure, measured: every pair re-scores its original
-        issue_scores, issue_seconds, _, _ = authors_loop(model_dir, subset, args.device, rescore_original=True)
+        issue_scores, issue_seconds, _, _ = authors_loop(
+            model_dir, subset, args.device, rescore_original=True
+        )
         assert issue_scores == base_scores, "re-scoring the original changed a score"
         report["issue_baseline_subset_seconds"] = round(issue_seconds, 1)
         report["issue_baseline_subset_cpu_seconds"] = round(LAST_CPU_SECONDS[0], 1)

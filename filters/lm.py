@@ -501,12 +501,12 @@ def shared_prefixes(pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
     """
     order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
     sources: list[tuple[int, int] | None] = [None] * len(pieces)
-    for prev, cur in zip(order, order[1:]):
+    for prev, cur in zip(order, order[1:], strict=False):
         p, q = pieces[prev], pieces[cur]
         if p.start > q.start or p.mask_at >= 0 or q.mask_at >= 0:
             continue
         common = 0
-        for x, y in zip(p.ids, q.ids):
+        for x, y in zip(p.ids, q.ids, strict=False):
             if x != y:
                 break
             common += 1
