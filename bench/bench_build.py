@@ -131,7 +131,7 @@ def bench(n: int, beam_args: list[str]) -> dict:
         "peak_rss_mb": round(peak / 2**20),
         "stage_seconds": stages,
         "stage_share": {k: round(v / staged, 3) for k, v in stages.items()},
-        "peak_rss_mb_after_stage": summary.get("peak_rss_mb_after", {}),
+        "peak_rss_mb_per_stage": summary.get("peak_rss_mb", {}),
         "startup_and_checks_seconds": round(seconds - staged, 1),
         "kept": intruders["kept"],
         "produced": intruders["produced"],

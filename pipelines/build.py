@@ -68,7 +68,7 @@ from pipelines.resume import (
     remove,
     write_json_atomic,
 )
-from pipelines.stage_process import run_in_process, run_isolated
+from pipelines.stage_process import peak_rss_mb, run_in_process, run_isolated
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 
@@ -312,15 +312,6 @@ def dataset_listing(dataset: str) -> dict[str, list[str]]:
         parts = path.replace(os.sep, "/").rsplit("/", 2)
         listing.setdefault(parts[-2], []).append(parts[-1])
     return {name: sorted(files) for name, files in sorted(listing.items())}
-
-
-def peak_rss_mb() -> int:
-    """High-water resident memory of this process or its largest child so far (MB; Linux: ru_maxrss in KB)."""
-    import resource
-
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return int(max(own, children) // 1024)
 
 
 def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
@@ -620,7 +611,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "beam_args": list(beam_args),
         "complete": False,
         "seconds": timings,
-        "peak_rss_mb_after": peak_rss,  # high-water mark of this process and its children after each stage
+        "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
         "skipped": [],  # stages finished by an earlier run with the same fingerprint
         "stages": records,
     }
@@ -659,11 +650,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             if bar is not None:
                 bar.set_postfix_str(stage.name)
             started = time.time()
+            stage_peak = 0
             if remote:  # object stores have no atomic rename: the stage writes under its final name
                 if stage.make is not None:
                     stage.make(stage.out)
                 else:
-                    run_isolated(stage.argv, beam_args)
+                    stage_peak = run_isolated(stage.argv, beam_args)
             else:
                 clean(stage.out)
                 for table in stage.tables:
@@ -672,13 +664,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 if stage.make is not None:
                     stage.make(partial)
                 else:
-                    run_isolated(_with_out(stage.argv, partial), beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
                 publish(stage.out)
             if stage.tables:
                 move_tables(stage.out, dataset, tuple(stage.tables))
             timings[stage.name] = round(time.time() - started, 2)
-            peak_rss[stage.name] = peak_rss_mb()
-            record.update(seconds=timings[stage.name], peak_rss_mb_after=peak_rss[stage.name])
+            peak_rss[stage.name] = stage_peak or peak_rss_mb()  # a function stage runs in this process
+            record.update(seconds=timings[stage.name], peak_rss_mb=peak_rss[stage.name])
             records[stage.name] = record
         write_summary()  # after every stage: a kill loses at most the stage that was running
         if bar is not None:

@@ -12,7 +12,9 @@ stage). The fork server ends with the build and a child with the fork server (Li
 elsewhere a thread that watches its parent), so a killed build leaves no stage running to write into the
 folder a resumed build is cleaning. An
 :class:`InputError` in the child comes back as the same one-line error; any other failure as
-:class:`pipelines.options.StageFailed` (its traceback is printed by the child).
+:class:`pipelines.options.StageFailed` (its traceback is printed by the child). A child that finishes sends
+its peak resident memory back: stage processes are the fork server's children, not the build's, so the
+build's own ``RUSAGE_CHILDREN`` never sees them.
 """
 
 from __future__ import annotations
@@ -78,8 +80,19 @@ def _context():
     return context
 
 
-def run_isolated(argv: list[str], beam_args: list[str]) -> None:
-    """Run one ``incoherent`` command like :func:`run_in_process`, in a child process."""
+def peak_rss_mb() -> int:
+    """High-water resident memory of this process, or of the largest process it started and waited for
+    (a decoder process, Beam's worker processes), in MB (Linux reports ``ru_maxrss`` in KB)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return int(max(own, children) // 1024)
+
+
+def run_isolated(argv: list[str], beam_args: list[str]) -> int:
+    """Run one ``incoherent`` command like :func:`run_in_process`, in a child process; returns the child's
+    :func:`peak_rss_mb` (0 if it sent none)."""
     context = _context()
     receive, send = context.Pipe(duplex=False)
     # the fork server was started earlier: the child takes this process's current directory and environment
@@ -104,8 +117,8 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> None:
     except EOFError:  # the child closed the pipe without a word: it finished, or it was killed
         outcome = None
     receive.close()
-    if outcome is None and child.exitcode == 0:
-        return
+    if child.exitcode == 0 and (outcome is None or outcome[0] == "done"):
+        return outcome[1] if outcome else 0
     command = f"incoherent {' '.join(argv[:2])}"
     if outcome is not None and outcome[0] == "input":
         raise InputError(outcome[1])
@@ -131,6 +144,7 @@ def _child(argv, beam_args, state, send) -> None:
     try:
         use_storage_options(beam_args)
         run_in_process(argv, beam_args)
+        send.send(("done", peak_rss_mb()))
     except InputError as exc:
         send.send(("input", str(exc)))
         sys.exit(2)
