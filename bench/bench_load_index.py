@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory of what the neighbours stage does first: load an index's matrix and prepare it for scoring.
 
-    .venv/bin/python bench/bench_load_index.py INDEX_DIR
+    .venv/bin/python bench/bench_load_index.py INDEX_DIR             # as the neighbours stage does it
+    .venv/bin/python bench/bench_load_index.py INDEX_DIR --in-memory # both layouts in memory (no spill file)
     PYTHONPATH=bench/work/src-old .venv/bin/python bench/bench_load_index.py INDEX_DIR   # another tree's code
 
 Prints one JSON line: the matrix's non-zeros, resident memory after loading the matrix and the peak and
@@ -37,8 +38,13 @@ def main() -> None:
     index = TfidfIndex.load(sys.argv[1])
     matrix, text_keys = index.matrix, index.text_keys
     loaded, loaded_rss = time.perf_counter(), process.memory_info().rss
-    consume = {"consume": True} if "consume" in inspect.signature(prepare).parameters else {}  # as neighbours
-    scoring = prepare(matrix, text_keys, **consume)
+    options = {}  # what this tree's neighbours stage passes
+    parameters = inspect.signature(prepare).parameters
+    if "consume" in parameters:
+        options["consume"] = True
+    if "spill" in parameters and "--in-memory" not in sys.argv[2:]:
+        options["spill"] = True
+    scoring = prepare(matrix, text_keys, **options)
     prepared = time.perf_counter()
     del index, matrix
     done.set()
@@ -47,7 +53,8 @@ def main() -> None:
             {
                 "index": sys.argv[1],
                 "code": sys.modules["retrieval.topk"].__file__,
-                "nnz": int(len(scoring.data)),
+                "options": options,
+                "nnz": int(scoring.indptr[-1]),
                 "rss_loaded_mb": loaded_rss >> 20,
                 "peak_rss_mb": max(peak[0], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10) >> 20,
                 "rss_prepared_mb": process.memory_info().rss >> 20,

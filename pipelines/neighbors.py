@@ -2,7 +2,8 @@
 
 Writes ``OUT/neighbors/neighbors-*.parquet`` (``NEIGHBORS_SCHEMA``: ``id``, ``neighbors: [{id, score}]``, best
 first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows are cut into blocks (one Beam
-element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``) and scores a block
+element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``), keeps its posting
+lists in memory and its rows in a local temporary file (``TMPDIR``; 8 bytes per non-zero), and scores a block
 with a compiled kernel on ``--threads`` threads. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
 
 ``--queries DOCS_DIR_OR_ID_LIST`` computes the neighbours of those documents only (against the whole index):
@@ -77,8 +78,10 @@ class _Loaded:
         index = TfidfIndex.load(index_dir, expect=params, opener=storage.open_file)
         self.ids = index.ids
         self.fingerprint = index.meta["corpus_fingerprint"]
-        # the matrix is emptied as soon as the query layout is built: it and both layouts never coexist
-        self.scoring = prepare(index.matrix, index.text_keys, consume=True)
+        # The query layout goes to a local temporary file a chunk at a time and each block reads its own rows;
+        # the matrix is emptied once that file is written, then the posting lists are built from it: the
+        # worker holds one layout (8 bytes per non-zero), never the matrix and a layout together.
+        self.scoring = prepare(index.matrix, index.text_keys, consume=True, spill=True)
 
 
 class TopKBlocks(beam.DoFn):

@@ -15,6 +15,9 @@ numba kernel does, per query and without leaving compiled code:
 
 Query rows are spread over numba's threads (``prange``); each thread owns its accumulator, so memory is
 ``4 * N`` bytes per thread plus the matrix in two layouts (about 16 bytes per non-zero), whatever the block.
+A neighbours worker keeps only the posting lists in memory (``prepare(..., spill_dir=...)``): the query
+layout goes to a local file and each block reads its own rows, so the worker holds about 8 bytes per
+non-zero, loading included.
 
 Determinism: a pair's score is summed over the query's features in column order and, per feature, in a fixed
 posting order, so it does not depend on the block, the thread or the worker. Scores are float32 (the
@@ -27,9 +30,13 @@ zero-vector document (no n-gram with idf > 0) is never a neighbour and has none.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import threading
+import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,6 +62,37 @@ def block_size(num_docs: int, parallelism: int = 1) -> int:
     return int(max(16, min(DEFAULT_BLOCK, num_docs // max(1, 4 * parallelism))))
 
 
+SPILL_CHUNK = 1 << 22  # non-zeros per step when the query layout is written to or read from its file
+
+
+class QuerySpill:
+    """The query layout's ``indices``/``data`` in two local files (``indptr`` stays in memory); removed when
+    this object goes (or at exit)."""
+
+    def __init__(self, spill_dir: str | None = None):
+        self.folder = tempfile.mkdtemp(prefix="incoherent-query-rows-", dir=spill_dir)
+        self.indices_path = os.path.join(self.folder, "indices.u32")
+        self.data_path = os.path.join(self.folder, "data.f32")
+        self.nnz = 0
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+
+    def gather(self, indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``indices``/``data`` entries of ``rows`` (their ``local`` layout, see :func:`_row_positions`)."""
+        if self.nnz == 0:
+            return np.zeros(0, np.uint32), np.zeros(0, np.float32)
+        positions = _row_positions(indptr, rows)
+        # mapped for this block only: its pages leave the process's resident memory when the map is closed
+        indices = np.memmap(self.indices_path, np.uint32, "r", shape=(self.nnz,))
+        data = np.memmap(self.data_path, np.float32, "r", shape=(self.nnz,))
+        try:
+            return np.array(indices[positions]), np.array(data[positions])
+        finally:
+            del indices, data
+
+    def close(self) -> None:
+        self._cleanup()
+
+
 @dataclass
 class ScoringMatrix:
     """The document matrix prepared once per worker.
@@ -62,7 +100,9 @@ class ScoringMatrix:
     ``indptr/indices/data``: documents x features (CSR, float32, no explicit zeros, features in column order);
     ``t_indptr/t_indices/t_data``: the same matrix by feature (posting lists, documents in row order), with
     only the features shared by at least two documents (a feature of one document adds to no cross-document
-    score). ``group[row]`` numbers the rows whose text occurs more than once (-1 elsewhere).
+    score). ``group[row]`` numbers the rows whose text occurs more than once (-1 elsewhere). With ``spill``
+    the query layout's ``indices``/``data`` are in its files (the arrays here are empty) and each block of
+    queries reads its rows (:meth:`query_rows`).
     """
 
     indptr: np.ndarray
@@ -73,6 +113,7 @@ class ScoringMatrix:
     t_data: np.ndarray
     group: np.ndarray
     zero_rows: np.ndarray
+    spill: QuerySpill | None = field(default=None, repr=False)
 
     @property
     def num_docs(self) -> int:
@@ -80,6 +121,34 @@ class ScoringMatrix:
 
     def has_duplicates(self, row: int) -> bool:
         return bool(self.group[row] >= 0)
+
+    def query_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(local_indptr, indices, data)``: the query layout of ``rows`` alone, row ``b`` of it is ``rows[b]``."""
+        lengths = self.indptr[rows + 1] - self.indptr[rows]
+        local = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=local[1:])
+        if self.spill is not None:
+            indices, data = self.spill.gather(self.indptr, rows)
+        else:
+            positions = _row_positions(self.indptr, rows)
+            indices, data = self.indices[positions], self.data[positions]
+        return local, indices, data
+
+
+def _row_positions(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray | slice:
+    """Positions of the entries of ``rows`` (in that order) in a CSR layout: a slice when they are consecutive.
+
+    >>> _row_positions(np.array([0, 2, 3, 6]), np.array([2, 0])).tolist()
+    [3, 4, 5, 0, 1]
+    >>> _row_positions(np.array([0, 2, 3, 6]), np.array([1, 2]))
+    slice(2, 6, None)
+    """
+    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and (len(rows) < 2 or np.all(np.diff(rows) == 1)):
+        return slice(int(indptr[rows[0]]), int(indptr[rows[-1] + 1]))
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 def _duplicate_groups(text_keys: np.ndarray | None, num_docs: int) -> np.ndarray:
@@ -98,7 +167,11 @@ def _duplicate_groups(text_keys: np.ndarray | None, num_docs: int) -> np.ndarray
 
 
 def prepare(
-    matrix: sp.csr_matrix, text_keys: np.ndarray | None = None, consume: bool = False
+    matrix: sp.csr_matrix,
+    text_keys: np.ndarray | None = None,
+    consume: bool = False,
+    spill: bool = False,
+    spill_dir: str | None = None,
 ) -> ScoringMatrix:
     """Build the :class:`ScoringMatrix` of a documents x features TF-IDF matrix.
 
@@ -106,7 +179,10 @@ def prepare(
     layout and the posting lists (8 bytes per non-zero each) and a few bytes per hash bucket; no scipy
     transposed or column-sliced copies. ``consume=True`` (a worker loading the index) empties ``matrix``
     once the query layout is built, so the matrix and both layouts are never in memory together: the peak
-    is about 16 bytes per non-zero (the caller must not use ``matrix`` afterwards).
+    is about 16 bytes per non-zero (the caller must not use ``matrix`` afterwards). With ``spill`` the query
+    layout is written a chunk at a time to a local folder (in ``spill_dir``, default the system's temporary
+    one; 8 bytes per non-zero of disk) and the posting lists are built from those files: the peak is about
+    8 bytes per non-zero (the matrix while it is read, then the posting lists), and the arrays are the same.
     """
     original = matrix
     matrix = sp.csr_matrix(matrix, dtype=np.float32)
@@ -122,13 +198,21 @@ def prepare(
     renumber[~shared] = -1
     num_shared = int(renumber.max()) + 1 if num_features else 0
     del shared
-    q_indptr, q_indices, q_data = _query_layout(indptr, indices, data, renumber)
+    spilled = QuerySpill(spill_dir) if spill else None
+    if spilled is None:
+        q_indptr, q_indices, q_data = _query_layout(indptr, indices, data, renumber)
+    else:
+        q_indptr = _spill_query_layout(indptr, indices, data, renumber, spilled)
+        q_indices, q_data = np.zeros(0, np.uint32), np.zeros(0, np.float32)
     del renumber, indptr, indices, data, matrix
     if consume:
         original.data, original.indices = np.zeros(0, np.float32), np.zeros(0, np.int32)
         original.indptr = np.zeros(1, np.int32)
     del original
-    t_indptr, t_indices, t_data = _posting_lists(q_indptr, q_indices, q_data, num_shared)
+    if spilled is None:
+        t_indptr, t_indices, t_data = _posting_lists(q_indptr, q_indices, q_data, num_shared)
+    else:
+        t_indptr, t_indices, t_data = _posting_lists_from_spill(q_indptr, spilled, num_shared)
     return ScoringMatrix(
         indptr=q_indptr,
         indices=q_indices,
@@ -138,7 +222,80 @@ def prepare(
         t_data=t_data,
         group=_duplicate_groups(text_keys, num_docs),
         zero_rows=zero_rows,
+        spill=spilled,
     )
+
+
+def _row_chunks(indptr: np.ndarray, nnz_per_chunk: int | None = None) -> list[tuple[int, int]]:
+    """``[(first_row, stop_row), ...]`` covering every row in order, each with about ``nnz_per_chunk``
+    (default :data:`SPILL_CHUNK`) non-zeros (a longer row makes a longer chunk).
+
+    >>> _row_chunks(np.array([0, 2, 3, 6, 6, 9]), 3)
+    [(0, 2), (2, 3), (3, 5)]
+    """
+    step = nnz_per_chunk or SPILL_CHUNK
+    num_rows = len(indptr) - 1
+    cuts = np.searchsorted(indptr, np.arange(step, int(indptr[-1]), step), side="left")
+    bounds = sorted({0, num_rows, *(int(c) for c in cuts if 0 < c < num_rows)})
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def _spill_query_layout(indptr, indices, data, renumber, spill: QuerySpill) -> np.ndarray:
+    """:func:`_query_layout`, a chunk of rows at a time, its ``indices``/``data`` appended to the spill files."""
+    q_indptr = np.zeros(len(indptr), np.int64)
+    with open(spill.indices_path, "wb") as fi, open(spill.data_path, "wb") as fd:
+        for first, stop in _row_chunks(indptr):
+            lo, hi = int(indptr[first]), int(indptr[stop])
+            part_indptr, part_indices, part_data = _query_layout(
+                indptr[first : stop + 1] - lo, indices[lo:hi], data[lo:hi], renumber
+            )
+            q_indptr[first + 1 : stop + 1] = part_indptr[1:] + q_indptr[first]
+            part_indices.tofile(fi)
+            part_data.tofile(fd)
+    spill.nnz = int(q_indptr[-1])
+    return q_indptr
+
+
+def _posting_lists_from_spill(q_indptr: np.ndarray, spill: QuerySpill, num_features: int):
+    """:func:`_posting_lists` of the spilled query layout, reading it a chunk of rows at a time (twice)."""
+    t_indptr = np.zeros(num_features + 1, np.int64)
+    chunks = _row_chunks(q_indptr)
+
+    def read(fi, fd, first, stop):
+        n = int(q_indptr[stop] - q_indptr[first])
+        return np.fromfile(fi, np.uint32, n), np.fromfile(fd, np.float32, n)
+
+    with open(spill.indices_path, "rb") as fi, open(spill.data_path, "rb") as fd:
+        for first, stop in chunks:
+            _count_features(read(fi, fd, first, stop)[0], t_indptr)
+    np.cumsum(t_indptr, out=t_indptr)
+    fill = t_indptr[:-1].copy()
+    t_indices = np.empty(spill.nnz, np.uint32)
+    t_data = np.empty(spill.nnz, np.float32)
+    with open(spill.indices_path, "rb") as fi, open(spill.data_path, "rb") as fd:
+        for first, stop in chunks:
+            part_indices, part_data = read(fi, fd, first, stop)
+            local = q_indptr[first : stop + 1] - q_indptr[first]
+            _scatter_postings(local, part_indices, part_data, first, fill, t_indices, t_data)
+    return t_indptr, t_indices, t_data
+
+
+@njit(cache=True)
+def _count_features(indices, t_indptr):
+    """``t_indptr[f + 1] += 1`` for every entry (the first pass of the counting-sort transpose)."""
+    for f in indices:
+        t_indptr[f + 1] += 1
+
+
+@njit(cache=True)
+def _scatter_postings(indptr, indices, data, first_row, fill, t_indices, t_data):
+    """The second pass of the counting-sort transpose for rows ``first_row, ...`` (``indptr`` local)."""
+    for row in range(len(indptr) - 1):
+        for p in range(indptr[row], indptr[row + 1]):
+            q = fill[indices[p]]
+            t_indices[q] = first_row + row
+            t_data[q] = data[p]
+            fill[indices[p]] = q + 1
 
 
 @njit(cache=True)
@@ -203,12 +360,12 @@ def _chunk_max(acc, lo, hi):
 
 
 @njit(parallel=True, cache=True)
-def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, rows, k, lanes):
+def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, rows, num_docs, k, lanes):
     """Query ``rows`` -> (cols, scores), each ``len(rows) x k``, best first, -1 / 0 past the end.
 
+    ``indptr/indices/data`` hold the query layout of ``rows`` only (entry ``b`` is row ``rows[b]``).
     ``indices``/``t_indices`` are uint32: unsigned indices spare numba's negative-index check in the scatter.
     """
-    num_docs = indptr.shape[0] - 1
     num_rows = rows.shape[0]
     out_cols = np.full((num_rows, k), -1, np.int64)
     out_scores = np.zeros((num_rows, k), np.float32)
@@ -219,7 +376,7 @@ def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, rows
         for b in range(lane, num_rows, lanes):
             q = rows[b]
             # 1. accumulate w_q * w_d along the posting list of every feature of the query
-            for p in range(indptr[q], indptr[q + 1]):
+            for p in range(indptr[b], indptr[b + 1]):
                 w = data[p]
                 f = indices[p]
                 end = t_indptr[f + 1]
@@ -284,6 +441,7 @@ def topk_rows(
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if len(rows) == 0:
         return []
+    q_indptr, q_indices, q_data = scoring.query_rows(rows)
     with _LAUNCH:
         previous = get_num_threads()
         if threads:
@@ -291,14 +449,15 @@ def topk_rows(
         try:
             lanes = min(len(rows), 4 * get_num_threads())
             cols, scores = _topk_kernel(
-                scoring.indptr,
-                scoring.indices,
-                scoring.data,
+                q_indptr,
+                q_indices,
+                q_data,
                 scoring.t_indptr,
                 scoring.t_indices,
                 scoring.t_data,
                 scoring.group,
                 rows,
+                scoring.num_docs,
                 k,
                 lanes,
             )

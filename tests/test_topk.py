@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -150,3 +153,37 @@ def test_prepare_builds_the_layouts_of_scipy_without_its_copies():
     consumed = T.prepare(wsj, consume=True)  # as a neighbours worker: the matrix is emptied on the way
     assert all(np.array_equal(getattr(consumed, name), array) for name, array in expected.items())
     assert wsj.data.size == 0 and wsj.indices.size == 0
+
+
+def test_a_spilled_query_layout_gives_the_same_layouts_and_neighbours(tmp_path, monkeypatch):
+    monkeypatch.setattr(T, "SPILL_CHUNK", 37)  # many chunks: rows cut between the writes and the reads
+    keys = np.arange(150, dtype=np.uint64) % 140  # some duplicate texts
+    matrix = random_matrix(150, 60, 0.1, seed=11)
+    memory = T.prepare(matrix, keys)
+    spilled = T.prepare(matrix.copy(), keys, consume=True, spill=True, spill_dir=str(tmp_path))
+    folder = spilled.spill.folder
+    assert os.path.dirname(folder) == str(tmp_path) and sorted(os.listdir(folder)) == [
+        "data.f32",
+        "indices.u32",
+    ]
+    assert spilled.indices.size == 0 and spilled.data.size == 0  # not in memory
+    for name in ("indptr", "t_indptr", "t_indices", "t_data", "group", "zero_rows"):
+        assert np.array_equal(getattr(spilled, name), getattr(memory, name)), name
+    rows = np.array([149, 3, 4, 5, 0, 77, 76])
+    for block in (rows, np.arange(20, 60)):  # scattered rows, and a consecutive block (one slice)
+        for got, want in zip(spilled.query_rows(block), memory.query_rows(block), strict=True):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    full = [(r, c.tolist(), s.tobytes()) for r, c, s in T.all_topk(memory, 5, block_rows=32)]
+    assert [(r, c.tolist(), s.tobytes()) for r, c, s in T.all_topk(spilled, 5, block_rows=32)] == full
+    got = T.topk_rows(spilled, rows, 5, threads=2)
+    assert [(r, c.tolist(), s.tobytes()) for r, c, s in got] == [full[r] for r in rows.tolist()]
+    del spilled
+    gc.collect()
+    assert not os.path.exists(folder)  # the files go with the matrix
+
+
+def test_a_spilled_empty_matrix_scores_nothing(tmp_path):
+    scoring = T.prepare(sp.csr_matrix((3, 5), dtype=np.float32), spill=True, spill_dir=str(tmp_path))
+    assert [c.tolist() for _, c, _ in T.all_topk(scoring, 2)] == [[], [], []]
+    scoring.spill.close()
+    assert os.listdir(tmp_path) == []
