@@ -8,9 +8,9 @@ build. :func:`run_isolated` runs the stage in a child process that starts withou
 build's peak is the largest stage's peak, not their sum.
 
 Children are forked from a fork server that has Beam imported (``spawn`` would re-import it, seconds per
-stage). The fork server ends with the build and a child with the fork server (Linux: ``PR_SET_PDEATHSIG``;
-elsewhere a thread that watches its parent), so a killed build leaves no stage running to write into the
-folder a resumed build is cleaning. An
+stage). A child ends as soon as the build does (a pipe whose only write end the build holds: a thread in the
+child reads its EOF), so a killed build leaves no stage running to write into the folder a resumed build is
+cleaning; the fork server then has no child left and ends too. An
 :class:`InputError` in the child comes back as the same one-line error; any other failure as
 :class:`pipelines.options.StageFailed` (its traceback is printed by the child). A child that finishes sends
 its peak resident memory back: stage processes are the fork server's children, not the build's, so the
@@ -27,7 +27,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 from pipelines import progress
 from pipelines.options import StageFailed
@@ -95,6 +94,9 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
     :func:`peak_rss_mb` (0 if it sent none)."""
     context = _context()
     receive, send = context.Pipe(duplex=False)
+    # The child's lifeline: only this process holds the write end, so the child reads EOF when it ends. (The
+    # fork server is no guide: it stays alive while any child it forked lives.)
+    lifeline, keep = context.Pipe(duplex=False)
     # the fork server was started earlier: the child takes this process's current directory and environment
     state = (
         progress.enabled(),
@@ -103,15 +105,20 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
         os.getcwd(),
         dict(os.environ),
     )
-    child = context.Process(target=_child, args=(list(argv), list(beam_args), state, send), daemon=True)
+    child = context.Process(
+        target=_child, args=(list(argv), list(beam_args), state, send, lifeline), daemon=True
+    )
     child.start()
     send.close()
+    lifeline.close()
     try:
         child.join()
     except BaseException:  # Ctrl-C (the child gets it too) or an error here: the stage stops with the build
         child.terminate()
         child.join()
         raise
+    finally:
+        keep.close()
     try:
         outcome = receive.recv() if receive.poll() else None
     except EOFError:  # the child closed the pipe without a word: it finished, or it was killed
@@ -131,8 +138,8 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
     raise StageFailed(f"{command}: its process exited with status {child.exitcode}")
 
 
-def _child(argv, beam_args, state, send) -> None:
-    _die_with_parent(os.getppid())
+def _child(argv, beam_args, state, send, lifeline) -> None:
+    _die_with_parent(os.getppid(), lifeline)
     bars, outer, level, cwd, environ = state
     os.chdir(cwd)
     os.environ.clear()
@@ -160,8 +167,12 @@ def _child(argv, beam_args, state, send) -> None:
         sys.exit(1)
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """End this process as soon as ``parent_pid`` is gone (killed builds leave no orphaned stage)."""
+def _die_with_parent(parent_pid: int, lifeline) -> None:
+    """End this process as soon as the build that started it is gone (killed builds leave no orphaned stage).
+
+    The build holds the only write end of ``lifeline``: when it ends, however, the read here returns EOF. The
+    parent process is the fork server, which outlives the build while this process runs (its children hold
+    its liveness pipe), so it is watched as a backstop only (Linux: ``PR_SET_PDEATHSIG``)."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             import ctypes
@@ -171,8 +182,9 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
     def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
+        with contextlib.suppress(EOFError, OSError):
+            while True:
+                lifeline.recv()  # nothing is ever sent: this returns only by EOF
         os._exit(1)
 
-    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+    threading.Thread(target=watch, name="watch-build", daemon=True).start()

@@ -176,3 +176,36 @@ def test_a_stage_process_that_fails_on_its_input_raises_the_same_one_line_error(
         ]
         run_isolated(argv, [])
     assert "Traceback" not in capfd.readouterr().err  # the child reports it, it does not crash
+
+
+def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
+    """The fork server outlives its client while a child it forked runs, so the stage must watch the build
+    itself: kill the process that called ``run_isolated`` in the middle of a long ingest."""
+    lines = (ROOT / "samples" / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()
+    texts = [json.loads(line)["text"][:400] for line in lines]
+    corpus = tmp_path / "big.jsonl"
+    with open(corpus, "w", encoding="utf-8") as f:  # long enough to take many seconds to ingest
+        for n in range(150_000):
+            f.write(json.dumps({"id": str(n), "text": texts[n % len(texts)]}) + "\n")
+    out = tmp_path / "docs"
+    code = "import sys; from pipelines.stage_process import run_isolated; run_isolated(sys.argv[1:], [])"
+    argv = ["ingest", "text", str(corpus), "--out", str(out)]
+    caller = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        deadline, stage = time.time() + 120, None
+        while stage is None and caller.poll() is None and time.time() < deadline:
+            # the stage is the fork server's child: the caller's grandchild
+            grandchildren = [p for c in psutil.Process(caller.pid).children() for p in c.children()]
+            stage = grandchildren[0] if grandchildren else None
+            time.sleep(0.05)
+        assert stage is not None, "no stage process started"
+        fork_server = stage.parent()
+        time.sleep(1.0)  # inside the stage's pipeline
+        os.kill(caller.pid, signal.SIGKILL)
+        caller.wait(timeout=30)
+        _gone, alive = psutil.wait_procs([stage, fork_server], timeout=5)
+        assert not alive, "the stage process (or the fork server) outlived the killed build"
+    finally:
+        if caller.poll() is None:
+            caller.kill()
+    assert not (out / "run_summary.json").exists()  # it was stopped in the middle, not finished
