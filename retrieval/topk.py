@@ -30,11 +30,8 @@ zero-vector document (no n-gram with idf > 0) is never a neighbour and has none.
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 import threading
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -66,15 +63,15 @@ SPILL_CHUNK = 1 << 22  # non-zeros per step when the query layout is written to 
 
 
 class QuerySpill:
-    """The query layout's ``indices``/``data`` in two local files (``indptr`` stays in memory); removed when
-    this object goes (or at exit)."""
+    """The query layout's ``indices``/``data`` in two anonymous temporary files (``indptr`` stays in memory).
+
+    The files have no name (``tempfile.TemporaryFile``): nothing is left on disk however the process ends,
+    even killed, and the space is freed when they are closed or the process exits."""
 
     def __init__(self, spill_dir: str | None = None):
-        self.folder = tempfile.mkdtemp(prefix="incoherent-query-rows-", dir=spill_dir)
-        self.indices_path = os.path.join(self.folder, "indices.u32")
-        self.data_path = os.path.join(self.folder, "data.f32")
+        self.indices_file = tempfile.TemporaryFile(prefix="incoherent-query-indices-", dir=spill_dir)
+        self.data_file = tempfile.TemporaryFile(prefix="incoherent-query-data-", dir=spill_dir)
         self.nnz = 0
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
 
     def gather(self, indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The ``indices``/``data`` entries of ``rows`` (their ``local`` layout, see :func:`_row_positions`)."""
@@ -82,15 +79,16 @@ class QuerySpill:
             return np.zeros(0, np.uint32), np.zeros(0, np.float32)
         positions = _row_positions(indptr, rows)
         # mapped for this block only: its pages leave the process's resident memory when the map is closed
-        indices = np.memmap(self.indices_path, np.uint32, "r", shape=(self.nnz,))
-        data = np.memmap(self.data_path, np.float32, "r", shape=(self.nnz,))
+        indices = np.memmap(self.indices_file, np.uint32, "r", shape=(self.nnz,))
+        data = np.memmap(self.data_file, np.float32, "r", shape=(self.nnz,))
         try:
             return np.array(indices[positions]), np.array(data[positions])
         finally:
             del indices, data
 
     def close(self) -> None:
-        self._cleanup()
+        self.indices_file.close()
+        self.data_file.close()
 
 
 @dataclass
@@ -243,15 +241,17 @@ def _row_chunks(indptr: np.ndarray, nnz_per_chunk: int | None = None) -> list[tu
 def _spill_query_layout(indptr, indices, data, renumber, spill: QuerySpill) -> np.ndarray:
     """:func:`_query_layout`, a chunk of rows at a time, its ``indices``/``data`` appended to the spill files."""
     q_indptr = np.zeros(len(indptr), np.int64)
-    with open(spill.indices_path, "wb") as fi, open(spill.data_path, "wb") as fd:
-        for first, stop in _row_chunks(indptr):
-            lo, hi = int(indptr[first]), int(indptr[stop])
-            part_indptr, part_indices, part_data = _query_layout(
-                indptr[first : stop + 1] - lo, indices[lo:hi], data[lo:hi], renumber
-            )
-            q_indptr[first + 1 : stop + 1] = part_indptr[1:] + q_indptr[first]
-            part_indices.tofile(fi)
-            part_data.tofile(fd)
+    fi, fd = spill.indices_file, spill.data_file
+    for first, stop in _row_chunks(indptr):
+        lo, hi = int(indptr[first]), int(indptr[stop])
+        part_indptr, part_indices, part_data = _query_layout(
+            indptr[first : stop + 1] - lo, indices[lo:hi], data[lo:hi], renumber
+        )
+        q_indptr[first + 1 : stop + 1] = part_indptr[1:] + q_indptr[first]
+        fi.write(part_indices.tobytes())
+        fd.write(part_data.tobytes())
+    fi.flush()
+    fd.flush()
     spill.nnz = int(q_indptr[-1])
     return q_indptr
 
@@ -260,23 +260,29 @@ def _posting_lists_from_spill(q_indptr: np.ndarray, spill: QuerySpill, num_featu
     """:func:`_posting_lists` of the spilled query layout, reading it a chunk of rows at a time (twice)."""
     t_indptr = np.zeros(num_features + 1, np.int64)
     chunks = _row_chunks(q_indptr)
+    fi, fd = spill.indices_file, spill.data_file
 
-    def read(fi, fd, first, stop):
+    def read(first, stop):
         n = int(q_indptr[stop] - q_indptr[first])
-        return np.fromfile(fi, np.uint32, n), np.fromfile(fd, np.float32, n)
+        return (
+            np.frombuffer(fi.read(4 * n), np.uint32, n),
+            np.frombuffer(fd.read(4 * n), np.float32, n),
+        )
 
-    with open(spill.indices_path, "rb") as fi, open(spill.data_path, "rb") as fd:
-        for first, stop in chunks:
-            _count_features(read(fi, fd, first, stop)[0], t_indptr)
+    fi.seek(0)
+    fd.seek(0)
+    for first, stop in chunks:
+        _count_features(read(first, stop)[0], t_indptr)
     np.cumsum(t_indptr, out=t_indptr)
     fill = t_indptr[:-1].copy()
     t_indices = np.empty(spill.nnz, np.uint32)
     t_data = np.empty(spill.nnz, np.float32)
-    with open(spill.indices_path, "rb") as fi, open(spill.data_path, "rb") as fd:
-        for first, stop in chunks:
-            part_indices, part_data = read(fi, fd, first, stop)
-            local = q_indptr[first : stop + 1] - q_indptr[first]
-            _scatter_postings(local, part_indices, part_data, first, fill, t_indices, t_data)
+    fi.seek(0)
+    fd.seek(0)
+    for first, stop in chunks:
+        part_indices, part_data = read(first, stop)
+        local = q_indptr[first : stop + 1] - q_indptr[first]
+        _scatter_postings(local, part_indices, part_data, first, fill, t_indices, t_data)
     return t_indptr, t_indices, t_data
 
 
