@@ -73,11 +73,10 @@ class QuerySpill:
         self.data_file = tempfile.TemporaryFile(prefix="incoherent-query-data-", dir=spill_dir)
         self.nnz = 0
 
-    def gather(self, indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ``indices``/``data`` entries of ``rows`` (their ``local`` layout, see :func:`_row_positions`)."""
+    def gather(self, positions: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
+        """The ``indices``/``data`` entries at ``positions`` (see :func:`_row_positions`)."""
         if self.nnz == 0:
             return np.zeros(0, np.uint32), np.zeros(0, np.float32)
-        positions = _row_positions(indptr, rows)
         # mapped for this block only: its pages leave the process's resident memory when the map is closed
         indices = np.memmap(self.indices_file, np.uint32, "r", shape=(self.nnz,))
         data = np.memmap(self.data_file, np.float32, "r", shape=(self.nnz,))
@@ -125,10 +124,10 @@ class ScoringMatrix:
         lengths = self.indptr[rows + 1] - self.indptr[rows]
         local = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lengths, out=local[1:])
+        positions = _row_positions(self.indptr, rows)
         if self.spill is not None:
-            indices, data = self.spill.gather(self.indptr, rows)
+            indices, data = self.spill.gather(positions)
         else:
-            positions = _row_positions(self.indptr, rows)
             indices, data = self.indices[positions], self.data[positions]
         return local, indices, data
 
@@ -336,23 +335,14 @@ def _shared_features(indices, num_features):
     return seen >= 2
 
 
-@njit(cache=True)
 def _posting_lists(indptr, indices, data, num_features):
     """The transpose of a CSR matrix (counting sort): per feature, its documents in row order and weights."""
     t_indptr = np.zeros(num_features + 1, np.int64)
-    for p in range(len(indices)):
-        t_indptr[indices[p] + 1] += 1
-    for f in range(num_features):
-        t_indptr[f + 1] += t_indptr[f]
-    fill = t_indptr[:-1].copy()
+    _count_features(indices, t_indptr)
+    np.cumsum(t_indptr, out=t_indptr)
     t_indices = np.empty(len(indices), np.uint32)
     t_data = np.empty(len(indices), np.float32)
-    for row in range(len(indptr) - 1):
-        for p in range(indptr[row], indptr[row + 1]):
-            q = fill[indices[p]]
-            t_indices[q] = row
-            t_data[q] = data[p]
-            fill[indices[p]] = q + 1
+    _scatter_postings(indptr, indices, data, 0, t_indptr[:-1].copy(), t_indices, t_data)
     return t_indptr, t_indices, t_data
 
 
