@@ -4,7 +4,7 @@ Every table is streamed in record batches of the few columns a statistic needs, 
 histograms are kept, so memory does not grow with the number of rows. Example (one intruder table)::
 
     >>> stats = intruder_stats(["intruder-cnn/test-00000-of-00001.parquet"])   # doctest: +SKIP
-    >>> stats["by_split"]["test"]
+    >>> stats["by_split"]["test"]  # doctest: +SKIP
     {'documents': 9, 'sentences': 52, 'words': 1102, 'positives': 4}
 """
 

@@ -53,9 +53,9 @@ def format_table(summary: dict[str, dict[str, dict]], title: str = "") -> str:
     ties below.
 
     >>> print(format_table({"wsj": {"1": {"pairs": 4, "correct": 3, "incorrect": 1, "ties": 0, "accuracy": 0.75}}}))
-    source       k=1
-    wsj         75.0
-    pairs (wsj)    4
+    source          k=1
+    wsj            75.0
+    pairs (wsj)       4
     """
     ks = sorted({int(k) for per in summary.values() for k in per})
     width = max([6] + [len(s) + 8 for s in summary])

@@ -57,7 +57,7 @@ def to_int(value: str | None) -> int | None:
 
 
 def xml_text(raw: bytes) -> str | None:
-    """Character data as expat reports it (predefined entities only), or None where it could differ.
+    r"""Character data as expat reports it (predefined entities only), or None where it could differ.
 
     >>> xml_text(b"Fish &amp; chips &lt;3"), xml_text(b"&#39;"), xml_text(b"&nbsp;"), xml_text(b"a\r\nb")
     ('Fish & chips <3', None, None, None)
