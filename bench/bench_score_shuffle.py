@@ -311,6 +311,13 @@ def main_bench() -> None:
         report["ratio_all_per_pair_originals_estimated"] = round(
             per_pair_seconds / len(subset) * len(pairs) / all_seconds, 1
         )
+        if args.issue_baseline:  # the issue's loop, scaled per pair from the subset like the baseline
+            report["issue_baseline_all_seconds_estimated"] = round(
+                issue_seconds / len(subset) * len(pairs), 1
+            )
+            report["ratio_all_issue_baseline_estimated"] = round(
+                report["issue_baseline_all_seconds_estimated"] / all_seconds, 1
+            )
         report["counters"] = summary["counters"]["score-shuffle"]
     report["ceiling"] = ceiling(model_dir, args.device)
     report["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)

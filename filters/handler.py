@@ -145,15 +145,20 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
 class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
     """Scores pools of texts with :class:`filters.lm.LanguageModelScorer`, loaded once per worker process.
 
-    An element is ``(pool id, [(text key, text), ...])``; its prediction is ``[(text key, score, tokens)]``.
-    Every pool is scored on its own (its texts' windows bucketed by length together), so a text's score
-    depends on its pool only, never on how the runner batches elements: one pool per ``run_inference``.
+    An element is ``(pool id, [(text key, sentences), ...])``; its prediction is ``[(text key, score,
+    tokens)]``, each text being its sentences joined with ``join``
+    (:meth:`filters.lm.LanguageModelScorer.score_documents`). Every pool is scored on its own (its texts'
+    windows bucketed by length together), so a text's score depends on its pool only, never on how the
+    runner batches elements: one pool per ``run_inference``.
     """
 
-    def __init__(self, model_dir: str, device: str = "auto", dtype: str = "auto", **scorer_options):
+    def __init__(
+        self, model_dir: str, device: str = "auto", dtype: str = "auto", join: str = "space", **scorer_options
+    ):
         """``scorer_options``: the keyword arguments of :meth:`filters.lm.LanguageModelScorer.load`."""
         super().__init__(min_batch_size=1, max_batch_size=1)
         self._model_dir, self._device, self._dtype, self._options = model_dir, device, dtype, scorer_options
+        self._join = join
         resolve_dtype(dtype, resolve_device(device))
 
     def load_model(self):
@@ -167,7 +172,7 @@ class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
         out = []
         for pool in batch:
             keys = [key for key, _ in pool[1]]
-            scores, counters = model.score_texts([text for _, text in pool[1]])
+            scores, counters = model.score_documents([sentences for _, sentences in pool[1]], self._join)
             for name, value in counters.items():
                 if value:
                     Metrics.counter(LM_NAMESPACE, name).inc(value)
@@ -179,7 +184,7 @@ class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
         return out
 
     def get_num_bytes(self, batch: Sequence[tuple]) -> int:
-        return sum(len(text) for pool in batch for _, text in pool[1])
+        return sum(len(s) for pool in batch for _, sentences in pool[1] for s in sentences)
 
     def get_metrics_namespace(self) -> str:
         return LM_NAMESPACE

@@ -2,7 +2,7 @@
 2021) of a causal or masked language model on shuffle corpora.
 
 Every row of ``DATA_DIR/shuffle-<source>/<split>-*.parquet`` is a pair (one document, one k, one permutation).
-Texts are keyed by a hash of their content, so a document's original is scored once and reused for all its k
+Texts (a pair's original and shuffled sentences) are keyed by a hash of their joined content, so a document's original is scored once and reused for all its k
 and permutations. Distinct texts are grouped into pools by a stable hash of their document (its original's
 key), so a document's texts share a pool and the windows they have in common run once; the pools depend on
 the data only, never on the runner. Each pool goes through ``RunInference`` with
@@ -77,18 +77,19 @@ def text_key(text: str) -> str:
 
 
 def make_pair(row: dict, join: str) -> dict | Rejected:
-    """A shuffle row -> ``{id, source, block_size, permutation, original, shuffled}`` texts and their keys, or a
-    Rejected for an empty document."""
+    """A shuffle row -> ``{id, source, block_size, permutation, original, shuffled}`` (their sentences, empty
+    ones left out) and the keys of their joined texts, or a Rejected for an empty document."""
     from filters.lm import join_sentences
 
-    original = join_sentences([s for s in row["original"] or [] if s], join)
-    shuffled = join_sentences([s for s in row["shuffled"] or [] if s], join)
-    if not original.strip() or not shuffled.strip():
+    original = tuple(s for s in row["original"] or [] if s)
+    shuffled = tuple(s for s in row["shuffled"] or [] if s)
+    original_text, shuffled_text = join_sentences(original, join), join_sentences(shuffled, join)
+    if not original_text.strip() or not shuffled_text.strip():
         return Rejected(
             "empty_document",
             id=row.get("id"),
             source=row.get("source"),
-            detail=f"block_size {row.get('block_size')}: {'original' if not original.strip() else 'shuffled'} is empty",
+            detail=f"block_size {row.get('block_size')}: {'original' if not original_text.strip() else 'shuffled'} is empty",
         )
     return {
         "id": row["id"],
@@ -97,8 +98,8 @@ def make_pair(row: dict, join: str) -> dict | Rejected:
         "permutation": int(row.get("permutation") or 0),
         "original": original,
         "shuffled": shuffled,
-        "original_key": text_key(original),
-        "shuffled_key": text_key(shuffled),
+        "original_key": text_key(original_text),
+        "shuffled_key": text_key(shuffled_text),
     }
 
 
@@ -131,7 +132,8 @@ class ScoreShufflePairs(beam.PTransform):
     """Shuffle rows -> ``(score rows, rejected)``: distinct texts pooled, scored once, joined back.
 
     ``handler`` is a :class:`filters.handler.LanguageModelHandler` (or any handler taking
-    ``(pool id, [(key, text)])`` elements and predicting ``[(key, score, tokens)]``).
+    ``(pool id, [(key, sentences)])`` elements and predicting ``[(key, score, tokens)]``), joining sentences
+    with ``join`` as :func:`make_pair` does.
     """
 
     def __init__(self, handler: ModelHandler, join: str = "space", pool_size: int = DEFAULT_POOL_SIZE):
@@ -150,7 +152,7 @@ class ScoreShufflePairs(beam.PTransform):
 
         def first_text(element):
             key, texts = element
-            return key, min(texts)  # (its document's original key, text): the smallest if several
+            return key, min(texts)  # (its document's original key, sentences): the smallest if several
 
         def to_pool(keyed, total):
             key, (document, text) = keyed
@@ -267,6 +269,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         args.model_dir,
         args.device,
         args.dtype,
+        join=args.join,
         scorer=kind,
         window=args.window,
         batch_size=args.batch_size,
