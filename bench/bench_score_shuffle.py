@@ -16,7 +16,8 @@ for ``--device cuda``).
   and its scores must agree with ours to 1e-4. Changed on 2026-11-23 to match their code: it used to
   re-score the original for every pair and to slice the logits to the scored positions before the
   log-softmax (an optimisation their loop does not have). The cost of the issue's wording, "the original
-  re-scored for every pair", is derived from the measured time of each original (``*_per_pair_originals_*``).
+  re-scored for every pair", is derived from the measured time of each original (``*_per_pair_originals_*``)
+  and, with ``--issue-baseline``, measured (``issue_baseline_*``, ``ratio_*_issue_baseline*``).
   It scores the pairs of every ``--every``-th document (it would take most of an hour on all of them);
   ours is timed on the same subset too, and on all pairs, where the baseline is scaled per pair from the
   subset (an estimate);
