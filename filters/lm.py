@@ -462,10 +462,13 @@ class LanguageModelScorer:
         """:meth:`score_texts` of ``join_sentences(document, join)`` for every document (a list of sentences),
         the same scores. With exact windows and a tokenizer that :func:`filters.sentence_tokens.
         tokenizes_by_parts`, each distinct sentence of the pool is tokenized once (counter
-        ``tokenized_pieces``); otherwise, or when the guard disagrees (``tokenized_whole``), every text is."""
+        ``tokenized_by_parts``: texts); otherwise, or when the guard disagrees, every text is tokenized whole
+        (``tokenized_whole``)."""
         texts = [join_sentences(d, join) for d in documents]
         if not self.by_parts:
-            return self.score_texts(texts)
+            scores, counters = self.score_texts(texts)
+            counters["tokenized_whole"] = len(texts)
+            return scores, counters
         ids, by_parts = joined_token_ids(self.tokenizer, documents, JOINS[join])
         scores, counters = self._score(texts, ids)
         counters["tokenized_by_parts" if by_parts else "tokenized_whole"] = len(texts)

@@ -66,6 +66,7 @@ def test_scores_pairs_and_scores_each_original_once(tiny_gpt2_dir, data_dir, tmp
     # originals once per document, not once per pair: texts scored = documents + distinct shuffles
     counters = json.loads((out / "run_summary.json").read_text())["counters"]["score-shuffle"]
     assert counters["scored"] == len(texts) == DOCS + len(source)
+    assert counters["tokenized_by_parts"] == len(texts)  # each distinct sentence tokenized once per pool
     # windows shared by a document's texts (blocks that stay in place) run once, and so do predictions
     # over the leading tokens that shuffles share with their original: documents share neither
     pieces = [p for t in texts for p in scorer.plan(t)[0]]

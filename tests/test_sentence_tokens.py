@@ -100,4 +100,6 @@ def test_score_documents_equals_score_texts(tiny_gpt2_dir):  # noqa: F811
         assert counters["tokenized_by_parts"] == len(documents)
     laban = LanguageModelScorer(model, tokenizer, kind, window="laban", batch_size=4)
     assert not laban.by_parts  # their tokenization is tokenizer(text), special tokens included
-    assert laban.score_documents(documents)[0] == laban.score_texts([" ".join(d) for d in documents])[0]
+    got, counters = laban.score_documents(documents)
+    assert got == laban.score_texts([" ".join(d) for d in documents])[0]
+    assert counters["tokenized_whole"] == len(documents) and "tokenized_by_parts" not in counters
