@@ -23,7 +23,8 @@ A text's score is its mean negative log-likelihood per scored token, in nats (lo
 Every forward request is a :class:`Piece` (a window of ids, at most one masked position, the positions whose
 predictions count). :meth:`LanguageModelScorer.score_texts` tokenizes all its texts in one call, pools
 their pieces, runs identical pieces once (the shuffles of a document share the windows over blocks that stay
-in place), sorts them by length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU
+in place; a causal window that begins with another's tokens reuses its keys and values there,
+:func:`shared_bodies`), sorts them by length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU
 out-of-memory error halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per
 text. The LM head and the log-softmax run only on the predicted positions, in cache-sized chunks on a CPU.
 A text's score depends only on the pool it is scored with, which the pipeline makes deterministic.
@@ -62,6 +63,10 @@ LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
 HEAD_ROWS_PER_THREAD = 128  # predicted positions per LM-head call on a CPU, per torch thread
 HEAD_BYTES_CPU = 64 << 20  # at most this much of logits per LM-head call on a CPU
 HEAD_ROWS_GPU = 4096  # predicted positions per LM-head call on a GPU
+MIN_SHARED_POSITIONS = 16  # a window reuses another's keys and values for at least this many leading tokens
+KV_BUDGET = 2  # keys and values kept for sharing: at most this many micro-batches' worth of positions
+# Causal models whose base model takes position ids, a padding mask and past keys/values (a DynamicCache).
+PAST_CAUSAL = {"gpt2", "llama", "mistral", "qwen2"}
 # Models whose logits are their one head module applied to the base model's last hidden state.
 HEAD_ON_HIDDEN = {"gpt2", "llama", "mistral", "qwen2", "bert", "roberta", "xlm-roberta", "camembert"}
 # Models whose position ids start after the padding index: usable positions = max_position_embeddings - pad - 1.
@@ -328,6 +333,12 @@ class LanguageModelScorer:
         self.mask_id = tokenizer.mask_token_id
         self._head = output_head(model)
         self.head_rows = head_rows(model, device)
+        self.share_bodies = (
+            kind == CAUSAL
+            and self._head is not None
+            and getattr(model.config, "model_type", None) in PAST_CAUSAL
+        )
+        self.min_shared = MIN_SHARED_POSITIONS
         # exact windows read the ids of the text alone, which the sentences' ids make up for most tokenizers
         self.by_parts = window == "exact" and tokenizes_by_parts(tokenizer)
 
@@ -403,35 +414,62 @@ class LanguageModelScorer:
 
     def forward(self, pieces: Sequence[Piece]) -> list:
         """Negative log-likelihoods of every piece's targets (one forward pass over the padded pieces), one
-        float64 array per piece.
+        float64 array per piece."""
+        return [nll for nll, _ in self._run([(p, 0, None, 0) for p in pieces])]
 
-        The LM head (where it can run apart, :func:`output_head`) and the log-softmax run only on the
+    def _run(self, items: Sequence[tuple]) -> list[tuple]:
+        """One forward pass over ``(piece, skip, past, keep)`` items: the piece's first ``skip`` positions are
+        not run, their keys and values are ``past`` (per layer ``(keys, values)`` of shape ``[heads, >= skip,
+        head dim]``, from a piece with the same leading tokens); ``keep``: how many leading positions' keys
+        and values to return. Returns ``(nll, kept)`` per item (``kept`` None when ``keep`` is 0).
+
+        Pieces with a past are left-padded to the longest past and masked, so one batch mixes pasts of any
+        length. The LM head (where it can run apart, :func:`output_head`) and the log-softmax run only on the
         predicted positions, :attr:`head_rows` of them at a time (:func:`head_rows`: on a CPU a whole batch of
         logits does not fit in the cache; the result is the same)."""
         import numpy as np
         import torch
 
-        lengths = np.fromiter((len(p.ids) for p in pieces), np.int64, len(pieces))
+        pieces = [item[0] for item in items]
+        skips = np.fromiter((item[1] for item in items), np.int64, len(items))
+        lengths = np.fromiter((len(p.ids) for p in pieces), np.int64, len(pieces)) - skips
         width = int(lengths.max())
         valid = np.arange(width)[None, :] < lengths[:, None]
         ids = np.full((len(pieces), width), self.pad_id, dtype=np.int64)
-        ids[valid] = np.fromiter(chain.from_iterable(p.ids for p in pieces), np.int64, int(lengths.sum()))
-        masked = [(r, p.mask_at) for r, p in enumerate(pieces) if p.mask_at >= 0]
+        run_ids = (p.ids[s:] if s else p.ids for p, s in zip(pieces, skips.tolist(), strict=True))
+        ids[valid] = np.fromiter(chain.from_iterable(run_ids), np.int64, int(lengths.sum()))
+        masked = [(r, p.mask_at) for r, p in enumerate(pieces) if p.mask_at >= 0]  # masked LMs: no skips
         if masked:
             ids[tuple(np.array(masked).T)] = self.mask_id
         counts = np.fromiter((len(p.gold) for p in pieces), np.int64, len(pieces))
         rows = np.repeat(np.arange(len(pieces)), counts)
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        cols = np.repeat(np.fromiter((p.start for p in pieces), np.int64, len(pieces)), counts) + offsets
+        starts = np.fromiter((p.start for p in pieces), np.int64, len(pieces)) - skips
+        cols = np.repeat(starts, counts) + offsets
         gold = np.fromiter(chain.from_iterable(p.gold for p in pieces), np.int64, int(counts.sum()))
         inputs = {"input_ids": torch.from_numpy(ids).to(self.device)}
-        if (lengths < width).any():  # all the same length (most windows): no padding to mask
+        past = int(skips.max())
+        if past:
+            inputs.update(self._past_inputs(items, skips, lengths, width, past))
+        elif (lengths < width).any():  # all the same length (most windows): no padding to mask
             inputs["attention_mask"] = torch.from_numpy(valid.astype(np.int64)).to(self.device)
+        keep = [item[3] for item in items]
+        if self.share_bodies:
+            inputs["use_cache"] = any(keep)
         rows_t, cols_t = torch.from_numpy(rows).to(self.device), torch.from_numpy(cols).to(self.device)
         gold_t = torch.from_numpy(gold).to(self.device)
+        kept: list = [None] * len(items)
         with torch.inference_mode():
             if self._head is not None:  # the LM head only where a prediction counts
-                picked = self.model.base_model(**inputs).last_hidden_state[rows_t, cols_t]
+                out = self.model.base_model(**inputs)
+                picked = out.last_hidden_state[rows_t, cols_t]
+                if any(keep):  # pieces run whole (no past): their positions start at 0
+                    layers = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+                    kept = [
+                        [(k[r, :, :n].clone(), v[r, :, :n].clone()) for k, v in layers] if n else None
+                        for r, n in enumerate(keep)
+                    ]
+                del out
             else:
                 picked = self.model(**inputs).logits[rows_t, cols_t]
             nll = torch.empty(len(gold), dtype=torch.float32, device=self.device)
@@ -443,7 +481,33 @@ class LanguageModelScorer:
                     logits, gold_t[c : c + step], reduction="none"
                 )
         flat = nll.cpu().numpy().astype(np.float64)
-        return np.split(flat, np.cumsum(counts)[:-1])
+        return list(zip(np.split(flat, np.cumsum(counts)[:-1]), kept, strict=True))
+
+    def _past_inputs(self, items, skips, lengths, width: int, past: int) -> dict:
+        """Position ids, padding mask and a ``DynamicCache`` for a batch whose pieces continue pasts of
+        ``skips`` positions, left-padded to ``past``."""
+        import numpy as np
+        import torch
+        from transformers import DynamicCache
+
+        positions = np.minimum(skips[:, None] + np.arange(width)[None, :], self.positions - 1)
+        column = np.arange(past + width)[None, :]
+        attention = (column >= past - skips[:, None]) & (column < past + lengths[:, None])
+        layers = []
+        for layer in range(len(next(item[2] for item in items if item[1]))):
+            some = next(item[2][layer][0] for item in items if item[1])
+            keys = some.new_zeros((len(items), some.shape[0], past, some.shape[2]))
+            values = torch.zeros_like(keys)
+            for r, (_, skip, kv, _) in enumerate(items):
+                if skip:
+                    keys[r, :, past - skip :] = kv[layer][0][:, :skip]
+                    values[r, :, past - skip :] = kv[layer][1][:, :skip]
+            layers.append((keys, values))
+        return {
+            "position_ids": torch.from_numpy(positions).to(self.device),
+            "attention_mask": torch.from_numpy(attention.astype(np.int64)).to(self.device),
+            "past_key_values": DynamicCache(layers),
+        }
 
     def _shrink(self) -> None:
         self.max_tokens = max(self.max_tokens // 2, self.positions)
@@ -502,14 +566,49 @@ class LanguageModelScorer:
             for p, src in zip(distinct, sources, strict=True)
         ]
         todo = [i for i, p in enumerate(runs) if p.gold]
-        lengths = [len(runs[i].ids) for i in todo]
+        pending = [runs[i] for i in todo]
+        # Windows that begin with the same tokens have the same keys and values there: a window whose
+        # leading tokens another one runs in full reuses them and runs only the rest.
+        bodies = shared_bodies(pending, self.min_shared) if self.share_bodies else [None] * len(pending)
+        keep = [0] * len(pending)
+        dependents: dict[int, list[int]] = {}
+        for j, body in enumerate(bodies):
+            if body is not None:
+                keep[body[0]] = max(keep[body[0]], body[1])
+                dependents.setdefault(body[0], []).append(j)
+        results: list = [None] * len(pending)
+        kept: dict[int, list] = {}
+
+        def run(indices: list[int]) -> None:
+            items = [
+                (pending[j], *((bodies[j][1], kept[bodies[j][0]]) if bodies[j] else (0, None)), keep[j])
+                for j in indices
+            ]
+            lengths = [len(item[0].ids) - item[1] for item in items]
+            for group in length_batches(lengths, self.batch_size, self.max_tokens):
+                stats.padded_tokens += max(lengths[i] for i in group) * len(group)
+                batch = [items[i] for i in group]
+                done = forward_with_halving(self._run, batch, stats, self._shrink)
+                for i, (nll, kv) in zip(group, done, strict=True):
+                    results[indices[i]] = nll
+                    if kv is not None:
+                        kept[indices[i]] = kv
+
+        run([j for j in range(len(pending)) if bodies[j] is None and not keep[j]])
+        roots = [j for j in range(len(pending)) if keep[j]]
+        at = 0
+        while at < len(roots):  # a few micro-batches' worth of shared keys and values at a time
+            chunk, budget = [], KV_BUDGET * self.max_tokens
+            while at < len(roots) and (not chunk or budget >= keep[roots[at]]):
+                budget -= keep[roots[at]]
+                chunk.append(roots[at])
+                at += 1
+            run(chunk)
+            run([d for r in chunk for d in dependents[r]])
+            kept.clear()
         own: list = [None] * len(distinct)
-        for group in length_batches(lengths, self.batch_size, self.max_tokens):
-            stats.padded_tokens += max(lengths[i] for i in group) * len(group)
-            batch = [runs[todo[i]] for i in group]
-            results = forward_with_halving(self.forward, batch, stats, self._shrink)
-            for i, nll in zip(group, results, strict=True):
-                own[todo[i]] = nll
+        for i, nll in zip(todo, results, strict=True):
+            own[i] = nll
         losses = assemble_losses(distinct, sources, own)
         sums: list[dict[int, list[float]]] = [{} for _ in texts]
         for piece, slot in zip(pieces, slots, strict=True):
@@ -523,6 +622,7 @@ class LanguageModelScorer:
         counters["forward_rows"] = len(todo)
         counters["shared_rows"] = len(pieces) - len(todo)
         counters["shared_targets"] = sum(src[1] for src in sources if src is not None)
+        counters["shared_positions"] = sum(body[1] for body in bodies if body is not None)
         return scores, counters
 
 
@@ -560,6 +660,43 @@ def shared_prefixes(pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
         if n > 0 and q.gold[:n] == p.gold[offset : offset + n]:
             sources[cur] = (prev, n)
     return sources
+
+
+def shared_bodies(
+    pieces: Sequence[Piece], minimum: int = MIN_SHARED_POSITIONS
+) -> list[tuple[int, int] | None]:
+    """For each causal piece, ``(j, n)``: piece ``j``, run in full, begins with the same ``n`` tokens, so its
+    keys and values serve the piece's first ``n`` positions; or None (run in full). ``n`` is at least
+    ``minimum`` and stops before the piece's first target (whose hidden state is needed) and its last token.
+
+    Pieces are sorted by their ids; a piece's common prefix with its predecessor bounds the one with the
+    predecessor's own source, so every shared piece points at a piece run in full.
+
+    >>> a = Piece((1, 2, 3, 4, 5), -1, 0, (2, 3, 4, 5), 0, 0)
+    >>> b = Piece((1, 2, 3, 4, 9, 9), -1, 3, (9, 9), 1, 0)
+    >>> c = Piece((1, 2, 3, 7), -1, 2, (7,), 2, 0)
+    >>> shared_bodies([a, b, c], minimum=2)
+    [None, (0, 3), (0, 2)]
+    """
+    order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
+    out: list[tuple[int, int] | None] = [None] * len(pieces)
+    reach = [0] * len(pieces)  # common prefix with the piece's source (its own length for a source)
+    for prev, cur in zip([None, *order], order, strict=False):
+        p, q = (pieces[prev] if prev is not None else None), pieces[cur]
+        reach[cur] = len(q.ids)
+        if p is None or p.mask_at >= 0 or q.mask_at >= 0:
+            continue
+        common = 0
+        for x, y in zip(p.ids, q.ids, strict=False):
+            if x != y:
+                break
+            common += 1
+        source = prev if out[prev] is None else out[prev][0]
+        common = min(common, reach[prev])
+        n = min(common, q.start, len(q.ids) - 1)
+        if n >= minimum:
+            out[cur], reach[cur] = (source, n), common
+    return out
 
 
 def assemble_losses(pieces: Sequence[Piece], sources: Sequence, own: Sequence) -> list:

@@ -289,6 +289,36 @@ def test_shared_leading_tokens_predicted_once(tiny_gpt2_dir):  # noqa: F811
     assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(alone, scores, strict=True))
 
 
+@pytest.mark.parametrize("window", ["exact", "laban"])
+def test_shared_leading_keys_and_values_run_once(tiny_gpt2_dir, window):  # noqa: F811
+    """Shuffles of WSJ documents (blocks of two sentences) that keep their first blocks: windows beginning with
+    the same tokens take those positions' keys and values from one run in full and run only the rest, in
+    batches that mix pasts of different lengths; the scores are those of running every window whole."""
+    from corpora.shuffle import shuffle_document
+
+    documents = []
+    for doc_id, sentences in sample_documents(min_sentences=6, max_sentences=8)[:4]:
+        doc = {"id": doc_id, "source": "wsj", "sentences": sentences}
+        documents.append(sentences)
+        documents.extend(row["shuffled"] for row in shuffle_document(doc, 2, seed=0, permutations=8))
+    cases = [" ".join(d) for d in documents]
+    whole = scorer(tiny_gpt2_dir, window, batch_size=5)
+    whole.share_bodies = False
+    want, plain = whole.score_texts(cases)
+    for minimum in (16, 2):
+        shared = scorer(tiny_gpt2_dir, window, batch_size=5)
+        shared.min_shared = minimum
+        # keys and values kept for one root at a time: every root its own chunk
+        shared.max_tokens = 1 if minimum == 2 else shared.max_tokens
+        got, counters = shared.score_texts(cases)
+        assert counters["shared_positions"] > 0
+        assert counters["padded_tokens"] < plain["padded_tokens"]  # fewer positions run
+        assert counters["forward_rows"] == plain["forward_rows"]
+        assert all(abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(want, got, strict=True))
+    masked_like = scorer(tiny_gpt2_dir, window)
+    assert masked_like.share_bodies  # a GPT-2: on; masked LMs and other model types: off
+
+
 def test_fused_gelu_gives_the_same_scores(tiny_gpt2_dir):  # noqa: F811
     plain = scorer(tiny_gpt2_dir)
     fused = scorer(tiny_gpt2_dir)
