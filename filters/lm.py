@@ -648,11 +648,7 @@ def shared_prefixes(pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
         p, q = pieces[prev], pieces[cur]
         if p.start > q.start or p.mask_at >= 0 or q.mask_at >= 0:
             continue
-        common = 0
-        for x, y in zip(p.ids, q.ids, strict=False):
-            if x != y:
-                break
-            common += 1
+        common = common_prefix(p.ids, q.ids)
         # q's positions start .. common - 2 are predicted the same way by p, where p has targets there
         n = min(common - 1, p.start + len(p.gold)) - q.start
         n = min(n, len(q.gold))
@@ -680,23 +676,26 @@ def shared_bodies(
     """
     order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
     out: list[tuple[int, int] | None] = [None] * len(pieces)
-    reach = [0] * len(pieces)  # common prefix with the piece's source (its own length for a source)
-    for prev, cur in zip([None, *order], order, strict=False):
-        p, q = (pieces[prev] if prev is not None else None), pieces[cur]
-        reach[cur] = len(q.ids)
-        if p is None or p.mask_at >= 0 or q.mask_at >= 0:
+    reach = [len(p.ids) for p in pieces]  # common prefix with the piece's source (its length for a source)
+    for prev, cur in zip(order, order[1:], strict=False):
+        p, q = pieces[prev], pieces[cur]
+        if p.mask_at >= 0 or q.mask_at >= 0:
             continue
-        common = 0
-        for x, y in zip(p.ids, q.ids, strict=False):
-            if x != y:
-                break
-            common += 1
-        source = prev if out[prev] is None else out[prev][0]
-        common = min(common, reach[prev])
+        common = min(common_prefix(p.ids, q.ids), reach[prev])
         n = min(common, q.start, len(q.ids) - 1)
         if n >= minimum:
-            out[cur], reach[cur] = (source, n), common
+            out[cur], reach[cur] = (prev if out[prev] is None else out[prev][0], n), common
     return out
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading ids ``a`` and ``b`` share: ``common_prefix((1, 2, 3), (1, 2, 9)) == 2``."""
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common
 
 
 def assemble_losses(pieces: Sequence[Piece], sources: Sequence, own: Sequence) -> list:

@@ -2,8 +2,8 @@
 2021) of a causal or masked language model on shuffle corpora.
 
 Every row of ``DATA_DIR/shuffle-<source>/<split>-*.parquet`` is a pair (one document, one k, one permutation).
-Texts (a pair's original and shuffled sentences) are keyed by a hash of their joined content, so a document's original is scored once and reused for all its k
-and permutations. Distinct texts are grouped into pools by a stable hash of their document (its original's
+Texts (a pair's original and shuffled sentences) are keyed by a hash of their joined content, so a document's
+original is scored once and reused for all its k and permutations. Distinct texts are grouped into pools by a stable hash of their document (its original's
 key), so a document's texts share a pool and the windows they have in common run once; the pools depend on
 the data only, never on the runner. Each pool goes through ``RunInference`` with
 :class:`filters.handler.LanguageModelHandler`, which buckets the windows of all the pool's texts by length.
