@@ -43,7 +43,8 @@ def tree_hashes(root: Path) -> dict[str, str]:
 @pytest.mark.parametrize("name", sorted(BUILDS))
 def test_build_output_bytes_are_pinned(name, tmp_path):
     out = tmp_path / name
-    command = [sys.executable, "-m", "pipelines.cli", "build", str(BUILDS[name]), "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "pipelines.cli", "build", str(BUILDS[name]), "--out", str(out)]
+    command.append("--quiet")
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     got = tree_hashes(out)
