@@ -56,6 +56,11 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
     (("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
     (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
+    (("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"),
+    (("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
+    (("annotate", "import"), "pipelines.annotate_import", "answers from MTurk, Label Studio, the lab, INSteD"),
+    (("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
+    (("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"),
 ]
 
 
