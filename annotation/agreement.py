@@ -169,7 +169,10 @@ def summarise(answers: list[dict], key: dict, min_agreement: int) -> dict:
         "answers": sum(p["annotators"] for p in answered),
         "annotators": len({a["worker"] for a in answers}),
         "min_agreement": min_agreement,
-        "kept": {"documents": len(kept), "fraction": round(len(kept) / len(answered), 4) if answered else None},
+        "kept": {
+            "documents": len(kept),
+            "fraction": round(len(kept) / len(answered), 4) if answered else None,
+        },
         "krippendorff_alpha": krippendorff_alpha(grouped),
         "cohen_kappa": cohen_kappa(grouped),
         "median_seconds": _median([a["seconds"] for a in answers if a.get("seconds") is not None]),
@@ -218,7 +221,11 @@ def unanimous(per_item: list[dict]) -> dict:
         gold = "with_intruder" if p["gold"] != -1 else "without_intruder"
         table[human][gold] += 1
         right_position += p["majority"] != -1 and p["majority"] == p["gold"]
-    return {**table, "documents": sum(sum(r.values()) for r in table.values()), "right_position": right_position}
+    return {
+        **table,
+        "documents": sum(sum(r.values()) for r in table.values()),
+        "right_position": right_position,
+    }
 
 
 def per_block_size(answers: list[dict], grouped: dict[str, list[dict]], key: dict) -> dict[str, dict]:
@@ -257,5 +264,12 @@ def with_model(report: dict, predictions: dict[str, int]) -> dict:
         model = document_scores([(predictions[iid], p["gold"]) for iid, p in kept])
     else:
         human = {"documents": len(kept), "accuracy": _rate([p["majority"] == p["gold"] for _, p in kept])}
-        model = {"documents": len(kept), "accuracy": _rate([predictions[iid] == p["gold"] for iid, p in kept])}
-    return {"by_agreement": by_level, "human_vs_model": {"human": human, "model": model}, "without_prediction": missing}
+        model = {
+            "documents": len(kept),
+            "accuracy": _rate([predictions[iid] == p["gold"] for iid, p in kept]),
+        }
+    return {
+        "by_agreement": by_level,
+        "human_vs_model": {"human": human, "model": model},
+        "without_prediction": missing,
+    }

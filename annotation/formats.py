@@ -140,7 +140,11 @@ def labelstudio_tasks(tasks_doc: dict) -> list[dict]:
     out = []
     for task in tasks_doc["tasks"]:
         for item in task["items"]:
-            data = {"export_id": tasks_doc["export_id"], "task_id": task["task_id"], "item_id": item["item_id"]}
+            data = {
+                "export_id": tasks_doc["export_id"],
+                "task_id": task["task_id"],
+                "item_id": item["item_id"],
+            }
             if tasks_doc["kind"] == "intruder":
                 sentences = item["sentences"]
                 data["html"] = _numbered_html(sentences)
@@ -236,13 +240,17 @@ class Collector:
         if not worker:
             self.reject("missing_worker", origin, "no worker id", record)
         elif task_id not in self.tasks or item_id not in self.tasks[task_id]:
-            self.reject("unknown_item", origin, f"task {task_id!r}, item {item_id!r} not in the export", record)
+            self.reject(
+                "unknown_item", origin, f"task {task_id!r}, item {item_id!r} not in the export", record
+            )
         elif raw_answer in (None, ""):
             self.reject("missing_answer", origin, f"no answer to item {item_id}", record)
         elif not self.valid(item_id, answer):
             self.reject("out_of_range", origin, f"answer {raw_answer!r} to item {item_id}", record)
         elif (task_id, item_id, worker) in self._seen:
-            self.reject("duplicate", origin, f"worker {worker} answered item {item_id} of {task_id} again", record)
+            self.reject(
+                "duplicate", origin, f"worker {worker} answered item {item_id} of {task_id} again", record
+            )
         else:
             self._seen.add((task_id, item_id, worker))
             self.answers.append(
@@ -275,7 +283,9 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
     for number, row in enumerate(reader, start=2):
         origin = f"{path}:{number}"
         if row.get("AssignmentStatus") == "Rejected":
-            collector.reject("rejected_on_mturk", origin, "assignment rejected on MTurk", row.get("AssignmentId"))
+            collector.reject(
+                "rejected_on_mturk", origin, "assignment rejected on MTurk", row.get("AssignmentId")
+            )
             continue
         collector.check_export(row["Input.export_id"], path)
         try:
@@ -290,7 +300,14 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
             if seconds is None and total is not None:
                 seconds = round(total / len(items), 3)
             collector.add(
-                row["Input.task_id"], item.get("item_id"), row["WorkerId"], raw, _to_int(raw), seconds, origin, raw
+                row["Input.task_id"],
+                item.get("item_id"),
+                row["WorkerId"],
+                raw,
+                _to_int(raw),
+                seconds,
+                origin,
+                raw,
             )
 
 
@@ -384,7 +401,9 @@ def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, 
                 file_id, gold = str(record["file_id"]), _to_int(record["gold"])
                 record["annoated"]
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError(f"{path}:{number}: not INSteD's annotation format (file_id, gold, annoated)") from None
+                raise InputError(
+                    f"{path}:{number}: not INSteD's annotation format (file_id, gold, annoated)"
+                ) from None
             if gold is None or gold < -1:
                 raise InputError(f"{path}:{number}: gold {record['gold']!r} is not a position or -1")
             if file_id in items:
@@ -413,4 +432,6 @@ def parse_insted(records: list[tuple[str, int, dict]], collector: Collector) -> 
             continue
         for place, raw in enumerate(answers, start=1):
             answer = _to_int(raw)
-            collector.add("insted", str(record["file_id"]), f"annotator-{place}", raw, answer, None, origin, raw)
+            collector.add(
+                "insted", str(record["file_id"]), f"annotator-{place}", raw, answer, None, origin, raw
+            )

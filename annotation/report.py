@@ -54,7 +54,10 @@ def tables(report: dict) -> str:
     else:
         lines += _table(
             ["k", "judgements", "accuracy", "kappa", "median s"],
-            [[k, v["judgements"], v["accuracy"], v["cohen_kappa"], v["median_seconds"]] for k, v in report["per_k"].items()],
+            [
+                [k, v["judgements"], v["accuracy"], v["cohen_kappa"], v["median_seconds"]]
+                for k, v in report["per_k"].items()
+            ],
         )
         lines.append("")
     hist = report["gold_agreement"]
@@ -65,7 +68,11 @@ def tables(report: dict) -> str:
     )
     model = report.get("model")
     if model:
-        lines += ["", f"model: {model['predictions']}", "model accuracy by annotators giving the gold answer:"]
+        lines += [
+            "",
+            f"model: {model['predictions']}",
+            "model accuracy by annotators giving the gold answer:",
+        ]
         lines += _table(
             ["annotators", "documents", "model accuracy"],
             [[n, v["documents"], v["model_accuracy"]] for n, v in model["by_agreement"].items()],
@@ -74,7 +81,10 @@ def tables(report: dict) -> str:
         lines += ["", "human vs model on the kept documents:"]
         lines += _table(
             ["", "documents", "accuracy", "F1"],
-            [[who, hm[who]["documents"], hm[who]["accuracy"], hm[who].get("f1")] for who in ("human", "model")],
+            [
+                [who, hm[who]["documents"], hm[who]["accuracy"], hm[who].get("f1")]
+                for who in ("human", "model")
+            ],
         )
     return "\n".join(lines)
 
@@ -88,7 +98,9 @@ def write_figures(report: dict, out_dir: str) -> list[str]:
     written = []
     hist = report["gold_agreement"]
     fig, ax = plt.subplots(figsize=SIZE)
-    series = [("all documents", hist["all"])] + ([("incoherent documents", hist["incoherent"])] if hist["incoherent"] else [])
+    series = [("all documents", hist["all"])] + (
+        [("incoherent documents", hist["incoherent"])] if hist["incoherent"] else []
+    )
     keys = sorted({int(n) for _, h in series for n in h})
     width = 0.8 / len(series)
     for i, (label, h) in enumerate(series):
@@ -128,7 +140,11 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"Documents of split `{v['source_split']}` judged by people ({p['platform']}): tasks of "
             f"{p['per_task']} items, {p['controls']} of them quality-control items ({p['control_rule'] or 'none'}), "
             f"{p['workers']} annotators per task; {r['answers']} answers by {r['annotators']} annotators"
-            + (f", {p['excluded_workers']} excluded for failing control items" if p.get("excluded_workers") else "")
+            + (
+                f", {p['excluded_workers']} excluded for failing control items"
+                if p.get("excluded_workers")
+                else ""
+            )
             + f". A document is kept when at least {r['min_agreement']} annotators give the same answer: "
             f"{r['kept']['documents']} of {r['documents']} kept ({_fmt(r['kept']['fraction'])}), written as "
             f"split `{v['verified_split']}` ({v['rows']} rows).",
@@ -143,7 +159,10 @@ def card_section(verifications: list[dict]) -> list[str]:
             "",
         ]
         if r.get("per_k"):
-            lines += ["| k | judgements | human accuracy | kappa | median seconds |", "|---:|---:|---:|---:|---:|"]
+            lines += [
+                "| k | judgements | human accuracy | kappa | median seconds |",
+                "|---:|---:|---:|---:|---:|",
+            ]
             for k, s in r["per_k"].items():
                 lines.append(
                     f"| {k} | {s['judgements']} | {_fmt(s['accuracy'])} | {_fmt(s['cohen_kappa'])} | {_fmt(s['median_seconds'])} |"

@@ -78,7 +78,12 @@ def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
         raise InputError(f"--config/--split: {config!r}/{split!r} is not a plain name")
     files = sorted(glob.glob(os.path.join(dataset_dir, config, f"{split}-*.parquet")))
     if not files:
-        found = sorted({os.path.basename(p).split("-", 1)[0] for p in glob.glob(os.path.join(dataset_dir, config, "*.parquet"))})
+        found = sorted(
+            {
+                os.path.basename(p).split("-", 1)[0]
+                for p in glob.glob(os.path.join(dataset_dir, config, "*.parquet"))
+            }
+        )
         raise InputError(
             f"{os.path.join(dataset_dir, config)}: no '{split}' split (found: {', '.join(found) or 'no tables'})"
         )
@@ -133,7 +138,9 @@ def export(
                     f"--controls: {controls} control items per task, but the train split of {config} has only "
                     f"{len(pool)} incoherent documents outside the study"
                 )
-        task_list, key_items = tasks.intruder_tasks(chosen, pool, seed=seed, per_task=per_task, controls=controls)
+        task_list, key_items = tasks.intruder_tasks(
+            chosen, pool, seed=seed, per_task=per_task, controls=controls
+        )
     else:
         if controls:
             raise InputError("--controls: shuffle pairs have no control items")
@@ -207,7 +214,11 @@ def import_answers(
         if key.get("format") != KEY_FORMAT:
             raise InputError(f"{key_path}: not the key of an `annotate export`")
         collector = formats.Collector(key)
-        parser = {"mturk": formats.parse_mturk, "labelstudio": formats.parse_labelstudio, "lab": formats.parse_lab}[fmt]
+        parser = {
+            "mturk": formats.parse_mturk,
+            "labelstudio": formats.parse_labelstudio,
+            "lab": formats.parse_lab,
+        }[fmt]
         files = _lab_files(paths) if fmt == "lab" else list(paths)
         if not files:
             raise InputError(f"ANSWERS: no answer files in {', '.join(paths)}")
@@ -219,7 +230,9 @@ def import_answers(
     if exclude_failing:
         for a in answers:
             if a["worker"] in failing:
-                collector.reject("excluded_worker", a["origin"], f"worker {a['worker']} failed control items", a["answer"])
+                collector.reject(
+                    "excluded_worker", a["origin"], f"worker {a['worker']} failed control items", a["answer"]
+                )
         answers = [a for a in answers if a["worker"] not in failing]
     order = {iid: n for n, iid in enumerate(key["items"])}
     answers.sort(key=lambda a: (a["task_id"], order[a["item_id"]], a["worker"]))
@@ -230,7 +243,8 @@ def import_answers(
         "format": fmt,
         "files": [os.path.basename(p) for p in paths],
         "export_id": key["export_id"],
-        "answers_read": len(collector.answers) + sum(v for k, v in rejected_counts.items() if k != "excluded_worker"),
+        "answers_read": len(collector.answers)
+        + sum(v for k, v in rejected_counts.items() if k != "excluded_worker"),
         "answers_kept": len(answers),
         "rejected": dict(sorted(rejected_counts.items())),
         "max_control_errors": max_control_errors,
@@ -243,9 +257,14 @@ def import_answers(
     }
     prepare_out(out_dir, IMPORT_FILES, overwrite)
     write_json(os.path.join(out_dir, "key.json"), key)
-    lines = [json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers]
+    lines = [
+        json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
+    ]
     write_text(os.path.join(out_dir, "answers.jsonl"), "".join(line + "\n" for line in lines))
-    rejected = [json.dumps({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, ensure_ascii=False, default=str) for r in collector.rejected]
+    rejected = [
+        json.dumps({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, ensure_ascii=False, default=str)
+        for r in collector.rejected
+    ]
     write_text(os.path.join(out_dir, "rejected.jsonl"), "".join(line + "\n" for line in rejected))
     write_json(os.path.join(out_dir, "import.json"), summary)
     return summary
@@ -255,7 +274,9 @@ def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     """``(key, answers, import summary)`` of an import folder."""
     key = read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder")
     summary = read_json(os.path.join(study_dir, "import.json"), "an `annotate import` folder")
-    answers = [json.loads(line) for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines() if line]
+    answers = [
+        json.loads(line) for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines() if line
+    ]
     return key, answers, summary
 
 
@@ -278,7 +299,9 @@ def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
                 record = json.loads(line)
                 doc, predicted = record["id"], int(record["predicted_index"])
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise InputError(f"{path}:{number}: not an `evaluate --predictions` line (id, predicted_index)") from None
+                raise InputError(
+                    f"{path}:{number}: not an `evaluate --predictions` line (id, predicted_index)"
+                ) from None
             if (doc, None, None) in by_doc:
                 out[by_doc[(doc, None, None)]] = predicted
         return out, path
@@ -309,7 +332,10 @@ def report(study_dir: str, min_agreement: int = 3, predictions: str | None = Non
     result["excluded_workers"] = summary["excluded_workers"]
     if predictions:
         model_answers, name = read_predictions(predictions, key)
-        result["model"] = {"predictions": os.path.basename(name.rstrip("/")), **agreement.with_model(result, model_answers)}
+        result["model"] = {
+            "predictions": os.path.basename(name.rstrip("/")),
+            **agreement.with_model(result, model_answers),
+        }
     result["figures"] = text.write_figures(result, study_dir)
     write_json(os.path.join(study_dir, "report.json"), result)
     return result
@@ -343,13 +369,17 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     }
     chosen = [r for r in rows if (r["id"], r.get("block_size"), r.get("permutation")) in kept]
     if len(chosen) != len(kept):
-        raise InputError(f"{os.path.join(dataset_dir, config)}: {len(kept) - len(chosen)} kept documents are not in split '{split}' (another dataset?)")
+        raise InputError(
+            f"{os.path.join(dataset_dir, config)}: {len(kept) - len(chosen)} kept documents are not in split '{split}' (another dataset?)"
+        )
     for r in chosen:
         r["split"] = split_name
     marker = os.path.join(dataset_dir, VERIFICATION_DIR, f"{config}.json")
     existing = glob.glob(os.path.join(dataset_dir, config, f"{split_name}-*.parquet"))
     if existing and not os.path.isfile(marker):
-        raise InputError(f"{existing[0]}: a split '{split_name}' not written by `annotate verify` exists (--split-name)")
+        raise InputError(
+            f"{existing[0]}: a split '{split_name}' not written by `annotate verify` exists (--split-name)"
+        )
     for path in existing:
         os.remove(path)
     schema = schema_for(config)

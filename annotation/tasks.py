@@ -51,9 +51,7 @@ def control_pool(train_rows: Sequence[dict], exclude: set[str], seed: int) -> tu
     easy = [r for r in incoherent if r.get("difficulty") == "easy"]
     if easy:
         return select(easy, seed, None), EASY_RULE
-    ranked = sorted(
-        incoherent, key=lambda r: (r.get("similarity") or 0.0, _order(seed, r["id"]), r["id"])
-    )
+    ranked = sorted(incoherent, key=lambda r: (r.get("similarity") or 0.0, _order(seed, r["id"]), r["id"]))
     return ranked[:FALLBACK_POOL], FALLBACK_RULE
 
 
@@ -100,7 +98,10 @@ def intruder_tasks(
         task_id = f"t{number:04d}"
         items = [add(r, "test") for r in chunk]
         if controls:
-            items += [add(r, "control") for r in rng_for(seed, "controls", task_id).sample(list(controls_pool), controls)]
+            items += [
+                add(r, "control")
+                for r in rng_for(seed, "controls", task_id).sample(list(controls_pool), controls)
+            ]
         rng_for(seed, "order", task_id).shuffle(items)
         tasks.append({"task_id": task_id, "items": items})
     return tasks, key
@@ -140,7 +141,9 @@ def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[
     return tasks, key
 
 
-def select_pairs(rows: Sequence[dict], seed: int, per_k: int | None, block_sizes: Sequence[int] | None) -> list[dict]:
+def select_pairs(
+    rows: Sequence[dict], seed: int, per_k: int | None, block_sizes: Sequence[int] | None
+) -> list[dict]:
     """``per_k`` rows of each block size (first permutation only), by hash of ``(seed, id, k)``, k ascending."""
     chosen = []
     sizes = sorted({int(r["block_size"]) for r in rows}) if not block_sizes else sorted(set(block_sizes))

@@ -13,7 +13,9 @@ from schemas.records import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset_dir", metavar="DATASET_DIR", help="a built dataset (e.g. out/sample/dataset)")
+    parser.add_argument(
+        "dataset_dir", metavar="DATASET_DIR", help="a built dataset (e.g. out/sample/dataset)"
+    )
     parser.add_argument("--config", required=True, help="intruder-<source> or shuffle-<source>")
     parser.add_argument("--split", default="test", help="split to annotate (test)")
     parser.add_argument("--out", required=True, metavar="TASKS_DIR", help="export folder")

@@ -16,9 +16,13 @@ from schemas.records import InputError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from annotation.study import FORMATS
 
-    parser.add_argument("answers", metavar="ANSWERS", nargs="+", help="answer files (lab: .jsonl files or folders)")
+    parser.add_argument(
+        "answers", metavar="ANSWERS", nargs="+", help="answer files (lab: .jsonl files or folders)"
+    )
     parser.add_argument("--format", required=True, choices=FORMATS, help="where the answers come from")
-    parser.add_argument("--key", metavar="TASKS_DIR", help="the export folder (or its key.json); not for insted")
+    parser.add_argument(
+        "--key", metavar="TASKS_DIR", help="the export folder (or its key.json); not for insted"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="study folder for `annotate report`")
     parser.add_argument(
         "--max-control-errors", type=float, default=0.5, help="largest share of wrong control answers (0.5)"

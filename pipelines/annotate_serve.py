@@ -13,7 +13,9 @@ from schemas.records import InputError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tasks_dir", metavar="TASKS_DIR", help="an `annotate export` folder")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)"
+    )
     parser.add_argument("--port", type=int, default=8000, help="port (8000)")
     parser.add_argument("--answers", default=None, metavar="DIR", help="answers folder (TASKS_DIR/answers)")
 
@@ -28,7 +30,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     try:
         server = make_server(args.tasks_dir, args.answers, args.host, args.port)
     except OSError as exc:
-        raise InputError(f"--host/--port: cannot listen on {args.host}:{args.port} ({exc.strerror})") from None
+        raise InputError(
+            f"--host/--port: cannot listen on {args.host}:{args.port} ({exc.strerror})"
+        ) from None
     print(f"annotation study on http://{args.host}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
     try:
         server.run()

@@ -17,7 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder with its report.json")
     parser.add_argument("dataset_dir", metavar="DATASET_DIR", help="the dataset the tasks were exported from")
     parser.add_argument("--split-name", default=None, help="name of the new split (<split>_verified)")
-    parser.add_argument("--name", default=None, help="pretty name of the dataset (the card's, if there is one)")
+    parser.add_argument(
+        "--name", default=None, help="pretty name of the dataset (the card's, if there is one)"
+    )
 
 
 def _card_front_matter(dataset_dir: str) -> dict:

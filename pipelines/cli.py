@@ -58,7 +58,11 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
     (("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"),
     (("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
-    (("annotate", "import"), "pipelines.annotate_import", "answers from MTurk, Label Studio, the lab, INSteD"),
+    (
+        ("annotate", "import"),
+        "pipelines.annotate_import",
+        "answers from MTurk, Label Studio, the lab, INSteD",
+    ),
     (("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
     (("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"),
 ]

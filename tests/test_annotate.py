@@ -116,12 +116,18 @@ def mturk_results(tasks_dir: Path, workers: list[str], key: dict) -> str:
     for row in rows:
         items = json.loads(row["items"])
         for worker in workers:
-            record = {"HITId": row["task_id"], "AssignmentId": f"{row['task_id']}-{worker}", "WorkerId": worker}
+            record = {
+                "HITId": row["task_id"],
+                "AssignmentId": f"{row['task_id']}-{worker}",
+                "WorkerId": worker,
+            }
             record |= {"AssignmentStatus": "Submitted", "WorkTimeInSeconds": "60"}
             record |= {f"Input.{c}": row[c] for c in ("export_id", "task_id", "items")}
             for slot, item in enumerate(items, start=1):
                 gold = key["items"][item["item_id"]]["gold"]
-                record[f"Answer.answer_{slot}"] = scripted(worker, item["item_id"], gold, len(item["sentences"]))
+                record[f"Answer.answer_{slot}"] = scripted(
+                    worker, item["item_id"], gold, len(item["sentences"])
+                )
                 record[f"Answer.seconds_{slot}"] = 10 + slot
             writer.writerow(record)
     return out.getvalue()
@@ -136,7 +142,9 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     roles = Counter(item["role"] for item in key["items"].values())
     assert roles == {"test": 6, "control": len({i for t in key["tasks"].values() for i in t}) - 6}
     # no gold in what annotators and platforms see
-    seen = "".join((tasks / f).read_text() for f in ("tasks.json", "mturk/input.csv", "labelstudio/tasks.json"))
+    seen = "".join(
+        (tasks / f).read_text() for f in ("tasks.json", "mturk/input.csv", "labelstudio/tasks.json")
+    )
     assert '"gold"' not in seen and "wikipedia:" not in seen and "control" not in seen
 
     workers = list(ACCURACY)
@@ -147,7 +155,9 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
                "--exclude-failing") == 0  # fmt: skip
     summary = json.loads((study / "import.json").read_text())
     # quality control computed here: share of wrong answers on control items above 0.5
-    controls = [(t, i) for t, items in key["tasks"].items() for i in items if key["items"][i]["role"] == "control"]
+    controls = [
+        (t, i) for t, items in key["tasks"].items() for i in items if key["items"][i]["role"] == "control"
+    ]
     errors = {
         w: sum(scripted(w, i, key["items"][i]["gold"], 9) != key["items"][i]["gold"] for _, i in controls)
         for w in workers
@@ -169,12 +179,16 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     expected = expected_intruder(key, answers, 3)
     assert report["documents"] == 6 and report["kept"]["documents"] == expected["kept"]
     assert report["human_accuracy"] == expected["accuracy"] and report["human_f1"] == expected["f1"]
-    assert report["krippendorff_alpha"] == pytest.approx(alpha_nominal([list(a.values()) for a in answers.values()]), abs=1e-4)
+    assert report["krippendorff_alpha"] == pytest.approx(
+        alpha_nominal([list(a.values()) for a in answers.values()]), abs=1e-4
+    )
     assert report["cohen_kappa"] is None  # more than two annotators
     u = report["unanimous"]
     assert u["incoherent"]["with_intruder"] == expected["unanimous"][(True, True)]
     assert u["coherent"]["without_intruder"] == expected["unanimous"][(False, False)]
-    correct_counts = Counter(sum(a == key["items"][i]["gold"] for a in given.values()) for i, given in answers.items())
+    correct_counts = Counter(
+        sum(a == key["items"][i]["gold"] for a in given.values()) for i, given in answers.items()
+    )
     assert {int(n): c for n, c in report["gold_agreement"]["all"].items() if c} == dict(correct_counts)
     assert report["median_seconds"] == statistics.median([10 + s for s in range(1, 5)])
     assert (study / "figures" / "gold_agreement.png").stat().st_size > 1000
@@ -182,19 +196,25 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     # a model's predictions (evaluate --predictions): always "coherent"
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text(
-        "".join(json.dumps({"id": item["id"], "predicted_index": -1}) + "\n" for item in key["items"].values())
+        "".join(
+            json.dumps({"id": item["id"], "predicted_index": -1}) + "\n" for item in key["items"].values()
+        )
     )
     assert cli("annotate", "report", study, "--predictions", predictions) == 0
     model = json.loads((study / "report.json").read_text())["model"]
     coherent_share = sum(g == -1 for _, g in [(0, key["items"][i]["gold"]) for i in answers]) / 6
     by_level = model["by_agreement"]
     assert sum(v["documents"] for v in by_level.values()) == 6
-    assert sum(v["documents"] * v["model_accuracy"] for v in by_level.values()) == pytest.approx(coherent_share * 6, abs=1e-3)
+    assert sum(v["documents"] * v["model_accuracy"] for v in by_level.values()) == pytest.approx(
+        coherent_share * 6, abs=1e-3
+    )
     assert (study / "figures" / "model_by_agreement.png").exists()
 
     # the verified split and the card
     assert cli("annotate", "verify", study, dataset) == 0
-    verified = pq.read_table(dataset / "intruder-wikipedia" / "train_verified-00000-of-00001.parquet").to_pylist()
+    verified = pq.read_table(
+        dataset / "intruder-wikipedia" / "train_verified-00000-of-00001.parquet"
+    ).to_pylist()
     assert len(verified) == expected["kept"] and {r["split"] for r in verified} <= {"train_verified"}
     card = (dataset / "README.md").read_text()
     assert "## Human verification" in card and "train_verified" in card
@@ -213,7 +233,9 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     for rel, data in first.items():
         if rel.parts[0] in ("tasks", "study"):
             assert (again / rel).read_bytes() == data, rel
-    assert (dataset / "intruder-wikipedia" / "train_verified-00000-of-00001.parquet").read_bytes() == first_split
+    assert (
+        dataset / "intruder-wikipedia" / "train_verified-00000-of-00001.parquet"
+    ).read_bytes() == first_split
 
 
 def test_label_studio_two_annotators_kappa(dataset, tmp_path):
@@ -232,8 +254,17 @@ def test_label_studio_two_annotators_kappa(dataset, tmp_path):
             iid = task["data"]["item_id"]
             answer = scripted(worker, iid, key["items"][iid]["gold"], n + 1)
             choice = "None of the above" if answer == -1 else f"Sentence {answer + 1}"
-            result = [{"from_name": "answer", "to_name": "document", "type": "choices", "value": {"choices": [choice]}}]
-            annotations.append({"completed_by": person, "result": result, "lead_time": 7.5, "was_cancelled": False})
+            result = [
+                {
+                    "from_name": "answer",
+                    "to_name": "document",
+                    "type": "choices",
+                    "value": {"choices": [choice]},
+                }
+            ]
+            annotations.append(
+                {"completed_by": person, "result": result, "lead_time": 7.5, "was_cancelled": False}
+            )
         task["annotations"] = annotations
     path = tmp_path / "export.json"
     path.write_text(json.dumps(exported))
@@ -254,7 +285,10 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
     from annotation.webapp import create_app
 
     tasks = tmp_path / "tasks"
-    assert cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "3", "--out", tasks) == 0
+    assert (
+        cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "3", "--out", tasks)
+        == 0
+    )
     key = json.loads((tasks / "key.json").read_text())
     assert key["workers"] == 2 and Counter(i["block_size"] for i in key["items"].values()) == {1: 3, 3: 3}
     doc = json.loads((tasks / "tasks.json").read_text())
@@ -269,7 +303,9 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
                 assert client.post(f"/a/{worker}/answer", data=form).status_code == 303
     assert b"All 6 items answered" in client.get("/a/ann").data
     study = tmp_path / "study"
-    assert cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
+    assert (
+        cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
+    )
     assert cli("annotate", "report", study, "--min-agreement", "2") == 0
     report = json.loads((study / "report.json").read_text())
     golds = [item["gold"] for item in key["items"].values() if item["block_size"] == 1]
@@ -329,7 +365,13 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
     first, second = task["items"][0]["item_id"], task["items"][1]["item_id"]
 
     def line(item, answer, who="ann", task_id=task["task_id"], export=doc["export_id"]):
-        record = {"export_id": export, "task_id": task_id, "item_id": item, "annotator": who, "answer": answer}
+        record = {
+            "export_id": export,
+            "task_id": task_id,
+            "item_id": item,
+            "annotator": who,
+            "answer": answer,
+        }
         return json.dumps(record) + "\n"
 
     answers = tmp_path / "ann.jsonl"
@@ -352,4 +394,6 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
     assert cli("annotate", "import", answers, "--format", "lab", "--out", tmp_path / "s3") == 2
     assert "--key: needed" in capsys.readouterr().err
     assert cli("annotate", "export", dataset, "--config", "documents-wikipedia", "--out", tmp_path / "x") == 2
-    assert cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--out", tasks) == 2  # not empty
+    assert (
+        cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--out", tasks) == 2
+    )  # not empty

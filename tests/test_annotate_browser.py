@@ -32,7 +32,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,900"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1000,900",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(20)
@@ -95,7 +101,9 @@ def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
 
         def wait_for(text: str) -> None:
             for _ in range(100):
-                if text in (browser.execute_script("return document.body ? document.body.innerText : ''") or ""):
+                if text in (
+                    browser.execute_script("return document.body ? document.body.innerText : ''") or ""
+                ):
                     return
                 time.sleep(0.05)
             raise AssertionError(f"page never showed {text!r}")
