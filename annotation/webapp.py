@@ -57,7 +57,7 @@ _ITEM = """<p class="progress" id="progress">{{ name }} · item {{ number }} of 
    {% else %}<label class="sentence" id="sentence-{{ loop.index }}"><input type="radio" name="answer"
       id="choice-{{ loop.index }}" value="{{ loop.index0 }}" required> {{ loop.index }}. {{ s }}</label>{% endif %}
   {% endfor %}
-  <label class="sentence"><input type="radio" name="answer" id="choice-none" value="-1"> {{ none }}</label>
+  <label class="sentence"><input type="radio" name="answer" id="choice-none" value="-1"> {{ none_label }}</label>
   <p class="progress">Keys: <kbd>2</kbd>-<kbd>9</kbd> a sentence, <kbd>0</kbd> or <kbd>n</kbd> none of the above,
    <kbd>Enter</kbd> next.</p>
  {% else %}
@@ -195,7 +195,7 @@ def create_app(tasks_dir: str, answers_dir: str | None = None):
                     task_id=task_id,
                     item=item,
                     kind=kind,
-                    none=NONE_LABEL,
+                    none_label=NONE_LABEL,
                     question=INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION,
                 )
         return page("Done", _DONE, total=len(sequence), name=name)

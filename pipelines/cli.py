@@ -98,7 +98,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         if len(words) == 2:
             if words[0] not in groups:
                 group = top.add_parser(words[0], help=f"{words[0]} commands")
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SOURCE", required=True)
+                metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar, required=True)
             holder = groups[words[0]]
         sub = holder.add_parser(words[-1], help=help_text, description=help_text)
         sub.set_defaults(_module=module)

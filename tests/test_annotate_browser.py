@@ -98,6 +98,7 @@ def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
         browser.find_element(By.ID, "start").click()
         assert "item 1 of" in browser.find_element(By.ID, "progress").text
         assert not browser.find_elements(By.CSS_SELECTOR, "#sentence-1 input")  # the opening cannot be chosen
+        assert "None of the above" in browser.find_element(By.ID, "answer-form").text
 
         def wait_for(text: str) -> None:
             for _ in range(100):
