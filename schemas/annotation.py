@@ -13,8 +13,8 @@ An export folder (``annotate export``) holds:
 
     {"format": "incoherent.annotation.key", "version": 1, "export_id": "3f0c...", "kind": "intruder",
      "config": "intruder-wikipedia", "split": "test", "seed": 0, "per_task": 5, "controls": 1, "workers": 5,
-     "control_rule": "difficulty == easy", "items": {"i1a2b...": {"id": "wikipedia:12", "role": "test",
-     "gold": 3, "sentences": 6}}}
+     "control_rule": "difficulty == easy", "documents": 20, "tasks": {"t0001": ["i1a2b...", ...]},
+     "items": {"i1a2b...": {"id": "wikipedia:12", "role": "test", "gold": 3, "sentences": 6}}}
 
   ``gold`` is the 0-based intruder position or -1 (coherent) for intruder items, and for pairs the shown text
   (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``.
