@@ -157,6 +157,8 @@ def summarise(answers: list[dict], key: dict, min_agreement: int) -> dict:
             "correct_annotators": sum(v == items[iid]["gold"] for v in values),
             "kept": answer is not None and count >= min_agreement,
         }
+        if key["kind"] == "pair":
+            per_item[iid]["block_size"] = items[iid]["block_size"]
     answered = [p for p in per_item.values() if p["annotators"]]
     kept = [p for p in answered if p["kept"]]
     report = {
@@ -268,8 +270,23 @@ def with_model(report: dict, predictions: dict[str, int]) -> dict:
             "documents": len(kept),
             "accuracy": _rate([predictions[iid] == p["gold"] for iid, p in kept]),
         }
-    return {
+    out = {
         "by_agreement": by_level,
         "human_vs_model": {"human": human, "model": model},
         "without_prediction": missing,
     }
+    if report["kind"] == "pair":  # Laban's Table 2: human judgements beside the model, per block size
+        out["per_k"] = {
+            k: {
+                "human_accuracy": row["accuracy"],
+                "model_accuracy": _rate(
+                    [
+                        predictions[iid] == p["gold"]
+                        for iid, p in per_item.items()
+                        if str(p["block_size"]) == k and iid in predictions
+                    ]
+                ),
+            }
+            for k, row in report["per_k"].items()
+        }
+    return out

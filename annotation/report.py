@@ -77,6 +77,12 @@ def tables(report: dict) -> str:
             ["annotators", "documents", "model accuracy"],
             [[n, v["documents"], v["model_accuracy"]] for n, v in model["by_agreement"].items()],
         )
+        if model.get("per_k"):
+            lines += ["", "accuracy per block size k (human judgements, model):"]
+            lines += _table(
+                ["k", "human", "model"],
+                [[k, v["human_accuracy"], v["model_accuracy"]] for k, v in model["per_k"].items()],
+            )
         hm = model["human_vs_model"]
         lines += ["", "human vs model on the kept documents:"]
         lines += _table(

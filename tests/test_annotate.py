@@ -318,6 +318,34 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
     }
     assert report["per_k"]["3"]["accuracy"] == 1.0 and report["per_k"]["3"]["median_seconds"] == 6.0
     assert report["kept"]["documents"] == 3 and report["human_accuracy"] == 1.0
+    # score-shuffle's scores: the model is right on k=1 and wrong on k=3
+    import pyarrow as pa
+
+    from schemas.tables import SCORES_SCHEMA
+
+    scores = [
+        {"id": item["id"], "source": "wikipedia", "block_size": item["block_size"], "permutation": 0,
+         "score_original": 1.0, "score_shuffled": 2.0 if item["block_size"] == 1 else 0.5,
+         "tokens_original": 10, "tokens_shuffled": 10, "correct": item["block_size"] == 1, "tie": False}
+        for item in key["items"].values()
+    ]  # fmt: skip
+    (tmp_path / "lm" / "scores").mkdir(parents=True)
+    pq.write_table(
+        pa.Table.from_pylist(scores, schema=SCORES_SCHEMA),
+        tmp_path / "lm" / "scores" / "test-00000-of-00001.parquet",
+    )
+    assert cli("annotate", "report", study, "--min-agreement", "2", "--predictions", tmp_path / "lm") == 0
+    model = json.loads((study / "report.json").read_text())["model"]
+    assert model["per_k"] == {
+        "1": {"human_accuracy": 0.5, "model_accuracy": 1.0},
+        "3": {"human_accuracy": 1.0, "model_accuracy": 0.0},
+    }
+    # ann and ben agree only on k=3 (both right), where the model is wrong
+    assert model["by_agreement"] == {
+        "1": {"documents": 3, "model_accuracy": 1.0},
+        "2": {"documents": 3, "model_accuracy": 0.0},
+    }
+    assert model["human_vs_model"]["model"] == {"documents": 3, "accuracy": 0.0}
     assert cli("annotate", "verify", study, dataset, "--split-name", "test_verified") == 0
     rows = pq.read_table(dataset / "shuffle-wikipedia" / "test_verified-00000-of-00001.parquet").to_pylist()
     assert sorted(r["block_size"] for r in rows) == [3, 3, 3]
