@@ -40,19 +40,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise InputError(f"--{flag.replace('_', '-')}: must be >= 1, got {value}")
+    options = ("seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite")
     key = export(
-        args.dataset_dir,
-        args.config,
-        args.split,
-        args.out,
-        seed=args.seed,
-        documents=args.documents,
-        per_task=args.per_task,
-        controls=args.controls,
-        workers=args.workers,
-        per_k=args.per_k,
-        block_sizes=args.block_sizes,
-        overwrite=args.overwrite,
+        args.dataset_dir, args.config, args.split, args.out, **{o: getattr(args, o) for o in options}
     )
     roles = [item["role"] for item in key["items"].values()]
     print(

@@ -15,12 +15,7 @@ from schemas.records import InputError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder")
-    parser.add_argument(
-        "--min-agreement",
-        type=int,
-        default=3,
-        help="annotators giving the same answer to keep a document (3)",
-    )
+    parser.add_argument("--min-agreement", type=int, default=3, help="same answers to keep a document (3)")
     parser.add_argument("--predictions", metavar="FILE", help="a model's answers to compare with the humans")
 
 
