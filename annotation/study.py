@@ -131,7 +131,10 @@ def export(
         chosen = tasks.select(rows, seed, documents)
         pool, rule = [], None
         if controls:
-            train = rows if split == "train" else read_rows(dataset_dir, config, "train")
+            try:
+                train = rows if split == "train" else read_rows(dataset_dir, config, "train")
+            except InputError as exc:
+                raise InputError(f"{exc}; control items come from it (--controls 0 for none)") from None
             pool, rule = tasks.control_pool(train, {r["id"] for r in chosen}, seed)
             if len(pool) < controls:
                 raise InputError(
@@ -160,6 +163,9 @@ def export(
         "documents": len(chosen),
     }
     tasks_doc, key = tasks.documents(kind, task_list, key_items, meta)
+    answers = os.path.join(out_dir, "answers")
+    if os.path.isdir(answers) and os.listdir(answers):
+        raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")
     prepare_out(out_dir, EXPORT_FILES, overwrite)
     write_json(os.path.join(out_dir, "tasks.json"), tasks_doc)
     write_json(os.path.join(out_dir, "key.json"), key)

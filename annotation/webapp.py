@@ -119,7 +119,8 @@ class AnswerStore:
                 for line in f:
                     try:
                         record = json.loads(line)
-                        done.add((record["task_id"], record["item_id"]))
+                        if record["export_id"] == self.export_id:
+                            done.add((record["task_id"], record["item_id"]))
                     except (json.JSONDecodeError, KeyError, TypeError):
                         continue  # a torn last line after a crash: that item is asked again
         except FileNotFoundError:

@@ -422,9 +422,13 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
     assert cli("annotate", "import", answers, "--format", "lab", "--out", tmp_path / "s3") == 2
     assert "--key: needed" in capsys.readouterr().err
     assert cli("annotate", "export", dataset, "--config", "documents-wikipedia", "--out", tmp_path / "x") == 2
-    assert (
-        cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--out", tasks) == 2
-    )  # not empty
+    again = ("annotate", "export", dataset, "--config", "intruder-wikipedia", "--out", tasks)
+    assert cli(*again) == 2  # not empty
+    (tasks / "answers").mkdir()
+    (tasks / "answers" / "ann.jsonl").write_text(line(first, -1))
+    capsys.readouterr()
+    assert cli(*again, "--overwrite") == 2  # answers are never replaced
+    assert "holds answers to an earlier export" in capsys.readouterr().err
 
 
 def test_documented_commands_parse():
