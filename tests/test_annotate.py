@@ -450,3 +450,47 @@ def test_documented_commands_parse():
         parser = build_parser(selected_module(argv))
         args, unknown = parser.parse_known_args(argv)
         assert not unknown and args._module.startswith("pipelines.annotate_"), argv
+
+
+def test_platform_formats_of_pairs_and_script_safety():
+    from annotation import formats, tasks
+
+    row = {
+        "id": "d",
+        "block_size": 2,
+        "permutation": 0,
+        "original": ["a", "b</script>"],
+        "shuffled": ["b</script>", "a"],
+    }
+    task_list, key_items = tasks.pair_tasks([row], seed=3, per_task=5)
+    doc, key = tasks.documents("pair", task_list, key_items, {"seed": 3, "workers": 2})
+    cell = formats.mturk_input_csv(doc).splitlines()[1]
+    assert "</script>" not in cell and "\\u003c/script\\u003e" in cell
+    template = formats.mturk_template("pair")
+    assert "${items}" in template and "Text B is the original" in template
+    (ls_task,) = formats.labelstudio_tasks(doc)
+    assert {"text_a", "text_b", "block_size"} <= set(ls_task["data"]) and "&lt;/script&gt;" in ls_task[
+        "data"
+    ]["text_a"]
+    assert '<Choice value="B"/>' in formats.labelstudio_config("pair")
+    iid = ls_task["data"]["item_id"]
+    ls_task["annotations"] = [
+        {"completed_by": 7, "result": [{"from_name": "answer", "value": {"choices": ["B"]}}], "lead_time": 3}
+    ]
+    collector = formats.Collector(key)
+    formats.parse_labelstudio(json.dumps([ls_task]), "export.json", collector)
+    assert collector.answers == [
+        {
+            "task_id": "t0001",
+            "item_id": iid,
+            "worker": "7",
+            "answer": 1,
+            "seconds": 3.0,
+            "origin": "export.json:task 0",
+        }
+    ]
+    results = "WorkerId,Input.export_id,Input.task_id,Input.items,Answer.answer_1,WorkTimeInSeconds\n"
+    results += f'w1,{doc["export_id"]},t0001,"{cell.split(",", 2)[2][1:-1]}",2,30\n'
+    collector = formats.Collector(key)
+    formats.parse_mturk(results, "batch.csv", collector)
+    assert collector.answers == [] and collector.rejected[0]["reason"] == "out_of_range"
