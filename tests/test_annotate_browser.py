@@ -7,14 +7,17 @@ import csv
 import io
 import json
 import os
+import select
 import shutil
-import threading
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 from tests.test_annotate import dataset  # noqa: F401 - the module's private copy of the sample build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -78,38 +81,54 @@ def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noq
         assert item["id"] not in source
 
 
+class Server:
+    """``incoherent annotate serve TASKS_DIR --port 0`` in its own process (stopped, or killed, by the test)."""
+
+    def __init__(self, tasks: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
+        )
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        line = self.process.stdout.readline() if ready else ""
+        assert line.startswith("annotation study on http://127.0.0.1:"), line
+        self.base = line.split()[3].rstrip("/")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            self.process.wait(timeout=10)
+
+
 def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-
-    from annotation.webapp import make_server
 
     tasks = tmp_path / "tasks"
     key = export(dataset, tasks)
     doc = json.loads((tasks / "tasks.json").read_text())
     sequence = [(t["task_id"], item) for t in doc["tasks"] for item in t["items"]]
-    server = make_server(str(tasks), None, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.effective_port}"
-    try:
+
+    def wait_for(text: str) -> None:
+        for _ in range(200):
+            if text in (browser.execute_script("return document.body ? document.body.innerText : ''") or ""):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"page never showed {text!r}")
+
+    def log_in(base: str) -> None:
         browser.get(base + "/")
         browser.find_element(By.ID, "annotator").send_keys("ann")
         browser.find_element(By.ID, "start").click()
-        assert "item 1 of" in browser.find_element(By.ID, "progress").text
+
+    given = []
+    server = Server(tasks)
+    try:
+        log_in(server.base)
+        wait_for("item 1 of")
         assert not browser.find_elements(By.CSS_SELECTOR, "#sentence-1 input")  # the opening cannot be chosen
         assert "None of the above" in browser.find_element(By.ID, "answer-form").text
-
-        def wait_for(text: str) -> None:
-            for _ in range(100):
-                if text in (
-                    browser.execute_script("return document.body ? document.body.innerText : ''") or ""
-                ):
-                    return
-                time.sleep(0.05)
-            raise AssertionError(f"page never showed {text!r}")
-
-        given = []
         # item 1: the mouse on sentence 2 and the Next button
         browser.find_element(By.ID, "choice-2").click()
         browser.find_element(By.ID, "submit").click()
@@ -120,23 +139,23 @@ def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
         browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ENTER)
         given.append(-1)
         wait_for("item 3 of")
-        # closing the browser (a fresh load of the start page) resumes at item 3
-        browser.delete_all_cookies()
-        browser.get(base + "/")
-        browser.find_element(By.ID, "annotator").send_keys("ann")
-        browser.find_element(By.ID, "start").click()
+    finally:
+        server.stop(signal.SIGKILL)  # a crash: nothing answered may be lost
+    server = Server(tasks)
+    try:
+        browser.delete_all_cookies()  # the browser closed, a new server: log in again and resume at item 3
+        log_in(server.base)
         wait_for("item 3 of")
         browser.refresh()
         wait_for("item 3 of")
         # item 3: the keyboard on the last sentence
-        last = len(sequence[2][1]["sentences"])
-        browser.find_element(By.TAG_NAME, "body").send_keys(str(min(last, 9)))
+        last = min(len(sequence[2][1]["sentences"]), 9)
+        browser.find_element(By.TAG_NAME, "body").send_keys(str(last))
         browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ENTER)
-        given.append(min(last, 9) - 1)
+        given.append(last - 1)
         wait_for("item 4 of")
     finally:
-        server.close()
-        thread.join(timeout=10)
+        server.stop()
     lines = [json.loads(line) for line in (tasks / "answers" / "ann.jsonl").read_text().splitlines()]
     assert [(r["task_id"], r["item_id"], r["answer"]) for r in lines] == [
         (task_id, item["item_id"], answer) for (task_id, item), answer in zip(sequence, given, strict=False)
