@@ -122,6 +122,10 @@ def export(
         raise InputError(f"--config: {config!r} is neither an intruder-* nor a shuffle-* config")
     if per_task < 1 or per_task > formats.MAX_ITEMS:
         raise InputError(f"--per-task: must be 1..{formats.MAX_ITEMS}, got {per_task}")
+    if kind == "intruder" and (per_k is not None or block_sizes):
+        raise InputError("--per-k/--block-sizes: only for shuffle configs (use --documents)")
+    if kind == "pair" and documents is not None:
+        raise InputError("--documents: only for intruder configs (use --per-k)")
     rows = read_rows(dataset_dir, config, split)
     if kind == "intruder":
         controls = 1 if controls is None else controls

@@ -422,6 +422,20 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
     assert cli("annotate", "import", answers, "--format", "lab", "--out", tmp_path / "s3") == 2
     assert "--key: needed" in capsys.readouterr().err
     assert cli("annotate", "export", dataset, "--config", "documents-wikipedia", "--out", tmp_path / "x") == 2
+    assert (
+        cli(
+            "annotate",
+            "export",
+            dataset,
+            "--config",
+            "shuffle-wikipedia",
+            "--documents",
+            "3",
+            "--out",
+            tmp_path / "y",
+        )
+        == 2
+    )
     again = ("annotate", "export", dataset, "--config", "intruder-wikipedia", "--out", tasks)
     assert cli(*again) == 2  # not empty
     (tasks / "answers").mkdir()
