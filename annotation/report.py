@@ -164,6 +164,13 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"| median seconds per item | {_fmt(r['median_seconds'])} |",
             "",
         ]
+        captions = {
+            "gold_agreement.png": "Annotators who gave the gold answer (all and incoherent documents)",
+            "model_by_agreement.png": "Model accuracy by the number of annotators who gave the gold answer",
+        }
+        for rel in v.get("figures", []):
+            caption = next((c for name, c in captions.items() if rel.endswith(name)), "Human verification")
+            lines += [f"![{caption}]({rel})", ""]
         if r.get("per_k"):
             lines += [
                 "| k | judgements | human accuracy | kappa | median seconds |",

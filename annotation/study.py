@@ -396,6 +396,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     table = pa.Table.from_pylist(chosen, schema=schema)
     path = os.path.join(dataset_dir, config, f"{split_name}-00000-of-00001.parquet")
     pq.write_table(table, path, compression="zstd")
+    os.makedirs(os.path.join(dataset_dir, VERIFICATION_DIR), exist_ok=True)
     record = {
         "config": config,
         "source_split": split,
@@ -414,6 +415,18 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
     }
+    # the card clears figures/ when it is written: the study's figures go beside the record
+    for stale in glob.glob(os.path.join(dataset_dir, VERIFICATION_DIR, f"{config}-*.png")):
+        os.remove(stale)
+    figures = []
+    for rel in result.get("figures", []):
+        name = f"{config}-{os.path.basename(rel)}"
+        with open(os.path.join(study_dir, rel), "rb") as src:
+            data = src.read()
+        with open(os.path.join(dataset_dir, VERIFICATION_DIR, name), "wb") as dst:
+            dst.write(data)
+        figures.append(f"{VERIFICATION_DIR}/{name}")
+    record["figures"] = figures
     write_json(marker, record)
     return record
 

@@ -77,7 +77,7 @@ def files_to_upload(dataset_dir: str, include_rejected: bool) -> list[str]:
             rel == "README.md"
             or (top == "figures" and rel.endswith(".png"))
             or (top == "summaries" and rel.endswith(".json"))
-            or (top == "human_verification" and rel.endswith(".json"))  # `annotate verify`
+            or (top == "human_verification" and rel.endswith((".json", ".png")))  # `annotate verify`
             or (rel.count("/") == 1 and rel.endswith(".parquet"))
             or (top == "rejected" and rel.endswith(".parquet"))
         ):

@@ -218,6 +218,8 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     assert len(verified) == expected["kept"] and {r["split"] for r in verified} <= {"train_verified"}
     card = (dataset / "README.md").read_text()
     assert "## Human verification" in card and "train_verified" in card
+    assert "](human_verification/intruder-wikipedia-gold_agreement.png)" in card
+    assert (dataset / "human_verification" / "intruder-wikipedia-model_by_agreement.png").exists()
     assert f"| human accuracy (majority answer, kept documents) | {expected['accuracy']:.4f} |" in card
 
     # the same inputs give the same bytes
