@@ -790,6 +790,11 @@ def render_card(
     lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
     lines += statistics_section(stats)
     lines += funnel_section(intruders, threshold)
+    if files is LOCAL:  # written by `incoherent annotate verify` into a local dataset
+        from annotation.report import card_section
+        from annotation.study import load_verifications
+
+        lines += card_section(load_verifications(dataset_dir))
     if figure_links:
         lines += ["## Figures", ""]
         for caption, rel in figure_links:

@@ -2,7 +2,8 @@
 
 Plain functions over ``huggingface_hub`` (no Beam); ``pipelines/publish.py`` is the command line around them.
 What is uploaded: the card (``README.md``), its ``figures/``, the ``<config>/<split>-*.parquet`` tables and the
-sanitised run summaries under ``summaries/`` (optionally ``rejected/``). :func:`publish` creates the repository
+sanitised run summaries under ``summaries/``, human verification records under ``human_verification/``
+(optionally ``rejected/``). :func:`publish` creates the repository
 if needed, lists the remote files, compares them with the local ones (git blob sha1 for regular files, sha256
 for LFS files, and the size), commits only what differs (remote files the build no longer has are deleted in
 the same commit), then lists the remote files again and checks names and sizes. An unchanged build makes no
@@ -76,6 +77,7 @@ def files_to_upload(dataset_dir: str, include_rejected: bool) -> list[str]:
             rel == "README.md"
             or (top == "figures" and rel.endswith(".png"))
             or (top == "summaries" and rel.endswith(".json"))
+            or (top == "human_verification" and rel.endswith((".json", ".png")))  # `annotate verify`
             or (rel.count("/") == 1 and rel.endswith(".parquet"))
             or (top == "rejected" and rel.endswith(".parquet"))
         ):

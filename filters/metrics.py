@@ -80,6 +80,18 @@ def evaluate_scores(
     }
 
 
+def predicted_index(doc_scores: Sequence[float], threshold: float = DEFAULT_THRESHOLD) -> int:
+    """The predicted intruder position of one document: the most probable of sentences 1..n-1 when it reaches
+    the threshold, else -1 (coherent). ``doc_scores[j]`` is the probability of sentence ``j + 1``.
+
+    >>> predicted_index([0.1, 0.8, 0.6]), predicted_index([0.2, 0.3])
+    (2, -1)
+    """
+    if not doc_scores or max(doc_scores) < threshold:
+        return -1
+    return max(range(len(doc_scores)), key=doc_scores.__getitem__) + 1
+
+
 def format_table(metrics: dict, title: str = "") -> str:
     """A small text table of the headline figures (for the CLI)."""
     rows = [

@@ -56,6 +56,15 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
     (("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
     (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
+    (("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"),
+    (("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
+    (
+        ("annotate", "import"),
+        "pipelines.annotate_import",
+        "answers from MTurk, Label Studio, the lab, INSteD",
+    ),
+    (("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
+    (("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"),
 ]
 
 
@@ -89,7 +98,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         if len(words) == 2:
             if words[0] not in groups:
                 group = top.add_parser(words[0], help=f"{words[0]} commands")
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar="SOURCE", required=True)
+                metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar, required=True)
             holder = groups[words[0]]
         sub = holder.add_parser(words[-1], help=help_text, description=help_text)
         sub.set_defaults(_module=module)

@@ -29,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-length", type=int, default=None, help="input tokens (default: the training value, else 512)"
     )
     parser.add_argument("--threshold", type=float, default=0.5, help="intruder probability threshold (0.5)")
+    parser.add_argument(
+        "--predictions",
+        metavar="FILE",
+        help="also write each document's predicted intruder position (JSONL: id, intruder_index, predicted_index)",
+    )
 
 
 def _training_max_length(model_dir: str) -> int | None:
@@ -37,6 +42,22 @@ def _training_max_length(model_dir: str) -> int | None:
             return int(json.load(f)["config"]["max_length"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def write_predictions(path: str, rows: list[dict], scores: list[list[float]], threshold: float) -> None:
+    """One JSON line per document: ``{"id", "intruder_index" (gold), "predicted_index"}`` (-1: coherent)."""
+    from filters.metrics import predicted_index
+
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for row, doc_scores in zip(rows, scores, strict=True):
+            record = {
+                "id": row["id"],
+                "intruder_index": row["intruder_index"],
+                "predicted_index": predicted_index(doc_scores, threshold),
+            }
+            f.write(json.dumps(record) + "\n")
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -69,6 +90,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     with open(out, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2)
         f.write("\n")
+    if args.predictions:
+        write_predictions(args.predictions, rows, scores, args.threshold)
     print(metrics.format_table(result, title=f"{args.model_dir} on {args.data_dir} [{args.split}]"))
     print(f"wrote {out}")
     return 0

@@ -1,4 +1,4 @@
-"""The examples in the code's docstrings run and print what they show (every module of the six packages)."""
+"""The examples in the code's docstrings run and print what they show (every module of the seven packages)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("pipelines", "retrieval", "filters", "schemas", "sources", "corpora")
+PACKAGES = ("pipelines", "retrieval", "filters", "schemas", "sources", "corpora", "annotation")
 
 
 def modules() -> list[str]:

@@ -50,10 +50,14 @@ def test_evaluate_command(tiny_trained_dir, tiny_data_dir, tmp_path, capsys):  #
                 "validation",
                 "--out",
                 str(tmp_path / "e.json"),
+                "--predictions",
+                str(tmp_path / "p.jsonl"),
             ]
         )
         == 0
     )
+    predictions = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert len(predictions) == 20 and {"id", "intruder_index", "predicted_index"} <= set(predictions[0])
     printed = capsys.readouterr().out
     assert "sentence F1" in printed and "majority" in printed
     with open(tmp_path / "e.json") as f:

@@ -1,0 +1,1 @@
+"""Human annotation studies: tasks, platform formats, agreement, reports (no Beam)."""

@@ -1,0 +1,184 @@
+"""The printed tables, PNG figures and dataset-card section of a human annotation study.
+
+Figures are drawn headless with the card's helpers (no date in the PNG metadata: the same answers give the
+same bytes).
+"""
+
+from __future__ import annotations
+
+import os
+
+VERIFICATION_DIR = "human_verification"
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    cells = [header] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+
+
+def tables(report: dict) -> str:
+    """The report as text tables for the terminal."""
+    kept = report["kept"]
+    lines = [
+        f"{report['documents']} documents, {report['answers']} answers by {report['annotators']} annotators"
+        f" ({report['unanswered']} documents unanswered)",
+        f"kept (>= {report['min_agreement']} agree): {kept['documents']} ({_fmt(kept['fraction'])})",
+        "",
+    ]
+    rows = [
+        ["human accuracy", report["human_accuracy"]],
+        ["human F1 (intruder position)", report["human_f1"]],
+        ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
+        ["Cohen's kappa (two annotators)", report["cohen_kappa"]],
+        ["control accuracy", report["control_accuracy"]],
+        ["median seconds per item", report["median_seconds"]],
+    ]
+    lines += _table(["", "value"], rows) + [""]
+    if report["kind"] == "intruder":
+        u = report["unanimous"]
+        lines += [f"unanimous documents: {u['documents']} ({u['right_position']} with the right position)"]
+        lines += _table(
+            ["human \\ gold", "without intruder", "with intruder"],
+            [[h, u[h]["without_intruder"], u[h]["with_intruder"]] for h in ("coherent", "incoherent")],
+        )
+        lines.append("")
+    else:
+        lines += _table(
+            ["k", "judgements", "accuracy", "kappa", "median s"],
+            [
+                [k, v["judgements"], v["accuracy"], v["cohen_kappa"], v["median_seconds"]]
+                for k, v in report["per_k"].items()
+            ],
+        )
+        lines.append("")
+    hist = report["gold_agreement"]
+    lines += ["annotators giving the gold answer: documents"]
+    lines += _table(
+        ["annotators", "all", "incoherent"],
+        [[n, c, (hist["incoherent"] or {}).get(n, "-")] for n, c in hist["all"].items()],
+    )
+    model = report.get("model")
+    if model:
+        lines += [
+            "",
+            f"model: {model['predictions']}",
+            "model accuracy by annotators giving the gold answer:",
+        ]
+        lines += _table(
+            ["annotators", "documents", "model accuracy"],
+            [[n, v["documents"], v["model_accuracy"]] for n, v in model["by_agreement"].items()],
+        )
+        if model.get("per_k"):
+            lines += ["", "accuracy per block size k (human judgements, model):"]
+            lines += _table(
+                ["k", "human", "model"],
+                [[k, v["human_accuracy"], v["model_accuracy"]] for k, v in model["per_k"].items()],
+            )
+        hm = model["human_vs_model"]
+        lines += ["", "human vs model on the kept documents:"]
+        lines += _table(
+            ["", "documents", "accuracy", "F1"],
+            [
+                [who, hm[who]["documents"], hm[who]["accuracy"], hm[who].get("f1")]
+                for who in ("human", "model")
+            ],
+        )
+    return "\n".join(lines)
+
+
+def write_figures(report: dict, out_dir: str) -> list[str]:
+    """``figures/gold_agreement.png`` (INSteD's Figure 2) and, with predictions, ``figures/model_by_agreement.png``
+    (Figure 3); relative paths of the files written."""
+    from corpora.card_figures import SIZE, _pyplot, _save
+
+    plt = _pyplot()
+    written = []
+    hist = report["gold_agreement"]
+    fig, ax = plt.subplots(figsize=SIZE)
+    series = [("all documents", hist["all"])] + (
+        [("incoherent documents", hist["incoherent"])] if hist["incoherent"] else []
+    )
+    keys = sorted({int(n) for _, h in series for n in h})
+    width = 0.8 / len(series)
+    for i, (label, h) in enumerate(series):
+        total = sum(h.values()) or 1
+        xs = [k + (i - (len(series) - 1) / 2) * width for k in keys]
+        ax.bar(xs, [h.get(str(k), 0) / total for k in keys], width, label=f"{label} (n={total})")
+    ax.set_xticks(keys, [str(k) for k in keys])
+    ax.set_xlabel("annotators who gave the gold answer")
+    ax.set_ylabel("fraction of documents")
+    ax.legend(frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    written.append(_save(fig, os.path.join(out_dir, "figures", "gold_agreement.png")))
+    model = report.get("model")
+    if model and model["by_agreement"]:
+        fig, ax = plt.subplots(figsize=SIZE)
+        levels = list(model["by_agreement"].items())
+        ax.bar([int(n) for n, _ in levels], [v["model_accuracy"] or 0.0 for _, v in levels], 0.6)
+        ax.set_xticks([int(n) for n, _ in levels], [n for n, _ in levels])
+        ax.set_xlabel("annotators who gave the gold answer")
+        ax.set_ylabel("model accuracy")
+        ax.set_ylim(0, 1)
+        ax.grid(axis="y", alpha=0.3)
+        written.append(_save(fig, os.path.join(out_dir, "figures", "model_by_agreement.png")))
+    return [os.path.relpath(p, out_dir) for p in written]
+
+
+def card_section(verifications: list[dict]) -> list[str]:
+    """The card's "Human verification" section from ``human_verification/<config>.json`` records."""
+    if not verifications:
+        return []
+    lines = ["## Human verification", ""]
+    for v in verifications:
+        r, p = v["report"], v["protocol"]
+        lines += [
+            f"### `{v['config']}` split `{v['verified_split']}`",
+            "",
+            f"Documents of split `{v['source_split']}` judged by people ({p['platform']}): tasks of "
+            f"{p['per_task']} items, {p['controls']} of them quality-control items ({p['control_rule'] or 'none'}), "
+            f"{p['workers']} annotators per task; {r['answers']} answers by {r['annotators']} annotators"
+            + (
+                f", {p['excluded_workers']} excluded for failing control items"
+                if p.get("excluded_workers")
+                else ""
+            )
+            + f". A document is kept when at least {r['min_agreement']} annotators give the same answer: "
+            f"{r['kept']['documents']} of {r['documents']} kept ({_fmt(r['kept']['fraction'])}), written as "
+            f"split `{v['verified_split']}` ({v['rows']} rows).",
+            "",
+            "| | value |",
+            "|---|---:|",
+            f"| human accuracy (majority answer, kept documents) | {_fmt(r['human_accuracy'])} |",
+            f"| human F1 (intruder position) | {_fmt(r['human_f1'])} |",
+            f"| Krippendorff's alpha (nominal) | {_fmt(r['krippendorff_alpha'])} |",
+            f"| Cohen's kappa (two annotators) | {_fmt(r['cohen_kappa'])} |",
+            f"| median seconds per item | {_fmt(r['median_seconds'])} |",
+            "",
+        ]
+        captions = {
+            "gold_agreement.png": "Annotators who gave the gold answer (all and incoherent documents)",
+            "model_by_agreement.png": "Model accuracy by the number of annotators who gave the gold answer",
+        }
+        for rel in v.get("figures", []):
+            caption = next((c for name, c in captions.items() if rel.endswith(name)), "Human verification")
+            lines += [f"![{caption}]({rel})", ""]
+        if r.get("per_k"):
+            lines += [
+                "| k | judgements | human accuracy | kappa | median seconds |",
+                "|---:|---:|---:|---:|---:|",
+            ]
+            for k, s in r["per_k"].items():
+                lines.append(
+                    f"| {k} | {s['judgements']} | {_fmt(s['accuracy'])} | {_fmt(s['cohen_kappa'])} | {_fmt(s['median_seconds'])} |"
+                )
+            lines.append("")
+    return lines

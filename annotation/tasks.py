@@ -1,0 +1,177 @@
+"""Annotation tasks from dataset rows: which documents, which control items, in which order (no Beam, no I/O).
+
+Everything is derived from ``(seed, id)``: the same rows and options give the same tasks, item ids and order.
+
+Intruder configs (INSteD §4.5): tasks of ``per_task`` items, ``controls`` of which are quality-control items,
+incoherent training documents whose intruder is easy to spot. Where the adversarial filter ran those are the
+rows with ``difficulty == "easy"``; otherwise (``difficulty == "unfiltered"``) the fallback is the
+:data:`FALLBACK_POOL` incoherent training documents whose intruder has the lowest TF-IDF similarity to the
+sentence it replaced. Shuffle configs (Laban et al. §4): pairs of the original and the shuffled document, in an
+order drawn per pair and recorded in the key, ``per_k`` documents per block size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from corpora.seeding import rng_for, stable_hash
+from schemas.annotation import FORMAT_VERSION, KEY_FORMAT, TASKS_FORMAT
+
+FALLBACK_POOL = 10
+EASY_RULE = "difficulty == easy"
+FALLBACK_RULE = f"lowest TF-IDF similarity ({FALLBACK_POOL} incoherent training documents; no filter ran)"
+
+
+def item_id(seed: int, key: str) -> str:
+    """An opaque id that does not reveal the document, its split or its role: ``i`` + 12 hex digits."""
+    return f"i{stable_hash(seed, 'annotate-item', key):016x}"[:13]
+
+
+def _order(seed: int, key: str) -> int:
+    return stable_hash(seed, "annotate-select", key)
+
+
+def select(rows: Sequence[dict], seed: int, documents: int | None) -> list[dict]:
+    """The ``documents`` rows with the smallest hash of ``(seed, id)`` (all rows when None), in hash order."""
+    ordered = sorted(rows, key=lambda r: (_order(seed, r["id"]), r["id"]))
+    return ordered if documents is None else ordered[:documents]
+
+
+def control_pool(train_rows: Sequence[dict], exclude: set[str], seed: int) -> tuple[list[dict], str]:
+    """Easy incoherent training documents not under study, and the rule that chose them.
+
+    >>> rows = [{"id": "a", "label": 1, "difficulty": "easy", "similarity": 0.2},
+    ...         {"id": "b", "label": 1, "difficulty": "hard", "similarity": 0.1}]
+    >>> [r["id"] for r in control_pool(rows, set(), 0)[0]]
+    ['a']
+    """
+    incoherent = [r for r in train_rows if r.get("label") == 1 and r["id"] not in exclude]
+    easy = [r for r in incoherent if r.get("difficulty") == "easy"]
+    if easy:
+        return select(easy, seed, None), EASY_RULE
+    ranked = sorted(incoherent, key=lambda r: (r.get("similarity") or 0.0, _order(seed, r["id"]), r["id"]))
+    return ranked[:FALLBACK_POOL], FALLBACK_RULE
+
+
+def _export_id(seed: int, tasks: list[dict]) -> str:
+    text = json.dumps({"seed": seed, "tasks": tasks}, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def intruder_tasks(
+    rows: Sequence[dict],
+    controls_pool: Sequence[dict],
+    *,
+    seed: int,
+    per_task: int,
+    controls: int,
+) -> tuple[list[dict], dict[str, dict]]:
+    """``(tasks, key items)`` for intruder rows (already selected); see :mod:`schemas.annotation`.
+
+    Each task holds ``per_task - controls`` documents under study and ``controls`` control documents drawn
+    from ``controls_pool`` per task, in an order drawn per task.
+    """
+    if per_task < 1 or not 0 <= controls < per_task:
+        raise ValueError("need per_task >= 1 and 0 <= controls < per_task")
+    if controls and len(controls_pool) < controls:
+        raise ValueError(f"{controls} control items per task but only {len(controls_pool)} candidates")
+    key: dict[str, dict] = {}
+
+    def add(row: dict, role: str) -> dict:
+        iid = item_id(seed, row["id"])
+        key[iid] = {
+            "id": row["id"],
+            "role": role,
+            "gold": int(row["intruder_index"]),
+            "sentences": len(row["sentences"]),
+        }
+        return {"item_id": iid, "sentences": list(row["sentences"])}
+
+    tasks = []
+    for number, chunk in enumerate(_chunks(list(rows), per_task - controls), start=1):
+        task_id = f"t{number:04d}"
+        items = [add(r, "test") for r in chunk]
+        if controls:
+            items += [
+                add(r, "control")
+                for r in rng_for(seed, "controls", task_id).sample(list(controls_pool), controls)
+            ]
+        rng_for(seed, "order", task_id).shuffle(items)
+        tasks.append({"task_id": task_id, "items": items})
+    return tasks, key
+
+
+def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[dict], dict[str, dict]]:
+    """``(tasks, key items)`` for shuffle rows: original and shuffled document shown as A and B in a drawn order.
+
+    >>> row = {"id": "d", "block_size": 1, "permutation": 0, "original": ["a", "b"], "shuffled": ["b", "a"]}
+    >>> tasks, key = pair_tasks([row], seed=0, per_task=5)
+    >>> item = tasks[0]["items"][0]
+    >>> item["texts"][key[item["item_id"]]["gold"]]
+    ['a', 'b']
+    """
+    key: dict[str, dict] = {}
+    items = []
+    for row in rows:
+        name = f"{row['id']}|{row['block_size']}|{row['permutation']}"
+        iid = item_id(seed, name)
+        gold = int(rng_for(seed, "pair-order", name).random() < 0.5)  # 1: the original is shown second
+        texts = [list(row["shuffled"]), list(row["original"])]
+        if gold == 0:
+            texts.reverse()
+        key[iid] = {
+            "id": row["id"],
+            "role": "test",
+            "gold": gold,
+            "block_size": int(row["block_size"]),
+            "permutation": int(row["permutation"]),
+        }
+        items.append({"item_id": iid, "block_size": int(row["block_size"]), "texts": texts})
+    tasks = []
+    for number, chunk in enumerate(_chunks(items, per_task), start=1):
+        task_id = f"t{number:04d}"
+        rng_for(seed, "order", task_id).shuffle(chunk)
+        tasks.append({"task_id": task_id, "items": chunk})
+    return tasks, key
+
+
+def select_pairs(
+    rows: Sequence[dict], seed: int, per_k: int | None, block_sizes: Sequence[int] | None
+) -> list[dict]:
+    """``per_k`` rows of each block size (first permutation only), by hash of ``(seed, id, k)``, k ascending."""
+    chosen = []
+    sizes = sorted({int(r["block_size"]) for r in rows}) if not block_sizes else sorted(set(block_sizes))
+    for k in sizes:
+        of_k = [r for r in rows if int(r["block_size"]) == k and int(r["permutation"]) == 0]
+        of_k.sort(key=lambda r: (_order(seed, f"{r['id']}|{k}"), r["id"]))
+        chosen += of_k if per_k is None else of_k[:per_k]
+    return chosen
+
+
+def documents(kind: str, tasks: list[dict], key_items: dict[str, dict], meta: dict) -> tuple[dict, dict]:
+    """The ``tasks.json`` and ``key.json`` documents of an export (``meta``: config, split, seed, ...)."""
+    export_id = _export_id(meta["seed"], tasks)
+    tasks_doc = {
+        "format": TASKS_FORMAT,
+        "version": FORMAT_VERSION,
+        "export_id": export_id,
+        "kind": kind,
+        "workers": meta["workers"],
+        "tasks": tasks,
+    }
+    key_doc = {
+        "format": KEY_FORMAT,
+        "version": FORMAT_VERSION,
+        "export_id": export_id,
+        "kind": kind,
+        **meta,
+        "tasks": {t["task_id"]: [i["item_id"] for i in t["items"]] for t in tasks},
+        "items": dict(sorted(key_items.items())),
+    }
+    return tasks_doc, key_doc

@@ -1,0 +1,53 @@
+"""``incoherent annotate export DATASET_DIR --config CONFIG --out TASKS_DIR``: annotation tasks of a built dataset.
+
+Writes ``tasks.json`` (what annotators see), ``key.json`` (the gold: keep it), Amazon Mechanical Turk's batch
+input CSV and HTML template (``mturk/``) and Label Studio's tasks and labeling configuration
+(``labelstudio/``). Deterministic from ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from schemas.records import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset_dir", metavar="DATASET_DIR", help="a built dataset (e.g. out/sample/dataset)"
+    )
+    parser.add_argument("--config", required=True, help="intruder-<source> or shuffle-<source>")
+    parser.add_argument("--split", default="test", help="split to annotate (test)")
+    parser.add_argument("--out", required=True, metavar="TASKS_DIR", help="export folder")
+    parser.add_argument("--seed", type=int, default=0, help="selection, control items and order (0)")
+    parser.add_argument("--documents", type=int, default=None, help="intruder: documents to annotate (all)")
+    parser.add_argument("--per-task", type=int, default=5, help="items per task, control items included (5)")
+    parser.add_argument(
+        "--controls", type=int, default=None, help="intruder: quality-control items per task (1; 0 for pairs)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
+    parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")
+    parser.add_argument("--block-sizes", type=int, nargs="+", default=None, help="shuffle: block sizes (all)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an earlier export in TASKS_DIR")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from annotation.study import export
+
+    if beam_args:
+        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
+    for flag in ("documents", "workers", "per_k"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise InputError(f"--{flag.replace('_', '-')}: must be >= 1, got {value}")
+    options = ("seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite")
+    key = export(
+        args.dataset_dir, args.config, args.split, args.out, **{o: getattr(args, o) for o in options}
+    )
+    roles = [item["role"] for item in key["items"].values()]
+    print(
+        f"{len(key['tasks'])} tasks of up to {key['per_task']} items ({roles.count('test')} documents, "
+        f"{roles.count('control')} control items), {key['workers']} annotators each -> {args.out} "
+        f"(export {key['export_id']}; keep key.json to yourself)"
+    )
+    return 0

@@ -1,0 +1,31 @@
+"""``incoherent annotate report DIR [--min-agreement 3] [--predictions FILE]``: agreement and human accuracy.
+
+Writes ``DIR/report.json`` and ``DIR/figures/*.png`` and prints the tables (INSteD's Tables 3 and 5, Figures 2
+and 3; Laban et al.'s human row per k). ``--predictions``: ``evaluate --predictions`` JSONL for intruder
+studies, a ``score-shuffle`` output folder for shuffle pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from schemas.records import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder")
+    parser.add_argument("--min-agreement", type=int, default=3, help="same answers to keep a document (3)")
+    parser.add_argument("--predictions", metavar="FILE", help="a model's answers to compare with the humans")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from annotation.report import tables
+    from annotation.study import report
+
+    if beam_args:
+        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
+    result = report(args.study_dir, args.min_agreement, args.predictions)
+    print(tables(result))
+    print(f"wrote {os.path.join(args.study_dir, 'report.json')} and {', '.join(result['figures'])}")
+    return 0

@@ -1,0 +1,57 @@
+"""``incoherent annotate verify DIR DATASET_DIR``: the human-verified split, and the card again.
+
+The documents ``annotate report`` kept become split ``<split>_verified`` of their config (e.g.
+``intruder-wikipedia/test_verified-00000-of-00001.parquet``); the protocol and agreement figures go to
+``DATASET_DIR/human_verification/<config>.json`` and into the card's "Human verification" section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from schemas.records import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder with its report.json")
+    parser.add_argument("dataset_dir", metavar="DATASET_DIR", help="the dataset the tasks were exported from")
+    parser.add_argument("--split-name", default=None, help="name of the new split (<split>_verified)")
+    parser.add_argument(
+        "--name", default=None, help="pretty name of the dataset (the card's, if there is one)"
+    )
+
+
+def _card_front_matter(dataset_dir: str) -> dict:
+    import yaml
+
+    try:
+        with open(os.path.join(dataset_dir, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}
+    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
+        return {}
+    meta = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+    return meta if isinstance(meta, dict) else {}
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from annotation.study import verify
+    from corpora.card import write_card
+    from pipelines.card import default_build_dir
+
+    if beam_args:
+        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
+    if not os.path.isdir(args.dataset_dir):
+        raise InputError(f"{args.dataset_dir}: no such directory")
+    record = verify(args.study_dir, args.dataset_dir, args.split_name)
+    meta = _card_front_matter(args.dataset_dir)
+    name = args.name or meta.get("pretty_name") or "incoherent coherence corpora"
+    card_args = argparse.Namespace(dataset_dir=args.dataset_dir, build_dir=None)
+    path = write_card(default_build_dir(card_args), args.dataset_dir, name, meta.get("license"))
+    print(
+        f"{record['rows']} verified rows -> {args.dataset_dir}/{record['config']}/{record['verified_split']}-*.parquet; "
+        f"wrote {path}"
+    )
+    return 0

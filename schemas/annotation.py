@@ -1,0 +1,45 @@
+"""Records of human annotation studies (``incoherent annotate``): JSON files, not Parquet, described here.
+
+An export folder (``annotate export``) holds:
+
+- ``tasks.json``, what annotators see (no gold)::
+
+    {"format": "incoherent.annotation.tasks", "version": 1, "export_id": "3f0c...", "kind": "intruder",
+     "workers": 5, "tasks": [{"task_id": "t0001", "items": [{"item_id": "i1a2b...", "sentences": [...]}]}]}
+
+  an intruder item has ``sentences``; a pair item (shuffle configs) has ``block_size`` and ``texts`` (two lists
+  of sentences, shown as A and B).
+- ``key.json``, the gold, kept by the study's owner::
+
+    {"format": "incoherent.annotation.key", "version": 1, "export_id": "3f0c...", "kind": "intruder",
+     "config": "intruder-wikipedia", "split": "test", "seed": 0, "per_task": 5, "controls": 1, "workers": 5,
+     "control_rule": "difficulty == easy", "documents": 20, "tasks": {"t0001": ["i1a2b...", ...]},
+     "items": {"i1a2b...": {"id": "wikipedia:12", "role": "test", "gold": 3, "sentences": 6}}}
+
+  ``gold`` is the 0-based intruder position or -1 (coherent) for intruder items, and for pairs the shown text
+  (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``.
+
+An import folder (``annotate import``) holds ``key.json`` (copied, or built from INSteD's file),
+``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`) and
+``import.json`` (counts, quality control per worker). ``annotate report`` adds ``report.json`` and
+``figures/``; ``annotate verify`` writes ``<config>/<split>_verified-*.parquet`` (the schema of the config) and
+``human_verification/<config>.json`` into the dataset.
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+TASKS_FORMAT = "incoherent.annotation.tasks"
+KEY_FORMAT = "incoherent.annotation.key"
+KINDS = ("intruder", "pair")
+
+# One answer of one annotator to one item of one task. ``answer``: intruder position (0-based, never 0) or -1
+# for "none of the above"; for pairs the text judged original (0 = A, 1 = B). ``seconds``: time on the item
+# (null where the platform does not say).
+ANSWER_FIELDS = ("task_id", "item_id", "worker", "answer", "seconds")
+
+# A line of an in-lab answers file (``TASKS_DIR/answers/<annotator>.jsonl``).
+LAB_ANSWER_FIELDS = ("export_id", "task_id", "item_id", "annotator", "answer", "seconds", "answered_at")
+
+# A rejected answer: why, where it came from (``file:line`` or ``file:row``), the record as read.
+REJECTED_FIELDS = ("reason", "origin", "detail", "record")
