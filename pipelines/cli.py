@@ -27,9 +27,12 @@ logging.getLogger().addFilter(lambda record: "apitools not found" not in record.
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:
-    """False for Beam's log of a step that raised our InputError (with a traceback): main prints it as one line."""
+    """False for Beam's log of a step that raised our InputError or found the disk full (with a traceback):
+    main prints it as one line."""
     raised = record.exc_info[1] if record.exc_info else None
-    return not isinstance(record.msg, InputError) and not isinstance(raised, InputError)
+    if isinstance(record.msg, InputError) or isinstance(raised, InputError):
+        return False
+    return not (raised is not None and disk_full_message(raised))
 
 
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
