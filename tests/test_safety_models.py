@@ -42,9 +42,8 @@ AUTO_MAP = {
 
 
 def write_weights(model_dir, tensors: dict | None = None) -> str:
-    from safetensors.numpy import save_file
-
     import numpy as np
+    from safetensors.numpy import save_file
 
     path = os.path.join(model_dir, "model.safetensors")
     save_file(tensors or {"w": np.zeros(4, dtype=np.float32)}, path)
