@@ -142,7 +142,9 @@ def check_types(config: dict, path: str) -> None:
                 continue  # check_config names the fault
             for key in ("inputs", "history"):
                 paths = spec.get(key)
-                if isinstance(paths, list) and not all(isinstance(p, str) for p in paths):
+                if paths is not None and not (
+                    isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+                ):
                     raise _fault(path, f"sources.{name}.{key}", "must be a list of paths")
             _check_flat(spec.get("options"), path, f"sources.{name}.options")
     for section in ("neighbors", "intruders", "shuffle"):

@@ -37,6 +37,10 @@ CASES = {
         "sources:\n  w: {kind: wikipedia, inputs: [samples/wikipedia], options: {range_mb: lots}}\n",
         "sources.w.options.range_mb: invalid float value",
     ),
+    "history not a list": (
+        "sources:\n  w: {kind: wikipedia, inputs: [samples/wikipedia], history: samples/wikipedia}\n",
+        "sources.w.history: must be a list of paths",
+    ),
     "alias bomb": (alias_bomb(), f"more than {MAX_NODES:,} values once its aliases are expanded"),
     "deep nesting": ("card: {name: " + "[" * 5000 + "]" * 5000 + "}\n", "refused"),
 }
