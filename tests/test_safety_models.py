@@ -24,6 +24,7 @@ from schemas import INTRUDER_SCHEMA
 from schemas.records import InputError
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_score_shuffle import shuffle_rows, write_shuffles
+from tests.tiny_lm import tiny_gpt2_dir  # noqa: F401
 from tests.tiny_model import intruder_rows, sample_documents, write_intruder_build
 
 EVIL_CODE = """import os
@@ -109,9 +110,12 @@ def intruders(tmp_path_factory) -> str:
     )
 
 
-def one_line_error(capsys, *expected: str) -> str:
+def one_line_error(capsys, *expected: str, after_progress: bool = False) -> str:
+    """The one line on stderr (``after_progress``: after transformers' progress bar of a model it loaded)."""
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
+    if after_progress:
+        lines = [line for line in lines if not line.startswith("Loading weights:")]
     assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
     for text in expected:
         assert text in lines[0], lines[0]
@@ -240,6 +244,15 @@ def test_score_shuffle_without_a_tokenizer_is_an_error_not_an_empty_result(
     assert run_cli("score-shuffle", gpt2_without_tokenizer, shuffles, "--out", out) == 2
     one_line_error(capsys, "no tokenizer files")
     assert not os.path.exists(out)
+
+
+def test_score_shuffle_that_scores_nothing_is_not_complete(tiny_gpt2_dir, tmp_path, capsys):  # noqa: F811
+    rows = [dict(row, original=["", " "], shuffled=[" ", ""]) for row in shuffle_rows(permutations=1, docs=2)]
+    data = write_shuffles(tmp_path / "empty", rows)
+    out = tmp_path / "scores"
+    assert run_cli("score-shuffle", tiny_gpt2_dir, data, "--out", out) == 2
+    one_line_error(capsys, "no pair was scored (empty_document", after_progress=True)
+    assert not (out / "results.json").exists() and not (out / "run_summary.json").exists()
 
 
 def test_a_tokenizer_with_an_empty_vocabulary_is_refused(gpt2_without_tokenizer, tmp_path):
