@@ -80,7 +80,7 @@ def dataset_files(dataset_dir: str) -> list[str]:
                 )
             if name in names and os.path.isfile(path):
                 files.append(os.path.relpath(path, dataset_dir).replace(os.sep, "/"))
-        # links to folders inside the dataset are walked as their target is (os.walk does not follow them)
+        # os.walk does not descend into a linked folder; one inside the dataset is walked under its own name
     return sorted(files)
 
 

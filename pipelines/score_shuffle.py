@@ -318,7 +318,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     }
 
     def results(summary: dict) -> dict:
-        check_scored(summary["counters"].get(STAGE, {}), args.model_dir)  # else no run_summary.json
+        check_scored(summary["counters"].get(STAGE, {}), args.model_dir)  # before run_summary.json
         accuracy = summarize(read_scores(args.out))
         report = {
             **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
