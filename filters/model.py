@@ -3,8 +3,8 @@
 Only safetensors weights are ever loaded (``use_safetensors=True``) and no code that came with a model ever
 runs (``trust_remote_code=False``; :mod:`filters.model_files` refuses such directories before transformers
 reads them): a directory holding only pickled ``pytorch_model.bin`` weights is refused. A model directory must
-hold a 2-label sequence-classification head and a tokenizer whose vocabulary fits the model's embedding matrix; anything else is an
-:class:`~schemas.records.InputError` naming the path.
+hold a 2-label sequence-classification head and a tokenizer whose vocabulary fits the model's embedding
+matrix; anything else is an :class:`~schemas.records.InputError` naming the path.
 
 :class:`ScoringModel` is the one object the Beam ``ModelHandler`` loads per worker process (and what
 ``incoherent evaluate`` uses): it encodes examples with :func:`filters.task.encode`, sorts them by token
