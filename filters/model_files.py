@@ -3,7 +3,7 @@
 Checks that read files only (no transformers model, no torch), so a hostile directory is refused with one
 line before ``from_pretrained`` sees it:
 
-* ``config.json`` (at most :data:`MAX_CONFIG_BYTES`) must name a ``model_type`` that transformers ships, and no
+* ``config.json`` (at most :data:`MAX_CONFIG_BYTES`) must name a ``model_type`` transformers ships, and no
   JSON config of the directory may carry ``auto_map`` or ``custom_pipelines`` (what makes transformers run
   Python files that came with the model);
 * weights are safetensors: ``*.safetensors`` or a ``model.safetensors.index.json`` whose shards lie in the
@@ -81,8 +81,8 @@ def check_no_code(model_dir: str, config: dict | None = None) -> None:
         raise InputError(f"{os.path.join(model_dir, 'config.json')}: no `model_type`; refusing the model")
     if model_type not in known_model_types():
         raise InputError(
-            f"{os.path.join(model_dir, 'config.json')}: model_type {model_type[:80]!r} is not one transformers "
-            "implements (custom code is never run); refusing the model"
+            f"{os.path.join(model_dir, 'config.json')}: model_type {model_type[:80]!r} is not one "
+            "transformers implements (custom code is never run); refusing the model"
         )
 
 

@@ -1,4 +1,4 @@
-"""Reading and checking a build config before the first stage runs: bounded YAML, every value's type and range.
+"""Reading and checking a build config before the first stage runs: bounded YAML, each value's type, range.
 
 :func:`load_config` reads a config of at most :data:`MAX_CONFIG_BYTES`, strict UTF-8, with ``yaml.SafeLoader``
 (plain data, no Python objects) and at most :data:`MAX_NODES` values once aliases are expanded (a few hundred

@@ -1,5 +1,5 @@
-"""Build configs with wrong value types or ranges, or hostile YAML: one line naming the key and the file, exit 2,
-before the first stage (nothing written under --out)."""
+"""Build configs with wrong value types or ranges, or hostile YAML: one line naming the key and the file,
+exit 2, before the first stage (nothing written under --out)."""
 
 from __future__ import annotations
 
