@@ -75,7 +75,7 @@ def build_tokenizer(path: str | None, vocab_size: int):
     from transformers import AutoTokenizer
 
     if path:
-        return AutoTokenizer.from_pretrained(path)
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=False)
     import tests.tiny_model as tiny
 
     tiny.VOCAB_SIZE = vocab_size

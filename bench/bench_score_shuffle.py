@@ -92,8 +92,8 @@ def authors_loop(
 
     from filters.lm import causal_windows, join_sentences
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, trust_remote_code=False).to(device).eval()
     window = model.config.n_positions
     stride = window // 2
 

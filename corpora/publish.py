@@ -22,6 +22,8 @@ from schemas.records import InputError
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
 KEEP_REMOTE = {".gitattributes"}  # files the Hub creates itself; never deleted
+TIMEOUT = 60.0  # seconds a Hub request may wait for an answer (connect, read, write)
+CONNECT_TIMEOUT = 10.0
 
 
 def check_repo_id(repo_id: str) -> None:
@@ -62,14 +64,32 @@ def check_build(dataset_dir: str) -> None:
                 )
 
 
+def dataset_files(dataset_dir: str) -> list[str]:
+    """Relative (POSIX) paths of the regular files under ``dataset_dir``, sorted. Links are followed only when
+    they stay inside the folder (a link that leaves it is refused: it would upload a file from elsewhere on
+    the machine); FIFOs, sockets and devices are left out."""
+    root = os.path.realpath(dataset_dir)
+    files = []
+    for folder, dirs, names in os.walk(dataset_dir, followlinks=False):
+        for name in sorted(dirs) + sorted(names):
+            path = os.path.join(folder, name)
+            target = os.path.realpath(path)
+            if os.path.islink(path) and os.path.commonpath([root, target]) != root:
+                raise InputError(
+                    f"{path}: a link to {target}, outside {dataset_dir}; refusing to publish it (replace the "
+                    "link by the file, or remove it)"
+                )
+            if name in names and os.path.isfile(path):
+                files.append(os.path.relpath(path, dataset_dir).replace(os.sep, "/"))
+        # os.walk does not descend into a linked folder; one inside the dataset is walked under its own name
+    return sorted(files)
+
+
 def files_to_upload(dataset_dir: str, include_rejected: bool) -> list[str]:
     """Relative (POSIX) paths of the files to upload, sorted."""
     check_build(dataset_dir)
     files = []
-    for path in sorted(glob.glob(os.path.join(dataset_dir, "**", "*"), recursive=True)):
-        if not os.path.isfile(path):
-            continue
-        rel = os.path.relpath(path, dataset_dir).replace(os.sep, "/")
+    for rel in dataset_files(dataset_dir):
         top = rel.split("/", 1)[0]
         if top == "rejected" and not include_rejected:
             continue
@@ -137,10 +157,17 @@ def publish(
     files: list[str],
     private: bool = False,
     revision: str | None = None,
+    timeout: float = TIMEOUT,
 ) -> dict:
-    """Create the repository, commit what changed, verify the remote files; returns what was done."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    """Create the repository, commit what changed, verify the remote files; returns what was done.
 
+    Every request waits at most ``timeout`` seconds for the server (at most :data:`CONNECT_TIMEOUT` to
+    connect): a Hub that accepts connections and never answers ends the run with ``httpx2.TimeoutException``.
+    """
+    import httpx2
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_session
+
+    get_session().timeout = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     if revision:

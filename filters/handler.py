@@ -13,6 +13,7 @@ padded tokens).
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import shutil
@@ -33,12 +34,14 @@ from filters.model import (
     resolve_device,
     resolve_dtype,
 )
+from filters.model_files import MAX_CONFIG_BYTES, check_no_code
 from schemas.records import InputError
 
 NAMESPACE = "filter"
 LM_NAMESPACE = "score-shuffle"
 DEFAULT_POOL_FACTOR = 8
 _LOCAL_COPIES: dict[str, str] = {}
+UNCOMPRESSED = CompressionTypes.UNCOMPRESSED
 
 
 def is_remote(path: str) -> bool:
@@ -58,7 +61,7 @@ def localize(model_dir: str, force_copy: bool = False) -> str:
     local = tempfile.mkdtemp(prefix="incoherent-model-")
     for path in files:
         with (
-            FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as src,
+            FileSystems.open(path, compression_type=UNCOMPRESSED) as src,
             open(os.path.join(local, posixpath.basename(path)), "wb") as dst,
         ):
             shutil.copyfileobj(src, dst, 1 << 24)
@@ -80,6 +83,17 @@ def check_model_dir(model_dir: str) -> None:
     }
     if "config.json" not in names:
         raise InputError(f"{model_dir}: no config.json, not a Hugging Face model directory")
+    with FileSystems.open(posixpath.join(model_dir, "config.json"), compression_type=UNCOMPRESSED) as f:
+        config = f.read(MAX_CONFIG_BYTES + 1)
+    try:
+        config = json.loads(config.decode("utf-8")) if len(config) <= MAX_CONFIG_BYTES else None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        config = None
+    if not isinstance(config, dict):
+        raise InputError(
+            f"{model_dir}/config.json: not a JSON object of at most {MAX_CONFIG_BYTES >> 20} MiB"
+        )
+    check_no_code(model_dir, config)  # the workers check the rest of the directory when they copy it
     if not any(n.endswith(".safetensors") or n == "model.safetensors.index.json" for n in names):
         raise InputError(f"{model_dir}: no model.safetensors weights (pickled weights are never loaded)")
 

@@ -32,7 +32,6 @@ A text's score depends only on the pool it is scored with, which the pipeline ma
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from filters.model import (
     length_batches,
     load_config,
     load_pretrained,
+    open_tokenizer,
     resolve_device,
     resolve_dtype,
 )
@@ -259,15 +259,10 @@ def scorer_kind(config, model_dir: str, requested: str = "auto") -> str:
 
 def checked_language_model(model_dir: str, requested: str = "auto"):
     """``(config, tokenizer, kind)`` after the cheap checks (weights, LM head, tokenizer; no weights loaded)."""
-    from transformers import AutoTokenizer
-
     check_weights(model_dir)
     config = load_config(model_dir)
     kind = scorer_kind(config, model_dir, requested)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{model_dir}: no usable tokenizer ({str(exc).splitlines()[0]})") from None
+    tokenizer = open_tokenizer(model_dir)
     check_tokenizer_matches(tokenizer, config, model_dir)
     if kind == MASKED and tokenizer.mask_token_id is None:
         raise InputError(f"{model_dir}: the tokenizer has no mask token, the masked scorer needs one")

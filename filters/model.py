@@ -1,9 +1,10 @@
 """Loading, validating and running the intruder classifier (any ``AutoModelForSequenceClassification``).
 
-Only safetensors weights are ever loaded (``use_safetensors=True``): a directory holding only pickled
-``pytorch_model.bin`` weights is refused. A model directory must hold a 2-label sequence-classification head
-and a tokenizer whose vocabulary fits the model's embedding matrix; anything else is an
-:class:`~schemas.records.InputError` naming the path.
+Only safetensors weights are ever loaded (``use_safetensors=True``) and no code that came with a model ever
+runs (``trust_remote_code=False``; :mod:`filters.model_files` refuses such directories before transformers
+reads them): a directory holding only pickled ``pytorch_model.bin`` weights is refused. A model directory must
+hold a 2-label sequence-classification head and a tokenizer whose vocabulary fits the model's embedding
+matrix; anything else is an :class:`~schemas.records.InputError` naming the path.
 
 :class:`ScoringModel` is the one object the Beam ``ModelHandler`` loads per worker process (and what
 ``incoherent evaluate`` uses): it encodes examples with :func:`filters.task.encode`, sorts them by token
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from filters import task
+from filters.model_files import check_model_files
 from schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
@@ -30,8 +32,6 @@ LABEL2ID = {v: k for k, v in ID2LABEL.items()}
 DEVICES = ("auto", "cuda", "cpu")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 EVAL_POOL = 4096  # examples sorted by length together when scoring whole documents
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
-PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
 
 
 # --------------------------------------------------------------------------------------------- device
@@ -70,28 +70,16 @@ def resolve_dtype(dtype: str, device: str, option: str = "--dtype"):
 
 
 def check_weights(model_dir: str) -> None:
-    """Refuse directories without safetensors weights (pickled weights are never loaded)."""
-    if not os.path.isdir(model_dir):
-        raise InputError(f"{model_dir}: model directory does not exist")
-    if not os.path.exists(os.path.join(model_dir, "config.json")):
-        raise InputError(f"{model_dir}: no config.json, not a Hugging Face model directory")
-    names = set(os.listdir(model_dir))
-    if names & set(WEIGHT_FILES) or any(n.endswith(".safetensors") for n in names):
-        return
-    pickled = sorted(names & set(PICKLE_FILES))
-    if pickled:
-        raise InputError(
-            f"{model_dir}: only pickled weights ({', '.join(pickled)}); refusing to load them, convert the "
-            "checkpoint to safetensors (model.save_pretrained(dir, safe_serialization=True))"
-        )
-    raise InputError(f"{model_dir}: no model.safetensors weights")
+    """Refuse directories that ask to run code, or lack well-formed safetensors weights (pickled weights are
+    never loaded): :func:`filters.model_files.check_model_files`."""
+    check_model_files(model_dir)
 
 
 def load_config(model_dir: str):
     from transformers import AutoConfig
 
     try:
-        return AutoConfig.from_pretrained(model_dir)
+        return AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         raise InputError(f"{model_dir}: unreadable model config ({str(exc).splitlines()[0]})") from None
 
@@ -111,14 +99,43 @@ def check_classifier_config(config, model_dir: str) -> None:
         )
 
 
-def load_tokenizer(model_dir: str, config=None):
-    """The model's tokenizer; it must be backed by the ``tokenizers`` library and fit the model's vocabulary."""
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "vocab.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
+PROBE_TEXT = "The cat sat on the mat. It was 1999."
+
+
+def open_tokenizer(model_dir: str):
+    """``AutoTokenizer.from_pretrained`` (no remote code) that tokenizes text: a local directory without
+    tokenizer files, or a tokenizer that turns a plain English sentence into no tokens, is one line."""
     from transformers import AutoTokenizer
 
+    if os.path.isdir(model_dir) and not any(
+        os.path.isfile(os.path.join(model_dir, name)) for name in TOKENIZER_FILES
+    ):
+        raise InputError(
+            f"{model_dir}: no tokenizer files ({', '.join(TOKENIZER_FILES[:2])} ...); save the tokenizer with "
+            "the model (tokenizer.save_pretrained(dir))"
+        )
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+        probe = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
         raise InputError(f"{model_dir}: no usable tokenizer ({str(exc).splitlines()[0]})") from None
+    if len(tokenizer) < 2 or not probe:
+        raise InputError(f"{model_dir}: the tokenizer has an empty vocabulary ({len(tokenizer)} tokens)")
+    return tokenizer
+
+
+def load_tokenizer(model_dir: str, config=None):
+    """The model's tokenizer; it must be backed by the ``tokenizers`` library and fit the model's vocabulary."""
+    tokenizer = open_tokenizer(model_dir)
     if getattr(tokenizer, "backend_tokenizer", None) is None:
         raise InputError(f"{model_dir}: tokenizer {type(tokenizer).__name__} is not backed by `tokenizers`")
     if tokenizer.pad_token_id is None:
@@ -151,12 +168,14 @@ def _quiet_xlnet(model) -> None:
 def load_pretrained(auto, model_dir: str, what: str, dtype=None, tolerated: tuple[str, ...] = ("embed",)):
     """``auto.from_pretrained`` from safetensors only; a load failure or tensors missing from the weights (other
     than those whose names contain one of ``tolerated``, which the model ties or initialises) is one line."""
+    from safetensors import SafetensorError
+
     kwargs = {"dtype": dtype} if dtype is not None else {}
     try:
         model, info = auto.from_pretrained(
-            model_dir, use_safetensors=True, output_loading_info=True, **kwargs
+            model_dir, use_safetensors=True, output_loading_info=True, trust_remote_code=False, **kwargs
         )
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, SafetensorError) as exc:
         raise InputError(f"{model_dir}: cannot load {what} ({str(exc).splitlines()[0]})") from None
     missing = [k for k in info.get("missing_keys", ()) if not any(t in k for t in tolerated)]
     if missing:
@@ -181,6 +200,7 @@ def load_classifier(model_dir: str, device: str = "cpu", dtype=None):
 
 def load_base_model(name_or_path: str, option: str = "--base-model"):
     """``(model, tokenizer)`` to fine-tune: any checkpoint, a fresh 2-label head added when it has none."""
+    from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification
 
     if os.path.isdir(name_or_path):
@@ -198,12 +218,13 @@ def load_base_model(name_or_path: str, option: str = "--base-model"):
         model = AutoModelForSequenceClassification.from_pretrained(
             name_or_path,
             use_safetensors=True,
+            trust_remote_code=False,
             num_labels=2,
             id2label=ID2LABEL,
             label2id=LABEL2ID,
             ignore_mismatched_sizes=True,  # a head with another label count is replaced
         )
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, SafetensorError) as exc:
         raise InputError(
             f"{option} {name_or_path}: cannot load the model ({str(exc).splitlines()[0]})"
         ) from None

@@ -52,11 +52,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 
-import yaml
-
 from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import progress, storage
+from pipelines import config_check, progress, storage
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -111,16 +109,8 @@ def default_config_path() -> str:
 
 
 def load_config(path: str) -> dict:
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such config file")
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = yaml.safe_load(f)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(config, dict):
-        raise InputError(f"{path}: expected a mapping at the top level")
-    return config
+    """The config's YAML, bounded and type-checked: :func:`pipelines.config_check.load_config`."""
+    return config_check.load_config(path)
 
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
@@ -590,6 +580,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config_path = args.config or default_config_path()
     raw = load_config(config_path)
     config = check_config(raw, config_path)
+    config_check.check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
     if _dry_run(beam_args):
         return dry_run_build(config, out, beam_args)

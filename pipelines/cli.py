@@ -11,9 +11,11 @@ Unusable input or configuration ends with one line, ``error: <what> (<file or op
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import logging
+import re
 import sys
 
 from pipelines import progress
@@ -25,9 +27,12 @@ logging.getLogger().addFilter(lambda record: "apitools not found" not in record.
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:
-    """False for Beam's log of a step that raised our InputError (with a traceback): main prints it as one line."""
+    """False for Beam's log of a step that raised our InputError or found the disk full (with a traceback):
+    main prints it as one line."""
     raised = record.exc_info[1] if record.exc_info else None
-    return not isinstance(record.msg, InputError) and not isinstance(raised, InputError)
+    if isinstance(record.msg, InputError) or isinstance(raised, InputError):
+        return False
+    return not (raised is not None and disk_full_message(raised))
 
 
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
@@ -66,6 +71,30 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
     (("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"),
 ]
+
+
+_DISK_FULL_TEXT = re.compile(r"(No space left on device|Disk quota exceeded)(?:: '([^'\n]{1,300})')?")
+
+
+def disk_full_message(exc: BaseException) -> str | None:
+    """One line for a write that failed because the disk (or the quota) is full, however it was wrapped (a
+    Beam worker's error arrives as text); None for any other error.
+
+    >>> disk_full_message(RuntimeError("OSError: [Errno 28] No space left on device: '/out/a.parquet'"))
+    'no space left on device writing /out/a.parquet; free some space or choose another --out'
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = f" writing {exc.filename}" if exc.filename else ""
+            return f"no space left on device{where}; free some space or choose another --out"
+        found = _DISK_FULL_TEXT.search(str(exc))
+        if found:
+            where = f" writing {found.group(2)}" if found.group(2) else ""
+            return f"no space left on device{where}; free some space or choose another --out"
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _available(module: str) -> bool:
@@ -145,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        message = disk_full_message(exc)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     finally:
         progress.close_all()
 

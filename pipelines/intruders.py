@@ -156,7 +156,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--easy-threshold", type=float, default=0.5)
 
 
-def _check_options(args: argparse.Namespace) -> None:
+def check_options(args: argparse.Namespace) -> None:
+    """The checks of the flags that need no input (``build`` runs them on its config first)."""
     if not 0.0 <= args.validation_fraction < 1.0:
         raise InputError(f"--validation-fraction: must be in [0, 1), got {args.validation_fraction}")
     if args.k < 1:
@@ -870,7 +871,7 @@ def retrieval_for(
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    _check_options(args)
+    check_options(args)
     sources_by_dir = {d: sorted({source_of_file(f) for f in document_files(d)}) for d in args.docs}
     doc_files = sorted(f for d in args.docs for f in document_files(d))
     sources = sorted({s for ss in sources_by_dir.values() for s in ss})

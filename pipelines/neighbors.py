@@ -257,7 +257,9 @@ def query_rows_of(ids: list[str], index_ids: list[str], option: str = "--queries
     return np.array(sorted({row_of[doc_id] for doc_id in ids}), dtype=np.int64)
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+def check_options(args: argparse.Namespace) -> IndexParams:
+    """The checks of the flags that need no input (``build`` runs them on its config first); the index
+    parameters."""
     params = check_params(args.ngram, args.hash_size)
     if args.k < 1:
         raise InputError(f"--k: must be >= 1, got {args.k}")
@@ -265,6 +267,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--block-rows: must be >= 1, got {args.block_rows}")
     if args.threads < 0:
         raise InputError(f"--threads: must be >= 0 (0 = auto), got {args.threads}")
+    return params
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    params = check_options(args)
     args.index = storage.absolute(args.index)
     index = TfidfIndex.load(args.index, expect=params, opener=storage.open_file)  # no matrix: fail early
     files = document_files(args.docs_dir)

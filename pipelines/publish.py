@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from corpora.publish import check_repo_id, files_to_upload, publish
+from corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
 from schemas.records import InputError
 
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"
@@ -31,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--include-rejected", action="store_true", help="also upload the rejected/ dead letters"
     )
     parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded, upload nothing")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=TIMEOUT,
+        help=f"seconds to wait for each answer of the Hub ({TIMEOUT:g}; connecting: at most 10)",
+    )
 
 
 def _resolve_token(explicit: str | None) -> str:
@@ -52,6 +58,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if beam_args:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     check_repo_id(args.repo_id)
+    if not args.timeout > 0:
+        raise InputError(f"--timeout: must be > 0 seconds, got {args.timeout}")
     files = files_to_upload(args.dataset_dir, args.include_rejected)
     if args.dry_run:
         for rel in files:
@@ -60,10 +68,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 0
     token = _resolve_token(args.token)
     import httpx2
+    from huggingface_hub import constants
     from huggingface_hub.errors import HfHubHTTPError
 
     try:
-        done = publish(args.dataset_dir, args.repo_id, token, files, args.private, args.revision)
+        done = publish(
+            args.dataset_dir, args.repo_id, token, files, args.private, args.revision, args.timeout
+        )
+    except httpx2.TimeoutException:
+        raise InputError(
+            f"--repo-id {args.repo_id}: the Hub ({constants.ENDPOINT}) did not answer within {args.timeout:g} s; "
+            "check the network (or HF_ENDPOINT) and re-run, or raise --timeout"
+        ) from None
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else None
         if status == 401:

@@ -42,6 +42,7 @@ from schemas.records import InputError, Rejected
 STAGE = "score-shuffle"
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
 DEFAULT_POOL_SIZE = 64
+DROPPED = ("empty_document", "no_scored_tokens")  # counters of pairs that were read but not scored
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -243,6 +244,19 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
     return chosen
 
 
+def check_scored(counters: dict, model_dir: str) -> None:
+    """A run that scored no pair is an error, never a complete run with empty results.
+
+    >>> check_scored({"scored_pairs": 0, "no_scored_tokens": 6}, "m")
+    Traceback (most recent call last):
+    schemas.records.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
+    """
+    if counters.get("scored_pairs", 0):
+        return
+    skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(counters.items()) if k in DROPPED and v)
+    raise InputError(f"{model_dir}: no pair was scored ({skipped or 'no pairs read'}); nothing to report")
+
+
 def read_scores(out_dir: str) -> list[dict]:
     """The columns of ``OUT/scores/`` that the accuracy needs (small: four per pair)."""
     rows: list[dict] = []
@@ -304,6 +318,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     }
 
     def results(summary: dict) -> dict:
+        check_scored(summary["counters"].get(STAGE, {}), args.model_dir)  # before run_summary.json
         accuracy = summarize(read_scores(args.out))
         report = {
             **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
@@ -329,7 +344,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined) on {args.data_dir} [{args.split}]"
     print(format_table(summary["results"], title=f"accuracy (%): {title}"))
     counters = summary["counters"].get(STAGE, {})
-    dropped = {k: v for k, v in counters.items() if k in ("empty_document", "no_scored_tokens")}
+    dropped = {k: v for k, v in counters.items() if k in DROPPED}
     if dropped:
         print("skipped: " + ", ".join(f"{name} {value:,}" for name, value in dropped.items()))
     print(f"{posixpath.join(args.out, 'scores')}/, results.json, accuracy.png ({summary['seconds']:.1f} s)")

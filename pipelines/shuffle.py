@@ -111,15 +111,22 @@ def _sampled(doc: dict, seed: int, threshold: int) -> bool:
     return False
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+def check_options(args: argparse.Namespace) -> list[int]:
+    """The checks of the flags that need no input (``build`` runs them on its config first); the block sizes."""
     sizes = _block_sizes(args.block_sizes)
     if args.max_sentences < 2:
         raise InputError(f"--max-sentences: must be >= 2, got {args.max_sentences}")
     if args.permutations < 1:
         raise InputError(f"--permutations: must be >= 1, got {args.permutations}")
-    fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
-    if min(fractions.values()) < 0 or sum(fractions.values()) > 1:
+    fractions = (args.test_fraction, args.validation_fraction)
+    if min(fractions) < 0 or sum(fractions) > 1:
         raise InputError("--test-fraction/--validation-fraction: must be >= 0 and sum to at most 1")
+    return sizes
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    sizes = check_options(args)
+    fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
     by_source: dict[str, list[str]] = {}
     for path in document_files(args.docs_dir):
         config = posixpath.basename(posixpath.dirname(path))

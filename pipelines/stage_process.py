@@ -162,6 +162,11 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     except BaseException as exc:
         import traceback
 
+        from pipelines.cli import disk_full_message
+
+        if disk_full_message(exc):  # one line, as the command alone would print
+            send.send(("input", disk_full_message(exc)))
+            sys.exit(2)
         traceback.print_exc()
         send.send(("error", f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
