@@ -383,9 +383,11 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
 
 
 def remove_stale(out: str, stages: list[Stage]) -> list[str]:
-    """Delete what an earlier build in ``out`` wrote for sources or stages this config no longer has: tables
-    of ``OUT/dataset/`` no stage writes, and every folder of ``OUT/work/`` that is not a stage's output (nor on
-    the way to one). The dataset then holds exactly what this config produces. Returns what was removed."""
+    """Delete what an earlier build in ``out`` wrote for sources or stages this config no longer has.
+
+    That is the tables of ``OUT/dataset/`` no stage writes, and every folder of ``OUT/work/`` that is not a
+    stage's output (nor on the way to one). The dataset then holds exactly what this config produces.
+    Returns what was removed."""
     removed = []
     dataset, work = os.path.join(out, DATASET), os.path.join(out, WORK)
     tables = {"candidates"} | {table for stage in stages for table in stage.tables}
@@ -515,7 +517,11 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
 
 
 def history_label(path: str) -> str:
-    """The folder name of an older dump's documents: ``.../2019-08-16_minidumps.xml.bz2`` -> ``2019-08-16_minidumps``."""
+    """The folder name of an older dump's documents.
+
+    >>> history_label("/data/2019-08-16_minidumps-en.xml.bz2")
+    '2019-08-16_minidumps-en'
+    """
     return posixpath.basename(path.rstrip("/")).split(".", 1)[0]
 
 

@@ -1,12 +1,12 @@
 """Write only under ``--out``, delete only what we wrote: the checks every command makes before any work.
 
-- :func:`check_name`: a name a path is built from (a source, a config, a history dump's label) matches one safe
-  pattern, so ``OUT/work/documents/<name>`` can never leave ``OUT``.
+- :func:`check_name`: a name a path is built from (a source, a config, a history dump's label) matches one
+  safe pattern, so ``OUT/work/documents/<name>`` can never leave ``OUT``.
 - :func:`check_out_vs_inputs`: an ``--out`` that equals, contains or lies inside an input is refused (an
   ``--overwrite`` there would delete the input).
-- A build is recognised by :data:`BUILD_MARKER`, a file only ``build`` writes (first, before anything else), and
-  a single command's output by :data:`RUN_MARKER` (or the ``run_summary.json`` it writes last); a folder that
-  holds neither is never deleted or written into.
+- A build is recognised by :data:`BUILD_MARKER`, a file only ``build`` writes (first, before anything
+  else), and a single command's output by :data:`RUN_MARKER` (or the ``run_summary.json`` it writes last); a
+  folder that holds neither is never deleted or written into.
 - :class:`OutLock`: an exclusive lock on a local ``--out`` (``fcntl.flock``), so two builds never share one.
 
 This module imports neither Beam nor any other heavy package: the CLI runs its checks before a command starts.
@@ -84,7 +84,7 @@ def is_within(path: str, folder: str) -> bool:
 
 
 def check_out_vs_inputs(out: str, inputs: list[str], option: str = "--out") -> None:
-    """Refuse an ``out`` that equals, contains or lies inside one of ``inputs`` (before anything is deleted)."""
+    """Refuse an ``out`` that equals, contains or lies inside one of ``inputs`` (before any deletion)."""
     for path in inputs:
         if not path or not (is_remote(path) or os.path.exists(path)):
             continue

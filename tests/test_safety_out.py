@@ -1,5 +1,5 @@
-"""Safety of ``--out`` (issue #24, D1-D4, D12, D13, D10's unusable ``--out``): write only under ``--out``, delete
-only what a build or command wrote, refuse before any work.
+"""Safety of ``--out`` (issue #24, D1-D4, D12, D13, D10's unusable ``--out``): write only under ``--out``,
+delete only what a build or command wrote, refuse before any work.
 
 Most cases stop before any pipeline runs: they check the one-line message, exit status 2, that nothing was
 written outside ``--out`` and that the inputs are intact. A few run real builds on the bundled samples.
@@ -355,7 +355,8 @@ def test_remove_stale_keeps_exactly_what_the_plan_writes(tmp_path):
     )
     stages = build.plan(config, str(out / "work"))
     for folder in (
-        "dataset/intruder-cnn", "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia", "dataset/candidates",
+        "dataset/intruder-cnn", "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia",
+        "dataset/candidates",
         "dataset/figures", "dataset/summaries", "work/documents/cnn", "work/documents/wikipedia",
         "work/retrieval/cnn/index", "work/retrieval/wikipedia/index", "work/history/wikipedia/old",
         "work/intruders", "work/shuffle/cnn", "work/shuffle/wikipedia",
