@@ -363,9 +363,8 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
     lock.acquire()
     try:
         if safety.read_marker(os.path.join(out, safety.BUILD_MARKER)) is None:
-            safety.write_marker(
-                out, safety.BUILD_MARKER, "build", "build"
-            )  # first: a killed build is a build
+            # first: a build killed in its first second is still recognised as a build
+            safety.write_marker(out, safety.BUILD_MARKER, "build", "build")
         records: dict[str, dict] = {}
         if force:
             for name in BUILD_WRITES:
@@ -671,7 +670,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         return dry_run_build(config, out, beam_args)
     earlier, lock = prepare_build_dir(out, args.force or args.overwrite)
     try:
-        return build(args, beam_args, config_path, raw, config, out, earlier)
+        return build(beam_args, config_path, raw, config, out, earlier)
     finally:
         if lock is not None:
             lock.release()
@@ -685,7 +684,6 @@ def config_inputs(config: dict) -> list[str]:
 
 
 def build(
-    args: argparse.Namespace,
     beam_args: list[str],
     config_path: str,
     raw: dict,
