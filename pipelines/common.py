@@ -389,13 +389,28 @@ def resolve_runner(options: PipelineOptions):
     return runner
 
 
+def _read_json(path: str) -> object:
+    try:
+        return json.loads(storage.read_bytes(path))
+    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: not ours
+        return None
+
+
 def _ours(out_dir: str, command: str) -> tuple[bool, bool]:
-    """``(ours, complete)``: a local folder written by ``incoherent <command>`` (its marker or its run summary)
-    and whether that run completed."""
-    marker = safety.read_marker(os.path.join(out_dir, safety.RUN_MARKER))
-    written, complete = safety.run_summary_command(out_dir)
-    ours = (marker is not None and marker.get("written_by") == f"incoherent {command}") or written == command
-    return ours, complete
+    """``(ours, complete)``: a folder (local or remote) written by ``incoherent <command>`` (its marker or its
+    run summary says so) and whether that run completed."""
+    marker = _read_json(storage.join(out_dir, safety.RUN_MARKER))
+    summary = _read_json(storage.join(out_dir, SUMMARY_FILE))
+    summary = summary if isinstance(summary, dict) else {}
+    marked = isinstance(marker, dict) and marker.get("written_by") == f"incoherent {command}"
+    return marked or summary.get("command") == command, summary.get("complete") is True
+
+
+def _not_ours(out_dir: str, command: str) -> InputError:
+    return InputError(
+        f"{out_dir}: output directory is not empty and not the output of `incoherent {command}`; "
+        "refusing to use or delete it (choose another --out)"
+    )
 
 
 def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
@@ -410,10 +425,7 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
         if os.path.isdir(out_dir) and os.listdir(out_dir):
             ours, complete = _ours(out_dir, command)
             if not ours:
-                raise InputError(
-                    f"{out_dir}: output directory is not empty and not the output of `incoherent {command}`; "
-                    "refusing to use or delete it (choose another --out)"
-                )
+                raise _not_ours(out_dir, command)
             if complete and not overwrite:
                 raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
             shutil.rmtree(out_dir)  # ours: a finished run with --overwrite, or one that failed
@@ -429,13 +441,10 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
         raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
     existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
     if existing:
-        names = {posixpath.relpath(path, out_dir) for path in existing}
-        if not names & {safety.RUN_MARKER, SUMMARY_FILE}:
-            raise InputError(
-                f"{out_dir}: output directory is not empty and not the output of `incoherent {command}`; "
-                "refusing to use or delete it (choose another --out)"
-            )
-        if SUMMARY_FILE in names and not overwrite:
+        ours, complete = _ours(out_dir, command)
+        if not ours:
+            raise _not_ours(out_dir, command)
+        if complete and not overwrite:
             raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
         FileSystems.delete(existing)
     storage.write_bytes(posixpath.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command))

@@ -43,7 +43,6 @@ BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, 
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
 LOCK_FILE = ".incoherent-build.lock"
 MARKER_FORMAT = 1
-RUN_SUMMARY = "run_summary.json"
 
 
 def is_remote(path: str) -> bool:
@@ -158,18 +157,6 @@ def write_marker(folder: str, name: str, kind: str, command: str) -> None:
     with open(path + ".partial", "wb") as f:
         f.write(marker_bytes(kind, command))
     os.replace(path + ".partial", path)
-
-
-def run_summary_command(folder: str) -> tuple[str | None, bool]:
-    """``(command, complete)`` of a local ``run_summary.json`` in ``folder`` (``(None, False)`` when none)."""
-    try:
-        with open(os.path.join(folder, RUN_SUMMARY), encoding="utf-8") as f:
-            value = json.load(f)
-    except (OSError, ValueError):
-        return None, False
-    if not isinstance(value, dict):
-        return None, False
-    return value.get("command"), value.get("complete") is True
 
 
 # ------------------------------------------------------------------------------------------------ lock
