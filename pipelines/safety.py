@@ -127,7 +127,9 @@ def check_writable_dir(out: str, option: str = "--out") -> None:
         if parent == existing:
             break
         existing = parent
-    if os.path.isdir(existing) and not os.access(existing, os.W_OK | os.X_OK):
+    if not os.path.isdir(existing):
+        raise InputError(f"{option} {out}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{option} {out}: not writable ({existing} is read-only for this user)")
 
 

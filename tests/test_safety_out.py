@@ -253,6 +253,12 @@ def test_out_that_is_a_file_is_one_line(tmp_path, capsys):
     assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file")
 
 
+def test_out_below_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert "is a file" in refused(capsys, "ingest", "cnn", CNN_DIR, "--out", tmp_path / "file" / "sub")
+    assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file" / "sub")
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_a_read_only_out_is_one_line(tmp_path, capsys):
     locked = tmp_path / "ro"
@@ -284,6 +290,22 @@ def test_overwrite_replaces_only_that_commands_output(tmp_path):
         common.prepare_output(str(other), False, "index")
     common.prepare_output(str(other), True, "index")
     assert os.listdir(other) == [safety.RUN_MARKER]
+
+
+def test_train_filter_overwrite_replaces_only_a_model_it_wrote(tmp_path):
+    from filters.train import _check_out
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("x")
+    with pytest.raises(InputError, match="not a model written by `incoherent train-filter`"):
+        _check_out(str(mine), True)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "metrics.json").write_text(json.dumps({"task": "intruder sentence detection (Shen et al.)"}))
+    with pytest.raises(InputError, match="pass --overwrite"):
+        _check_out(str(model), False)
+    _check_out(str(model), True)
 
 
 def _fail(_element, out):
