@@ -116,3 +116,26 @@ def test_s3_bad_paths_are_one_line_in_seconds(endpoint, tmp_path, capsys, argv, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {named}"), err
     assert time.time() - started < 60
+
+
+def test_s3_out_is_replaced_only_when_that_command_wrote_it(endpoint, capsys):
+    """docs/safety.md: a remote --out that holds someone else's files, or another command's output, is never
+    deleted, even with --overwrite; an --out that contains an input is refused."""
+    s3, client = s3_flags(endpoint), s3_client(endpoint)
+    client.put_object(Bucket=BUCKET, Key="mine/thesis.tex", Body=b"years of work")
+    client.put_object(
+        Bucket=BUCKET, Key="index/.incoherent-run.json", Body=b'{"written_by": "incoherent index"}'
+    )
+    for out, message in (
+        (f"s3://{BUCKET}/mine", "not the output of `incoherent ingest text`"),
+        (f"s3://{BUCKET}/index", "not the output of `incoherent ingest text`"),
+        (f"s3://{BUCKET}/in/", "contains the input"),
+    ):
+        assert (
+            run_cli("ingest", "text", f"s3://{BUCKET}/in/wsj.jsonl", "--out", out, "--overwrite", beam=s3)
+            == 2
+        )
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+    assert client.get_object(Bucket=BUCKET, Key="mine/thesis.tex")["Body"].read() == b"years of work"
+    assert client.get_object(Bucket=BUCKET, Key="in/wsj.jsonl")["ContentLength"] == WSJ.stat().st_size

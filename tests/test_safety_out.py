@@ -259,6 +259,19 @@ def test_out_below_a_file_is_one_line(tmp_path, capsys):
     assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file" / "sub")
 
 
+def test_a_read_only_out_is_one_line_even_for_root(tmp_path, capsys, monkeypatch):
+    """The same check with ``os.access`` saying no (root may write anywhere, a read-only mount it may not)."""
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: False if str(path) == str(locked) else real(path, mode)
+    )
+    assert "not writable" in refused(capsys, "ingest", "cnn", CNN_DIR, "--out", locked / "x")
+    assert "not writable" in refused(capsys, "build", "--out", locked / "x")
+    assert list(locked.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_a_read_only_out_is_one_line(tmp_path, capsys):
     locked = tmp_path / "ro"
