@@ -9,13 +9,12 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 from collections.abc import Sequence
 
+from pipelines.safety import is_safe_name
 from schemas.annotation import ANSWER_FIELDS, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 EXPORT_FILES = (
     "tasks.json",
     "key.json",
@@ -74,7 +73,7 @@ def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
     """Rows of ``DATASET_DIR/<config>/<split>-*.parquet``, sorted by id (then block size, permutation)."""
     import pyarrow.parquet as pq
 
-    if not SAFE_NAME.match(config) or not SAFE_NAME.match(split):
+    if not is_safe_name(config) or not is_safe_name(split):
         raise InputError(f"--config/--split: {config!r}/{split!r} is not a plain name")
     files = sorted(glob.glob(os.path.join(dataset_dir, config, f"{split}-*.parquet")))
     if not files:
@@ -369,7 +368,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     if not config:
         raise InputError(f"{study_dir}: these answers come from no export of this dataset (INSteD's file?)")
     split_name = split_name or f"{split}_verified"
-    if not SAFE_NAME.match(split_name) or "-" in split_name:
+    if not is_safe_name(split_name) or "-" in split_name:
         raise InputError(f"--split-name: {split_name!r} must be letters, digits, '_' or '.'")
     rows = read_rows(dataset_dir, config, split)
     kept = {

@@ -50,12 +50,16 @@ def is_remote(path: str) -> bool:
     return "://" in str(path) and not str(path).startswith("file://")
 
 
+def is_safe_name(name: object) -> bool:
+    """Whether a path may be built from ``name``: :data:`SAFE_NAME` and no ``..``."""
+    return isinstance(name, str) and SAFE_NAME.fullmatch(name) is not None and ".." not in name
+
+
 def check_name(name: object, where: str) -> str:
-    """``name`` if it is safe to build a path from (see :data:`SAFE_NAME`), else :class:`InputError`."""
-    text = str(name)
-    if not isinstance(name, str) or not SAFE_NAME.fullmatch(text) or ".." in text:
-        raise InputError(f"{where}: name {text!r} is not allowed ({NAME_RULE})")
-    return text
+    """``name`` if it is safe to build a path from (:func:`is_safe_name`), else :class:`InputError`."""
+    if not is_safe_name(name):
+        raise InputError(f"{where}: name {str(name)!r} is not allowed ({NAME_RULE})")
+    return str(name)
 
 
 def _normal_url(path: str) -> str:
