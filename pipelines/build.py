@@ -18,6 +18,8 @@ Config (see the default for a complete example)::
 
 Layout of the output directory::
 
+    OUT/.incoherent-build.json              the marker: written first, it makes OUT a build (docs/safety.md)
+    OUT/.incoherent-build.lock              locked (fcntl.flock) while a build runs: one build per OUT
     OUT/build_summary.json                  config, resolved inputs, seconds per stage
     OUT/dataset/intruder-<source>/          the dataset (Hugging Face layout): intruder, shuffle, candidates
     OUT/dataset/shuffle-<source>/
@@ -35,7 +37,9 @@ The tables of the intruder and shuffle runs are moved from ``work/`` into ``data
 
 A build is resumable (:mod:`pipelines.resume`): each stage writes to ``<dir>.partial``, is renamed when done and
 recorded with its fingerprint in ``build_summary.json``; running ``build`` again on the same ``--out`` skips
-finished stages whose fingerprint is unchanged and redoes the rest. ``--force`` redoes everything.
+finished stages whose fingerprint is unchanged and redoes the rest, after removing what an earlier config
+wrote for sources it no longer has (:func:`remove_stale`). ``--force`` redoes everything; it deletes only what a
+build writes (:data:`BUILD_WRITES`), and only in a folder that holds the marker (:func:`prepare_build_dir`).
 """
 
 from __future__ import annotations
