@@ -97,11 +97,17 @@ def disk_full_message(exc: BaseException) -> str | None:
     return None
 
 
+# Arguments of some command that name things, not paths (``config``: a dataset config name; build's config
+# file is checked by build itself): a folder of that name in the working directory is not an input.
+NOT_PATHS = ("out", "block_sizes", "config", "host", "id_field", "license", "name", "repo_id", "revision")
+NOT_PATHS += ("sample", "source", "split", "split_name", "text_field", "token")
+
+
 def check_out(args: argparse.Namespace) -> None:
-    """Before any work: ``--out`` must be writable and apart from every input, and ``--source`` a safe name."""
+    """Before any work: ``--out`` must be apart from every input, and ``--source`` a safe name."""
     out = getattr(args, "out", None)
     if isinstance(out, str) and out:
-        safety.check_out_vs_inputs(out, safety.path_arguments(vars(args)))
+        safety.check_out_vs_inputs(out, safety.path_arguments(vars(args), skip=NOT_PATHS))
     if isinstance(getattr(args, "source", None), str):
         safety.check_name(args.source, "--source")
 

@@ -438,6 +438,20 @@ def test_a_smaller_config_leaves_no_stale_tables_and_force_keeps_user_files(tmp_
     assert json.loads((out / "build_summary.json").read_text())["skipped"] == []
 
 
+def test_a_name_argument_is_not_taken_for_an_input(tmp_path, monkeypatch):
+    """``--source wsj`` beside a folder ``wsj/`` holding the output is no clash: a source is a name."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wsj").mkdir()
+    shutil.copy(SAMPLES / "wsj" / "wsj.jsonl", tmp_path / "wsj" / "wsj.jsonl")
+    args = cli.build_parser("pipelines.ingest_text").parse_args(
+        ["ingest", "text", "wsj/wsj.jsonl", "--source", "wsj", "--out", "wsj/docs"]
+    )
+    cli.check_out(args)
+    args.out = "wsj"
+    with pytest.raises(InputError, match="contains the input wsj/wsj.jsonl"):
+        cli.check_out(args)
+
+
 def test_cli_check_out_finds_path_arguments(tmp_path):
     (tmp_path / "docs").mkdir()
     found = safety.path_arguments(
