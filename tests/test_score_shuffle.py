@@ -141,8 +141,10 @@ def test_bad_input(tiny_gpt2_dir, tiny_bert_dir, data_dir, tmp_path, capsys):  #
     build_bert(no_mask, build_gpt2_tokenizer())
     err = error_of(capsys, "score-shuffle", no_mask, data_dir, "--out", out)
     assert err == f"error: {no_mask}: the tokenizer has no mask token, the masked scorer needs one"
-    err = error_of(capsys, "score-shuffle", tiny_gpt2_dir, str(tmp_path), "--out", out)
-    assert err.startswith(f"error: {tmp_path}: no shuffle-*/ configs")
+    empty = tmp_path / "empty"  # apart from --out: an --out inside an input is refused (docs/safety.md)
+    empty.mkdir()
+    err = error_of(capsys, "score-shuffle", tiny_gpt2_dir, str(empty), "--out", out)
+    assert err.startswith(f"error: {empty}: no shuffle-*/ configs")
     err = error_of(capsys, "score-shuffle", tiny_gpt2_dir, data_dir, "--out", out, "--split", "train")
     assert err == f"error: --split train: no such split in {data_dir} (found: test)"
     err = error_of(capsys, "score-shuffle", tiny_gpt2_dir, data_dir, "--out", out, "--config", "shuffle-cnn")
