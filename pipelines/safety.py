@@ -125,7 +125,7 @@ def check_writable_dir(out: str, option: str = "--out") -> None:
         return
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"{option} {out}: is a file, not a directory")
-    existing = out
+    existing = os.path.abspath(out)
     while not os.path.exists(existing):
         parent = os.path.dirname(existing)
         if parent == existing:

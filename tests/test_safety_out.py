@@ -253,6 +253,12 @@ def test_out_that_is_a_file_is_one_line(tmp_path, capsys):
     assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file")
 
 
+def test_a_relative_out_that_does_not_exist_yet_is_fine(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    safety.check_writable_dir("docs")
+    safety.check_writable_dir("a/b/c")
+
+
 def test_out_below_a_file_is_one_line(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert "is a file" in refused(capsys, "ingest", "cnn", CNN_DIR, "--out", tmp_path / "file" / "sub")
