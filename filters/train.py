@@ -81,10 +81,22 @@ def evaluate_rows(scorer: ScoringModel, rows: list[dict]) -> dict:
 
 
 def _check_out(out: str, overwrite: bool) -> None:
-    if os.path.isdir(out) and os.listdir(out) and not overwrite:
-        raise InputError(f"{out}: output directory is not empty (pass --overwrite to replace it)")
+    """``--overwrite`` replaces only a model this command wrote (its ``metrics.json`` names the task)."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"{out}: exists and is not a directory")
+    if os.path.isdir(out) and os.listdir(out):
+        if not overwrite:
+            raise InputError(f"{out}: output directory is not empty (pass --overwrite to replace it)")
+        try:
+            with open(os.path.join(out, "metrics.json"), encoding="utf-8") as f:
+                ours = "intruder sentence detection" in str(json.load(f).get("task"))
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise InputError(
+                f"{out}: not a model written by `incoherent train-filter` (no metrics.json); refusing to "
+                "replace it (choose another --out)"
+            )
 
 
 def _better(candidate: dict, best: dict | None) -> bool:

@@ -54,7 +54,7 @@ from importlib import resources
 
 from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import config_check, progress, storage
+from pipelines import config_check, progress, safety, storage
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -85,6 +85,7 @@ INGEST_MODULES = {
 }
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
+TABLE_PREFIXES = ("intruder-", "shuffle-")
 QUERIES_FILE = "ids.txt"
 
 
@@ -178,6 +179,8 @@ def check_config(config: dict, config_path: str) -> dict:
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
     resolved = {}
+    for name in sources:
+        safety.check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
     for name, spec in sources.items():
         where = f"sources.{name}"
         if not isinstance(spec, dict):
@@ -200,6 +203,8 @@ def check_config(config: dict, config_path: str) -> dict:
         if not isinstance(options, dict):
             raise InputError(f"{config_path}: {where}.options must map flag names to values")
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
+        for path in history:
+            safety.check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
@@ -304,12 +309,33 @@ def dataset_listing(dataset: str) -> dict[str, list[str]]:
     return {name: sorted(files) for name, files in sorted(listing.items())}
 
 
-def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
-    """Make ``out`` ready; returns the stage records of an earlier build there (to resume), else ``{}``.
+def is_build(out: str) -> bool:
+    """A local ``out`` written by ``incoherent build``: it holds the build marker (or, from before the marker,
+    a ``build_summary.json`` of a build), or nothing but the lock of a build that is just starting."""
+    marker = safety.read_marker(os.path.join(out, safety.BUILD_MARKER))
+    if marker is not None:
+        return marker.get("kind") == "build"
+    try:
+        with open(os.path.join(out, BUILD_SUMMARY), encoding="utf-8") as f:
+            if json.load(f).get("command") == "build":
+                return True
+    except (OSError, ValueError, AttributeError):
+        pass
+    return set(os.listdir(out)) <= {safety.LOCK_FILE}
 
-    A non-empty directory that is not an earlier build is never touched. With ``force`` an earlier build is
-    deleted and everything is redone. A remote ``out`` (gs://, s3://) is not resumed: an earlier build there
-    is replaced with ``--force``/``--overwrite``.
+
+BUILD_WRITES = (DATASET, WORK, BUILD_SUMMARY, BUILD_SUMMARY + PARTIAL)  # what --force may delete in OUT
+
+
+def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.OutLock | None]:
+    """Make ``out`` ready; returns the stage records of an earlier build there (to resume), else ``{}``, and
+    the lock held on a local ``out`` (release it when the build ends).
+
+    A non-empty directory that is not a build (:func:`is_build`) is never touched. The lock is taken before
+    anything is written or deleted, the marker is written first. With ``force`` only what a build writes
+    (:data:`BUILD_WRITES`) is deleted and everything is redone; other files in ``out`` stay. A remote ``out``
+    (gs://, s3://) is not locked and not resumed: an earlier build there (with its marker or
+    ``build_summary.json``) is replaced with ``--force``/``--overwrite``.
     """
     if storage.is_remote(out):
         existing = storage.BeamFiles().files_under(out)
@@ -318,28 +344,76 @@ def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
                 raise InputError(
                     f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
                 )
-            if posixpath.join(out.rstrip("/"), BUILD_SUMMARY) not in existing:
-                raise InputError(f"{out}: not an earlier build (no {BUILD_SUMMARY}); refusing to delete it")
+            ours = {posixpath.join(out.rstrip("/"), name) for name in (BUILD_SUMMARY, safety.BUILD_MARKER)}
+            if not ours & set(existing):
+                raise InputError(
+                    f"{out}: not an earlier build (no {safety.BUILD_MARKER}); refusing to delete it"
+                )
             storage.delete_tree(out)
-        return {}
-    records: dict[str, dict] = {}
-    if os.path.exists(out) and os.listdir(out):
-        summary_path = os.path.join(out, BUILD_SUMMARY)
-        if not os.path.exists(summary_path) and not os.path.isdir(os.path.join(out, WORK)):
-            raise InputError(
-                f"{out}: output directory is not empty and not an earlier build (no {BUILD_SUMMARY}); "
-                "refusing to use or delete it"
-            )
+        storage.write_bytes(storage.join(out, safety.BUILD_MARKER), safety.marker_bytes("build", "build"))
+        return {}, None
+    safety.check_writable_dir(out)
+    if os.path.isdir(out) and not is_build(out):
+        raise InputError(
+            f"{out}: output directory is not empty and not an earlier build (no {safety.BUILD_MARKER}); "
+            "refusing to use or delete it"
+        )
+    os.makedirs(out, exist_ok=True)
+    lock = safety.OutLock(out)
+    lock.acquire()
+    try:
+        if safety.read_marker(os.path.join(out, safety.BUILD_MARKER)) is None:
+            # first: a build killed in its first second is still recognised as a build
+            safety.write_marker(out, safety.BUILD_MARKER, "build", "build")
+        records: dict[str, dict] = {}
         if force:
-            shutil.rmtree(out)
+            for name in BUILD_WRITES:
+                remove(os.path.join(out, name))
         else:
             try:
-                with open(summary_path, encoding="utf-8") as f:
+                with open(os.path.join(out, BUILD_SUMMARY), encoding="utf-8") as f:
                     records = json.load(f).get("stages") or {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, AttributeError):
                 records = {}  # no readable record: every stage is redone
-    os.makedirs(out, exist_ok=True)
-    return records
+    except BaseException:
+        lock.release()
+        raise
+    return records, lock
+
+
+def remove_stale(out: str, stages: list[Stage]) -> list[str]:
+    """Delete what an earlier build in ``out`` wrote for sources or stages this config no longer has.
+
+    That is the tables of ``OUT/dataset/`` no stage writes, and every folder of ``OUT/work/`` that is not a
+    stage's output (nor on the way to one). The dataset then holds exactly what this config produces.
+    Returns what was removed."""
+    removed = []
+    dataset, work = os.path.join(out, DATASET), os.path.join(out, WORK)
+    tables = {"candidates"} | {table for stage in stages for table in stage.tables}
+    if os.path.isdir(dataset):
+        for name in sorted(os.listdir(dataset)):
+            path = os.path.join(dataset, name)
+            if name.startswith(TABLE_PREFIXES) and name not in tables and os.path.isdir(path):
+                remove(path)
+                removed.append(path)
+    keep = {os.path.normpath(stage.out) for stage in stages}
+    on_the_way = set()
+    for path in keep:
+        path = os.path.dirname(path)
+        while path.startswith(work + os.sep):
+            on_the_way.add(path)
+            path = os.path.dirname(path)
+    for root, dirs, files in os.walk(work):
+        if root in keep:
+            dirs[:] = []
+            continue
+        for name in sorted(dirs + files):
+            path = os.path.join(root, name)
+            if path not in keep and path not in on_the_way:
+                remove(path)
+                removed.append(path)
+        dirs[:] = [d for d in dirs if os.path.join(root, d) in keep | on_the_way]
+    return removed
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -441,6 +515,15 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     return make
 
 
+def history_label(path: str) -> str:
+    """The folder name of an older dump's documents.
+
+    >>> history_label("/data/2019-08-16_minidumps-en.xml.bz2")
+    '2019-08-16_minidumps-en'
+    """
+    return posixpath.basename(path.rstrip("/")).split(".", 1)[0]
+
+
 def plan(config: dict, work: str) -> list[Stage]:
     """The stages of a build, in order."""
     stages: list[Stage] = []
@@ -473,7 +556,7 @@ def plan(config: dict, work: str) -> list[Stage]:
         )
         docs_dirs[name] = docs
         for old in spec["history"]:
-            label = posixpath.basename(old).split(".", 1)[0]
+            label = history_label(old)
             old_docs = storage.join(work, "history", name, label)
             stages.append(
                 Stage(
@@ -582,14 +665,40 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config = check_config(raw, config_path)
     config_check.check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
+    safety.check_out_vs_inputs(out, [os.path.abspath(config_path), *config_inputs(config)])
     if _dry_run(beam_args):
         return dry_run_build(config, out, beam_args)
+    earlier, lock = prepare_build_dir(out, args.force or args.overwrite)
+    try:
+        return build(beam_args, config_path, raw, config, out, earlier)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def config_inputs(config: dict) -> list[str]:
+    """Every path a checked config reads: its sources' inputs and history, the filter model."""
+    paths = [p for spec in config["sources"].values() for p in [*spec["inputs"], *spec["history"]]]
+    model = config["intruders"].get("filter", "none")
+    return paths + ([] if model in (None, "none") else [str(model)])
+
+
+def build(
+    beam_args: list[str],
+    config_path: str,
+    raw: dict,
+    config: dict,
+    out: str,
+    earlier: dict[str, dict],
+) -> int:
+    """Run the stages of a checked config into a prepared ``out`` (see :func:`run`)."""
     remote = storage.is_remote(out)
-    earlier = prepare_build_dir(out, args.force or args.overwrite)
     work, dataset = storage.join(out, WORK), storage.join(out, DATASET)
-    if not remote:
-        os.makedirs(dataset, exist_ok=True)
     stages = plan(config, work)
+    if not remote:
+        for path in remove_stale(out, stages):
+            progress.write(f"[build] removed {os.path.relpath(path, out)}: not produced by this config")
+        os.makedirs(dataset, exist_ok=True)
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
     records: dict[str, dict] = {}

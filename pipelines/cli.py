@@ -18,7 +18,7 @@ import logging
 import re
 import sys
 
-from pipelines import progress
+from pipelines import progress, safety
 from pipelines.options import DryRun, StageFailed, check_beam_args, use_storage_options
 from schemas.records import InputError
 
@@ -97,6 +97,15 @@ def disk_full_message(exc: BaseException) -> str | None:
     return None
 
 
+def check_out(args: argparse.Namespace) -> None:
+    """Before any work: ``--out`` must be writable and apart from every input, and ``--source`` a safe name."""
+    out = getattr(args, "out", None)
+    if isinstance(out, str) and out:
+        safety.check_out_vs_inputs(out, safety.path_arguments(vars(args)))
+    if isinstance(getattr(args, "source", None), str):
+        safety.check_name(args.source, "--source")
+
+
 def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -161,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
         use_storage_options(beam_args)
+        check_out(args)
         return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ same whatever the runner, the number of workers or the bundle order.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -32,7 +33,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
-from pipelines import spill, storage
+from pipelines import safety, spill, storage
 from pipelines.options import DryRun, bound_driver_retries
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected
@@ -388,16 +389,48 @@ def resolve_runner(options: PipelineOptions):
     return runner
 
 
-def prepare_output(out_dir: str, overwrite: bool) -> None:
-    """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``."""
-    if "://" not in out_dir:
-        if os.path.isfile(out_dir):
-            raise InputError(f"{out_dir}: output path is a file, not a directory")
+def _read_json(path: str) -> object:
+    try:
+        return json.loads(storage.read_bytes(path))
+    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: not ours
+        return None
+
+
+def _ours(out_dir: str, command: str) -> tuple[bool, bool]:
+    """``(ours, complete)``: a folder (local or remote) written by ``incoherent <command>`` (its marker or its
+    run summary says so) and whether that run completed."""
+    marker = _read_json(storage.join(out_dir, safety.RUN_MARKER))
+    summary = _read_json(storage.join(out_dir, SUMMARY_FILE))
+    summary = summary if isinstance(summary, dict) else {}
+    marked = isinstance(marker, dict) and marker.get("written_by") == f"incoherent {command}"
+    return marked or summary.get("command") == command, summary.get("complete") is True
+
+
+def _not_ours(out_dir: str, command: str) -> InputError:
+    return InputError(
+        f"{out_dir}: output directory is not empty and not the output of `incoherent {command}`; "
+        "refusing to use or delete it (choose another --out)"
+    )
+
+
+def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
+    """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``.
+
+    Only a folder recognisably written by the same command (its marker, :data:`pipelines.safety.RUN_MARKER`,
+    or its ``run_summary.json``) is replaced; an earlier run of it that failed is replaced without
+    ``--overwrite``. Any other non-empty folder is refused. The marker is written first.
+    """
+    if not storage.is_remote(out_dir):
+        safety.check_writable_dir(out_dir)
         if os.path.isdir(out_dir) and os.listdir(out_dir):
-            if not overwrite:
+            ours, complete = _ours(out_dir, command)
+            if not ours:
+                raise _not_ours(out_dir, command)
+            if complete and not overwrite:
                 raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-            shutil.rmtree(out_dir)
+            shutil.rmtree(out_dir)  # ours: a finished run with --overwrite, or one that failed
         os.makedirs(out_dir, exist_ok=True)
+        safety.write_marker(out_dir, safety.RUN_MARKER, "run", command)
         return
     storage.check_reachable(out_dir)
     probe = posixpath.join(out_dir, ".write-check")  # a missing bucket or no write permission: one line, now
@@ -407,10 +440,14 @@ def prepare_output(out_dir: str, overwrite: bool) -> None:
     except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
         raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
     existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
-    if existing and not overwrite:
-        raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
     if existing:
+        ours, complete = _ours(out_dir, command)
+        if not ours:
+            raise _not_ours(out_dir, command)
+        if complete and not overwrite:
+            raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
         FileSystems.delete(existing)
+    storage.write_bytes(posixpath.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command))
 
 
 def query_counters(result) -> dict[str, dict[str, int]]:
@@ -553,7 +590,7 @@ def run_pipeline(
     options = PipelineOptions(list(beam_args))
     if is_dry_run(options):
         dry_run(build, options, command)
-    prepare_output(out_dir, overwrite)
+    prepare_output(out_dir, overwrite, command)
     started = time.time()
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
     spill_dir = spill_dir_for(out_dir, options)
@@ -563,6 +600,10 @@ def run_pipeline(
         result = pipeline.run()
         result.wait_until_finish()
     except Exception as exc:
+        from pipelines.inputs import INPUTS_DIR
+
+        with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
+            storage.delete_tree(storage.join(out_dir, INPUTS_DIR))
         message = input_error_message(exc)
         if message:
             raise InputError(message) from None

@@ -7,11 +7,10 @@ Each file's documents go to the config named by ``--source`` (default: the file 
 from __future__ import annotations
 
 import argparse
-import re
 
 import apache_beam as beam
 
-from pipelines import progress, storage
+from pipelines import progress, safety, storage
 from pipelines.common import (
     ApplyWithRejects,
     DropDuplicateIds,
@@ -21,11 +20,9 @@ from pipelines.common import (
     run_pipeline,
 )
 from pipelines.inputs import DescribeInputs, collect_descriptions
-from schemas.records import InputError
 from sources import textfiles
 
 STAGE = "ingest-text"
-_SOURCE_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,9 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_source(name: str, origin: str) -> str:
-    if not _SOURCE_NAME.match(name):
-        raise InputError(f"{origin}: source name {name!r} must be letters, digits, '_' or '.' (set --source)")
-    return name
+    return safety.check_name(name, f"{origin}: source name (set --source)")
 
 
 class IngestText(beam.PTransform):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from pipelines import safety
 from schemas.records import InputError
 from sources import bz2decode, mediawiki
 
@@ -105,6 +106,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    safety.check_name(args.source, "--source")  # OUT/documents-<source>: before any work
     args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     if args.range_mb is not None:

@@ -28,12 +28,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.options import bound_driver_retries, storage_options
+from pipelines.safety import is_remote  # the one remote-path test, also used as storage.is_remote
 from schemas.records import InputError
-
-
-def is_remote(path: str) -> bool:
-    """True for URLs of a Beam filesystem other than the local one (``gs://b/x``, ``s3://b/x``)."""
-    return "://" in str(path) and not str(path).startswith("file://")
 
 
 def absolute(path: str) -> str:

@@ -32,6 +32,7 @@ def write_docs(path, rows: list[dict]) -> None:
 def test_index_files_and_summary(built):
     _, index, _ = built
     assert sorted(p.name for p in index.iterdir()) == [
+        ".incoherent-run.json",  # the marker that makes --overwrite recognise the folder (docs/safety.md)
         "docs.npz",
         "idf.npz",
         "ids.json",

@@ -94,10 +94,14 @@ def test_cli_wsj_sample(tmp_path):
 
 
 def test_cli_refuses_non_empty_output_without_overwrite(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "old.txt").write_text("x")
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", mine, "--overwrite") == 2
+    assert "not the output of `incoherent ingest text`" in capsys.readouterr().err
+    assert (mine / "old.txt").exists()  # not ours: never replaced
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "old.txt").write_text("x")
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 0
     assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 2
     assert "pass --overwrite" in capsys.readouterr().err
     assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out, "--overwrite") == 0
-    assert not (out / "old.txt").exists()

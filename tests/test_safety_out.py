@@ -1,0 +1,417 @@
+"""Safety of ``--out`` (issue #24, D1-D4, D12, D13, D10's unusable ``--out``): write only under ``--out``,
+delete only what a build or command wrote, refuse before any work.
+
+Most cases stop before any pipeline runs: they check the one-line message, exit status 2, that nothing was
+written outside ``--out`` and that the inputs are intact. A few run real builds on the bundled samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+import yaml
+
+from pipelines import build, cli, common, safety
+from schemas.records import InputError
+from tests.conftest import ROOT, SAMPLES, run_cli
+
+WIKI_DUMP = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
+CNN_DIR = SAMPLES / "cnn" / "allennlp"
+
+
+def tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root`` (and the folders), by relative path: a victim's fingerprint."""
+    found = {}
+    for path in sorted(Path(root).rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        found[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+    return found
+
+
+def refused(capsys, *argv: str) -> str:
+    """Run the CLI; it must exit 2 with exactly one line on stderr, which is returned."""
+    code = run_cli(*argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def victim(tmp_path: Path) -> Path:
+    folder = tmp_path / "VICTIM"
+    folder.mkdir()
+    (folder / "precious.txt").write_text("keep me\n")
+    return folder
+
+
+def write_config(path: Path, sources: dict, **more) -> Path:
+    config = {"base": str(ROOT), "sources": sources, "shuffle": {"block_sizes": [2]}, **more}
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ D1: names
+
+
+@pytest.mark.parametrize("name", ["wikipedia", "cnn", "wiki.en_2022-08", "A1", "x" * 64])
+def test_safe_names_pass(name):
+    assert safety.check_name(name, "sources") == name
+
+
+@pytest.mark.parametrize(
+    "name", ["../../../../VICTIM", "..", ".hidden", "a/b", "a\\b", "a..b", "", "-x", "x" * 65, "é", 3, None]
+)
+def test_unsafe_names_are_refused(name):
+    with pytest.raises(InputError, match="is not allowed"):
+        safety.check_name(name, "sources")
+
+
+def test_a_traversal_source_name_is_refused_before_any_work(tmp_path, capsys):
+    target = victim(tmp_path)
+    before = tree(target)
+    config = write_config(
+        tmp_path / "trav.yaml",
+        {
+            "cnn": {"kind": "cnn", "inputs": ["samples/cnn/allennlp"]},
+            "../../../../VICTIM": {
+                "kind": "wikipedia",
+                "inputs": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"],
+            },
+        },
+    )
+    out = tmp_path / "a" / "b" / "c" / "OUT"
+    err = refused(capsys, "build", config, "--out", out)
+    assert "../../../../VICTIM" in err and "is not allowed" in err
+    assert tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["VICTIM", "trav.yaml"]  # nothing written anywhere
+
+
+def test_a_history_dump_with_an_unsafe_label_is_refused(tmp_path, capsys):
+    hidden = tmp_path / ".hidden.xml.bz2"
+    shutil.copy(WIKI_DUMP, hidden)
+    config = write_config(
+        tmp_path / "c.yaml",
+        {"wikipedia": {"kind": "wikipedia", "inputs": [str(WIKI_DUMP)], "history": [str(hidden)]}},
+    )
+    err = refused(capsys, "build", config, "--out", tmp_path / "OUT")
+    assert "its label" in err and not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize("command", [["ingest", "wikipedia", str(WIKI_DUMP)], ["ingest", "text", "x.jsonl"]])
+def test_a_traversal_source_flag_is_refused(tmp_path, capsys, command):
+    out = tmp_path / "one" / "two" / "OUT"
+    err = refused(capsys, *command, "--out", out, "--source", "../../../x")
+    assert "--source" in err and "is not allowed" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------- D2: a build is recognised
+
+
+def test_force_on_a_folder_that_is_not_a_build_is_refused(tmp_path, capsys):
+    folder = tmp_path / "P"
+    (folder / "work").mkdir(parents=True)
+    (folder / "notes.txt").write_text("keep\n")
+    before = tree(folder)
+    for flags in (["--force"], ["--overwrite"], []):
+        err = refused(capsys, "build", "--out", folder, *flags)
+        assert "not an earlier build" in err
+        assert tree(folder) == before
+
+
+def test_force_deletes_only_what_a_build_wrote(tmp_path):
+    out = tmp_path / "OUT"
+    _records, lock = build.prepare_build_dir(str(out), force=False)
+    lock.release()
+    for name in ("dataset/intruder-cnn", "work/documents/cnn", "work/intruders.partial"):
+        (out / name).mkdir(parents=True)
+    (out / "build_summary.json").write_text('{"command": "build", "stages": {}}')
+    (out / "notes.txt").write_text("mine\n")
+    (out / "mine").mkdir()
+    (out / "mine" / "data.csv").write_text("1,2\n")
+    records, lock = build.prepare_build_dir(str(out), force=True)
+    lock.release()
+    assert records == {}
+    names = sorted(os.listdir(out))
+    assert names == sorted([safety.BUILD_MARKER, safety.LOCK_FILE, "mine", "notes.txt"])
+    assert (out / "mine" / "data.csv").read_text() == "1,2\n"
+
+
+def test_a_build_killed_after_its_marker_is_resumed_or_forced(tmp_path):
+    out = tmp_path / "OUT"
+    _records, lock = build.prepare_build_dir(str(out), force=False)
+    (out / "dataset").mkdir()  # what a build killed in its first seconds leaves
+    lock.release()
+    for force in (False, True):
+        records, lock = build.prepare_build_dir(str(out), force=force)
+        lock.release()
+        assert records == {}
+
+
+def test_the_marker_is_written_first_by_a_real_build(tmp_path):
+    """D13: kill a real build as soon as its output folder appears; resume and --force both accept it."""
+    out = tmp_path / "OUT"
+    command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while not out.exists() and time.time() < deadline and process.poll() is None:
+            time.sleep(0.005)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    assert build.is_build(str(out))
+    for force in (False, True):
+        _records, lock = build.prepare_build_dir(str(out), force=force)
+        lock.release()
+
+
+# --------------------------------------------------------------------------------------------- D3: inputs
+
+
+def test_out_equal_to_the_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    stories = tmp_path / "S"
+    shutil.copytree(CNN_DIR, stories)
+    before = tree(stories)
+    err = refused(capsys, "ingest", "cnn", stories, "--out", stories, "--overwrite")
+    assert "is the input" in err
+    err = refused(capsys, "ingest", "cnn", stories, "--out", stories / "sub", "--overwrite")
+    assert "lies inside the input" in err
+    err = refused(capsys, "ingest", "cnn", stories / os.listdir(stories)[0], "--out", stories, "--overwrite")
+    assert "contains the input" in err
+    assert tree(stories) == before
+
+
+def test_a_config_input_under_out_is_refused_before_force_deletes_it(tmp_path, capsys):
+    out = tmp_path / "OUT"
+    _records, lock = build.prepare_build_dir(str(out), force=False)  # an earlier build's folder
+    lock.release()
+    shutil.copytree(CNN_DIR, out / "stories")
+    before = tree(out)
+    config = write_config(tmp_path / "c.yaml", {"cnn": {"kind": "cnn", "inputs": [str(out / "stories")]}})
+    err = refused(capsys, "build", config, "--out", out, "--force")
+    assert "contains the input" in err
+    assert tree(out) == before
+
+
+def test_a_config_inside_out_is_an_input_too(tmp_path, capsys):
+    out = tmp_path / "OUT"
+    out.mkdir()
+    config = write_config(out / "c.yaml", {"cnn": {"kind": "cnn", "inputs": [str(CNN_DIR)]}})
+    refused(capsys, "build", config, "--out", out, "--force")
+    assert config.exists()
+
+
+def test_a_build_into_an_input_folder_is_refused(tmp_path, capsys):
+    config = write_config(tmp_path / "c.yaml", {"cnn": {"kind": "cnn", "inputs": [str(tmp_path)]}})
+    err = refused(capsys, "build", config, "--out", tmp_path / "OUT")
+    assert "lies inside the input" in err and not (tmp_path / "OUT").exists()
+
+
+@pytest.mark.parametrize(
+    ("out", "path", "clash"),
+    [
+        ("gs://b/data", "gs://b/data/", True),
+        ("gs://b/data/out", "gs://b//data", True),
+        ("s3://b/x", "s3://b/x/./y/file.jsonl", True),
+        ("gs://b/data-out", "gs://b/data", False),
+        ("gs://b/data", "s3://b/data", False),
+        ("GS://b/data", "gs://b/data", True),
+    ],
+)
+def test_remote_paths_are_compared_normalised(out, path, clash):
+    if clash:
+        with pytest.raises(InputError, match="choose an output folder apart from every input"):
+            safety.check_out_vs_inputs(out, [path])
+    else:
+        safety.check_out_vs_inputs(out, [path])
+
+
+def test_a_link_to_an_input_is_the_input(tmp_path):
+    (tmp_path / "data").mkdir()
+    os.symlink(tmp_path / "data", tmp_path / "link")
+    with pytest.raises(InputError, match="is the input"):
+        safety.check_out_vs_inputs(str(tmp_path / "link"), [str(tmp_path / "data")])
+
+
+# ----------------------------------------------------------------------------- D10: --out unusable as such
+
+
+def test_out_that_is_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert "is a file" in refused(capsys, "ingest", "cnn", CNN_DIR, "--out", tmp_path / "file")
+    assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_a_read_only_out_is_one_line(tmp_path, capsys):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        assert "not writable" in refused(capsys, "ingest", "cnn", CNN_DIR, "--out", locked / "x")
+        assert "not writable" in refused(capsys, "build", "--out", locked / "x")
+    finally:
+        locked.chmod(0o755)
+
+
+# ------------------------------------------------------------------- D2/D13: single commands' --overwrite
+
+
+def test_overwrite_replaces_only_that_commands_output(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work\n")
+    with pytest.raises(InputError, match="not the output of `incoherent ingest cnn`"):
+        common.prepare_output(str(mine), True, "ingest cnn")
+    assert (mine / "thesis.tex").exists()
+    other = tmp_path / "other"
+    common.prepare_output(str(other), False, "index")
+    (other / "run_summary.json").write_text('{"command": "index", "complete": true}')
+    with pytest.raises(InputError, match="not the output of `incoherent shuffle`"):
+        common.prepare_output(str(other), True, "shuffle")
+    with pytest.raises(InputError, match="pass --overwrite"):
+        common.prepare_output(str(other), False, "index")
+    common.prepare_output(str(other), True, "index")
+    assert os.listdir(other) == [safety.RUN_MARKER]
+
+
+def _fail(_element, out):
+    folder = os.path.join(out, "_inputs")
+    os.makedirs(folder, exist_ok=True)
+    Path(folder, "00000.json").write_text("{}")
+    raise InputError("bad input (test)")
+
+
+def test_a_failed_command_leaves_no_inputs_folder_and_can_be_rerun(tmp_path):
+    out = str(tmp_path / "OUT")
+
+    def pipeline(p):
+        p | beam.Create([0]) | beam.Map(_fail, out)
+
+    with pytest.raises(InputError, match="bad input"):
+        common.run_pipeline(
+            pipeline, command="ingest text", out_dir=out, params={}, beam_args=["--runner", "DirectRunner"]
+        )
+    assert not os.path.exists(os.path.join(out, "_inputs"))
+    common.prepare_output(out, False, "ingest text")  # the failed run is replaced without --overwrite
+
+
+# ----------------------------------------------------------------------------------------------- D12: lock
+
+
+def test_a_second_build_says_who_holds_the_lock(tmp_path, capsys):
+    out = tmp_path / "OUT"
+    _records, lock = build.prepare_build_dir(str(out), force=False)
+    try:
+        before = sorted(os.listdir(out))
+        err = refused(capsys, "build", "--out", out, "--force")
+        assert f"pid {os.getpid()}" in err and "another build is running" in err
+        assert sorted(os.listdir(out)) == before  # the loser wrote and deleted nothing
+    finally:
+        lock.release()
+    assert (out / safety.LOCK_FILE).read_text() == ""  # released: emptied, the same bytes every time
+
+
+@pytest.mark.slow
+def test_two_concurrent_builds(tmp_path):
+    out = tmp_path / "OUT"
+    command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"]
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        lock_file = out / safety.LOCK_FILE
+        deadline = time.time() + 120
+        while time.time() < deadline and first.poll() is None:
+            if lock_file.exists() and lock_file.read_text().strip():
+                break
+            time.sleep(0.02)
+        assert first.poll() is None
+        second = subprocess.run(command + ["--force"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"pid {first.pid}" in lines[0], second.stderr
+        assert first.poll() is None  # the first build goes on
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+
+
+# ------------------------------------------------------------------------------------- D4: stale tables
+
+
+def test_remove_stale_keeps_exactly_what_the_plan_writes(tmp_path):
+    out = tmp_path / "OUT"
+    config = build.check_config(
+        {"sources": {"cnn": {"kind": "cnn", "inputs": [str(CNN_DIR)]}}}, str(tmp_path / "c.yaml")
+    )
+    stages = build.plan(config, str(out / "work"))
+    for folder in (
+        "dataset/intruder-cnn", "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia",
+        "dataset/candidates",
+        "dataset/figures", "dataset/summaries", "work/documents/cnn", "work/documents/wikipedia",
+        "work/retrieval/cnn/index", "work/retrieval/wikipedia/index", "work/history/wikipedia/old",
+        "work/intruders", "work/shuffle/cnn", "work/shuffle/wikipedia",
+    ):  # fmt: skip
+        (out / folder).mkdir(parents=True)
+        (out / folder / "run_summary.json").write_text("{}")
+    removed = {os.path.relpath(p, out) for p in build.remove_stale(str(out), stages)}
+    assert removed == {
+        "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia", "work/documents/wikipedia",
+        "work/retrieval/wikipedia", "work/history", "work/shuffle/wikipedia",
+    }  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_smaller_config_leaves_no_stale_tables_and_force_keeps_user_files(tmp_path):
+    """D4 and D2 on real builds: Wikipedia + CNN, then CNN only into the same --out, then --force."""
+    out = tmp_path / "OUT"
+    both = write_config(
+        tmp_path / "both.yaml",
+        {
+            "cnn": {"kind": "cnn", "inputs": [str(CNN_DIR)]},
+            "wikipedia": {"kind": "wikipedia", "inputs": [str(WIKI_DUMP)]},
+        },
+    )
+    assert run_cli("build", both, "--out", out, "--quiet") == 0
+    assert (out / "dataset" / "intruder-wikipedia").is_dir()
+    cnn_only = write_config(tmp_path / "cnn.yaml", {"cnn": {"kind": "cnn", "inputs": [str(CNN_DIR)]}})
+    assert run_cli("build", cnn_only, "--out", out, "--quiet") == 0
+    dataset = out / "dataset"
+    tables = sorted(
+        p.name for p in dataset.iterdir() if p.is_dir() and p.name not in ("figures", "summaries")
+    )
+    assert tables == ["candidates", "intruder-cnn", "shuffle-cnn"]
+    assert not list((dataset / "summaries").rglob("*wikipedia*"))
+    assert not list((out / "work").rglob("*wikipedia*"))
+    card = (dataset / "README.md").read_text()
+    assert "intruder-wikipedia" not in card
+    summary = json.loads((out / "build_summary.json").read_text())
+    assert summary["complete"] and set(summary["dataset"]) - {"figures", "summaries"} == set(tables)
+    (out / "notes.txt").write_text("mine\n")
+    assert run_cli("build", cnn_only, "--out", out, "--force", "--quiet") == 0
+    assert (out / "notes.txt").read_text() == "mine\n"
+    assert json.loads((out / "build_summary.json").read_text())["skipped"] == []
+
+
+def test_cli_check_out_finds_path_arguments(tmp_path):
+    (tmp_path / "docs").mkdir()
+    found = safety.path_arguments(
+        {
+            "out": str(tmp_path),
+            "paths": [str(tmp_path / "docs")],
+            "index": [f"cnn={tmp_path / 'docs'}"],
+            "k": 10,
+        }
+    )
+    assert found == [str(tmp_path / "docs"), str(tmp_path / "docs")]
+    assert cli.check_out  # the CLI runs it before every command
