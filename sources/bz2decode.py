@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError
+from sources.limits import DECOMPRESS_CHUNK
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
@@ -75,9 +76,10 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
             if stop.is_set():
                 break
             junk = False
-            while data:
+            while data or not decomp.needs_input:
+                # at most DECOMPRESS_CHUNK bytes out per call: a few KB of bz2 can expand to gigabytes
                 try:
-                    chunk = decomp.decompress(data)
+                    chunk = decomp.decompress(data, DECOMPRESS_CHUNK)
                 except OSError:
                     if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
                         put(("junk", len(data) + sum(len(more) for more in compressed)))
@@ -85,7 +87,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                         break
                     put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
                     return
-                fed = True
+                fed = fed or bool(data)
+                data = b""
                 if chunk and not put(chunk):
                     return
                 if decomp.eof:
@@ -93,8 +96,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                     data = decomp.unused_data
                     decomp = bz2.BZ2Decompressor()
                     fed = False
-                else:
-                    data = b""
+                    if not data:
+                        break
             if junk:
                 break
         if fed and not decomp.eof:
