@@ -171,7 +171,7 @@ def json_lines(
                 parts, size, line_no, start = [], 0, line_no + 1, end + 1
     except (OSError, EOFError) as exc:  # gzip / bz2 corruption, a cut-off file
         raise InputError(f"{path}: unreadable ({exc})") from None
-    if size or parts:
+    if size:
         yield _line(line_no, parts, size, max_line_bytes)
 
 
