@@ -438,10 +438,10 @@ def _last_json(lines: list[str]) -> dict | None:
     return None
 
 
-def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+def _plain_chunks(raw: BinaryIO, limit: int | None = None, chunk: int = READ_CHUNK) -> Iterator[bytes]:
     left = limit
     while True:
-        size = READ_CHUNK if left is None else min(READ_CHUNK, left)
+        size = chunk if left is None else min(chunk, left)
         data = raw.read(size) if size else b""
         if not data:
             return
@@ -464,11 +464,11 @@ def _decompressed_chunks(
     if lower.endswith(".gz"):
         import gzip
 
-        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw)), path)
+        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".xz", ".lzma")):
         import lzma
 
-        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw)), path)
+        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".7z", ".zip", ".zst")):
         raise InputError(
             f"{path}: {lower.rsplit('.', 1)[1]} archives are not read; "

@@ -423,6 +423,7 @@ def _parse(
 
     try:
         buffer, prolog, retry_at = b"", True, 0
+        searched = 0  # no "</page>" in buffer[start:searched] (the open page's bytes looked at already)
         for chunk in chunks:
             if not scan:
                 unfed = 0
@@ -462,8 +463,9 @@ def _parse(
                     if plain and len(buffer) >= retry_at and handler.between_pages():
                         fields, end = scan_page(buffer, start, len(buffer))
                     if fields is None:
-                        close = buffer.find(b"</page>", start)
+                        close = buffer.find(b"</page>", max(start, searched))
                         if close < 0:  # the page goes on in the next chunks
+                            searched = len(buffer) - len(b"</page>") + 1
                             if len(buffer) - start > MAX_SCANNED_PAGE:
                                 scan, unfed = False, 0
                                 feed(buffer[start:])
@@ -478,11 +480,12 @@ def _parse(
                     else:
                         skip(end - start)
                         handler.add(fields, size=end - start)
-                    retry_at = 0
+                    retry_at = searched = 0
                     pos = end
                 if scan:
                     buffer = buffer[pos:]
                     retry_at = retry_at and retry_at - pos
+                    searched = max(0, searched - pos)
                 else:
                     buffer = b""
             if handler.pages:
