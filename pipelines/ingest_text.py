@@ -20,7 +20,7 @@ from pipelines.common import (
     run_pipeline,
 )
 from pipelines.inputs import DescribeInputs, collect_descriptions
-from sources import textfiles
+from sources import limits, textfiles
 
 STAGE = "ingest-text"
 
@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--source", help="source name for every input (default: each file's name)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    limits.add_limit_arguments(parser)
 
 
 def _check_source(name: str, origin: str) -> str:
@@ -45,32 +46,42 @@ def _check_source(name: str, origin: str) -> str:
 class IngestText(beam.PTransform):
     """Text files of one source -> ``(documents, rejected)``."""
 
-    def __init__(self, files: list[str], source: str, id_field: str, text_field: str):
+    def __init__(
+        self,
+        files: list[str],
+        source: str,
+        id_field: str,
+        text_field: str,
+        read_limits: limits.Limits = limits.DEFAULT,
+    ):
         super().__init__()
         self._files, self._source = files, source
         self._id_field, self._text_field = id_field, text_field
+        self._limits = read_limits
 
     def expand(self, pbegin):
         source, id_field, text_field = self._source, self._id_field, self._text_field
+        read_limits = self._limits
         json_files = [f for f in self._files if f.endswith(textfiles.JSON_SUFFIXES)]
         parquet_files = [f for f in self._files if f.endswith(textfiles.PARQUET_SUFFIXES)]
 
-        def parse_line(element):
-            path, line = element
-            progress.advance("ingest: documents", 1, nbytes=len(line))
-            return textfiles.parse_json_line(line, path, id_field, text_field, source)
+        def parse_json_file(path):
+            opener = storage.open_raw if storage.is_remote(path) else None
+            for out in textfiles.json_file_records(path, id_field, text_field, source, read_limits, opener):
+                progress.advance("ingest: documents", 1)
+                yield out
 
         def parse_parquet(path):
             with storage.local_copy(path) as local:
-                yield from textfiles.parquet_records(local, id_field, text_field, source)
+                yield from textfiles.parquet_records(local, id_field, text_field, source, read_limits)
 
         parts_docs, parts_rejected = [], []
         if json_files:
             docs, rejected = (
                 pbegin
                 | "JsonFiles" >> beam.Create(json_files)
-                | "ReadLines" >> beam.io.ReadAllFromText(with_filename=True)
-                | "ParseJson" >> ApplyWithRejects(parse_line, STAGE)
+                | "SpreadJsonFiles" >> beam.Reshuffle()
+                | "ParseJson" >> ApplyWithRejects(parse_json_file, STAGE)
             )
             parts_docs.append(docs)
             parts_rejected.append(rejected)
@@ -109,7 +120,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         rejected_parts = []
         for source, paths in sorted(by_source.items()):
             docs, rejected = p | f"Ingest[{source}]" >> IngestText(
-                paths, source, args.id_field, args.text_field
+                paths, source, args.id_field, args.text_field, limits.Limits.from_args(args)
             )
             docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
             rejected_parts.append(rejected)

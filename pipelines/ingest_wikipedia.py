@@ -25,7 +25,7 @@ import os
 
 from pipelines import safety
 from schemas.records import InputError
-from sources import bz2decode, mediawiki
+from sources import bz2decode, limits, mediawiki
 
 STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
@@ -53,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="threads decompressing the bz2 blocks of a read task (default: one per core with one in-process "
         "Beam worker, 1 with several workers)",
     )
+    limits.add_limit_arguments(parser)
 
 
 def plan_reads(
@@ -115,6 +116,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         tasks = plan_reads(args.dumps)
     else:  # one in-process worker: one task per file, its bz2 blocks decompressed in parallel
         tasks = plan_reads(args.dumps, whole_files=True)
+    read_limits = limits.Limits.from_args(args).to_dict()
+    for task in tasks:  # each read task carries the limits to the worker that reads it
+        task["limits"] = read_limits
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
     if (

@@ -17,6 +17,7 @@ from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
 from pipelines.ingest_wikipedia import READ_STAGE, STAGE
 from sources import mediawiki
+from sources.limits import Limits
 from sources.wikipedia import compact, page_to_document
 
 
@@ -30,11 +31,14 @@ def _counter(stage: str):
 def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
+    read_limits = Limits.from_dict(task.get("limits"))
     if "start" not in task:
         opener = None
         if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
             from pipelines.storage import open_raw as opener
-        yield from mediawiki.read_pages(task["path"], opener=opener, count=inc, threads=threads)
+        yield from mediawiki.read_pages(
+            task["path"], opener=opener, count=inc, threads=threads, limits=read_limits
+        )
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
@@ -46,6 +50,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         last=task["last"],
         threads=threads,
         count=inc,
+        limits=read_limits,
     )
 
 

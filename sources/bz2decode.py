@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError
+from sources.limits import DECOMPRESS_CHUNK
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
@@ -75,9 +76,10 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
             if stop.is_set():
                 break
             junk = False
-            while data:
+            while data or not decomp.needs_input:
+                # at most DECOMPRESS_CHUNK bytes out per call: a few KB of bz2 can expand to gigabytes
                 try:
-                    chunk = decomp.decompress(data)
+                    chunk = decomp.decompress(data, DECOMPRESS_CHUNK)
                 except OSError:
                     if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
                         put(("junk", len(data) + sum(len(more) for more in compressed)))
@@ -85,7 +87,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                         break
                     put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
                     return
-                fed = True
+                fed = fed or bool(data)
+                data = b""
                 if chunk and not put(chunk):
                     return
                 if decomp.eof:
@@ -93,8 +96,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                     data = decomp.unused_data
                     decomp = bz2.BZ2Decompressor()
                     fed = False
-                else:
-                    data = b""
+                    if not data:
+                        break
             if junk:
                 break
         if fed and not decomp.eof:
@@ -435,10 +438,10 @@ def _last_json(lines: list[str]) -> dict | None:
     return None
 
 
-def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+def _plain_chunks(raw: BinaryIO, limit: int | None = None, chunk: int = READ_CHUNK) -> Iterator[bytes]:
     left = limit
     while True:
-        size = READ_CHUNK if left is None else min(READ_CHUNK, left)
+        size = chunk if left is None else min(chunk, left)
         data = raw.read(size) if size else b""
         if not data:
             return
@@ -461,11 +464,11 @@ def _decompressed_chunks(
     if lower.endswith(".gz"):
         import gzip
 
-        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw)), path)
+        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".xz", ".lzma")):
         import lzma
 
-        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw)), path)
+        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".7z", ".zip", ".zst")):
         raise InputError(
             f"{path}: {lower.rsplit('.', 1)[1]} archives are not read; "
