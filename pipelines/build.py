@@ -52,9 +52,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 
-from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
 from pipelines import config_check, progress, storage
+from pipelines.card import write_local_card
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -687,7 +687,7 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_a
     """Write the dataset card (README.md, figures, summaries). A remote build's card reads only footers and JSON
     on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
-        return write_card(out, dataset, name, license_id)
+        return write_local_card(out, dataset, name, license_id)
     from pipelines.card import write_remote_card
 
     return write_remote_card(out, dataset, name, license_id, beam_args)

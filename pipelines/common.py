@@ -35,7 +35,7 @@ from corpora.seeding import stable_hash
 from pipelines import spill, storage
 from pipelines.options import DryRun, bound_driver_retries
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
-from schemas.records import InputError, Rejected
+from schemas.records import InputError, Rejected, newest_first
 
 LOG = logging.getLogger("incoherent")
 
@@ -242,15 +242,6 @@ class WriteTable(beam.PTransform):
         return grouped | "WriteShards" >> beam.ParDo(
             _WriteShard(self._out_dir, self._config, self._schema, self._sort_keys)
         )
-
-
-def newest_first(row: dict) -> tuple:
-    """Preference among rows sharing an id: newest revision, then a fixed order of the content."""
-    return (
-        row.get("timestamp") or "",
-        row.get("revision_id") or 0,
-        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
-    )
 
 
 class DropDuplicateIds(beam.PTransform):

@@ -26,9 +26,6 @@ import os
 from schemas.records import InputError
 from sources import bz2decode, mediawiki
 
-STAGE = "ingest-wikipedia"
-READ_STAGE = "ingest-wikipedia-read"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -123,7 +120,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
     from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
-    from pipelines.ingest_wikipedia_beam import IngestWikipedia
+    from pipelines.ingest_wikipedia_beam import READ_STAGE, STAGE, IngestWikipedia
     from pipelines.inputs import DescribeInputs, collect_descriptions
 
     def build(pipeline: beam.Pipeline) -> None:

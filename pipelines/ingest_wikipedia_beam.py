@@ -15,9 +15,11 @@ import apache_beam as beam
 
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
-from pipelines.ingest_wikipedia import READ_STAGE, STAGE
 from sources import mediawiki
 from sources.wikipedia import compact, page_to_document
+
+STAGE = "ingest-wikipedia"
+READ_STAGE = "ingest-wikipedia-read"
 
 
 def _counter(stage: str):
