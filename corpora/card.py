@@ -26,6 +26,7 @@ from corpora import card_figures, card_stats
 from corpora.provenance import describe_input, relativise
 from schemas import SCHEMA_VERSION, schema_for
 from schemas.records import InputError
+from sources.paths import is_remote
 
 LABEL_NAMES = ["coherent", "intruder"]
 
@@ -562,7 +563,7 @@ def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:
         base = os.path.normpath(
             os.path.join(config_dir, str((build.get("raw_config") or {}).get("base", ".")))
         )
-    out = build_dir if "://" in build_dir else os.path.abspath(build_dir)
+    out = build_dir if is_remote(build_dir) else os.path.abspath(build_dir)
     return {"out": out, "config_dir": config_dir, "base": base}
 
 

@@ -16,6 +16,7 @@ import apache_beam as beam
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
 from sources import mediawiki
+from sources.paths import is_remote
 from sources.wikipedia import compact, page_to_document
 
 STAGE = "ingest-wikipedia"
@@ -34,7 +35,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     inc = _counter(READ_STAGE)
     if "start" not in task:
         opener = None
-        if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
+        if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
             from pipelines.storage import open_raw as opener
         yield from mediawiki.read_pages(task["path"], opener=opener, count=inc, threads=threads)
         return

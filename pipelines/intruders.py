@@ -33,13 +33,11 @@ import argparse
 import contextlib
 import logging
 import os
-import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass
 
 import apache_beam as beam
-import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
@@ -55,9 +53,12 @@ from pipelines.common import (
     document_files,
     list_tables,
     print_report,
+    read_ids,
     require_tables,
     run_pipeline,
+    source_of_file,
 )
+from pipelines.options import parse_per_source
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError, Rejected
 
@@ -168,29 +169,9 @@ def check_options(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def source_of_file(path: str) -> str:
-    """``.../documents-wikipedia/documents-00000-of-00001.parquet`` -> ``wikipedia``."""
-    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
-
-
 def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[str, str]:
     """``["wikipedia=I1", "I2"]`` -> ``{"wikipedia": "I1", <every other source>: "I2"}``."""
-    mapping: dict[str, str] = {}
-    default = None
-    for value in values:
-        source, sep, path = value.partition("=")
-        if sep and "/" not in source and source:
-            if source not in sources:
-                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
-            mapping[source] = path
-        else:
-            if default is not None:
-                raise InputError(f"{option}: give one DIR for all sources, or SOURCE=DIR per source")
-            default = value
-    if default is not None:
-        for source in sources:
-            mapping.setdefault(source, default)
-    mapping = {source: storage.absolute(path) for source, path in mapping.items()}
+    mapping = parse_per_source(values, option, sources, lambda path, _where: storage.absolute(path))
     for source, path in mapping.items():
         if not storage.exists(path):
             raise InputError(f"{option} {path}: no such directory (for source {source})")
@@ -201,23 +182,15 @@ def neighbor_files(neighbors_dir: str) -> list[str]:
     return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
 
-def iter_ids(files: list[str]):
-    """The ``id`` column of Parquet files, streamed a record batch at a time."""
-    for path in files:
-        with FileSystems.open(path) as f:
-            for batch in pq.ParquetFile(f).iter_batches(columns=["id"]):
-                yield from batch.column(0).to_pylist()
-
-
 def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) -> bool:
     """Whether any of the first ``sample`` ids of ``files_a`` is among the ids of ``files_b`` (bounded memory:
     the sample; ``files_b`` is streamed until the first shared id)."""
     ids = set()
-    for doc_id in iter_ids(files_a):
+    for doc_id in read_ids(files_a):
         ids.add(doc_id)
         if len(ids) >= sample:
             break
-    return any(doc_id in ids for doc_id in iter_ids(files_b))
+    return any(doc_id in ids for doc_id in read_ids(files_b))
 
 
 # --------------------------------------------------------------------------------------------- similarity
@@ -238,20 +211,15 @@ def load_index(index_dir: str):
     return index
 
 
-def pairwise_cosines(index, texts_a: list[str], texts_b: list[str]) -> np.ndarray:
-    """TF-IDF cosines of ``texts_a[i]`` and ``texts_b[i]`` with the IDF of ``index``.
+def similarities_for(index_dir: str):
+    """``f(texts_a, texts_b) -> cosines`` with the IDF of the index (pairwise, vectorised).
 
     :meth:`retrieval.TfidfIndex.similarities` featurises each distinct text once: a document's candidates all
     face the same original sentence (and drift compares several old leads with one new lead).
     """
-    return index.similarities(texts_a, texts_b)
-
-
-def similarities_for(index_dir: str):
-    """``f(texts_a, texts_b) -> cosines`` with the IDF of the index (pairwise, vectorised)."""
 
     def similarities(a: list[str], b: list[str]):
-        return pairwise_cosines(load_index(index_dir), a, b)
+        return load_index(index_dir).similarities(a, b)
 
     return similarities
 
@@ -862,7 +830,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         args.filter = storage.absolute(args.filter)
     if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
-    if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
+    if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
         raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
     samples = parse_samples(args.sample, "--sample", sources)
     thresholds = sample_thresholds(samples, doc_files, args.seed)

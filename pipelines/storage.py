@@ -29,11 +29,9 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.options import bound_driver_retries, storage_options
 from schemas.records import InputError
+from sources.paths import is_remote
 
-
-def is_remote(path: str) -> bool:
-    """True for URLs of a Beam filesystem other than the local one (``gs://b/x``, ``s3://b/x``)."""
-    return "://" in str(path) and not str(path).startswith("file://")
+__all__ = ["is_remote"]  # re-exported: pipelines call storage.is_remote
 
 
 def absolute(path: str) -> str:
