@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import BinaryIO
 
@@ -25,6 +26,7 @@ from corpora import card_figures, card_stats
 from corpora.provenance import describe_input, relativise
 from schemas import SCHEMA_VERSION, schema_for
 from schemas.records import InputError
+from sources.paths import is_remote
 
 LABEL_NAMES = ["coherent", "intruder"]
 
@@ -561,7 +563,7 @@ def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:
         base = os.path.normpath(
             os.path.join(config_dir, str((build.get("raw_config") or {}).get("base", ".")))
         )
-    out = build_dir if "://" in build_dir else os.path.abspath(build_dir)
+    out = build_dir if is_remote(build_dir) else os.path.abspath(build_dir)
     return {"out": out, "config_dir": config_dir, "base": base}
 
 
@@ -724,6 +726,7 @@ def render_card(
     stats: dict | None = None,
     figures_dir: str | None = None,
     out: str | None = None,
+    verification: Callable[[str], list[str]] | None = None,
 ) -> str:
     """The full ``README.md`` text (YAML front matter, then the card); writes the figures when asked.
 
@@ -790,11 +793,10 @@ def render_card(
     lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
     lines += statistics_section(stats)
     lines += funnel_section(intruders, threshold)
-    if files is LOCAL:  # written by `incoherent annotate verify` into a local dataset
-        from annotation.report import card_section
-        from annotation.study import load_verifications
-
-        lines += card_section(load_verifications(dataset_dir))
+    if (
+        files is LOCAL and verification is not None
+    ):  # `incoherent annotate verify` writes into a local dataset
+        lines += verification(dataset_dir)
     if figure_links:
         lines += ["## Figures", ""]
         for caption, rel in figure_links:
@@ -841,9 +843,19 @@ def render_card(
     return text
 
 
-def write_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str | None = None) -> str:
-    """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path."""
-    text = render_card(build_dir, dataset_dir, pretty_name, license_id)
+def write_card(
+    build_dir: str,
+    dataset_dir: str,
+    pretty_name: str,
+    license_id: str | None = None,
+    verification: Callable[[str], list[str]] | None = None,
+) -> str:
+    """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path.
+
+    ``verification(dataset_dir)`` gives the lines of the "Human verification" section
+    (:func:`annotation.study.card_lines`; passed in because ``annotation`` sits above ``corpora``).
+    """
+    text = render_card(build_dir, dataset_dir, pretty_name, license_id, verification=verification)
     summaries = load_summaries(build_dir)
     write_summaries(build_dir, dataset_dir, load_build_summary(build_dir), summaries)
     path = os.path.join(dataset_dir, "README.md")

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import BinaryIO, Protocol
 
 from schemas.records import InputError
+from sources.paths import is_remote
 
 CHUNK = 1 << 20
 # Dump file names carry their date: enwiki-20260801-pages-articles.xml.bz2, 2022-08-24_minidumps-en_3def73f3.xml.bz2
@@ -96,7 +97,7 @@ def describe_input(path: str, kind: str, files: InputFiles | None = None) -> dic
     ``incoherent ingest`` passes Beam's filesystems, so a worker describes a ``gs://`` input where it lies).
     """
     files = files or LocalInputFiles()
-    remote = "://" in path
+    remote = is_remote(path)
     if not remote and not os.path.exists(path):
         raise InputError(f"{path}: input of the build no longer exists (the card describes every input)")
     name = (

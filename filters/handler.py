@@ -36,16 +36,13 @@ from filters.model import (
 )
 from filters.model_files import MAX_CONFIG_BYTES, check_no_code
 from schemas.records import InputError
+from sources.paths import is_remote
 
 NAMESPACE = "filter"
 LM_NAMESPACE = "score-shuffle"
 DEFAULT_POOL_FACTOR = 8
 _LOCAL_COPIES: dict[str, str] = {}
 UNCOMPRESSED = CompressionTypes.UNCOMPRESSED
-
-
-def is_remote(path: str) -> bool:
-    return "://" in path
 
 
 def localize(model_dir: str, force_copy: bool = False) -> str:

@@ -52,9 +52,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 
-from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
 from pipelines import config_check, progress, safety, storage
+from pipelines.card import write_local_card
+from pipelines.cli import COMMANDS, module_of
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -70,19 +71,16 @@ from pipelines.stage_process import peak_rss_mb, run_in_process, run_isolated
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 
-KINDS = ("wikipedia", "cnn", "text")
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
+# From the one table of commands (pipelines.cli.COMMANDS): config section -> (module, keys the build sets).
 SECTION_COMMANDS = {
-    "neighbors": ("pipelines.neighbors", {"out", "index", "overwrite"}),
-    "intruders": ("pipelines.intruders", {"out", "index", "neighbors", "history", "overwrite"}),
-    "shuffle": ("pipelines.shuffle", {"out", "overwrite"}),
+    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
+    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),
+    "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
 }
-INGEST_MODULES = {
-    "wikipedia": "pipelines.ingest_wikipedia",
-    "cnn": "pipelines.ingest_cnn",
-    "text": "pipelines.ingest_text",
-}
+INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
+KINDS = tuple(INGEST_MODULES)  # ("wikipedia", "cnn", "text")
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
@@ -116,7 +114,7 @@ def load_config(path: str) -> dict:
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
-    if "://" in str(value):  # gs://, s3://: checked through Beam's filesystems
+    if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
         from pipelines.storage import BeamFiles
 
         files = BeamFiles()
@@ -491,7 +489,7 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
 
     def make(out: str) -> None:
-        from pipelines.common import document_files
+        from pipelines.common import document_files, write_summary
         from pipelines.sampling import sampled_ids, write_id_list
 
         started = time.time()
@@ -507,10 +505,7 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
             "seconds": round(time.time() - started, 2),
             "outputs": {"ids": len(ids)},
         }
-        if storage.is_remote(out):
-            storage.write_bytes(storage.join(out, "run_summary.json"), json.dumps(summary).encode("utf-8"))
-        else:
-            write_json_atomic(os.path.join(out, "run_summary.json"), summary)
+        write_summary(out, summary)
 
     return make
 
@@ -796,7 +791,7 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_a
     """Write the dataset card (README.md, figures, summaries). A remote build's card reads only footers and JSON
     on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
-        return write_card(out, dataset, name, license_id)
+        return write_local_card(out, dataset, name, license_id)
     from pipelines.card import write_remote_card
 
     return write_remote_card(out, dataset, name, license_id, beam_args)

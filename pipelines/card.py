@@ -48,8 +48,15 @@ def default_build_dir(args: argparse.Namespace) -> str:
     return parent if StorageFiles().isfile(storage.join(parent, BUILD_SUMMARY)) else dataset
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: str | None = None) -> str:
+    """:func:`corpora.card.write_card` with the human-verification section of ``incoherent annotate verify``."""
+    from annotation.study import card_lines
     from corpora.card import write_card
+
+    return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipelines import storage
 
     if storage.is_remote(args.dataset_dir):  # its statistics are computed by a pipeline: Beam flags apply
@@ -62,7 +69,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if not os.path.isdir(args.dataset_dir):
         raise InputError(f"{args.dataset_dir}: no such directory")
-    path = write_card(default_build_dir(args), args.dataset_dir, args.name, args.license)
+    path = write_local_card(default_build_dir(args), args.dataset_dir, args.name, args.license)
     print(f"wrote {path}")
     return 0
 

@@ -21,7 +21,7 @@ import posixpath
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import apache_beam as beam
@@ -34,14 +34,14 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from corpora.seeding import stable_hash
 from pipelines import safety, spill, storage
-from pipelines.options import DryRun, bound_driver_retries
+from pipelines.options import DryRun, bound_driver_retries, runner_key
+from pipelines.resume import SUMMARY_FILE, write_json_atomic
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
-from schemas.records import InputError, Rejected
+from schemas.records import InputError, Rejected, newest_first
 
 LOG = logging.getLogger("incoherent")
 
 DEFAULT_ROWS_PER_SHARD = 100_000
-SUMMARY_FILE = "run_summary.json"
 REJECTED_SPLIT = "rejected"
 
 
@@ -245,15 +245,6 @@ class WriteTable(beam.PTransform):
         )
 
 
-def newest_first(row: dict) -> tuple:
-    """Preference among rows sharing an id: newest revision, then a fixed order of the content."""
-    return (
-        row.get("timestamp") or "",
-        row.get("revision_id") or 0,
-        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
-    )
-
-
 class DropDuplicateIds(beam.PTransform):
     """Keep one row per ``id`` (the newest revision; ties broken by content, so the choice is deterministic).
 
@@ -331,6 +322,23 @@ def require_tables(root: str, prefix: str, written_by: str) -> list[str]:
     return files
 
 
+def source_of_file(path: str) -> str:
+    """The source of a documents table file (the folder's name after ``documents-``).
+
+    >>> source_of_file(".../documents-wikipedia/documents-00000-of-00001.parquet")
+    'wikipedia'
+    """
+    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
+
+
+def read_ids(files: Iterable[str]) -> Iterator[str]:
+    """The ``id`` column of Parquet files, streamed a record batch at a time (bounded memory)."""
+    for path in files:
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches(columns=["id"]):
+                yield from batch.column(0).to_pylist()
+
+
 def document_files(docs_dir: str) -> list[str]:
     """Parquet files written by ``incoherent ingest`` under ``docs_dir``; a clear error if there are none."""
     files = require_tables(docs_dir, "documents-", "incoherent ingest ...")
@@ -370,12 +378,12 @@ def resolve_runner(options: PipelineOptions):
     Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
     its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
     like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
-    ``--direct_running_mode``, so we pick it up front. With ``--environment_type`` (``EXTERNAL`` and
+    ``--direct_running_mode``, so we pick it up front (for ``--runner FnApiRunner`` too). With ``--environment_type`` (``EXTERNAL`` and
     ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
     ``--direct_num_workers``. Any other ``--runner`` is used as given.
     """
     runner = options.view_as(StandardOptions).runner
-    if runner in (None, "DirectRunner", "direct", "directrunner"):
+    if runner_key(runner) in ("directrunner", "fnapirunner"):
         from apache_beam.options.pipeline_options import PortableOptions
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
@@ -501,6 +509,11 @@ def input_error_message(exc: BaseException) -> str | None:
 
 
 def write_summary(out_dir: str, summary: dict) -> None:
+    """Write ``OUT/run_summary.json``: the one writer of it (locally through a temporary file and a rename, so a
+    killed run never leaves half a summary; remote through Beam's filesystems)."""
+    if not storage.is_remote(out_dir):
+        write_json_atomic(os.path.join(out_dir, SUMMARY_FILE), summary)
+        return
     with FileSystems.create(posixpath.join(out_dir, SUMMARY_FILE)) as f:
         f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
 

@@ -26,9 +26,7 @@ import os
 from pipelines import safety
 from schemas.records import InputError
 from sources import bz2decode, limits, mediawiki
-
-STAGE = "ingest-wikipedia"
-READ_STAGE = "ingest-wikipedia-read"
+from sources.paths import is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +63,7 @@ def plan_reads(
     """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
     tasks: list[dict] = []
     for path in dumps:
-        if "://" in path:  # remote (gs://, s3://): read whole, through Beam's filesystems
+        if is_remote(path):  # remote (gs://, s3://): read whole, through Beam's filesystems
             from pipelines import storage
 
             if not storage.BeamFiles().isfile(path):
@@ -100,7 +98,9 @@ def several_workers(beam_args: list[str]) -> bool:
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
     options = PipelineOptions(list(beam_args))
-    if options.view_as(StandardOptions).runner not in (None, "DirectRunner", "direct", "directrunner"):
+    from pipelines.options import is_local_runner
+
+    if not is_local_runner(options.view_as(StandardOptions).runner):
         return True
     direct = options.view_as(DirectOptions)
     return (direct.direct_num_workers or 1) != 1 or direct.direct_running_mode not in (None, "in_memory")
@@ -108,7 +108,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     safety.check_name(args.source, "--source")  # OUT/documents-<source>: before any work
-    args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
+    args.dumps = [path if is_remote(path) else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     if args.range_mb is not None:
         tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
@@ -122,14 +122,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
     if (
-        not spread and "start" not in tasks[0] and "://" not in tasks[0]["path"]
+        not spread and "start" not in tasks[0] and not is_remote(tasks[0]["path"])
     ):  # this process reads the first dump: start its decoder now
         bz2decode.start_decoder(tasks[0]["path"], threads)
 
     import apache_beam as beam
 
     from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
-    from pipelines.ingest_wikipedia_beam import IngestWikipedia
+    from pipelines.ingest_wikipedia_beam import READ_STAGE, STAGE, IngestWikipedia
     from pipelines.inputs import DescribeInputs, collect_descriptions
 
     def build(pipeline: beam.Pipeline) -> None:

@@ -15,10 +15,13 @@ import apache_beam as beam
 
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
-from pipelines.ingest_wikipedia import READ_STAGE, STAGE
 from sources import mediawiki
 from sources.limits import Limits
+from sources.paths import is_remote
 from sources.wikipedia import compact, page_to_document
+
+STAGE = "ingest-wikipedia"
+READ_STAGE = "ingest-wikipedia-read"
 
 
 def _counter(stage: str):
@@ -34,7 +37,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     read_limits = Limits.from_dict(task.get("limits"))
     if "start" not in task:
         opener = None
-        if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
+        if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
             from pipelines.storage import open_raw as opener
         yield from mediawiki.read_pages(
             task["path"], opener=opener, count=inc, threads=threads, limits=read_limits

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from schemas.records import InputError
+
+T = TypeVar("T")
 
 # Runner modules that register PipelineOptions subclasses outside apache_beam.options.pipeline_options.
 _OPTION_MODULES = (
@@ -124,3 +127,74 @@ def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
         retry = getattr(gcsio_retry, name, None)
         if retry is not None and hasattr(retry, "with_timeout"):
             setattr(gcsio_retry, name, retry.with_timeout(seconds))
+
+
+# The runners whose workers are threads or processes of this machine under Beam's Python engine (FnApiRunner):
+# local paths and the spill folder work there. Names as Beam resolves them: case-insensitive, ``Runner``
+# optional (``direct`` = ``DirectRunner``). Every other runner (Dataflow, Flink, Spark, Prism, Portable) is
+# distributed.
+LOCAL_RUNNERS = frozenset(
+    {"directrunner", "fnapirunner", "switchingdirectrunner", "bundlebaseddirectrunner", "testdirectrunner"}
+)
+
+
+def runner_key(runner: object) -> str:
+    """``--runner`` as Beam looks it up: lower case with the ``runner`` suffix; none given is ``directrunner``.
+
+    >>> runner_key(None), runner_key("direct"), runner_key("FnApiRunner"), runner_key("DataflowRunner")
+    ('directrunner', 'directrunner', 'fnapirunner', 'dataflowrunner')
+    """
+    if runner is None:
+        return "directrunner"
+    if not isinstance(runner, str):  # a runner object
+        runner = type(runner).__name__
+    key = runner.rsplit(".", 1)[-1].lower()
+    return key if key.endswith("runner") else key + "runner"
+
+
+def is_local_runner(runner: object) -> bool:
+    """Whether ``--runner`` runs on Beam's local Python engine (:data:`LOCAL_RUNNERS`): the one runner test
+    of ``incoherent``.
+
+    >>> is_local_runner(None), is_local_runner("FnApiRunner"), is_local_runner("direct")
+    (True, True, True)
+    >>> is_local_runner("DataflowRunner"), is_local_runner("PrismRunner")
+    (False, False)
+    """
+    return runner_key(runner) in LOCAL_RUNNERS
+
+
+def parse_per_source(
+    values: Iterable[object],
+    option: str,
+    sources: list[str],
+    parse: Callable[[str, str], T],
+    metavar: str = "DIR",
+    what: str | None = None,
+) -> dict[str, T]:
+    """``SOURCE=VALUE`` or ``VALUE`` (for every other source) flags -> ``{source: parse(value, where)}``.
+
+    A value whose part before ``=`` is empty or holds a ``/`` is a plain value (a path may contain ``=``).
+
+    >>> parse_per_source(["wiki=I1", "I2"], "--index", ["cnn", "wiki"], lambda v, where: v)
+    {'wiki': 'I1', 'cnn': 'I2'}
+    """
+    mapping: dict[str, T] = {}
+    default: list[T] = []
+    for value in values:
+        value = str(value)
+        source, sep, rest = value.partition("=")
+        if sep and source and "/" not in source:
+            if source not in sources:
+                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
+            mapping[source] = parse(rest, f"{option} {value}")
+        else:
+            if default:
+                raise InputError(
+                    f"{option}: give one {what or metavar} for all sources, or SOURCE={metavar} per source"
+                )
+            default.append(parse(value, option))
+    if default:
+        for source in sources:
+            mapping.setdefault(source, default[0])
+    return mapping

@@ -40,11 +40,12 @@ from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
 from corpora.seeding import stable_hash
+from pipelines.options import is_local_runner
+from sources.paths import is_remote
 
 BUCKETS = 64
 CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out
 REMOTE_BUCKETS = 1024  # buckets of CoGroupBuckets on distributed runners (Beam groups the batches there)
-LOCAL_RUNNERS = (None, "DirectRunner", "direct", "directrunner", "FnApiRunner", "SwitchingDirectRunner")
 
 
 _SPILL_DIRS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -59,7 +60,7 @@ def use_spill_dir(pipeline: beam.Pipeline, spill_dir: str) -> None:
 def spill_dir_of(pipeline: beam.Pipeline) -> str | None:
     """Where ``pipeline`` spills: ``None`` (Beam's own grouping) unless it runs on the local engine and
     :func:`use_spill_dir` named a directory."""
-    if pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
+    if not is_local_runner(pipeline.options.view_as(StandardOptions).runner):
         return None
     return _SPILL_DIRS.get(pipeline)
 
@@ -80,7 +81,7 @@ def read_chunk(path: str, delete: bool = True) -> Iterator:
 
 
 def _write_bytes(path: str, data: bytes) -> None:
-    if "://" in path:
+    if is_remote(path):
         with FileSystems.create(path) as f:
             f.write(data)
         return
@@ -94,7 +95,7 @@ def _write_bytes(path: str, data: bytes) -> None:
 
 
 def _read_bytes(path: str, delete: bool) -> bytes:
-    if "://" in path:
+    if is_remote(path):
         with FileSystems.open(path) as f:
             data = f.read()
         if delete:
@@ -318,12 +319,6 @@ class BucketBuffers:
     def add(self, key: str, value) -> list[tuple[int, list]]:
         """Buffer ``value`` in the bucket of ``key``; every buffered batch once ``limit`` values are held."""
         self._buffers.setdefault(bucket_of(key, self._buckets), []).append(value)
-        self._buffered += 1
-        return self.flush() if self._buffered >= self._limit else []
-
-    def add_to(self, bucket: int, value) -> list[tuple[int, list]]:
-        """Buffer ``value`` in ``bucket`` (a bucket already computed)."""
-        self._buffers.setdefault(bucket, []).append(value)
         self._buffered += 1
         return self.flush() if self._buffered >= self._limit else []
 

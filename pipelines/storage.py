@@ -28,8 +28,10 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.options import bound_driver_retries, storage_options
-from pipelines.safety import is_remote  # the one remote-path test, also used as storage.is_remote
 from schemas.records import InputError
+from sources.paths import is_remote
+
+__all__ = ["is_remote"]  # re-exported: pipelines call storage.is_remote
 
 
 def absolute(path: str) -> str:

@@ -27,7 +27,6 @@ _DATELINE = re.compile(
 )
 _TEASER = re.compile(r"(?:^|\s{2,}|(?<=[.!?\"'”]) )[^»\n.!?]{0,200}»\s*$")
 _FURNITURE = re.compile(r"\s*\bE-mail to a friend\b\s*")
-_SHA1 = re.compile(r"^[0-9a-f]{40}$")
 
 Counter = Callable[[str, int], None]
 

@@ -9,6 +9,17 @@ from typing import BinaryIO, Protocol
 from schemas.records import InputError
 
 
+def is_remote(path: object) -> bool:
+    """True for a URL of a filesystem other than the local one (``gs://b/x``, ``s3://b/x``): the one remote-path
+    test. A ``file://`` URL is local.
+
+    >>> is_remote("gs://b/x"), is_remote("s3://b/x"), is_remote("/data/x"), is_remote("file:///data/x")
+    (True, True, False, False)
+    """
+    path = str(path)
+    return "://" in path and not path.startswith("file://")
+
+
 class Files(Protocol):
     """What input expansion needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
 
