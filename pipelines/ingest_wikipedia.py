@@ -46,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "worker)",
     )
     parser.add_argument(
+        "--multistream-index",
+        action="append",
+        default=None,
+        metavar="INDEX",
+        help="the *-multistream-index.txt.bz2 of a multistream dump, when it is not beside the dump under "
+        "Wikimedia's name; give it once per DUMP, in the same order",
+    )
+    parser.add_argument(
         "--decompress-threads",
         type=int,
         default=0,
@@ -59,38 +67,116 @@ def plan_reads(
     range_bytes: int = bz2decode.RANGE_BYTES,
     min_ranges: int = bz2decode.MIN_RANGES,
     whole_files: bool = False,
+    indexes: dict[str, str] | None = None,
 ) -> list[dict]:
-    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
+    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front).
+
+    A local multistream dump is cut into ranges here. A remote one (``gs://``, ``s3://``) becomes one
+    *planning* task naming its index (found beside it, or given in ``indexes``): :func:`expand_task` cuts it
+    into ranges on a worker, so the driver never reads the index (a quarter of a gigabyte for English).
+    """
+    indexes = indexes or {}
     tasks: list[dict] = []
     for path in dumps:
-        if "://" in path:  # remote (gs://, s3://): read whole, through Beam's filesystems
+        if "://" in path:  # remote (gs://, s3://): read through Beam's filesystems
             from pipelines import storage
 
             if not storage.BeamFiles().isfile(path):
                 raise InputError(f"{path}: no such file")
-            mediawiki.read_siteinfo(path, opener=storage.open_raw)  # the header only
-            tasks.append({"path": path})
+            site = mediawiki.read_siteinfo(path, opener=storage.open_raw)  # the header only
+            index = None if whole_files else indexes.get(path) or remote_multistream_index(path)
+            if index is None:
+                tasks.append({"path": path})
+                continue
+            tasks.append(
+                {
+                    "path": path,
+                    "index": index,
+                    "range_bytes": range_bytes,
+                    "min_ranges": min_ranges,
+                    "site": _site_fields(site),
+                }
+            )
             continue
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory, not a dump file")
         site = mediawiki.read_siteinfo(path)  # fails early on files that are not MediaWiki XML
-        index = None if whole_files else bz2decode.multistream_index(path)
+        index = None if whole_files else indexes.get(path) or bz2decode.multistream_index(path)
         if index is None:
             tasks.append({"path": path})
             continue
         size = os.path.getsize(path)
-        offsets = bz2decode.stream_offsets(index)
-        ranges = bz2decode.multistream_ranges(
-            path, offsets, size, target_bytes=range_bytes, min_ranges=min_ranges
-        )
-        site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
-        for i, (start, end) in enumerate(ranges):
-            tasks.append(
-                {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site_fields}
-            )
+        opener = None
+        if "://" in index:
+            from pipelines.storage import open_raw as opener
+        offsets = bz2decode.stream_offsets(index, opener=opener)
+        tasks.extend(_range_tasks(path, offsets, size, range_bytes, min_ranges, _site_fields(site)))
     return tasks
+
+
+def _site_fields(site: mediawiki.SiteInfo) -> dict:
+    return {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
+
+
+def _range_tasks(
+    path: str, offsets: list[int], size: int, range_bytes: int, min_ranges: int, site: dict
+) -> list[dict]:
+    ranges = bz2decode.multistream_ranges(
+        path, offsets, size, target_bytes=range_bytes, min_ranges=min_ranges
+    )
+    return [
+        {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site}
+        for i, (start, end) in enumerate(ranges)
+    ]
+
+
+def remote_multistream_index(path: str) -> str | None:
+    """The index beside a remote multistream dump, found through Beam's filesystems, or None for a dump
+    that is not named as a multistream one. A multistream dump without its index is an InputError saying
+    how to get it: read whole, it would be one task on one worker, however large the cluster.
+    """
+    from pipelines import storage
+
+    folder, name = path.rsplit("/", 1)
+    names = bz2decode.multistream_index_names(name)
+    if not names:
+        return None
+    for candidate in names:
+        if storage.BeamFiles().isfile(f"{folder}/{candidate}"):
+            return f"{folder}/{candidate}"
+    raise InputError(
+        f"{path}: its multistream index {folder}/{names[0]} is missing; copy it there from the dump's "
+        "folder on https://dumps.wikimedia.org/ (or pass --multistream-index), so workers can split the dump"
+    )
+
+
+def expand_task(task: dict) -> list[dict]:
+    """The read tasks of one planned task: a remote multistream dump's byte ranges, from its index read on
+    this worker through Beam's filesystems (offsets only, streamed); any other task as it is."""
+    if "index" not in task:
+        return [task]
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.storage import open_raw
+
+    size = FileSystems.match([task["path"]])[0].metadata_list[0].size_in_bytes
+    offsets = bz2decode.stream_offsets(task["index"], opener=open_raw)
+    return _range_tasks(task["path"], offsets, size, task["range_bytes"], task["min_ranges"], task["site"])
+
+
+def index_flags(dumps: list[str], given: list[str] | None) -> dict[str, str]:
+    """``--multistream-index`` values paired with the dumps (one per dump, in order)."""
+    if not given:
+        return {}
+    if len(given) != len(dumps):
+        raise InputError(
+            f"--multistream-index: given {len(given)} times for {len(dumps)} dumps; give it once per dump"
+        )
+    from pipelines.storage import absolute
+
+    return dict(zip(dumps, (absolute(i) for i in given), strict=True))
 
 
 def several_workers(beam_args: list[str]) -> bool:
@@ -107,10 +193,11 @@ def several_workers(beam_args: list[str]) -> bool:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
+    indexes = index_flags(args.dumps, args.multistream_index)
     if args.range_mb is not None:
-        tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
+        tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))), indexes=indexes)
     elif spread:
-        tasks = plan_reads(args.dumps)
+        tasks = plan_reads(args.dumps, indexes=indexes)
     else:  # one in-process worker: one task per file, its bz2 blocks decompressed in parallel
         tasks = plan_reads(args.dumps, whole_files=True)
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))

@@ -2,7 +2,8 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+    Create(read tasks) | FlatMap(expand_task) (remote multistream dumps only) | Reshuffle
+        | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> documents, rejected
 """
 
@@ -15,7 +16,7 @@ import apache_beam as beam
 
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
-from pipelines.ingest_wikipedia import READ_STAGE, STAGE
+from pipelines.ingest_wikipedia import READ_STAGE, STAGE, expand_task
 from sources import mediawiki
 from sources.wikipedia import compact, page_to_document
 
@@ -30,6 +31,7 @@ def _counter(stage: str):
 def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
+    inc("read_tasks", 1)
     if "start" not in task:
         opener = None
         if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
@@ -38,6 +40,9 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
+    opener = None
+    if "://" in task["path"]:  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
+        from pipelines.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],
         task["start"],
@@ -45,6 +50,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         site,
         last=task["last"],
         threads=threads,
+        opener=opener,
         count=inc,
     )
 
@@ -97,9 +103,13 @@ class IngestWikipedia(beam.PTransform):
             return page_to_document(page, source)
 
         tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
+        if any(
+            "index" in task for task in self._tasks
+        ):  # remote multistream dumps: ranges planned on a worker
+            tasks = tasks | "PlanRanges" >> beam.FlatMap(expand_task)
         if self._spread:  # with one in-process worker there is nobody to spread the tasks to
             tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
         pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
-        if self._spread and not all("start" in task for task in self._tasks):
+        if self._spread and not all("start" in task or "index" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)

@@ -1,0 +1,96 @@
+"""Scale-out on a cluster: remote multistream dumps split into ranges on the workers (GCS emulator, external
+SDK worker pool), the index assembled off the driver, remote builds resumed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import MULTI_PROCESS, file_bytes, run_cli
+from tests.test_mediawiki import GENSIM, build_multistream
+
+pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
+from tests.services import (  # noqa: E402
+    BUCKET,
+    EMULATOR,
+    WorkerCount,
+    download_tree,
+    services_fixture,  # noqa: F401 - the `services` fixture
+    upload,
+)
+
+if not EMULATOR.exists():
+    pytest.skip("needs gcp-storage-emulator (the `test` extra)", allow_module_level=True)
+
+NAME = "mini-pages-articles-multistream.xml.bz2"
+INDEX = "mini-pages-articles-multistream-index.txt.bz2"
+
+
+def external(services) -> list[str]:
+    """FnApiRunner in this process, two SDK workers in the external pool."""
+    return [
+        "--runner=DirectRunner",
+        "--environment_type=EXTERNAL",
+        f"--environment_config=localhost:{services['pool']}",
+        "--direct_num_workers=2",
+    ]
+
+
+def summary(out) -> dict:
+    return json.loads((out / "run_summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def multistream(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dump")
+    return build_multistream(GENSIM, folder / NAME, 120, 6)  # 20 page streams
+
+
+def test_remote_multistream_dump_is_split_into_the_same_ranges_with_the_same_documents(
+    services, multistream, tmp_path
+):
+    local = tmp_path / "local"
+    assert run_cli("ingest", "wikipedia", multistream, "--out", local, beam=MULTI_PROCESS) == 0
+    prefix = f"gs://{BUCKET}/split/"
+    upload(multistream, prefix + NAME)
+    upload(multistream.with_name(INDEX), prefix + INDEX)
+    with WorkerCount(services["pool_process"]) as workers:
+        assert (
+            run_cli("ingest", "wikipedia", prefix + NAME, "--out", prefix + "out", beam=external(services))
+            == 0
+        )
+    download_tree(prefix + "out", tmp_path / "remote")
+    read = summary(local)["counters"]["ingest-wikipedia-read"]
+    remote_read = summary(tmp_path / "remote")["counters"]["ingest-wikipedia-read"]
+    assert read["read_tasks"] == read["multistream_ranges"] >= 8  # ranges of whole streams
+    assert remote_read == read  # as many read tasks, the same pages and bytes
+    assert workers.most >= 2
+    local_files, remote_files = file_bytes(local), file_bytes(tmp_path / "remote")
+    assert local_files == remote_files and len(local_files) == 2
+    assert summary(local)["counters"]["ingest-wikipedia"]["kept"] >= 20
+
+
+def test_remote_multistream_index_given_with_a_flag(services, multistream, tmp_path):
+    prefix = f"gs://{BUCKET}/flag/"
+    upload(multistream, prefix + "dump/" + NAME)
+    upload(multistream.with_name(INDEX), prefix + "elsewhere/offsets.txt.bz2")
+    out = prefix + "out"
+    args = ("ingest", "wikipedia", prefix + "dump/" + NAME, "--out", out)
+    flag = ("--multistream-index", prefix + "elsewhere/offsets.txt.bz2")
+    assert run_cli(*args, *flag, beam=external(services)) == 0
+    download_tree(out, tmp_path / "remote")
+    assert summary(tmp_path / "remote")["counters"]["ingest-wikipedia-read"]["read_tasks"] >= 8
+
+
+def test_remote_multistream_dump_without_its_index_is_one_line_saying_how_to_get_it(
+    services, multistream, capsys
+):
+    prefix = f"gs://{BUCKET}/noindex/"
+    upload(multistream, prefix + NAME)
+    code = run_cli("ingest", "wikipedia", prefix + NAME, "--out", prefix + "out", beam=external(services))
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {prefix}{NAME}: its multistream index {prefix}{INDEX} is missing; copy it there from the "
+        "dump's folder on https://dumps.wikimedia.org/ (or pass --multistream-index), so workers can split the dump"
+    ]
