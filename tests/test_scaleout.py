@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import MULTI_PROCESS, file_bytes, run_cli
+from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
 from tests.test_mediawiki import GENSIM, build_multistream
 
 pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
@@ -94,3 +94,80 @@ def test_remote_multistream_dump_without_its_index_is_one_line_saying_how_to_get
         f"error: {prefix}{NAME}: its multistream index {prefix}{INDEX} is missing; copy it there from the "
         "dump's folder on https://dumps.wikimedia.org/ (or pass --multistream-index), so workers can split the dump"
     ]
+
+
+class DriverBytes:
+    """Bytes this process (the driver) reads and writes through Beam's filesystems while it is active."""
+
+    def __init__(self, monkeypatch):
+        from apache_beam.io.filesystems import FileSystems
+
+        self.read = self.written = 0
+        opened, created = FileSystems.open, FileSystems.create
+        counter = self
+
+        class Counted:
+            def __init__(self, f, kind):
+                self._f, self._kind = f, kind
+
+            def read(self, *args):
+                data = self._f.read(*args)
+                counter.read += len(data)
+                return data
+
+            def write(self, data):
+                counter.written += len(data)
+                return self._f.write(data)
+
+            def __getattr__(self, name):
+                return getattr(self._f, name)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return self._f.__exit__(*exc)
+
+        monkeypatch.setattr(FileSystems, "open", staticmethod(lambda *a, **k: Counted(opened(*a, **k), "r")))
+        monkeypatch.setattr(
+            FileSystems, "create", staticmethod(lambda *a, **k: Counted(created(*a, **k), "w"))
+        )
+
+
+def wsj_documents(tmp_path, copies: int):
+    """The WSJ sample repeated ``copies`` times with fresh ids (the matrix grows with ``copies``)."""
+    rows = [json.loads(line) for line in (ROOT / "samples/wsj/wsj.jsonl").read_text().splitlines()]
+    jsonl = tmp_path / f"wsj{copies}.jsonl"
+    jsonl.write_text(
+        "".join(
+            json.dumps({"id": f"{r['id']}-{i}", "text": r["text"]}) + "\n"
+            for i in range(copies)
+            for r in rows
+        )
+    )
+    docs = tmp_path / f"docs{copies}"
+    assert run_cli("ingest", "text", jsonl, "--source", "wsj", "--out", docs) == 0
+    return docs
+
+
+def test_the_index_matrix_never_passes_through_the_driver(services, tmp_path, monkeypatch):
+    from apache_beam.io.filesystems import FileSystems
+
+    measured = {}
+    for copies in (1, 4):
+        docs = wsj_documents(tmp_path, copies)
+        out = f"gs://{BUCKET}/index{copies}"
+        driver = DriverBytes(monkeypatch)
+        assert run_cli("index", docs, "--out", out, "--hash-size", "65536", beam=external(services)) == 0
+        monkeypatch.undo()
+        matrix = FileSystems.match([f"{out}/tfidf.npz"])[0].metadata_list[0].size_in_bytes
+        measured[copies] = (driver.read, driver.written, matrix)
+    (read1, written1, matrix1), (read4, written4, matrix4) = measured[1], measured[4]
+    assert matrix4 > 3 * matrix1  # the matrix grew ...
+    assert written4 <= 1.2 * written1 and read4 <= 1.2 * read1  # ... what the driver moved did not
+    assert 0 < written1 < matrix1 and 0 < read1 < matrix1  # run_summary.json, index.json
+    download_tree(f"gs://{BUCKET}/index4", tmp_path / "remote")
+    local = tmp_path / "local"
+    assert run_cli("index", tmp_path / "docs4", "--out", local, "--hash-size", "65536") == 0
+    for name in ("tfidf.npz", "idf.npz", "ids.json", "docs.npz", "index.json"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "remote" / name).read_bytes(), name
