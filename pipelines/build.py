@@ -54,7 +54,7 @@ from importlib import resources
 
 from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import config_check, progress, storage
+from pipelines import config_check, progress, remote_resume, storage
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -308,18 +308,19 @@ def prepare_build_dir(out: str, force: bool) -> dict[str, dict]:
     """Make ``out`` ready; returns the stage records of an earlier build there (to resume), else ``{}``.
 
     A non-empty directory that is not an earlier build is never touched. With ``force`` an earlier build is
-    deleted and everything is redone. A remote ``out`` (gs://, s3://) is not resumed: an earlier build there
-    is replaced with ``--force``/``--overwrite``.
+    deleted and everything is redone. A remote ``out`` (gs://, s3://) is resumed the same way through
+    :mod:`pipelines.remote_resume`.
     """
     if storage.is_remote(out):
         existing = storage.BeamFiles().files_under(out)
         if existing:
-            if not force:
-                raise InputError(
-                    f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
-                )
             if posixpath.join(out.rstrip("/"), BUILD_SUMMARY) not in existing:
-                raise InputError(f"{out}: not an earlier build (no {BUILD_SUMMARY}); refusing to delete it")
+                raise InputError(
+                    f"{out}: output directory is not empty and not an earlier build (no {BUILD_SUMMARY}); "
+                    "refusing to use or delete it"
+                )
+            if not force:
+                return remote_resume.earlier_records(out, BUILD_SUMMARY)
             storage.delete_tree(out)
         return {}
     records: dict[str, dict] = {}
@@ -618,7 +619,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     bar = progress.bar(total=len(stages), desc="build", unit="stage") if show else None
     prints: dict[str, str] = {}
     for i, stage in enumerate(stages, 1):
-        inputs = file_fingerprints(stage.inputs)
+        inputs = remote_resume.input_fingerprints(stage.inputs) if remote else file_fingerprints(stage.inputs)
         relocatable = [relative_to_out(arg, out) for arg in stage.argv]  # a moved build keeps its prints
         stage_print = fingerprint(relocatable, inputs, [prints[u] for u in stage.upstream])
         prints[stage.name] = stage_print
@@ -631,7 +632,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         label = f"[build] stage {i} of {len(stages)}, {stage.name}"
         if stage.make is None:
             summary["commands"].append(stage.argv + list(beam_args))  # for the card
-        if not remote and is_finished(earlier.get(stage.name), stage_print, stage.out):
+        finished = remote_resume.is_finished if remote else is_finished
+        if finished(earlier.get(stage.name), stage_print, stage.out):
             progress.write(f"{label}: finished by an earlier run, skipped")
             records[stage.name] = earlier[stage.name]
             summary["skipped"].append(stage.name)
@@ -642,11 +644,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 bar.set_postfix_str(stage.name)
             started = time.time()
             stage_peak = 0
-            if remote:  # object stores have no atomic rename: the stage writes under its final name
+            if remote:  # object stores have no atomic rename: a marker written last (pipelines.remote_resume)
+                remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
+                partial = stage.out + PARTIAL
                 if stage.make is not None:
-                    stage.make(stage.out)
+                    stage.make(partial)
                 else:
-                    stage_peak = run_isolated(stage.argv, beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
+                remote_resume.publish(stage.out, stage_print)
             else:
                 clean(stage.out)
                 for table in stage.tables:

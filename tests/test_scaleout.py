@@ -4,6 +4,7 @@ SDK worker pool), the index assembled off the driver, remote builds resumed."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -171,3 +172,91 @@ def test_the_index_matrix_never_passes_through_the_driver(services, tmp_path, mo
     assert run_cli("index", tmp_path / "docs4", "--out", local, "--hash-size", "65536") == 0
     for name in ("tfidf.npz", "idf.npz", "ids.json", "docs.npz", "index.json"):
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "remote" / name).read_bytes(), name
+
+
+CNN = {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/allennlp", "samples/cnn/frank"]}}
+
+
+def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(services, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+    import yaml
+
+    config = tmp_path / "build.yaml"
+    config.write_text(yaml.safe_dump({"base": str(ROOT), "out": "unused", "sources": CNN}))
+    reference = tmp_path / "reference"
+    assert run_cli("build", config, "--out", reference) == 0
+    out = f"gs://{BUCKET}/resume"
+    command = [
+        sys.executable,
+        "-m",
+        "pipelines.cli",
+        "build",
+        str(config),
+        "--out",
+        out,
+        "--runner",
+        "DirectRunner",
+    ]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")  # STORAGE_EMULATOR_HOST is set by the fixture
+    build = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in build.stdout:
+            if ", intruders:" in line:
+                break
+        assert build.poll() is None, "the build ended before its intruder stage started"
+        time.sleep(1.0)  # into the stage
+        stage_processes = psutil.Process(build.pid).children(recursive=True)
+        os.kill(build.pid, signal.SIGKILL)
+        build.wait(timeout=30)
+        psutil.wait_procs(stage_processes, timeout=10)
+    finally:
+        if build.poll() is None:
+            build.kill()
+        build.stdout.close()
+    interrupted = remote_json(f"{out}/build_summary.json")
+    assert interrupted["complete"] is False and "intruders" not in interrupted["stages"]
+    assert not exists(f"{out}/work/intruders.complete")
+
+    assert run_cli("build", config, "--out", out) == 0
+    resumed = remote_json(f"{out}/build_summary.json")
+    assert resumed["complete"] is True
+    assert resumed["skipped"] == ["ingest/cnn", "index/cnn", "neighbors/cnn", "shuffle/cnn"]
+    assert set(resumed["seconds"]) == {"intruders", "card"}
+    assert {name: resumed["stages"][name] for name in resumed["skipped"]} == interrupted["stages"]
+    download_tree(out, tmp_path / "remote")
+    assert not list((tmp_path / "remote").rglob("*.partial"))
+    assert file_bytes(tmp_path / "remote" / "dataset") == file_bytes(reference / "dataset") != {}
+    assert file_bytes(tmp_path / "remote" / "work") == file_bytes(reference / "work")
+    # a stage is redone when its input changes (fingerprinted from the store's metadata)
+
+
+def remote_json(url: str) -> dict:
+    from pipelines import storage
+
+    return json.loads(storage.read_bytes(url))
+
+
+def exists(url: str) -> bool:
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems.exists(url)
+
+
+def test_remote_inputs_are_fingerprinted_from_the_stores_metadata(services, tmp_path):
+    from pipelines.remote_resume import input_fingerprints
+
+    prefix = f"gs://{BUCKET}/prints/"
+    (tmp_path / "a.txt").write_bytes(b"first")
+    upload(tmp_path / "a.txt", prefix + "dir/a.txt")
+    before = input_fingerprints([prefix + "dir", prefix + "dir/a.txt", str(tmp_path / "a.txt")])
+    assert set(before) == {prefix + "dir/a.txt", str(tmp_path / "a.txt")}
+    assert before[prefix + "dir/a.txt"][0] == 5
+    (tmp_path / "b.txt").write_bytes(b"other")  # the same size, other bytes
+    upload(tmp_path / "b.txt", prefix + "dir/a.txt")
+    after = input_fingerprints([prefix + "dir"])
+    assert after[prefix + "dir/a.txt"] != before[prefix + "dir/a.txt"]
