@@ -2,11 +2,14 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+    Create(read tasks) | FlatMap(expand_task) (remote multistream dumps) | Reshuffle
+        | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> WriteTable("documents-<source>") + WriteRejected
 
 A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`` with its
-``*-index.txt.bz2`` next to it) one byte range of its bz2 streams, so Beam workers split one dump. Page
+``*-index.txt.bz2`` next to it, or given with ``--multistream-index``) one byte range of its bz2 streams, so
+Beam workers split one dump; a remote dump's ranges are planned on a worker (:func:`expand_task`) and read
+with seek + read through Beam's filesystems. Page
 records carry only the lead section, so little data crosses the shuffle; mwparserfromhell runs after it,
 in parallel.
 
