@@ -177,9 +177,13 @@ def index_flags(dumps: list[str], given: list[str] | None) -> dict[str, str]:
         raise InputError(
             f"--multistream-index: given {len(given)} times for {len(dumps)} dumps; give it once per dump"
         )
-    from pipelines.storage import absolute
+    from pipelines.storage import BeamFiles, absolute
 
-    return dict(zip(dumps, (absolute(i) for i in given), strict=True))
+    indexes = [absolute(i) for i in given]
+    for index in indexes:
+        if not BeamFiles().isfile(index):
+            raise InputError(f"--multistream-index: {index}: no such file")
+    return dict(zip(dumps, indexes, strict=True))
 
 
 def several_workers(beam_args: list[str]) -> bool:
