@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import config_check, progress, safety, storage
+from pipelines import config_check, progress, remote_resume, safety, storage
 from pipelines.card import write_local_card
 from pipelines.cli import COMMANDS, module_of
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
@@ -332,22 +332,27 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
     A non-empty directory that is not a build (:func:`is_build`) is never touched. The lock is taken before
     anything is written or deleted, the marker is written first. With ``force`` only what a build writes
     (:data:`BUILD_WRITES`) is deleted and everything is redone; other files in ``out`` stay. A remote ``out``
-    (gs://, s3://) is not locked and not resumed: an earlier build there (with its marker or
-    ``build_summary.json``) is replaced with ``--force``/``--overwrite``.
+    (gs://, s3://) is not locked; it is resumed the same way through :mod:`pipelines.remote_resume`.
     """
     if storage.is_remote(out):
         existing = storage.BeamFiles().files_under(out)
         if existing:
-            if not force:
-                raise InputError(
-                    f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
-                )
             ours = {posixpath.join(out.rstrip("/"), name) for name in (BUILD_SUMMARY, safety.BUILD_MARKER)}
             if not ours & set(existing):
                 raise InputError(
-                    f"{out}: not an earlier build (no {safety.BUILD_MARKER}); refusing to delete it"
+                    f"{out}: output directory is not empty and not an earlier build (no {safety.BUILD_MARKER}); "
+                    "refusing to use or delete it"
                 )
-            storage.delete_tree(out)
+            if not force:
+                return remote_resume.earlier_records(out, BUILD_SUMMARY), None
+            from apache_beam.io.filesystems import FileSystems
+
+            for name in BUILD_WRITES:  # only what a build wrote; other objects under out stay
+                path = storage.join(out, name)
+                if path in existing:
+                    FileSystems.delete([path])
+                else:
+                    storage.delete_tree(path)
         storage.write_bytes(storage.join(out, safety.BUILD_MARKER), safety.marker_bytes("build", "build"))
         return {}, None
     safety.check_writable_dir(out)
@@ -722,7 +727,7 @@ def build(
     bar = progress.bar(total=len(stages), desc="build", unit="stage") if show else None
     prints: dict[str, str] = {}
     for i, stage in enumerate(stages, 1):
-        inputs = file_fingerprints(stage.inputs)
+        inputs = remote_resume.input_fingerprints(stage.inputs) if remote else file_fingerprints(stage.inputs)
         relocatable = [relative_to_out(arg, out) for arg in stage.argv]  # a moved build keeps its prints
         stage_print = fingerprint(relocatable, inputs, [prints[u] for u in stage.upstream])
         prints[stage.name] = stage_print
@@ -735,7 +740,8 @@ def build(
         label = f"[build] stage {i} of {len(stages)}, {stage.name}"
         if stage.make is None:
             summary["commands"].append(stage.argv + list(beam_args))  # for the card
-        if not remote and is_finished(earlier.get(stage.name), stage_print, stage.out):
+        finished = remote_resume.is_finished if remote else is_finished
+        if finished(earlier.get(stage.name), stage_print, stage.out):
             progress.write(f"{label}: finished by an earlier run, skipped")
             records[stage.name] = earlier[stage.name]
             summary["skipped"].append(stage.name)
@@ -746,11 +752,14 @@ def build(
                 bar.set_postfix_str(stage.name)
             started = time.time()
             stage_peak = 0
-            if remote:  # object stores have no atomic rename: the stage writes under its final name
+            if remote:  # object stores have no atomic rename: a marker written last (pipelines.remote_resume)
+                remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
+                partial = stage.out + PARTIAL
                 if stage.make is not None:
-                    stage.make(stage.out)
+                    stage.make(partial)
                 else:
-                    stage_peak = run_isolated(stage.argv, beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
+                remote_resume.publish(stage.out, stage_print)
             else:
                 clean(stage.out)
                 for table in stage.tables:

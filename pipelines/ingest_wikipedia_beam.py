@@ -2,7 +2,8 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+    Create(read tasks) | FlatMap(expand_task) (remote multistream dumps only) | Reshuffle
+        | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> documents, rejected
 """
 
@@ -15,6 +16,7 @@ import apache_beam as beam
 
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
+from pipelines.ingest_wikipedia_plan import expand_task
 from sources import mediawiki
 from sources.limits import Limits
 from sources.paths import is_remote
@@ -35,6 +37,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
     inc = _counter(READ_STAGE)
     read_limits = Limits.from_dict(task.get("limits"))
+    inc("read_tasks", 1)
     if "start" not in task:
         opener = None
         if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
@@ -45,6 +48,9 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
+    opener = None
+    if "://" in task["path"]:  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
+        from pipelines.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],
         task["start"],
@@ -52,6 +58,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         site,
         last=task["last"],
         threads=threads,
+        opener=opener,
         count=inc,
         limits=read_limits,
     )
@@ -105,9 +112,13 @@ class IngestWikipedia(beam.PTransform):
             return page_to_document(page, source)
 
         tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
+        if any(
+            "index" in task for task in self._tasks
+        ):  # remote multistream dumps: ranges planned on a worker
+            tasks = tasks | "PlanRanges" >> beam.FlatMap(expand_task)
         if self._spread:  # with one in-process worker there is nobody to spread the tasks to
             tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
         pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
-        if self._spread and not all("start" in task for task in self._tasks):
+        if self._spread and not all("start" in task or "index" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)

@@ -498,27 +498,40 @@ def multistream_index(path: str) -> str | None:
     >>> # enwiki-20240101-pages-articles-multistream1.xml-p1p41242.bz2 -> ...-multistream-index1.txt-p1p41242.bz2
     """
     folder, name = os.path.split(path)
-    if "multistream" not in name or not name.endswith(".bz2"):
-        return None
-    candidates = []
-    if name.endswith(".xml.bz2"):
-        candidates.append(name[: -len(".xml.bz2")] + "-index.txt.bz2")
-    match = re.match(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$", name)
-    if match:
-        candidates.append(f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2")
-    for candidate in candidates:
+    for candidate in multistream_index_names(name):
         full = os.path.join(folder, candidate)
         if os.path.exists(full):
             return full
     return None
 
 
-def stream_offsets(index_path: str) -> list[int]:
-    """Sorted distinct stream offsets from a multistream index (``offset:page_id:title`` lines)."""
+def multistream_index_names(name: str) -> list[str]:
+    """File names the index of a multistream dump called ``name`` has on Wikimedia's servers (none if ``name``
+    is not a multistream dump).
+
+    >>> multistream_index_names("enwiki-20240101-pages-articles-multistream.xml.bz2")
+    ['enwiki-20240101-pages-articles-multistream-index.txt.bz2']
+    >>> multistream_index_names("enwiki-20240101-pages-articles.xml.bz2")
+    []
+    """
+    if "multistream" not in name or not name.endswith(".bz2"):
+        return []
+    candidates = []
+    if name.endswith(".xml.bz2"):
+        candidates.append(name[: -len(".xml.bz2")] + "-index.txt.bz2")
+    match = re.match(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$", name)
+    if match:
+        candidates.append(f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2")
+    return list(dict.fromkeys(candidates))
+
+
+def stream_offsets(index_path: str, opener: Callable[[str], BinaryIO] | None = None) -> list[int]:
+    """Sorted distinct stream offsets from a multistream index (``offset:page_id:title`` lines), read from
+    disk or through ``opener`` (e.g. Beam's filesystems for ``gs://``), streamed."""
     offsets: set[int] = set()
     number = re.compile(rb"^(\d+):", re.M)
     try:
-        with bz2.open(index_path, "rb") as f:
+        with bz2.open(index_path if opener is None else opener(index_path), "rb") as f:
             rest = b""
             while True:
                 block = f.read(READ_CHUNK)
