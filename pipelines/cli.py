@@ -59,6 +59,8 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
     (("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
     (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
+    (("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
+    (("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"),
     (("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
     (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
     (("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"),
