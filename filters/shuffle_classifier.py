@@ -4,8 +4,10 @@ to tell a document from its k-block shuffles (``incoherent train-shuffle``), and
 
 Examples come from a shuffle dataset's train split: every original document once, labelled ``coherent``, and
 each of its shuffles for the chosen block sizes, labelled ``incoherent``. The paper's recipe is the default:
-Adam, learning rate 1e-5, batch size 16, the epoch with the best validation accuracy kept (the validation
-split, or a deterministic 10% of the train documents by stable hash of the id). The saved model's
+Adam, learning rate 1e-5, batch size 16, the epoch with the best validation accuracy kept: the shuffle test's
+accuracy on the validation pairs (the original more probably coherent than its shuffle), ties broken by
+the classification accuracy at 0.5 (validation: the validation split, or a deterministic 10% of the train
+documents by stable hash of the id). The saved model's
 ``provenance.json`` says ``saw_shuffled_text: true``: it is never a zero-shot model.
 
 As a scorer, a text's score is ``-log P(coherent | text)`` in nats (lower = more coherent), so
@@ -247,7 +249,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         examples,
         lambda items: collate(tokenizer, items),
         evaluate,
-        key=lambda r: (r["validation_accuracy"], r["validation_pair_accuracy"]),
+        key=lambda r: (r["validation_pair_accuracy"], r["validation_accuracy"]),
         name="train-shuffle",
         epochs=config.epochs,
         batch_size=config.batch_size,
