@@ -177,7 +177,7 @@ def check_config(config: dict, config_path: str) -> dict:
     sources = config.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
-    resolved = {}
+    resolved, skipped = {}, {}
     for name, spec in sources.items():
         where = f"sources.{name}"
         if not isinstance(spec, dict):
@@ -193,19 +193,29 @@ def check_config(config: dict, config_path: str) -> dict:
         history = spec.get("history") or []
         if history and kind != "wikipedia":
             raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options"})
+        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
         if unknown_keys:
             raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
         options = spec.get("options") or {}
         if not isinstance(options, dict):
             raise InputError(f"{config_path}: {where}.options must map flag names to values")
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
+        if spec.get("optional"):
+            missing = missing_inputs(inputs + history, base)
+            if missing:
+                how = f"; get it: {spec['get']}" if spec.get("get") else ""
+                skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
+                continue
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+    if not resolved:
+        raise InputError(
+            f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
+        )
     neighbors = _section(config, "neighbors", config_path)
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
@@ -219,6 +229,8 @@ def check_config(config: dict, config_path: str) -> dict:
         sample = section.get("sample")
         if isinstance(sample, dict):
             for source, value in sample.items():
+                if source in skipped:
+                    continue
                 if source not in resolved:
                     raise InputError(
                         f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
@@ -231,6 +243,7 @@ def check_config(config: dict, config_path: str) -> dict:
         intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
     return {
         "sources": resolved,
+        **({"skipped_sources": skipped} if skipped else {}),
         "seed": int(config.get("seed", 0)),
         "neighbors": neighbors,
         "intruders": intruders,
@@ -240,6 +253,19 @@ def check_config(config: dict, config_path: str) -> dict:
             "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
+
+
+def missing_inputs(paths: list, base: str) -> list[str]:
+    """The local paths of an optional source that are absent (against ``base``, then the current directory)."""
+    out = []
+    for value in paths:
+        path = os.path.expanduser(str(value))
+        if "://" in path:
+            continue  # checked by resolve_path
+        tried = [path] if os.path.isabs(path) else [os.path.join(base, path), os.path.abspath(path)]
+        if not any(os.path.exists(t) for t in tried):
+            out.append(str(value))
+    return out
 
 
 # --------------------------------------------------------------------------------------------- stages
@@ -582,6 +608,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config = check_config(raw, config_path)
     config_check.check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
+    for line in config.get("skipped_sources", {}).values():
+        progress.write(f"[build] {line}")
     if _dry_run(beam_args):
         return dry_run_build(config, out, beam_args)
     remote = storage.is_remote(out)
@@ -605,6 +633,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
         "skipped": [],  # stages finished by an earlier run with the same fingerprint
         "stages": records,
+        **({"skipped_sources": config["skipped_sources"]} if config.get("skipped_sources") else {}),
     }
 
     def write_summary() -> None:

@@ -38,6 +38,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--text-field", default="text", help="field holding the document text (default: text)"
     )
     parser.add_argument("--source", help="source name for every input (default: each file's name)")
+    rows = parser.add_mutually_exclusive_group()
+    rows.add_argument(
+        "--head", type=int, default=None, metavar="N", help="only the first N records of each file"
+    )
+    rows.add_argument(
+        "--tail", type=int, default=None, metavar="N", help="only the last N records of each file"
+    )
+    parser.add_argument(
+        "--row-ids",
+        action="store_true",
+        help="records have no id field: ids are <file name>-<row> (the record's 0-based row in its file)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
 
@@ -50,13 +62,26 @@ def _check_source(name: str, origin: str) -> str:
 class IngestText(beam.PTransform):
     """Text files of one source -> ``(documents, rejected)``."""
 
-    def __init__(self, files: list[str], source: str, id_field: str, text_field: str):
+    def __init__(
+        self,
+        files: list[str],
+        source: str,
+        id_field: str | None,
+        text_field: str,
+        head: int | None = None,
+        tail: int | None = None,
+    ):
         super().__init__()
         self._files, self._source = files, source
         self._id_field, self._text_field = id_field, text_field
+        self._head, self._tail = head, tail
 
     def expand(self, pbegin):
         source, id_field, text_field = self._source, self._id_field, self._text_field
+        if id_field is None or self._head is not None or self._tail is not None:
+            return pbegin | "Selected" >> IngestSelected(
+                self._files, source, id_field, text_field, self._head, self._tail
+            )
         json_files = [f for f in self._files if f.endswith(textfiles.JSON_SUFFIXES)]
         parquet_files = [f for f in self._files if f.endswith(textfiles.PARQUET_SUFFIXES)]
 
@@ -93,7 +118,49 @@ class IngestText(beam.PTransform):
         return unique, (*parts_rejected, duplicates) | "AllRejected" >> beam.Flatten()
 
 
+class IngestSelected(beam.PTransform):
+    """Text files of one source, each read in order on one worker -> ``(documents, rejected)``: the first or
+    last N records of each file (``--head`` / ``--tail``), ids from the row numbers (``--row-ids``)."""
+
+    def __init__(self, files, source, id_field, text_field, head, tail):
+        super().__init__()
+        self._files, self._args = files, (id_field, text_field, source, head, tail)
+
+    def expand(self, pbegin):
+        id_field, text_field, source, head, tail = self._args
+
+        def read_file(path):
+            if path.endswith(textfiles.PARQUET_SUFFIXES):
+                with storage.local_copy(path) as local:
+                    yield from textfiles.selected_parquet_records(
+                        local, id_field, text_field, source, head, tail
+                    )
+                return
+            import io
+
+            from apache_beam.io.filesystems import FileSystems
+
+            with FileSystems.open(path) as raw:
+                lines = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+                yield from textfiles.selected_json_records(
+                    lines, path, id_field, text_field, source, head, tail
+                )
+
+        docs, rejected = (
+            pbegin
+            | "Files" >> beam.Create(self._files)
+            | "SpreadFiles" >> beam.Reshuffle()
+            | "ReadFiles" >> ApplyWithRejects(read_file, STAGE)
+        )
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    for option, value in (("--head", args.head), ("--tail", args.tail)):
+        if value is not None and value < 1:
+            raise InputError(f"{option}: must be at least 1, got {value}")
+    id_field = None if args.row_ids else args.id_field
     files = textfiles.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
     by_source: dict[str, list[str]] = {}
     for path in files:
@@ -105,16 +172,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if path.endswith(textfiles.PARQUET_SUFFIXES):
             if storage.is_remote(path):  # the footer only, read through Beam's filesystems
                 with storage.open_raw(path) as handle:
-                    textfiles.check_parquet_columns(path, args.id_field, args.text_field, handle)
+                    textfiles.check_parquet_columns(
+                        path, id_field or args.text_field, args.text_field, handle
+                    )
             else:
-                textfiles.check_parquet_columns(path, args.id_field, args.text_field)
+                textfiles.check_parquet_columns(path, id_field or args.text_field, args.text_field)
         by_source.setdefault(source, []).append(path)
 
     def build(p):
         rejected_parts = []
         for source, paths in sorted(by_source.items()):
             docs, rejected = p | f"Ingest[{source}]" >> IngestText(
-                paths, source, args.id_field, args.text_field
+                paths, source, id_field, args.text_field, args.head, args.tail
             )
             docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
             rejected_parts.append(rejected)
@@ -126,6 +195,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "id_field": args.id_field,
         "text_field": args.text_field,
         "source": args.source,
+        **{k: v for k, v in (("head", args.head), ("tail", args.tail), ("row_ids", args.row_ids)) if v},
     }
     summary = run_pipeline(
         build,

@@ -104,3 +104,92 @@ def parquet_records(path: str, id_field: str, text_field: str, source: str) -> I
             zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)
         ):
             yield from text_document(raw_id, text, source, f"{path}: row group {group} row {row_no}")
+
+
+def row_id(path: str, row: int) -> str:
+    """The id of a record without an id field: its file's name (no suffixes) and its 0-based row in the file.
+
+    >>> row_id("/data/billsum_test.parquet", 17)
+    'billsum_test-17'
+    """
+    return f"{source_name(path)}-{row}"
+
+
+def selected_rows(total: int, head: int | None, tail: int | None) -> range:
+    """The rows kept of a file of ``total`` records: the first ``head``, the last ``tail``, or all.
+
+    >>> selected_rows(10, 3, None), selected_rows(10, None, 3), selected_rows(2, None, 3)
+    (range(0, 3), range(7, 10), range(0, 2))
+    """
+    if head is not None:
+        return range(min(head, total))
+    if tail is not None:
+        return range(max(0, total - tail), total)
+    return range(total)
+
+
+def selected_parquet_records(
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last rows of one Parquet file (row groups outside them are not read);
+    ``id_field`` None: ids from :func:`row_id`."""
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(path)
+    keep = selected_rows(handle.metadata.num_rows, head, tail)
+    columns = [text_field] if id_field is None else [id_field, text_field]
+    first = 0
+    for group in range(handle.num_row_groups):
+        rows = handle.metadata.row_group(group).num_rows
+        begin, end = max(first, keep.start), min(first + rows, keep.stop)
+        if begin < end:
+            table = handle.read_row_group(group, columns=columns)
+            texts = table.column(text_field).to_pylist()[begin - first : end - first]
+            ids = (
+                table.column(id_field).to_pylist()[begin - first : end - first]
+                if id_field is not None
+                else [row_id(path, r) for r in range(begin, end)]
+            )
+            for offset, (raw_id, text) in enumerate(zip(ids, texts, strict=True)):
+                yield from text_document(raw_id, text, source, f"{path}: row {begin + offset}")
+        first += rows
+
+
+def selected_json_records(
+    lines: Iterator[str],
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last non-empty lines of one JSONL file, read in order; ``id_field``
+    None: ids from :func:`row_id` (the record's 0-based number among the file's non-empty lines)."""
+    from collections import deque
+
+    def numbered():
+        row = 0
+        for line in lines:
+            if line.strip():
+                yield row, line
+                row += 1
+                if head is not None and row >= head:
+                    return
+
+    chosen = deque(numbered(), maxlen=tail) if tail is not None else numbered()
+    for row, line in chosen:
+        if id_field is None:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            if isinstance(record, dict):
+                yield from text_document(row_id(path, row), record.get(text_field), source, path, record)
+                continue
+        yield from parse_json_line(line, path, id_field or "id", text_field, source)
