@@ -141,3 +141,21 @@ def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys):
     summary = json.loads((out / "build_summary.json").read_text())
     assert sorted(summary["skipped_sources"]) == ["billsum", "reddit"]
     assert sorted(os.listdir(out / "dataset" / "shuffle-wsj")) == ["test-00000-of-00001.parquet"]
+
+
+def test_every_documented_command_line_parses():
+    """Every ``incoherent ...`` line of docs/shuffle-models.md names a command and flags the CLI knows."""
+    import re
+    import shlex
+
+    from pipelines.cli import build_parser, selected_module
+
+    text = (ROOT / "docs" / "shuffle-models.md").read_text().replace("\\\n", " ")
+    lines = [m.group(1) for m in re.finditer(r"^incoherent (.+?)(?:\s+#.*)?$", text, re.MULTILINE)]
+    assert len(lines) >= 10
+    for line in lines:
+        argv = shlex.split(line)
+        module = selected_module(argv)
+        assert module, line
+        _, unknown = build_parser(module).parse_known_args(argv)
+        assert not unknown, (line, unknown)
