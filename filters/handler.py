@@ -225,3 +225,15 @@ class FixedScoreHandler(ModelHandler[dict, PredictionResult, _FixedScores]):
 
     def get_metrics_namespace(self) -> str:
         return NAMESPACE
+
+
+class ClassifierHandler(LanguageModelHandler):
+    """:class:`LanguageModelHandler` with a coherence classifier from ``incoherent train-shuffle``
+    (:class:`filters.shuffle_classifier.ClassifierScorer`: a text's score is ``-log P(coherent)``)."""
+
+    def load_model(self):
+        from filters.shuffle_classifier import ClassifierScorer
+
+        return ClassifierScorer.load(
+            localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
+        )

@@ -176,7 +176,7 @@ def check_config(config: dict, config_path: str) -> dict:
     sources = config.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
-    resolved = {}
+    resolved, skipped = {}, {}
     for name in sources:
         safety.check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
     for name, spec in sources.items():
@@ -194,7 +194,7 @@ def check_config(config: dict, config_path: str) -> dict:
         history = spec.get("history") or []
         if history and kind != "wikipedia":
             raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options"})
+        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
         if unknown_keys:
             raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
         options = spec.get("options") or {}
@@ -203,12 +203,22 @@ def check_config(config: dict, config_path: str) -> dict:
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         for path in history:
             safety.check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+        if spec.get("optional"):
+            missing = missing_inputs(inputs + history, base)
+            if missing:
+                how = f"; get it: {spec['get']}" if spec.get("get") else ""
+                skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
+                continue
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+    if not resolved:
+        raise InputError(
+            f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
+        )
     neighbors = _section(config, "neighbors", config_path)
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
@@ -222,6 +232,8 @@ def check_config(config: dict, config_path: str) -> dict:
         sample = section.get("sample")
         if isinstance(sample, dict):
             for source, value in sample.items():
+                if source in skipped:
+                    continue
                 if source not in resolved:
                     raise InputError(
                         f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
@@ -234,6 +246,7 @@ def check_config(config: dict, config_path: str) -> dict:
         intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
     return {
         "sources": resolved,
+        **({"skipped_sources": skipped} if skipped else {}),
         "seed": int(config.get("seed", 0)),
         "neighbors": neighbors,
         "intruders": intruders,
@@ -243,6 +256,19 @@ def check_config(config: dict, config_path: str) -> dict:
             "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
+
+
+def missing_inputs(paths: list, base: str) -> list[str]:
+    """The local paths of an optional source that are absent (against ``base``, then the current directory)."""
+    out = []
+    for value in paths:
+        path = os.path.expanduser(str(value))
+        if "://" in path:
+            continue  # checked by resolve_path
+        tried = [path] if os.path.isabs(path) else [os.path.join(base, path), os.path.abspath(path)]
+        if not any(os.path.exists(t) for t in tried):
+            out.append(str(value))
+    return out
 
 
 # --------------------------------------------------------------------------------------------- stages
@@ -666,6 +692,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config_check.check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
     safety.check_out_vs_inputs(out, [os.path.abspath(config_path), *config_inputs(config)])
+    for line in config.get("skipped_sources", {}).values():
+        progress.write(f"[build] {line}")
     if _dry_run(beam_args):
         return dry_run_build(config, out, beam_args)
     earlier, lock = prepare_build_dir(out, args.force or args.overwrite)
@@ -714,6 +742,7 @@ def build(
         "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
         "skipped": [],  # stages finished by an earlier run with the same fingerprint
         "stages": records,
+        **({"skipped_sources": config["skipped_sources"]} if config.get("skipped_sources") else {}),
     }
 
     def write_summary() -> None:

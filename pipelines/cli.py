@@ -77,6 +77,10 @@ COMMANDS: list[Command] = [
     Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
     Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
     Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
+    Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
+    Command(
+        ("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"
+    ),
     Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
     Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
     Command(

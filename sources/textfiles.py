@@ -84,9 +84,16 @@ def text_document(
 
 
 def parse_json_line(
-    line: str, path: str, id_field: str, text_field: str, source: str, limits: Limits = DEFAULT
+    line: str,
+    path: str,
+    id_field: str,
+    text_field: str,
+    source: str,
+    limits: Limits = DEFAULT,
+    fixed_id: str | None = None,
 ) -> Iterator[dict | Rejected]:
-    """One JSONL line -> a document row or a Rejected (broken JSON, missing or mistyped fields, no text)."""
+    """One JSONL line -> a document row or a Rejected (broken JSON, missing or mistyped fields, no text);
+    ``fixed_id``: the record's id when records have no id field (``--row-ids``)."""
     if not line.strip():
         return
     try:
@@ -104,6 +111,9 @@ def parse_json_line(
         return
     if not isinstance(record, dict):
         yield Rejected("not_an_object", source=source, detail=path, record=line[:500])
+        return
+    if fixed_id is not None:
+        yield from text_document(fixed_id, record.get(text_field), source, path, record, limits)
         return
     if id_field not in record:
         yield Rejected("missing_id", source=source, detail=f"{path}: no field {id_field!r}", record=record)
@@ -256,3 +266,100 @@ def parquet_records(
             yield from text_document(
                 raw_id, text, source, f"{path}: row group {group} row {row_no}", limits=limits
             )
+
+
+def row_id(path: str, row: int) -> str:
+    """The id of a record without an id field: its file's name (no suffixes) and its 0-based row in the file.
+
+    >>> row_id("/data/billsum_test.parquet", 17)
+    'billsum_test-17'
+    """
+    return f"{source_name(path)}-{row}"
+
+
+def selected_rows(total: int, head: int | None, tail: int | None) -> range:
+    """The rows kept of a file of ``total`` records: the first ``head``, the last ``tail``, or all.
+
+    >>> selected_rows(10, 3, None), selected_rows(10, None, 3), selected_rows(2, None, 3)
+    (range(0, 3), range(7, 10), range(0, 2))
+    """
+    if head is not None:
+        return range(min(head, total))
+    if tail is not None:
+        return range(max(0, total - tail), total)
+    return range(total)
+
+
+def selected_parquet_records(
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+    limits: Limits = DEFAULT,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last rows of one Parquet file (row groups outside them are not read);
+    ``id_field`` None: ids from :func:`row_id`."""
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(path)
+    keep = selected_rows(handle.metadata.num_rows, head, tail)
+    columns = [text_field] if id_field is None else [id_field, text_field]
+    first = 0
+    for group in range(handle.num_row_groups):
+        rows = handle.metadata.row_group(group).num_rows
+        begin, end = max(first, keep.start), min(first + rows, keep.stop)
+        if begin < end:
+            table = handle.read_row_group(group, columns=columns)
+            texts = table.column(text_field).to_pylist()[begin - first : end - first]
+            ids = (
+                table.column(id_field).to_pylist()[begin - first : end - first]
+                if id_field is not None
+                else [row_id(path, r) for r in range(begin, end)]
+            )
+            for offset, (raw_id, text) in enumerate(zip(ids, texts, strict=True)):
+                yield from text_document(raw_id, text, source, f"{path}: row {begin + offset}", limits=limits)
+        first += rows
+
+
+def selected_json_records(
+    stream: BinaryIO,
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+    limits: Limits = DEFAULT,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last non-empty lines of one JSONL file, read in order in bounded chunks
+    (:func:`json_lines`; ``tail`` keeps at most ``tail`` lines); ``id_field`` None: ids from :func:`row_id`
+    (the record's 0-based number among the file's non-empty lines)."""
+    from collections import deque
+
+    def numbered():
+        row = 0
+        for line_no, data, size in json_lines(path, stream, limits.max_record_bytes):
+            if data is not None and not data.strip():
+                continue
+            yield row, line_no, data, size
+            row += 1
+            if head is not None and row >= head:
+                return
+
+    chosen = deque(numbered(), maxlen=tail) if tail is not None else numbered()
+    for row, line_no, data, size in chosen:
+        where = f"{path}: line {line_no}"
+        if data is None:
+            yield Rejected(
+                "record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)"
+            )
+            continue
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
+            continue
+        fixed_id = row_id(path, row) if id_field is None else None
+        yield from parse_json_line(line, path, id_field or "id", text_field, source, limits, fixed_id)
