@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 from schemas.records import InputError
 from sources.limits import DECOMPRESS_CHUNK
+from sources.paths import open_regular
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
@@ -52,7 +53,7 @@ def _open_raw(path: str, opener: Callable[[str], BinaryIO] | None) -> BinaryIO:
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a dump file")
-    return open(path, "rb")
+    return open_regular(path)  # a FIFO or a device is refused, never read
 
 
 def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Event, limit: int | None) -> None:
