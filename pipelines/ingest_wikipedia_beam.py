@@ -8,6 +8,7 @@ Pipeline shape::
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 
@@ -23,16 +24,9 @@ STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
 
 
-def _counter(stage: str):
-    def inc(name: str, n: int = 1) -> None:
-        count(stage, name, n)
-
-    return inc
-
-
 def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
-    inc = _counter(READ_STAGE)
+    inc = functools.partial(count, READ_STAGE)
     if "start" not in task:
         opener = None
         if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 
 from corpora.provenance import describe_input
 from pipelines import storage
@@ -20,23 +19,9 @@ from pipelines import storage
 INPUTS_DIR = "_inputs"
 
 
-class BeamInputFiles(storage.BeamFiles):
-    """:class:`corpora.provenance.InputFiles` through Beam's filesystems (local paths too)."""
-
-    def size(self, path: str) -> int:
-        if not storage.is_remote(path):
-            import os
-
-            return os.path.getsize(path)
-        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
-
-    def open(self, path: str):
-        return storage.open_raw(path) if storage.is_remote(path) else open(path, "rb")  # noqa: SIM115
-
-
 def _describe(element: tuple[int, str], kind: str, folder: str) -> None:
     number, path = element
-    info = describe_input(path, kind, BeamInputFiles())
+    info = describe_input(path, kind, storage.BeamFiles())
     storage.write_bytes(storage.join(folder, f"{number:05d}.json"), json.dumps(info, sort_keys=True).encode())
 
 

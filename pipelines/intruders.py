@@ -47,9 +47,9 @@ from corpora import intruders as logic
 from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
 from pipelines import progress, spill, storage
 from pipelines.common import (
+    Tally,
     WriteRejected,
     WriteTable,
-    count,
     document_files,
     list_tables,
     print_report,
@@ -231,25 +231,6 @@ def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
 
 
-class Tally:
-    """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
-
-    def __init__(self):
-        self._counts: dict[tuple[str, str], int] = {}
-
-    def __call__(self, ns: str, name: str, n: int = 1) -> None:
-        self._counts[(ns, name)] = self._counts.get((ns, name), 0) + n
-
-    def by_source(self, source: str, name: str, n: int = 1) -> None:
-        """Count ``name`` of ``source`` (in this stage's namespace): the ``tally`` of :mod:`corpora.intruders`."""
-        self(_ns(source), name, n)
-
-    def flush(self) -> None:
-        for (ns, name), n in sorted(self._counts.items()):
-            count(ns, name, n)
-        self._counts = {}
-
-
 class ReadDocumentBatches(beam.DoFn):
     """Document table files -> ``(bucket of id, [rows])`` batches (rows as ``ReadAllFromParquet`` gives them)."""
 
@@ -329,7 +310,7 @@ class ChooseVersion(beam.DoFn):
             history_sources=self._history_sources,
             similarities=self._similarities,
             drift_threshold=self._options.drift_threshold,
-            tally=tally.by_source,
+            tally=tally.for_namespace(_ns),
         )
 
 
@@ -365,7 +346,7 @@ class PlaceDocuments(beam.DoFn):
             counts,
             history=source in self._history_sources,
             validation_fraction=self._options.validation_fraction,
-            tally=tally.by_source,
+            tally=tally.for_namespace(_ns),
         )
 
     def process(self, element, counts):
@@ -480,7 +461,7 @@ def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict
         candidates,
         seed=o.seed,
         threshold=o.similarity_threshold,
-        tally=tally.by_source,
+        tally=tally.for_namespace(_ns),
     )
 
 
