@@ -92,11 +92,11 @@ class _ApplyWithRejects(beam.DoFn):
     def process(self, element):
         for out in self._fn(element):
             if isinstance(out, Rejected):
-                Metrics.counter(self._stage, out.reason).inc()
+                count(self._stage, out.reason)
                 yield beam.pvalue.TaggedOutput(REJECTED_SPLIT, out.to_row(self._stage))
             else:
                 if self._kept:
-                    Metrics.counter(self._stage, self._kept).inc()
+                    count(self._stage, self._kept)
                 yield out
 
 
