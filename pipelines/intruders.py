@@ -335,15 +335,14 @@ class PlaceDocuments(beam.DoFn):
     def __init__(self, options: Options, history_sources: frozenset[str]):
         self._options, self._history_sources = options, history_sources
 
-    def split_of(
-        self, source: str, doc: dict, version: dict | None, counts, tally: Tally
-    ) -> tuple[dict, str]:
-        """:func:`corpora.intruders.place_split` with this stage's options."""
-        return logic.place_split(
+    def place(self, source: str, newest: dict, version: dict | None, counts, tally: Tally):
+        """:func:`corpora.intruders.place_document` with this stage's options."""
+        return logic.place_document(
             source,
-            doc,
+            newest,
             version,
             counts,
+            seed=self._options.seed,
             history=source in self._history_sources,
             validation_fraction=self._options.validation_fraction,
             tally=tally.for_namespace(_ns),
@@ -351,22 +350,15 @@ class PlaceDocuments(beam.DoFn):
 
     def process(self, element, counts):
         bucket, versions = element
-        seed, tally = self._options.seed, Tally()
-        coherent, targets = [], []
+        tally, coherent, targets = Tally(), [], []
         for source, newest, version in versions:
-            doc, split = self.split_of(source, newest, version, counts, tally)
-            result = logic.apply_length_rule(doc, seed)
-            if isinstance(result, Rejected):
-                tally(_ns(doc["source"]), result.reason)
-                yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
-                continue
-            kept, outcome = result
-            tally(_ns(kept["source"]), outcome)
-            if logic.wants_intruder(seed, kept["id"]):
-                targets.append((kept, split))
+            placed = self.place(source, newest, version, counts, tally)
+            if isinstance(placed, Rejected):
+                yield beam.pvalue.TaggedOutput("rejected", placed.to_row(STAGE))
+            elif placed[0] == "target":
+                targets.append(placed[1:])
             else:
-                tally(_ns(kept["source"]), "coherent_by_draw")
-                coherent.append(logic.intruder_row(kept, split, [], attempted=False, seed=seed))
+                coherent.append(placed[1])
         tally.flush()
         if coherent:
             yield beam.pvalue.TaggedOutput("coherent", coherent)
