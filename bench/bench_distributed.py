@@ -256,16 +256,19 @@ def main() -> None:
                 job_port, env, elsewhere,
             )
         )  # fmt: skip
+        site = elsewhere / "worker-site"  # the pool's SDK workers reach the emulator without credentials
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text("from pipelines.options import use_gcs_emulator\n\nuse_gcs_emulator()\n")
         pool = start(
             [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
              str(pool_port)],
-            pool_port, env, elsewhere,
+            pool_port, dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}"), elsewhere,
         )  # fmt: skip
         started.append(pool)
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines import storage
+        from pipelines.options import use_gcs_emulator
 
-        storage._anonymous_with_emulator()
+        use_gcs_emulator()
         services = {"job": job_port, "pool": pool_port}
         for n in sizes:
             corpus, dump = make_inputs(n)

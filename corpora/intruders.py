@@ -453,6 +453,41 @@ def place_split(
     return doc, split
 
 
+def place_document(
+    source: str,
+    newest: dict,
+    version: dict | None,
+    counts: dict[tuple[str, str], int],
+    *,
+    seed: int,
+    history: bool,
+    validation_fraction: float = 0.0,
+    tally: Tally,
+) -> Rejected | tuple[str, dict, str]:
+    """The split (:func:`place_split`), the length rule and the draw for one chosen document: a
+    :class:`Rejected` (dead letter), ``("coherent", coherent row, split)`` or ``("target", kept document,
+    split)`` for a document meant to receive an intruder.
+
+    >>> doc = {"id": "d", "source": "wikipedia", "sentences": ["A."]}
+    >>> place_document("wikipedia", doc, None, {}, seed=0, history=False, tally=print).reason
+    wikipedia too_few_sentences
+    'too_few_sentences'
+    """
+    doc, split = place_split(
+        source, newest, version, counts, history=history, validation_fraction=validation_fraction, tally=tally
+    )
+    result = apply_length_rule(doc, seed)
+    if isinstance(result, Rejected):
+        tally(doc["source"], result.reason)
+        return result
+    kept, outcome = result
+    tally(kept["source"], outcome)
+    if wants_intruder(seed, kept["id"]):
+        return "target", kept, split
+    tally(kept["source"], "coherent_by_draw")
+    return "coherent", intruder_row(kept, split, [], attempted=False, seed=seed), split
+
+
 def select_row(
     doc: dict,
     split: str,

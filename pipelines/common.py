@@ -48,6 +48,37 @@ REJECTED_SPLIT = "rejected"
 # --------------------------------------------------------------------------------------------- counters
 
 
+class Tally:
+    """Counter increments gathered over a batch, sent to Beam once per name (``flush``): the batched form of
+    :func:`count`.
+
+    >>> tally = Tally()
+    >>> tally("intruders/cnn", "read"); tally("intruders/cnn", "read", 2)
+    >>> tally.counts
+    {('intruders/cnn', 'read'): 3}
+    """
+
+    def __init__(self):
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def __call__(self, ns: str, name: str, n: int = 1) -> None:
+        self.counts[(ns, name)] = self.counts.get((ns, name), 0) + n
+
+    def for_namespace(self, namespace: Callable[[str], str]) -> Callable[..., None]:
+        """``tally(key, name, n=1)`` counting in ``namespace(key)`` (e.g. a source's ``intruders/<source>``):
+        the ``tally`` the logic packages call."""
+
+        def tally(key: str, name: str, n: int = 1) -> None:
+            self(namespace(key), name, n)
+
+        return tally
+
+    def flush(self) -> None:
+        for (ns, name), n in sorted(self.counts.items()):
+            count(ns, name, n)
+        self.counts = {}
+
+
 def count(stage: str, name: str, n: int = 1) -> None:
     """Increment the Beam counter ``stage/name``; it ends up in ``run_summary.json``."""
     Metrics.counter(stage, name).inc(n)
@@ -62,11 +93,11 @@ class _ApplyWithRejects(beam.DoFn):
     def process(self, element):
         for out in self._fn(element):
             if isinstance(out, Rejected):
-                Metrics.counter(self._stage, out.reason).inc()
+                count(self._stage, out.reason)
                 yield beam.pvalue.TaggedOutput(REJECTED_SPLIT, out.to_row(self._stage))
             else:
                 if self._kept:
-                    Metrics.counter(self._stage, self._kept).inc()
+                    count(self._stage, self._kept)
                 yield out
 
 
@@ -109,36 +140,20 @@ def write_shard(path: str, schema: pa.Schema, rows: Sequence[dict]) -> None:
         f.write(buffer.getvalue())
 
 
-def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
-    """Rows in a total order: by ``sort_keys``, rows with equal keys by their whole content (as JSON).
+def _json_text(row: dict) -> str:
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
 
-    The JSON tie-break, which makes the order independent of arrival order, is computed only for rows that
-    share their keys (ids are unique in most tables, so it is rarely needed).
+
+def total_order(row_keys: Sequence[tuple], contents: Callable[[list[int]], list[str]]) -> list[int]:
+    """The positions of rows in a total order: by their keys, rows with equal keys by their content
+    (``contents(positions)`` gives the JSON of those rows; it is asked only for rows that share their keys, so
+    the tie-break, which makes the order independent of arrival order, is rarely computed: ids are unique in
+    most tables). One algorithm for rows (:func:`sort_rows`) and Arrow tables (:func:`sort_table`).
+
+    >>> total_order([("b",), ("a",), ("a",)], lambda run: ["z", "y"])
+    [2, 1, 0]
     """
-    keys = tuple(sort_keys)
-
-    rows = list(rows)
-    row_keys = [tuple("" if row[k] is None else row[k] for k in keys) for row in rows]
-    order = sorted(range(len(rows)), key=row_keys.__getitem__)
-    out, start = [], 0
-    while start < len(order):
-        stop = start + 1
-        while stop < len(order) and row_keys[order[stop]] == row_keys[order[start]]:
-            stop += 1
-        run = [rows[i] for i in order[start:stop]]
-        if len(run) > 1:
-            run.sort(key=lambda r: json.dumps(r, sort_keys=True, ensure_ascii=False, default=str))
-        out.extend(run)
-        start = stop
-    return out
-
-
-def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
-    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
-    keys = tuple(sort_keys)
-    columns = [table.column(k).to_pylist() for k in keys]
-    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
-    order = sorted(range(table.num_rows), key=row_keys.__getitem__)
+    order = sorted(range(len(row_keys)), key=row_keys.__getitem__)
     out, start = [], 0
     while start < len(order):
         stop = start + 1
@@ -146,12 +161,26 @@ def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
             stop += 1
         run = order[start:stop]
         if len(run) > 1:
-            rows = table.take(run).to_pylist()
-            texts = [json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in rows]
+            texts = contents(run)
             run = [i for _, i in sorted(zip(texts, run, strict=True), key=lambda e: e[0])]
         out.extend(run)
         start = stop
-    return table.take(out)
+    return out
+
+
+def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
+    """Rows in a total order (:func:`total_order`): by ``sort_keys``, rows with equal keys by their JSON."""
+    keys = tuple(sort_keys)
+    rows = list(rows)
+    row_keys = [tuple("" if row[k] is None else row[k] for k in keys) for row in rows]
+    return [rows[i] for i in total_order(row_keys, lambda run: [_json_text(rows[i]) for i in run])]
+
+
+def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
+    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
+    columns = [table.column(k).to_pylist() for k in sort_keys]
+    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
+    return table.take(total_order(row_keys, lambda run: [_json_text(r) for r in table.take(run).to_pylist()]))
 
 
 def write_table_shard(path: str, schema: pa.Schema, table: pa.Table) -> None:

@@ -9,6 +9,7 @@ Pipeline shape::
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 
@@ -26,16 +27,9 @@ STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
 
 
-def _counter(stage: str):
-    def inc(name: str, n: int = 1) -> None:
-        count(stage, name, n)
-
-    return inc
-
-
 def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
-    inc = _counter(READ_STAGE)
+    inc = functools.partial(count, READ_STAGE)
     read_limits = Limits.from_dict(task.get("limits"))
     inc("read_tasks", 1)
     if "start" not in task:

@@ -14,7 +14,6 @@ import os
 import stat
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 
 from corpora.provenance import describe_input
 from pipelines import storage
@@ -39,7 +38,7 @@ class BeamInputFiles(storage.BeamFiles):
     def size(self, path: str) -> int:
         if not storage.is_remote(path):
             return os.path.getsize(path)
-        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+        return super().size(path)
 
     def open(self, path: str):
         return storage.open_raw(path) if storage.is_remote(path) else open_regular(path)

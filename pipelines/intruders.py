@@ -47,9 +47,9 @@ from corpora import intruders as logic
 from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
 from pipelines import progress, spill, storage
 from pipelines.common import (
+    Tally,
     WriteRejected,
     WriteTable,
-    count,
     document_files,
     list_tables,
     print_report,
@@ -231,25 +231,6 @@ def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
 
 
-class Tally:
-    """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
-
-    def __init__(self):
-        self._counts: dict[tuple[str, str], int] = {}
-
-    def __call__(self, ns: str, name: str, n: int = 1) -> None:
-        self._counts[(ns, name)] = self._counts.get((ns, name), 0) + n
-
-    def by_source(self, source: str, name: str, n: int = 1) -> None:
-        """Count ``name`` of ``source`` (in this stage's namespace): the ``tally`` of :mod:`corpora.intruders`."""
-        self(_ns(source), name, n)
-
-    def flush(self) -> None:
-        for (ns, name), n in sorted(self._counts.items()):
-            count(ns, name, n)
-        self._counts = {}
-
-
 class ReadDocumentBatches(beam.DoFn):
     """Document table files -> ``(bucket of id, [rows])`` batches (rows as ``ReadAllFromParquet`` gives them)."""
 
@@ -329,7 +310,7 @@ class ChooseVersion(beam.DoFn):
             history_sources=self._history_sources,
             similarities=self._similarities,
             drift_threshold=self._options.drift_threshold,
-            tally=tally.by_source,
+            tally=tally.for_namespace(_ns),
         )
 
 
@@ -354,38 +335,30 @@ class PlaceDocuments(beam.DoFn):
     def __init__(self, options: Options, history_sources: frozenset[str]):
         self._options, self._history_sources = options, history_sources
 
-    def split_of(
-        self, source: str, doc: dict, version: dict | None, counts, tally: Tally
-    ) -> tuple[dict, str]:
-        """:func:`corpora.intruders.place_split` with this stage's options."""
-        return logic.place_split(
+    def place(self, source: str, newest: dict, version: dict | None, counts, tally: Tally):
+        """:func:`corpora.intruders.place_document` with this stage's options."""
+        return logic.place_document(
             source,
-            doc,
+            newest,
             version,
             counts,
+            seed=self._options.seed,
             history=source in self._history_sources,
             validation_fraction=self._options.validation_fraction,
-            tally=tally.by_source,
+            tally=tally.for_namespace(_ns),
         )
 
     def process(self, element, counts):
         bucket, versions = element
-        seed, tally = self._options.seed, Tally()
-        coherent, targets = [], []
+        tally, coherent, targets = Tally(), [], []
         for source, newest, version in versions:
-            doc, split = self.split_of(source, newest, version, counts, tally)
-            result = logic.apply_length_rule(doc, seed)
-            if isinstance(result, Rejected):
-                tally(_ns(doc["source"]), result.reason)
-                yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
-                continue
-            kept, outcome = result
-            tally(_ns(kept["source"]), outcome)
-            if logic.wants_intruder(seed, kept["id"]):
-                targets.append((kept, split))
+            placed = self.place(source, newest, version, counts, tally)
+            if isinstance(placed, Rejected):
+                yield beam.pvalue.TaggedOutput("rejected", placed.to_row(STAGE))
+            elif placed[0] == "target":
+                targets.append(placed[1:])
             else:
-                tally(_ns(kept["source"]), "coherent_by_draw")
-                coherent.append(logic.intruder_row(kept, split, [], attempted=False, seed=seed))
+                coherent.append(placed[1])
         tally.flush()
         if coherent:
             yield beam.pvalue.TaggedOutput("coherent", coherent)
@@ -480,7 +453,7 @@ def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict
         candidates,
         seed=o.seed,
         threshold=o.similarity_threshold,
-        tally=tally.by_source,
+        tally=tally.for_namespace(_ns),
     )
 
 

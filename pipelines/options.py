@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -79,12 +80,39 @@ def check_beam_args(beam_args: Sequence[str], command: str) -> None:
         )
 
 
+def use_gcs_emulator() -> bool:
+    """Against a local GCS emulator (the ``STORAGE_EMULATOR_HOST`` environment variable) connect anonymously at
+    once; returns whether it did (False when the variable is not set or Beam has no GCS support).
+
+    Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s when
+    there are none) before it connects anonymously anyway; an emulator needs no credentials. Nothing does this
+    at import time: :func:`use_storage_options` calls it in the CLI's process and in every stage process of a
+    build, and whoever starts Beam's SDK workers against an emulator calls it there (``tests/test_distributed.py``
+    gives its worker pool a ``sitecustomize`` that does).
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return False
+    try:
+        from apache_beam.internal.gcp import auth
+    except ImportError:  # no apache-beam[gcp]: no GCS either
+        return False
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None:
+        return False
+    with credentials._credentials_lock:
+        if not credentials._credentials_init:
+            credentials._credentials, credentials._credentials_init = None, True
+    return True
+
+
 def use_storage_options(beam_args: Sequence[str]) -> None:
     """Let this process's own reads and writes (listing inputs, summaries, the index) use the run's options.
 
     Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
-    from ``FileSystems.set_options``; workers get them with the pipeline.
+    from ``FileSystems.set_options``; workers get them with the pipeline. With ``STORAGE_EMULATOR_HOST`` set,
+    GCS is the emulator's, reached without credentials (:func:`use_gcs_emulator`).
     """
+    use_gcs_emulator()
     if not beam_args:  # no Beam import here: ingest wikipedia starts its decoder before Beam is imported
         return
     bound_driver_retries()

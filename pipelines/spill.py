@@ -496,20 +496,32 @@ class SpillShards(beam.PTransform):
     only one shard's rows are in memory at a time. Use it when :func:`spill_dir_of` names a directory.
     """
 
+    SPILL_LABEL = "SpillRows"
+
     def __init__(self, split_of, rows_per_shard: int, chunk_values: int = CHUNK_VALUES):
         super().__init__()
         self._split_of, self._per_shard, self._chunk = split_of, rows_per_shard, chunk_values
 
+    def _spill(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _SpillRows(spill_dir, label, self._split_of, self._chunk)
+
+    def _redistribute(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _Redistribute(spill_dir, label, self._per_shard)
+
+    @staticmethod
+    def _read_shard(element):
+        return _shard_rows(element)
+
     def expand(self, rows):
         spill_dir, label = spill_dir_of(rows.pipeline), uuid.uuid4().hex[:12]
-        chunks = rows | "SpillRows" >> beam.ParDo(_SpillRows(spill_dir, label, self._split_of, self._chunk))
+        chunks = rows | self.SPILL_LABEL >> beam.ParDo(self._spill(spill_dir, label))
         totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
-        cut = _Redistribute(spill_dir, label, self._per_shard)
         return (
             chunks
-            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
+            | "CutByShard"
+            >> beam.ParDo(self._redistribute(spill_dir, label), totals=beam.pvalue.AsDict(totals))
             | "GroupShardFiles" >> beam.GroupByKey()
-            | "ReadShards" >> beam.Map(_shard_rows)
+            | "ReadShards" >> beam.Map(self._read_shard)
         )
 
 
@@ -558,28 +570,22 @@ def _shard_table(element):
     return key, table.drop_columns([HASH_COLUMN])
 
 
-class SpillShardTables(beam.PTransform):
+class SpillShardTables(SpillShards):
     """Lists of rows -> ``((split, shard, shards), Arrow table of the shard's rows)``: :class:`SpillShards` for
     batches, with the rows held as Arrow tables of ``schema`` (no per-row encoding on the way)."""
 
-    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
-        super().__init__()
-        self._split_of, self._per_shard, self._schema, self._chunk = (
-            split_of,
-            rows_per_shard,
-            schema,
-            chunk_values,
-        )
+    SPILL_LABEL = "SpillTables"
 
-    def expand(self, batches):
-        spill_dir, label = spill_dir_of(batches.pipeline), uuid.uuid4().hex[:12]
-        spill_rows = _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
-        chunks = batches | "SpillTables" >> beam.ParDo(spill_rows)
-        totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
-        cut = _RedistributeTables(spill_dir, label, self._per_shard)
-        return (
-            chunks
-            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
-            | "GroupShardFiles" >> beam.GroupByKey()
-            | "ReadShards" >> beam.Map(_shard_table)
-        )
+    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
+        super().__init__(split_of, rows_per_shard, chunk_values)
+        self._schema = schema
+
+    def _spill(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
+
+    def _redistribute(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _RedistributeTables(spill_dir, label, self._per_shard)
+
+    @staticmethod
+    def _read_shard(element):
+        return _shard_table(element)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from typing import BinaryIO, Protocol
@@ -21,13 +22,21 @@ def is_remote(path: object) -> bool:
 
 
 class Files(Protocol):
-    """What input expansion needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
+    """What the logic packages need of a filesystem: input expansion, input descriptions
+    (:mod:`corpora.provenance`) and the dataset card (:mod:`corpora.card`). The one interface: the local disk
+    here (:class:`LocalFiles`), Beam's filesystems in :class:`pipelines.storage.BeamFiles`."""
 
     def isdir(self, path: str) -> bool: ...
 
     def isfile(self, path: str) -> bool: ...
 
     def files_under(self, path: str) -> list[str]: ...
+
+    def glob(self, pattern: str) -> list[str]: ...  # sorted; ``**`` crosses folders
+
+    def size(self, path: str) -> int: ...
+
+    def open(self, path: str) -> BinaryIO: ...  # binary reads; the caller closes it
 
 
 class LocalFiles:
@@ -41,6 +50,15 @@ class LocalFiles:
 
     def files_under(self, path: str) -> list[str]:
         return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(glob.glob(pattern, recursive=True))
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def open(self, path: str) -> BinaryIO:
+        return open_regular(path)  # the caller closes it
 
 
 def file_kind(mode: int) -> str:

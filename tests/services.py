@@ -98,16 +98,23 @@ def services_fixture(tmp_path_factory):
                 job_port, env, elsewhere,
             )
         )  # fmt: skip
+        # The pool's SDK workers are `python -c ...` processes: a sitecustomize on their path makes each of them
+        # reach the emulator without a credentials lookup (pipelines.options.use_gcs_emulator).
+        site = tmp_path_factory.mktemp("worker-site")
+        (site / "sitecustomize.py").write_text(
+            "from pipelines.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
+        )
+        pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
         pool = start(
             [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
              str(pool_port)],
-            pool_port, env, elsewhere,
+            pool_port, pool_env, elsewhere,
         )  # fmt: skip
         started.append(pool)
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines import storage
+        from pipelines.options import use_gcs_emulator
 
-        storage._anonymous_with_emulator()
+        assert use_gcs_emulator()
         yield {"job": job_port, "pool": pool_port, "pool_process": pool}
     finally:
         if saved is None:

@@ -354,3 +354,27 @@ def test_select_row_counts_produced_or_the_fallback():
     row = logic.select_row(doc, "train", True, [dict(candidate, similarity=0.9)], seed=0, tally=tally)
     assert row["fallback_reason"] == logic.ALL_TOO_SIMILAR
     assert seen == {("wikipedia", "produced"): 1, ("wikipedia", "fallback_all_too_similar"): 1}
+
+
+def test_place_document_rejects_keeps_or_draws():
+    seen, tally = _tally()
+    rejected = logic.place_document(
+        "wikipedia", _doc("w:1", sentences=("A a.",)), None, {}, seed=0, history=False, tally=tally
+    )
+    assert isinstance(rejected, Rejected) and rejected.reason == logic.TOO_FEW
+    placed = [
+        logic.place_document("wikipedia", _doc(f"w:{i}"), None, {}, seed=0, history=False, tally=tally)
+        for i in range(40)
+    ]
+    kinds = {kind for kind, _value, _split in placed}
+    assert kinds == {"coherent", "target"}  # half by draw
+    for kind, value, split in placed:
+        assert split == logic.plain_split(value["id"], "wikipedia")
+        if kind == "coherent":
+            assert value["label"] == 0 and value["split"] == split
+        else:
+            assert logic.wants_intruder(0, value["id"])
+    coherent = sum(kind == "coherent" for kind, _value, _split in placed)
+    assert seen[("wikipedia", "coherent_by_draw")] == coherent
+    assert seen[("wikipedia", logic.KEPT_IN_RANGE)] == 40
+    assert seen[("wikipedia", logic.TOO_FEW)] == 1
