@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable
 
 from filters.model_files import read_json
+from sources.paths import is_remote
 
 PROVENANCE = "provenance.json"
 SUPERVISED_LABEL = "supervised (not zero-shot)"
@@ -40,7 +41,7 @@ def data_fingerprint(documents: Iterable[tuple[str, Iterable[str]]]) -> str:
 def read_provenance(model_dir: str) -> dict | None:
     """The model's ``provenance.json`` (local directories only), or None when it has none."""
     path = os.path.join(model_dir, PROVENANCE)
-    if "://" in model_dir or not os.path.isfile(path):
+    if is_remote(model_dir) or not os.path.isfile(path):
         return None
     return read_json(path)
 

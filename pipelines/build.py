@@ -263,7 +263,7 @@ def missing_inputs(paths: list, base: str) -> list[str]:
     out = []
     for value in paths:
         path = os.path.expanduser(str(value))
-        if "://" in path:
+        if storage.is_remote(path):
             continue  # checked by resolve_path
         tried = [path] if os.path.isabs(path) else [os.path.join(base, path), os.path.abspath(path)]
         if not any(os.path.exists(t) for t in tried):

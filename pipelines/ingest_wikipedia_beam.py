@@ -43,7 +43,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
     opener = None
-    if "://" in task["path"]:  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
+    if is_remote(task["path"]):  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
         from pipelines.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],

@@ -128,7 +128,7 @@ def expand_inputs(
     files = files or LocalFiles()
     inputs: list[str] = []
     for path in paths:
-        local = "://" not in path
+        local = not is_remote(path)
         if files.isdir(path):
             found = sorted(f for f in files.files_under(path) if f.endswith(in_directories))
             if not found:
