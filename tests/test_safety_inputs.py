@@ -90,7 +90,10 @@ def test_zero_bomb_dump_is_one_line_in_bounded_memory(tmp_path):
         """
     )
     assert "not XML" in message
-    assert peak < 250, f"peak RSS {peak:.0f} MB"
+    # 64 MB on an idle machine; glibc's per-thread arenas keep up to a few hundred MB of freed 1 MiB chunks
+    # when the decoder thread and the reader run unevenly (seen: 555 MB on a loaded machine). Unbounded, it
+    # was 6.35 GB.
+    assert peak < 1024, f"peak RSS {peak:.0f} MB"
 
 
 def test_header_bomb_is_refused_in_bounded_memory(tmp_path):
@@ -108,7 +111,7 @@ def test_header_bomb_is_refused_in_bounded_memory(tmp_path):
         """
     )
     assert message.startswith(f"{dump}: no <page> and no end of <siteinfo> in the first 16 MiB")
-    assert peak < 400, f"peak RSS {peak:.0f} MB"
+    assert peak < 1024, f"peak RSS {peak:.0f} MB"  # see test_zero_bomb_dump_is_one_line_in_bounded_memory
 
 
 def test_header_bomb_cli_is_one_line_exit_2(tmp_path, capsys):
