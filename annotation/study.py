@@ -439,3 +439,10 @@ def load_verifications(dataset_dir: str) -> list[dict]:
         with open(path, encoding="utf-8") as f:
             out.append(json.load(f))
     return out
+
+
+def card_lines(dataset_dir: str) -> list[str]:
+    """The dataset card's "Human verification" section of a local dataset (none when nothing was verified)."""
+    from annotation.report import card_section
+
+    return card_section(load_verifications(dataset_dir))

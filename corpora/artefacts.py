@@ -18,6 +18,7 @@ intruder class, for the classifier and for the majority class.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 
 import numpy as np
@@ -64,6 +65,37 @@ def sample_documents(rows: Iterable[dict], max_documents: int | None) -> list[di
     if max_documents is None or len(rows) <= max_documents:
         return rows
     return sorted(rows, key=lambda r: stable_hash("artefact-check", r["id"]))[:max_documents]
+
+
+def stream_sample_documents(rows: Iterable[dict], max_documents: int = MAX_DOCUMENTS) -> list[dict]:
+    """What :func:`sample_documents` picks, holding at most ``max_documents + 1`` rows at a time: every row in
+    order while there are at most ``max_documents``, else the ``max_documents`` smallest stable hashes of the id
+    (a bounded heap), so a corpus of any size can be streamed through it.
+
+    >>> rows = [{"id": f"d{i}"} for i in range(10)]
+    >>> stream_sample_documents(rows, 3) == sample_documents(rows, 3)
+    True
+    """
+    kept: list[dict] | None = []
+    heap: list[tuple[int, int, dict]] = []  # (-hash, order, row): the max_documents smallest hashes
+    total = 0
+    for row in rows:
+        total += 1
+        key = stable_hash("artefact-check", row["id"])
+        if kept is not None:
+            kept.append(row)
+            if len(kept) <= max_documents:
+                continue
+            for i, r in enumerate(kept):
+                heapq.heappush(heap, (-stable_hash("artefact-check", r["id"]), i, r))
+                if len(heap) > max_documents:
+                    heapq.heappop(heap)
+            kept = None
+        elif -heap[0][0] > key:
+            heapq.heapreplace(heap, (-key, total, row))
+    if kept is not None:
+        return kept
+    return [row for _, _, row in sorted(heap, key=lambda e: (-e[0], e[1]))]
 
 
 def artefact_check(rows: Iterable[dict], folds: int = 5, max_documents: int | None = MAX_DOCUMENTS) -> dict:

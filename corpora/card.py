@@ -15,8 +15,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import BinaryIO
 
 import pyarrow.parquet as pq
 import yaml
@@ -25,6 +25,7 @@ from corpora import card_figures, card_stats
 from corpora.provenance import describe_input, relativise
 from schemas import SCHEMA_VERSION, schema_for
 from schemas.records import InputError
+from sources.paths import Files, LocalFiles, is_remote
 
 LABEL_NAMES = ["coherent", "intruder"]
 
@@ -96,24 +97,10 @@ SIZE_CATEGORIES = [
 ]
 
 
-class LocalFiles:
-    """How the card reaches tables and small JSON files: the local disk. ``pipelines/card.py`` passes Beam's
-    filesystems instead for a build in object storage (the card then reads only footers and JSON there)."""
-
-    def glob(self, pattern: str) -> list[str]:
-        return sorted(glob.glob(pattern, recursive=True))
-
-    def open(self, path: str) -> BinaryIO:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
-
-    def isfile(self, path: str) -> bool:
-        return os.path.isfile(path)
+LOCAL = LocalFiles()  # the local disk; pipelines/card.py passes Beam's filesystems for a remote build
 
 
-LOCAL = LocalFiles()
-
-
-def _read_json(path: str, files: LocalFiles) -> dict:
+def _read_json(path: str, files: Files) -> dict:
     with files.open(path) as f:
         return json.loads(f.read().decode("utf-8"))
 
@@ -129,7 +116,7 @@ def _incoherent_version() -> str:
     return _version("incoherent")
 
 
-def find_configs(dataset_dir: str, files: LocalFiles = LOCAL) -> dict[str, dict[str, list[str]]]:
+def find_configs(dataset_dir: str, files: Files = LOCAL) -> dict[str, dict[str, list[str]]]:
     """``{config: {split: [files]}}`` for every table under ``dataset_dir`` except dead letters."""
     configs: dict[str, dict[str, list[str]]] = {}
     for path in files.glob(os.path.join(dataset_dir, "*", "*.parquet")):
@@ -177,7 +164,7 @@ def load_build_summary(build_dir: str) -> dict | None:
     return summary
 
 
-def check_table_versions(configs: dict[str, dict[str, list[str]]], files: LocalFiles = LOCAL) -> None:
+def check_table_versions(configs: dict[str, dict[str, list[str]]], files: Files = LOCAL) -> None:
     """Every table must carry this version's ``incoherent.schema_version`` in its Parquet metadata."""
     for splits in configs.values():
         for paths in splits.values():
@@ -192,7 +179,7 @@ def check_table_versions(configs: dict[str, dict[str, list[str]]], files: LocalF
                     )
 
 
-def _features(config: str, paths: list[str], files: LocalFiles = LOCAL) -> list[dict]:
+def _features(config: str, paths: list[str], files: Files = LOCAL) -> list[dict]:
     import datasets
 
     schema = schema_for(config)
@@ -208,7 +195,7 @@ def _features(config: str, paths: list[str], files: LocalFiles = LOCAL) -> list[
     return features._to_yaml_list()
 
 
-def _split_info(split: str, paths: list[str], files: LocalFiles = LOCAL) -> dict:
+def _split_info(split: str, paths: list[str], files: Files = LOCAL) -> dict:
     metas = []
     for path in paths:
         with files.open(path) as handle:
@@ -288,7 +275,7 @@ def card_metadata(
     pretty_name: str,
     license_id: str,
     configs: dict[str, dict[str, list[str]]] | None = None,
-    files: LocalFiles = LOCAL,
+    files: Files = LOCAL,
 ) -> dict:
     configs = configs or find_configs(dataset_dir, files)
     default = default_config(configs)
@@ -384,7 +371,7 @@ def assemble_stats(per_config: dict[str, object]) -> dict:
     return stats
 
 
-def collect_stats(configs: dict[str, dict[str, list[str]]], files: LocalFiles = LOCAL) -> dict:
+def collect_stats(configs: dict[str, dict[str, list[str]]], files: Files = LOCAL) -> dict:
     """Everything the card's tables and figures show, read once from the Parquet tables (in this process)."""
     return assemble_stats(
         {
@@ -561,11 +548,11 @@ def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:
         base = os.path.normpath(
             os.path.join(config_dir, str((build.get("raw_config") or {}).get("base", ".")))
         )
-    out = build_dir if "://" in build_dir else os.path.abspath(build_dir)
+    out = build_dir if is_remote(build_dir) else os.path.abspath(build_dir)
     return {"out": out, "config_dir": config_dir, "base": base}
 
 
-def _filter_model(path: str, roots: dict, files: LocalFiles = LOCAL) -> list[str]:
+def _filter_model(path: str, roots: dict, files: Files = LOCAL) -> list[str]:
     metrics_path = os.path.join(path, "metrics.json")
     name = relativise(path, roots)
     if not files.isfile(metrics_path):
@@ -587,7 +574,7 @@ def provenance_section(
     build_dir: str,
     build: dict | None,
     summaries: list[dict],
-    files: LocalFiles = LOCAL,
+    files: Files = LOCAL,
     out: str | None = None,
 ) -> list[str]:
     roots = _roots(out or build_dir, build)
@@ -720,10 +707,11 @@ def render_card(
     license_id: str | None = None,
     figures: bool = True,
     *,
-    files: LocalFiles = LOCAL,
+    files: Files = LOCAL,
     stats: dict | None = None,
     figures_dir: str | None = None,
     out: str | None = None,
+    verification: Callable[[str], list[str]] | None = None,
 ) -> str:
     """The full ``README.md`` text (YAML front matter, then the card); writes the figures when asked.
 
@@ -790,11 +778,10 @@ def render_card(
     lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
     lines += statistics_section(stats)
     lines += funnel_section(intruders, threshold)
-    if files is LOCAL:  # written by `incoherent annotate verify` into a local dataset
-        from annotation.report import card_section
-        from annotation.study import load_verifications
-
-        lines += card_section(load_verifications(dataset_dir))
+    if (
+        files is LOCAL and verification is not None
+    ):  # `incoherent annotate verify` writes into a local dataset
+        lines += verification(dataset_dir)
     if figure_links:
         lines += ["## Figures", ""]
         for caption, rel in figure_links:
@@ -841,9 +828,19 @@ def render_card(
     return text
 
 
-def write_card(build_dir: str, dataset_dir: str, pretty_name: str, license_id: str | None = None) -> str:
-    """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path."""
-    text = render_card(build_dir, dataset_dir, pretty_name, license_id)
+def write_card(
+    build_dir: str,
+    dataset_dir: str,
+    pretty_name: str,
+    license_id: str | None = None,
+    verification: Callable[[str], list[str]] | None = None,
+) -> str:
+    """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path.
+
+    ``verification(dataset_dir)`` gives the lines of the "Human verification" section
+    (:func:`annotation.study.card_lines`; passed in because ``annotation`` sits above ``corpora``).
+    """
+    text = render_card(build_dir, dataset_dir, pretty_name, license_id, verification=verification)
     summaries = load_summaries(build_dir)
     write_summaries(build_dir, dataset_dir, load_build_summary(build_dir), summaries)
     path = os.path.join(dataset_dir, "README.md")

@@ -16,7 +16,7 @@ The steps, each a function here and each seeded by ``(seed, purpose, document id
    is ``>= threshold`` (0.6) are not eligible. Every candidate keeps its similarity in ``candidates/``, so
    the threshold can change later without re-running retrieval.
 6. **Selection** (:func:`intruder_row`): one eligible candidate replaces ``S``, drawn by
-   :func:`filters.selection.choose_candidate` (hard candidates preferred when the adversarial filter scored
+   :func:`corpora.selection.choose_candidate` (hard candidates preferred when the adversarial filter scored
    them). If none is eligible the document stays coherent and ``fallback_reason`` says why.
 
 >>> doc = {"id": "d1", "source": "wikipedia", "title": "T", "sentences": ["A.", "B.", "C."], "dump": None,
@@ -29,11 +29,14 @@ The steps, each a function here and each seeded by ``(seed, purpose, document id
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from corpora import drift, sampling
 from corpora.seeding import assign_split, rng_for
-from schemas.records import Rejected
+from schemas.records import Rejected, newest_first
+
+Tally = Callable[..., None]  # tally(source, counter name, n=1): counts what a decision saw
 
 MIN_SENTENCES = 3
 MAX_SENTENCES = 8
@@ -291,7 +294,7 @@ def document_with(doc_sentences: Sequence[str], candidate: dict) -> list[str]:
 
 
 def _choose(candidates: list[dict], seed: int, doc_id: str) -> dict:
-    from filters.selection import choose_candidate
+    from corpora.selection import choose_candidate
 
     return choose_candidate(candidates, rng_for(seed, "choose", doc_id))
 
@@ -353,4 +356,161 @@ def intruder_row(
         filter_score=chosen.get("filter_score"),
         difficulty=chosen.get("difficulty"),
     )
+    return row
+
+
+# --------------------------------------------------------------------------------------------- decisions
+# What the Beam stages of ``incoherent intruders`` decide per document, as plain functions: ``tally(source,
+# name, n=1)`` receives the counts (the stage turns them into Beam counters).
+
+
+def choose_version(
+    new: Sequence[dict],
+    old: Sequence[dict],
+    *,
+    seed: int,
+    sample_threshold: Callable[[str], int | None] = lambda source: None,
+    history_sources: Collection[str] = (),
+    similarities: Callable[[str], Callable[[list[str], list[str]], Sequence[float]]] | None = None,
+    drift_threshold: float = drift.DRIFT_THRESHOLD,
+    tally: Tally,
+) -> list[tuple[str, tuple[str, dict, dict | None]]]:
+    """``[(tag, (source, newest copy, eligible older version or None))]`` for the copies of one id.
+
+    ``new`` are the copies in the newest documents, ``old`` the older versions (history). ``tag`` is
+    ``"unsampled"`` for a document left out by the sample (:func:`corpora.sampling.in_sample` with
+    ``sample_threshold(source)``: a candidate source only), ``"versions"`` otherwise. For the
+    ``history_sources`` (those with older dumps) the most drifted usable older version is chosen
+    (:func:`corpora.drift.choose_old_version` with the cosines ``similarities(source)``).
+
+    >>> seen = []
+    >>> doc = {"id": "a", "source": "cnn", "sentences": ["A.", "B.", "C."]}
+    >>> choose_version([doc], [], seed=0, tally=lambda *a: seen.append(a))
+    [('versions', ('cnn', {'id': 'a', 'source': 'cnn', 'sentences': ['A.', 'B.', 'C.']}, None))]
+    >>> seen
+    [('cnn', 'read')]
+    """
+    newest = sorted(new, key=newest_first, reverse=True)
+    olds = sorted(old, key=newest_first, reverse=True)
+    if not newest:
+        for o in olds:
+            tally(o["source"], "history_unmatched_versions")
+        return []
+    doc = newest[0]
+    source = doc["source"]
+    if len(newest) > 1:
+        tally(source, "duplicate_id_older_copies_ignored", len(newest) - 1)
+    tally(source, "read")
+    threshold = sample_threshold(source)
+    if threshold is not None and not sampling.in_sample(seed, doc["id"], threshold):
+        tally(source, "not_sampled")
+        return [("unsampled", (source, doc, None))]
+    if source not in history_sources:
+        return [("versions", (source, doc, None))]
+    tally(source, "history_candidates")
+    olds = [o for o in olds if o["source"] == source]
+    if olds:
+        tally(source, "history_matched")
+        tally(source, "history_versions_compared", len(olds))
+
+    def usable(version):
+        return not isinstance(apply_length_rule(version, seed), Rejected)
+
+    version, info = drift.choose_old_version(doc, olds, similarities(source), drift_threshold, usable)
+    if info["drifted"]:
+        tally(source, "history_drifted")
+    if version is not None:
+        tally(source, "drift_eligible")
+    return [("versions", (source, doc, version))]
+
+
+def place_split(
+    source: str,
+    doc: dict,
+    version: dict | None,
+    counts: dict[tuple[str, str], int],
+    *,
+    history: bool,
+    validation_fraction: float = 0.0,
+    tally: Tally,
+) -> tuple[dict, str]:
+    """``(the document to use, its split)``. Without history the split is :func:`plain_split` of the newest
+    document; with history a document with an eligible older ``version`` goes to ``test`` at the rate that
+    keeps the test share (``counts``: ``{(source, "eligible" | "total"): n}`` over the whole collection), and
+    then the older version is the document.
+
+    >>> place_split("cnn", {"id": "a"}, None, {}, history=False, tally=print)
+    ({'id': 'a'}, 'train')
+    """
+    if not history:
+        return doc, plain_split(doc["id"], source, validation_fraction)
+    fraction = test_fraction(source)
+    rate = drift.test_rate(fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0))
+    split = drift.drift_split(doc["id"], version is not None, rate, fraction, validation_fraction)
+    if split == "test":
+        tally(source, "test_from_history")
+        return version, split
+    return doc, split
+
+
+def place_document(
+    source: str,
+    newest: dict,
+    version: dict | None,
+    counts: dict[tuple[str, str], int],
+    *,
+    seed: int,
+    history: bool,
+    validation_fraction: float = 0.0,
+    tally: Tally,
+) -> Rejected | tuple[str, dict, str]:
+    """The split (:func:`place_split`), the length rule and the draw for one chosen document: a
+    :class:`Rejected` (dead letter), ``("coherent", coherent row, split)`` or ``("target", kept document,
+    split)`` for a document meant to receive an intruder.
+
+    >>> doc = {"id": "d", "source": "wikipedia", "sentences": ["A."]}
+    >>> place_document("wikipedia", doc, None, {}, seed=0, history=False, tally=print).reason
+    wikipedia too_few_sentences
+    'too_few_sentences'
+    """
+    doc, split = place_split(
+        source, newest, version, counts, history=history, validation_fraction=validation_fraction, tally=tally
+    )
+    result = apply_length_rule(doc, seed)
+    if isinstance(result, Rejected):
+        tally(doc["source"], result.reason)
+        return result
+    kept, outcome = result
+    tally(kept["source"], outcome)
+    if wants_intruder(seed, kept["id"]):
+        return "target", kept, split
+    tally(kept["source"], "coherent_by_draw")
+    return "coherent", intruder_row(kept, split, [], attempted=False, seed=seed), split
+
+
+def select_row(
+    doc: dict,
+    split: str,
+    had_neighbors: bool,
+    candidates: list[dict],
+    *,
+    seed: int,
+    threshold: float = SIMILARITY_THRESHOLD,
+    tally: Tally,
+) -> dict:
+    """The intruder row of an attempted document from its candidates (any order), counted as ``produced`` or
+    ``fallback_<reason>``.
+
+    >>> doc = {"id": "d", "source": "cnn", "sentences": ["A.", "B.", "C."]}
+    >>> select_row(doc, "train", False, [], seed=0, tally=print)["fallback_reason"]
+    cnn fallback_no_neighbors
+    'no_neighbors'
+    """
+    row = intruder_row(
+        doc, split, candidates, attempted=True, seed=seed, threshold=threshold, had_neighbors=had_neighbors
+    )
+    if row["label"]:
+        tally(doc["source"], "produced")
+    else:
+        tally(doc["source"], f"fallback_{row['fallback_reason']}")
     return row

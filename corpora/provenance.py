@@ -21,9 +21,10 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 from schemas.records import InputError
+from sources.paths import Files, LocalFiles, is_remote
 
 CHUNK = 1 << 20
 # Dump file names carry their date: enwiki-20260801-pages-articles.xml.bz2, 2022-08-24_minidumps-en_3def73f3.xml.bz2
@@ -45,34 +46,6 @@ def _open_local(path: str) -> BinaryIO:
     return open(path, "rb")  # noqa: SIM115 - the caller closes it
 
 
-class InputFiles(Protocol):
-    """What describing an input needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
-
-    def isdir(self, path: str) -> bool: ...
-
-    def files_under(self, path: str) -> list[str]: ...
-
-    def size(self, path: str) -> int: ...
-
-    def open(self, path: str) -> BinaryIO: ...
-
-
-class LocalInputFiles:
-    """:class:`InputFiles` of the local disk."""
-
-    def isdir(self, path: str) -> bool:
-        return os.path.isdir(path)
-
-    def files_under(self, path: str) -> list[str]:
-        return [os.path.join(root, f) for root, _, names in os.walk(path) for f in names]
-
-    def size(self, path: str) -> int:
-        return os.path.getsize(path)
-
-    def open(self, path: str) -> BinaryIO:
-        return _open_local(path)
-
-
 def dump_date_from_name(name: str) -> str | None:
     """``"enwiki-20260801-pages-articles.xml.bz2" -> "2026-08-01"``; None when the name holds no date (``latest``)."""
     for pattern in (_DATE_DASHED, _DATE_COMPACT):
@@ -88,15 +61,15 @@ def wiki_from_name(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def describe_input(path: str, kind: str, files: InputFiles | None = None) -> dict:
+def describe_input(path: str, kind: str, files: Files | None = None) -> dict:
     """One input of the build: name, size and sha256 (a folder: file count, total size, sha256 over its files).
 
     For Wikipedia dumps also the wiki (``<siteinfo>``'s ``<dbname>``, else the file name) and the dump date
     (from the file name: dumps carry no date inside). ``files`` reads the input (default: the local disk;
     ``incoherent ingest`` passes Beam's filesystems, so a worker describes a ``gs://`` input where it lies).
     """
-    files = files or LocalInputFiles()
-    remote = "://" in path
+    files = files or LocalFiles()
+    remote = is_remote(path)
     if not remote and not os.path.exists(path):
         raise InputError(f"{path}: input of the build no longer exists (the card describes every input)")
     name = (

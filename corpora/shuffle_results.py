@@ -99,3 +99,34 @@ def plot_accuracy(summary: dict[str, dict[str, dict]], path, title: str = "") ->
     axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, format="png", metadata={"Software": None})
+
+
+def table1(summary: dict[str, dict[str, dict]], k: int = 1) -> dict[str, float | None]:
+    """Laban et al.'s Table 1 row of one model: accuracy per domain at block size ``k`` and their unweighted
+    mean (``overall``; None when no domain has an accuracy at ``k``).
+
+    >>> table1({"wsj": {"1": {"accuracy": 0.9}}, "reddit": {"1": {"accuracy": 0.7}}})
+    {'wsj': 0.9, 'reddit': 0.7, 'overall': 0.8}
+    """
+    row = {source: per.get(str(k), {}).get("accuracy") for source, per in summary.items()}
+    known = [v for v in row.values() if v is not None]
+    return {**row, "overall": sum(known) / len(known) if known else None}
+
+
+def format_table1(row: dict[str, float | None], model: str, k: int = 1) -> str:
+    """Table 1's layout: one model's accuracy (%) per domain and the overall mean, for block size ``k``.
+
+    >>> print(format_table1({"wsj": 0.9, "reddit": 0.7, "overall": 0.8}, "gpt2"))
+    Table 1 layout (k=1), accuracy (%)
+    model    wsj  reddit  overall
+    gpt2    90.0    70.0     80.0
+    """
+    names = list(row)
+    width = max(6, len(model) + 2)
+    widths = [max(6, len(n) + 2) for n in names]
+    head = "model".ljust(width) + "".join(f"{n:>{w}}" for n, w in zip(names, widths, strict=True))
+    cells = "".join(
+        f"{'-':>{w}}" if row[n] is None else f"{100 * row[n]:>{w}.1f}"
+        for n, w in zip(names, widths, strict=True)
+    )
+    return "\n".join([f"Table 1 layout (k={k}), accuracy (%)", head, model.ljust(width) + cells])

@@ -36,16 +36,13 @@ from filters.model import (
 )
 from filters.model_files import MAX_CONFIG_BYTES, check_no_code
 from schemas.records import InputError
+from sources.paths import is_remote
 
 NAMESPACE = "filter"
 LM_NAMESPACE = "score-shuffle"
 DEFAULT_POOL_FACTOR = 8
 _LOCAL_COPIES: dict[str, str] = {}
 UNCOMPRESSED = CompressionTypes.UNCOMPRESSED
-
-
-def is_remote(path: str) -> bool:
-    return "://" in path
 
 
 def localize(model_dir: str, force_copy: bool = False) -> str:
@@ -228,3 +225,15 @@ class FixedScoreHandler(ModelHandler[dict, PredictionResult, _FixedScores]):
 
     def get_metrics_namespace(self) -> str:
         return NAMESPACE
+
+
+class ClassifierHandler(LanguageModelHandler):
+    """:class:`LanguageModelHandler` with a coherence classifier from ``incoherent train-shuffle``
+    (:class:`filters.shuffle_classifier.ClassifierScorer`: a text's score is ``-log P(coherent)``)."""
+
+    def load_model(self):
+        from filters.shuffle_classifier import ClassifierScorer
+
+        return ClassifierScorer.load(
+            localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
+        )

@@ -214,6 +214,7 @@ def train(config: TrainConfig) -> dict:
         "config": asdict(config),
         "device": device,
         "train_documents": len(train_rows),
+        "train_sources": sorted({r.get("source") or "" for r in train_rows} - {""}),
         "train_examples": len(examples),
         "positive_examples": sum(targets),
         "validation_documents": len(validation_rows),

@@ -38,8 +38,7 @@ def _card_front_matter(dataset_dir: str) -> dict:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.study import verify
-    from corpora.card import write_card
-    from pipelines.card import default_build_dir
+    from pipelines.card import default_build_dir, write_local_card
 
     if beam_args:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     meta = _card_front_matter(args.dataset_dir)
     name = args.name or meta.get("pretty_name") or "incoherent coherence corpora"
     card_args = argparse.Namespace(dataset_dir=args.dataset_dir, build_dir=None)
-    path = write_card(default_build_dir(card_args), args.dataset_dir, name, meta.get("license"))
+    path = write_local_card(default_build_dir(card_args), args.dataset_dir, name, meta.get("license"))
     print(
         f"{record['rows']} verified rows -> {args.dataset_dir}/{record['config']}/{record['verified_split']}-*.parquet; "
         f"wrote {path}"

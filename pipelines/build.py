@@ -56,9 +56,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 
-from corpora.card import write_card
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import config_check, progress, safety, storage
+from pipelines import config_check, progress, remote_resume, safety, storage
+from pipelines.card import write_local_card
+from pipelines.cli import COMMANDS, module_of
 from pipelines.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.resume import (
     PARTIAL,
@@ -74,19 +75,16 @@ from pipelines.stage_process import peak_rss_mb, run_in_process, run_isolated
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 
-KINDS = ("wikipedia", "cnn", "text")
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
+# From the one table of commands (pipelines.cli.COMMANDS): config section -> (module, keys the build sets).
 SECTION_COMMANDS = {
-    "neighbors": ("pipelines.neighbors", {"out", "index", "overwrite"}),
-    "intruders": ("pipelines.intruders", {"out", "index", "neighbors", "history", "overwrite"}),
-    "shuffle": ("pipelines.shuffle", {"out", "overwrite"}),
+    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
+    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),
+    "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
 }
-INGEST_MODULES = {
-    "wikipedia": "pipelines.ingest_wikipedia",
-    "cnn": "pipelines.ingest_cnn",
-    "text": "pipelines.ingest_text",
-}
+INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
+KINDS = tuple(INGEST_MODULES)  # ("wikipedia", "cnn", "text")
 BUILD_SUMMARY = "build_summary.json"
 DATASET, WORK = "dataset", "work"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
@@ -120,7 +118,7 @@ def load_config(path: str) -> dict:
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
-    if "://" in str(value):  # gs://, s3://: checked through Beam's filesystems
+    if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
         from pipelines.storage import BeamFiles
 
         files = BeamFiles()
@@ -182,7 +180,7 @@ def check_config(config: dict, config_path: str) -> dict:
     sources = config.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
-    resolved = {}
+    resolved, skipped = {}, {}
     for name in sources:
         safety.check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
     for name, spec in sources.items():
@@ -200,7 +198,7 @@ def check_config(config: dict, config_path: str) -> dict:
         history = spec.get("history") or []
         if history and kind != "wikipedia":
             raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options"})
+        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
         if unknown_keys:
             raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
         options = spec.get("options") or {}
@@ -209,12 +207,22 @@ def check_config(config: dict, config_path: str) -> dict:
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         for path in history:
             safety.check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+        if spec.get("optional"):
+            missing = missing_inputs(inputs + history, base)
+            if missing:
+                how = f"; get it: {spec['get']}" if spec.get("get") else ""
+                skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
+                continue
         resolved[name] = {
             "kind": kind,
             "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+    if not resolved:
+        raise InputError(
+            f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
+        )
     neighbors = _section(config, "neighbors", config_path)
     intruders = _section(config, "intruders", config_path)
     shuffle = _section(config, "shuffle", config_path)
@@ -228,6 +236,8 @@ def check_config(config: dict, config_path: str) -> dict:
         sample = section.get("sample")
         if isinstance(sample, dict):
             for source, value in sample.items():
+                if source in skipped:
+                    continue
                 if source not in resolved:
                     raise InputError(
                         f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
@@ -240,6 +250,7 @@ def check_config(config: dict, config_path: str) -> dict:
         intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
     return {
         "sources": resolved,
+        **({"skipped_sources": skipped} if skipped else {}),
         "seed": int(config.get("seed", 0)),
         "neighbors": neighbors,
         "intruders": intruders,
@@ -249,6 +260,19 @@ def check_config(config: dict, config_path: str) -> dict:
             "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
         },
     }
+
+
+def missing_inputs(paths: list, base: str) -> list[str]:
+    """The local paths of an optional source that are absent (against ``base``, then the current directory)."""
+    out = []
+    for value in paths:
+        path = os.path.expanduser(str(value))
+        if storage.is_remote(path):
+            continue  # checked by resolve_path
+        tried = [path] if os.path.isabs(path) else [os.path.join(base, path), os.path.abspath(path)]
+        if not any(os.path.exists(t) for t in tried):
+            out.append(str(value))
+    return out
 
 
 # --------------------------------------------------------------------------------------------- stages
@@ -338,22 +362,27 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
     A non-empty directory that is not a build (:func:`is_build`) is never touched. The lock is taken before
     anything is written or deleted, the marker is written first. With ``force`` only what a build writes
     (:data:`BUILD_WRITES`) is deleted and everything is redone; other files in ``out`` stay. A remote ``out``
-    (gs://, s3://) is not locked and not resumed: an earlier build there (with its marker or
-    ``build_summary.json``) is replaced with ``--force``/``--overwrite``.
+    (gs://, s3://) is not locked; it is resumed the same way through :mod:`pipelines.remote_resume`.
     """
     if storage.is_remote(out):
         existing = storage.BeamFiles().files_under(out)
         if existing:
-            if not force:
-                raise InputError(
-                    f"{out}: output directory is not empty (pass --overwrite to replace an earlier build)"
-                )
             ours = {posixpath.join(out.rstrip("/"), name) for name in (BUILD_SUMMARY, safety.BUILD_MARKER)}
             if not ours & set(existing):
                 raise InputError(
-                    f"{out}: not an earlier build (no {safety.BUILD_MARKER}); refusing to delete it"
+                    f"{out}: output directory is not empty and not an earlier build (no {safety.BUILD_MARKER}); "
+                    "refusing to use or delete it"
                 )
-            storage.delete_tree(out)
+            if not force:
+                return remote_resume.earlier_records(out, BUILD_SUMMARY), None
+            from apache_beam.io.filesystems import FileSystems
+
+            for name in BUILD_WRITES:  # only what a build wrote; other objects under out stay
+                path = storage.join(out, name)
+                if path in existing:
+                    FileSystems.delete([path])
+                else:
+                    storage.delete_tree(path)
         storage.write_bytes(storage.join(out, safety.BUILD_MARKER), safety.marker_bytes("build", "build"))
         return {}, None
     safety.check_writable_dir(out)
@@ -495,7 +524,7 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
 
     def make(out: str) -> None:
-        from pipelines.common import document_files
+        from pipelines.common import document_files, write_summary
         from pipelines.sampling import sampled_ids, write_id_list
 
         started = time.time()
@@ -511,10 +540,7 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
             "seconds": round(time.time() - started, 2),
             "outputs": {"ids": len(ids)},
         }
-        if storage.is_remote(out):
-            storage.write_bytes(storage.join(out, "run_summary.json"), json.dumps(summary).encode("utf-8"))
-        else:
-            write_json_atomic(os.path.join(out, "run_summary.json"), summary)
+        write_summary(out, summary)
 
     return make
 
@@ -670,6 +696,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config_check.check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
     safety.check_out_vs_inputs(out, [os.path.abspath(config_path), *config_inputs(config)])
+    for line in config.get("skipped_sources", {}).values():
+        progress.write(f"[build] {line}")
     if _dry_run(beam_args):
         return dry_run_build(config, out, beam_args)
     earlier, lock = prepare_build_dir(out, args.force or args.overwrite)
@@ -718,6 +746,7 @@ def build(
         "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
         "skipped": [],  # stages finished by an earlier run with the same fingerprint
         "stages": records,
+        **({"skipped_sources": config["skipped_sources"]} if config.get("skipped_sources") else {}),
     }
 
     def write_summary() -> None:
@@ -731,7 +760,7 @@ def build(
     bar = progress.bar(total=len(stages), desc="build", unit="stage") if show else None
     prints: dict[str, str] = {}
     for i, stage in enumerate(stages, 1):
-        inputs = file_fingerprints(stage.inputs)
+        inputs = remote_resume.input_fingerprints(stage.inputs) if remote else file_fingerprints(stage.inputs)
         relocatable = [relative_to_out(arg, out) for arg in stage.argv]  # a moved build keeps its prints
         stage_print = fingerprint(relocatable, inputs, [prints[u] for u in stage.upstream])
         prints[stage.name] = stage_print
@@ -744,7 +773,8 @@ def build(
         label = f"[build] stage {i} of {len(stages)}, {stage.name}"
         if stage.make is None:
             summary["commands"].append(stage.argv + list(beam_args))  # for the card
-        if not remote and is_finished(earlier.get(stage.name), stage_print, stage.out):
+        finished = remote_resume.is_finished if remote else is_finished
+        if finished(earlier.get(stage.name), stage_print, stage.out):
             progress.write(f"{label}: finished by an earlier run, skipped")
             records[stage.name] = earlier[stage.name]
             summary["skipped"].append(stage.name)
@@ -755,11 +785,14 @@ def build(
                 bar.set_postfix_str(stage.name)
             started = time.time()
             stage_peak = 0
-            if remote:  # object stores have no atomic rename: the stage writes under its final name
+            if remote:  # object stores have no atomic rename: a marker written last (pipelines.remote_resume)
+                remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
+                partial = stage.out + PARTIAL
                 if stage.make is not None:
-                    stage.make(stage.out)
+                    stage.make(partial)
                 else:
-                    stage_peak = run_isolated(stage.argv, beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
+                remote_resume.publish(stage.out, stage_print)
             else:
                 clean(stage.out)
                 for table in stage.tables:
@@ -800,7 +833,7 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_a
     """Write the dataset card (README.md, figures, summaries). A remote build's card reads only footers and JSON
     on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
-        return write_card(out, dataset, name, license_id)
+        return write_local_card(out, dataset, name, license_id)
     from pipelines.card import write_remote_card
 
     return write_remote_card(out, dataset, name, license_id, beam_args)

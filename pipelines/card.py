@@ -12,7 +12,6 @@ import os
 import posixpath
 import shutil
 import tempfile
-from typing import BinaryIO
 
 from schemas.records import InputError
 
@@ -45,11 +44,18 @@ def default_build_dir(args: argparse.Namespace) -> str:
     parent = (
         posixpath.dirname(dataset.rstrip("/")) if storage.is_remote(dataset) else os.path.dirname(dataset)
     )
-    return parent if StorageFiles().isfile(storage.join(parent, BUILD_SUMMARY)) else dataset
+    return parent if storage.BeamFiles().isfile(storage.join(parent, BUILD_SUMMARY)) else dataset
+
+
+def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: str | None = None) -> str:
+    """:func:`corpora.card.write_card` with the human-verification section of ``incoherent annotate verify``."""
+    from annotation.study import card_lines
+    from corpora.card import write_card
+
+    return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from corpora.card import write_card
     from pipelines import storage
 
     if storage.is_remote(args.dataset_dir):  # its statistics are computed by a pipeline: Beam flags apply
@@ -62,40 +68,17 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if not os.path.isdir(args.dataset_dir):
         raise InputError(f"{args.dataset_dir}: no such directory")
-    path = write_card(default_build_dir(args), args.dataset_dir, args.name, args.license)
+    path = write_local_card(default_build_dir(args), args.dataset_dir, args.name, args.license)
     print(f"wrote {path}")
     return 0
 
 
-class StorageFiles:
-    """:class:`corpora.card.LocalFiles` through Beam's filesystems: Parquet footers and JSON are read where they
-    lie (``open`` streams; pyarrow reads a footer by seeking to the end)."""
-
-    def glob(self, pattern: str) -> list[str]:
-        from pipelines import storage
-
-        return storage.list_files(pattern)
-
-    def open(self, path: str) -> BinaryIO:
-        return _open_any(path)
-
-    def isfile(self, path: str) -> bool:
-        from pipelines import storage
-
-        return storage.BeamFiles().isfile(path)
-
-
-def _open_any(path: str) -> BinaryIO:
-    from pipelines import storage
-
-    return storage.open_raw(path) if storage.is_remote(path) else open(path, "rb")  # noqa: SIM115
-
-
 def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
     from corpora.card import table_stats
+    from pipelines import storage
 
     config, path = item
-    return config, table_stats(config, [path], _open_any)
+    return config, table_stats(config, [path], storage.open_any)
 
 
 def _merge_all(values) -> object:
@@ -155,7 +138,7 @@ def write_remote_card(
     from pipelines import storage
 
     build_dir, dataset_dir = storage.absolute(build_dir), storage.absolute(dataset_dir).rstrip("/")
-    files = StorageFiles()
+    files = storage.BeamFiles()
     local = tempfile.mkdtemp(prefix="incoherent-card-")
     try:
         summaries_dir, staged = os.path.join(local, "build"), os.path.join(local, "card")

@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import re
 import sys
+from typing import NamedTuple
 
 from pipelines import progress, safety
 from pipelines.options import DryRun, StageFailed, check_beam_args, use_storage_options
@@ -37,40 +38,79 @@ def _not_input_error(record: logging.LogRecord) -> bool:
 
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
 
-# (command words, module, one-line help)
-COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
-    (("ingest", "wikipedia"), "pipelines.ingest_wikipedia", "MediaWiki XML dumps -> lead-section documents"),
-    (("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents"),
-    (("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents"),
-    (("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)"),
-    (
+
+class Command(NamedTuple):
+    words: tuple[str, ...]  # ("ingest", "cnn")
+    module: str  # the module with add_arguments(parser) and run(args, beam_args)
+    help: str  # one line
+    stage: bool = False  # run as a stage by `incoherent build` (preloaded by its fork server)
+
+
+# The one table of commands: the build's stage maps and the fork server's preloads derive from it.
+COMMANDS: list[Command] = [
+    Command(
+        ("ingest", "wikipedia"),
+        "pipelines.ingest_wikipedia",
+        "MediaWiki XML dumps -> lead-section documents",
+        True,
+    ),
+    Command(
+        ("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents", True
+    ),
+    Command(
+        ("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents", True
+    ),
+    Command(("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)", True),
+    Command(
         ("score-shuffle",),
         "pipelines.score_shuffle",
         "zero-shot k-block shuffle test of a causal or masked LM",
     ),
-    (("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents"),
-    (("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document"),
-    (("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)"),
-    (
+    Command(("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents", True),
+    Command(("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document", True),
+    Command(("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)", True),
+    Command(
         ("build",),
         "pipelines.build",
         "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
     ),
-    (("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
-    (("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
-    (("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
-    (("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
-    (("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
-    (("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"),
-    (("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
-    (
+    Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
+    Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
+    Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
+    Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
+    Command(
+        ("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"
+    ),
+    Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
+    Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
+    Command(
+        ("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"
+    ),
+    Command(("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
+    Command(
         ("annotate", "import"),
         "pipelines.annotate_import",
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
-    (("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
-    (("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"),
+    Command(("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
+    Command(
+        ("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"
+    ),
 ]
+
+
+def module_of(*words: str) -> str:
+    """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest_cnn``); a
+    command that is not in :data:`COMMANDS` is a KeyError, never a silent miss."""
+    for command in COMMANDS:
+        if command.words == words:
+            return command.module
+    raise KeyError(f"no command {' '.join(words)!r} in pipelines.cli.COMMANDS")
+
+
+def stage_modules() -> list[str]:
+    """The modules of the commands a build runs as stages, in table order."""
+    return [command.module for command in COMMANDS if command.stage]
 
 
 _DISK_FULL_TEXT = re.compile(r"(No space left on device|Disk quota exceeded)(?:: '([^'\n]{1,300})')?")
@@ -119,7 +159,7 @@ def _available(module: str) -> bool:
 def selected_module(argv: list[str]) -> str | None:
     """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest_cnn``), if any."""
     words = [a for a in argv if not a.startswith("-")][:2]
-    for command_words, module, _ in COMMANDS:
+    for command_words, module, _help, _stage in COMMANDS:
         if tuple(words[: len(command_words)]) == command_words:
             return module
     return None
@@ -135,7 +175,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
     top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     groups: dict[str, argparse._SubParsersAction] = {}
-    for words, module, help_text in COMMANDS:
+    for words, module, help_text, _stage in COMMANDS:
         if not _available(module):
             continue
         holder = top

@@ -21,7 +21,7 @@ import posixpath
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import apache_beam as beam
@@ -34,18 +34,49 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from corpora.seeding import stable_hash
 from pipelines import safety, spill, storage
-from pipelines.options import DryRun, bound_driver_retries
+from pipelines.options import DryRun, bound_driver_retries, runner_key
+from pipelines.resume import SUMMARY_FILE, write_json_atomic
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
-from schemas.records import InputError, Rejected
+from schemas.records import InputError, Rejected, newest_first
 
 LOG = logging.getLogger("incoherent")
 
 DEFAULT_ROWS_PER_SHARD = 100_000
-SUMMARY_FILE = "run_summary.json"
 REJECTED_SPLIT = "rejected"
 
 
 # --------------------------------------------------------------------------------------------- counters
+
+
+class Tally:
+    """Counter increments gathered over a batch, sent to Beam once per name (``flush``): the batched form of
+    :func:`count`.
+
+    >>> tally = Tally()
+    >>> tally("intruders/cnn", "read"); tally("intruders/cnn", "read", 2)
+    >>> tally.counts
+    {('intruders/cnn', 'read'): 3}
+    """
+
+    def __init__(self):
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def __call__(self, ns: str, name: str, n: int = 1) -> None:
+        self.counts[(ns, name)] = self.counts.get((ns, name), 0) + n
+
+    def for_namespace(self, namespace: Callable[[str], str]) -> Callable[..., None]:
+        """``tally(key, name, n=1)`` counting in ``namespace(key)`` (e.g. a source's ``intruders/<source>``):
+        the ``tally`` the logic packages call."""
+
+        def tally(key: str, name: str, n: int = 1) -> None:
+            self(namespace(key), name, n)
+
+        return tally
+
+    def flush(self) -> None:
+        for (ns, name), n in sorted(self.counts.items()):
+            count(ns, name, n)
+        self.counts = {}
 
 
 def count(stage: str, name: str, n: int = 1) -> None:
@@ -62,11 +93,11 @@ class _ApplyWithRejects(beam.DoFn):
     def process(self, element):
         for out in self._fn(element):
             if isinstance(out, Rejected):
-                Metrics.counter(self._stage, out.reason).inc()
+                count(self._stage, out.reason)
                 yield beam.pvalue.TaggedOutput(REJECTED_SPLIT, out.to_row(self._stage))
             else:
                 if self._kept:
-                    Metrics.counter(self._stage, self._kept).inc()
+                    count(self._stage, self._kept)
                 yield out
 
 
@@ -109,36 +140,20 @@ def write_shard(path: str, schema: pa.Schema, rows: Sequence[dict]) -> None:
         f.write(buffer.getvalue())
 
 
-def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
-    """Rows in a total order: by ``sort_keys``, rows with equal keys by their whole content (as JSON).
+def _json_text(row: dict) -> str:
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
 
-    The JSON tie-break, which makes the order independent of arrival order, is computed only for rows that
-    share their keys (ids are unique in most tables, so it is rarely needed).
+
+def total_order(row_keys: Sequence[tuple], contents: Callable[[list[int]], list[str]]) -> list[int]:
+    """The positions of rows in a total order: by their keys, rows with equal keys by their content
+    (``contents(positions)`` gives the JSON of those rows; it is asked only for rows that share their keys, so
+    the tie-break, which makes the order independent of arrival order, is rarely computed: ids are unique in
+    most tables). One algorithm for rows (:func:`sort_rows`) and Arrow tables (:func:`sort_table`).
+
+    >>> total_order([("b",), ("a",), ("a",)], lambda run: ["z", "y"])
+    [2, 1, 0]
     """
-    keys = tuple(sort_keys)
-
-    rows = list(rows)
-    row_keys = [tuple("" if row[k] is None else row[k] for k in keys) for row in rows]
-    order = sorted(range(len(rows)), key=row_keys.__getitem__)
-    out, start = [], 0
-    while start < len(order):
-        stop = start + 1
-        while stop < len(order) and row_keys[order[stop]] == row_keys[order[start]]:
-            stop += 1
-        run = [rows[i] for i in order[start:stop]]
-        if len(run) > 1:
-            run.sort(key=lambda r: json.dumps(r, sort_keys=True, ensure_ascii=False, default=str))
-        out.extend(run)
-        start = stop
-    return out
-
-
-def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
-    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
-    keys = tuple(sort_keys)
-    columns = [table.column(k).to_pylist() for k in keys]
-    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
-    order = sorted(range(table.num_rows), key=row_keys.__getitem__)
+    order = sorted(range(len(row_keys)), key=row_keys.__getitem__)
     out, start = [], 0
     while start < len(order):
         stop = start + 1
@@ -146,12 +161,26 @@ def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
             stop += 1
         run = order[start:stop]
         if len(run) > 1:
-            rows = table.take(run).to_pylist()
-            texts = [json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in rows]
+            texts = contents(run)
             run = [i for _, i in sorted(zip(texts, run, strict=True), key=lambda e: e[0])]
         out.extend(run)
         start = stop
-    return table.take(out)
+    return out
+
+
+def sort_rows(rows, sort_keys: Sequence[str]) -> list[dict]:
+    """Rows in a total order (:func:`total_order`): by ``sort_keys``, rows with equal keys by their JSON."""
+    keys = tuple(sort_keys)
+    rows = list(rows)
+    row_keys = [tuple("" if row[k] is None else row[k] for k in keys) for row in rows]
+    return [rows[i] for i in total_order(row_keys, lambda run: [_json_text(rows[i]) for i in run])]
+
+
+def sort_table(table: pa.Table, sort_keys: Sequence[str]) -> pa.Table:
+    """:func:`sort_rows` for an Arrow table: the same order (rows with equal keys by their JSON as stored)."""
+    columns = [table.column(k).to_pylist() for k in sort_keys]
+    row_keys = [tuple("" if v is None else v for v in values) for values in zip(*columns, strict=True)]
+    return table.take(total_order(row_keys, lambda run: [_json_text(r) for r in table.take(run).to_pylist()]))
 
 
 def write_table_shard(path: str, schema: pa.Schema, table: pa.Table) -> None:
@@ -245,15 +274,6 @@ class WriteTable(beam.PTransform):
         )
 
 
-def newest_first(row: dict) -> tuple:
-    """Preference among rows sharing an id: newest revision, then a fixed order of the content."""
-    return (
-        row.get("timestamp") or "",
-        row.get("revision_id") or 0,
-        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
-    )
-
-
 class DropDuplicateIds(beam.PTransform):
     """Keep one row per ``id`` (the newest revision; ties broken by content, so the choice is deterministic).
 
@@ -331,6 +351,23 @@ def require_tables(root: str, prefix: str, written_by: str) -> list[str]:
     return files
 
 
+def source_of_file(path: str) -> str:
+    """The source of a documents table file (the folder's name after ``documents-``).
+
+    >>> source_of_file(".../documents-wikipedia/documents-00000-of-00001.parquet")
+    'wikipedia'
+    """
+    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
+
+
+def read_ids(files: Iterable[str]) -> Iterator[str]:
+    """The ``id`` column of Parquet files, streamed a record batch at a time (bounded memory)."""
+    for path in files:
+        with FileSystems.open(path) as f:
+            for batch in pq.ParquetFile(f).iter_batches(columns=["id"]):
+                yield from batch.column(0).to_pylist()
+
+
 def document_files(docs_dir: str) -> list[str]:
     """Parquet files written by ``incoherent ingest`` under ``docs_dir``; a clear error if there are none."""
     files = require_tables(docs_dir, "documents-", "incoherent ingest ...")
@@ -370,12 +407,12 @@ def resolve_runner(options: PipelineOptions):
     Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
     its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
     like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
-    ``--direct_running_mode``, so we pick it up front. With ``--environment_type`` (``EXTERNAL`` and
+    ``--direct_running_mode``, so we pick it up front (for ``--runner FnApiRunner`` too). With ``--environment_type`` (``EXTERNAL`` and
     ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
     ``--direct_num_workers``. Any other ``--runner`` is used as given.
     """
     runner = options.view_as(StandardOptions).runner
-    if runner in (None, "DirectRunner", "direct", "directrunner"):
+    if runner_key(runner) in ("directrunner", "fnapirunner"):
         from apache_beam.options.pipeline_options import PortableOptions
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
@@ -501,6 +538,11 @@ def input_error_message(exc: BaseException) -> str | None:
 
 
 def write_summary(out_dir: str, summary: dict) -> None:
+    """Write ``OUT/run_summary.json``: the one writer of it (locally through a temporary file and a rename, so a
+    killed run never leaves half a summary; remote through Beam's filesystems)."""
+    if not storage.is_remote(out_dir):
+        write_json_atomic(os.path.join(out_dir, SUMMARY_FILE), summary)
+        return
     with FileSystems.create(posixpath.join(out_dir, SUMMARY_FILE)) as f:
         f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
 

@@ -201,7 +201,7 @@ def check_stage_options(stages, raw: dict, path: str) -> None:
         module_name = selected_module(stage.argv) if stage.make is None else None
         if module_name is None:
             continue
-        words = next(w for w, m, _ in COMMANDS if m == module_name)
+        words = next(c.words for c in COMMANDS if c.module == module_name)
         module = importlib.import_module(module_name)
         parser = _Parser(prog=" ".join(words), add_help=False)
         module.add_arguments(parser)

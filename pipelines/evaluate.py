@@ -1,8 +1,15 @@
-"""``incoherent evaluate MODEL_DIR DATA_DIR [--split test]``: the paper's metrics of an intruder classifier.
+"""``incoherent evaluate MODEL_DIR [MODEL_DIR ...] DATA_DIR [--split test]``: the paper's metrics of intruder
+classifiers.
 
 Document accuracy (a document is predicted incoherent when any sentence is predicted an intruder), sentence
 F1 over non-opening sentences and the majority-class baseline, printed as a table and written as JSON
 (``MODEL_DIR/eval-<split>.json`` unless ``--out FILE``).
+
+With several models, or a dataset holding several sources, every train -> test pair is evaluated and printed
+as INSteD's Table 3 (Shen et al., 2021): one row per pair (Wiki -> Wiki, CNN -> Wiki, ...), document accuracy
+and sentence F1, the majority baseline beside them; the JSON gets the same rows under ``matrix``. A model's
+name is ``NAME=`` before its directory, else the sources it was trained on (``metrics.json`` of
+``train-filter``), else the directory's name. Several models need ``--out``.
 """
 
 from __future__ import annotations
@@ -16,7 +23,12 @@ from schemas.records import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model_dir", metavar="MODEL_DIR", help="a classifier from `incoherent train-filter`")
+    parser.add_argument(
+        "model_dirs",
+        nargs="+",
+        metavar="MODEL_DIR",
+        help="classifiers from `incoherent train-filter` ([NAME=]DIR; several: a train -> test matrix)",
+    )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="an intruder build")
     parser.add_argument("--split", default="test", help="split to evaluate (test)")
     parser.add_argument(
@@ -34,6 +46,86 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write each document's predicted intruder position (JSONL: id, intruder_index, predicted_index)",
     )
+
+
+def _training_metrics(model_dir: str) -> dict:
+    try:
+        with open(os.path.join(model_dir, "metrics.json"), encoding="utf-8") as f:
+            value = json.load(f)
+        return value if isinstance(value, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def model_names(specs: list[str]) -> list[tuple[str, str]]:
+    """``[NAME=]DIR`` -> ``(name, dir)``: the given name, else the sources it was trained on, else the folder's
+    name; names must differ."""
+    out = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or os.path.isdir(spec):
+            path = spec
+            sources = _training_metrics(path).get("train_sources") or []
+            name = "+".join(sources) if sources else os.path.basename(path.rstrip("/"))
+        out.append((name, path))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise InputError(
+            f"MODEL_DIR: two models are named {sorted({n for n in names if names.count(n) > 1})}; "
+            "name them NAME=DIR"
+        )
+    return out
+
+
+def cross_domain(
+    names_and_scores: list[tuple[str, list[list[float]]]], rows: list[dict], threshold: float
+) -> list[dict]:
+    """The rows of INSteD's Table 3: every (train model, test source) pair's document accuracy and sentence F1,
+    the majority baseline beside them.
+
+    >>> rows = [{"source": "cnn", "intruder_index": 1}, {"source": "wiki", "intruder_index": -1}]
+    >>> [(m["train"], m["test"], m["document_accuracy"]) for m in cross_domain([("wiki", [[0.9], [0.8]])], rows, 0.5)]
+    [('wiki', 'cnn', 1.0), ('wiki', 'wiki', 0.0)]
+    """
+    from filters import metrics
+
+    sources = sorted({r["source"] for r in rows})
+    matrix = []
+    for name, scores in names_and_scores:
+        for source in sources:
+            picked = [i for i, r in enumerate(rows) if r["source"] == source]
+            result = metrics.evaluate_scores(
+                [rows[i]["intruder_index"] for i in picked], [scores[i] for i in picked], threshold
+            )
+            matrix.append(
+                {
+                    "train": name,
+                    "test": source,
+                    "documents": result["documents"],
+                    "document_accuracy": result["document_accuracy"],
+                    "sentence_f1": result["sentence"]["f1"],
+                    "majority_document_accuracy": result["majority"]["document_accuracy"],
+                    "majority_sentence_f1": result["majority"]["sentence_f1"],
+                }
+            )
+    return matrix
+
+
+def format_matrix(matrix: list[dict], title: str = "") -> str:
+    """INSteD's Table 3 layout: one line per train -> test pair."""
+    width = max([len("train -> test")] + [len(f"{m['train']} -> {m['test']}") for m in matrix]) + 2
+    lines = [title] if title else []
+    lines.append(
+        "train -> test".ljust(width)
+        + f"{'doc acc':>9}{'sent F1':>9}   | majority: {'doc acc':>9}{'sent F1':>9}{'docs':>7}"
+    )
+    for m in matrix:
+        lines.append(
+            f"{m['train']} -> {m['test']}".ljust(width)
+            + f"{m['document_accuracy']:>9.4f}{m['sentence_f1']:>9.4f}   |           "
+            + f"{m['majority_document_accuracy']:>9.4f}{m['majority_sentence_f1']:>9.4f}{m['documents']:>7}"
+        )
+    return "\n".join(lines)
 
 
 def _training_max_length(model_dir: str) -> int | None:
@@ -68,30 +160,64 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"evaluate: unrecognized arguments: {' '.join(beam_args)}")
     if not 0.0 < args.threshold < 1.0:
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
-    max_length = args.max_length or _training_max_length(args.model_dir) or 512
+    models = model_names(args.model_dirs)
     rows = data.read_split(args.data_dir, args.split)
+    sources = sorted({r.get("source") or "" for r in rows})
+    if len(models) > 1 and not args.out:
+        raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
+    if len(models) > 1 and args.predictions:
+        raise InputError("--predictions: only with one model")
     started = time.time()
-    scorer = ScoringModel.load(args.model_dir, args.device, args.dtype, args.batch_size, max_length)
-    scores = scorer.score_documents([list(r["sentences"]) for r in rows])
-    result = metrics.evaluate_scores([r["intruder_index"] for r in rows], scores, args.threshold)
-    report = {
-        "model_dir": args.model_dir,
-        "data_dir": args.data_dir,
-        "split": args.split,
-        "device": scorer.device,
-        "max_length": max_length,
-        "truncated_inputs": scorer.last_counters.get("truncated", 0),
-        "seconds": round(time.time() - started, 2),
-        **result,
-    }
-    out = args.out or os.path.join(args.model_dir, f"eval-{args.split}.json")
+    scored, reports = [], {}
+    for name, model_dir in models:
+        max_length = args.max_length or _training_max_length(model_dir) or 512
+        scorer = ScoringModel.load(model_dir, args.device, args.dtype, args.batch_size, max_length)
+        scores = scorer.score_documents([list(r["sentences"]) for r in rows])
+        result = metrics.evaluate_scores([r["intruder_index"] for r in rows], scores, args.threshold)
+        scored.append((name, scores))
+        reports[name] = {
+            "model_dir": model_dir,
+            "device": scorer.device,
+            "max_length": max_length,
+            "truncated_inputs": scorer.last_counters.get("truncated", 0),
+            **result,
+        }
+    model_dir = models[0][1]
+    if len(models) == 1:
+        report = {
+            "model_dir": model_dir,
+            "data_dir": args.data_dir,
+            "split": args.split,
+            "seconds": round(time.time() - started, 2),
+            **{k: v for k, v in reports[models[0][0]].items() if k != "model_dir"},
+        }
+        report = {k: report[k] for k in ("model_dir", "data_dir", "split", "device", "max_length",
+                                          "truncated_inputs", "seconds")} | report  # fmt: skip
+    else:
+        report = {
+            "data_dir": args.data_dir,
+            "split": args.split,
+            "seconds": round(time.time() - started, 2),
+            "models": reports,
+        }
+    matrix = cross_domain(scored, rows, args.threshold) if len(models) > 1 or len(sources) > 1 else None
+    if matrix is not None:
+        report["matrix"] = matrix
+    out = args.out or os.path.join(model_dir, f"eval-{args.split}.json")
     if os.path.dirname(out):
         os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2)
         f.write("\n")
     if args.predictions:
-        write_predictions(args.predictions, rows, scores, args.threshold)
-    print(metrics.format_table(result, title=f"{args.model_dir} on {args.data_dir} [{args.split}]"))
+        write_predictions(args.predictions, rows, scored[0][1], args.threshold)
+    for name, model_dir in models:
+        print(metrics.format_table(reports[name], title=f"{model_dir} on {args.data_dir} [{args.split}]"))
+    if matrix is not None:
+        print(
+            format_matrix(
+                matrix, title=f"train -> test on {args.data_dir} [{args.split}] (INSteD Table 3 layout)"
+            )
+        )
     print(f"wrote {out}")
     return 0

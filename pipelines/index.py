@@ -2,12 +2,13 @@
 
 Stages: read documents -> featurize batches of them (hashed n-gram counts, in parallel) -> each batch saved by
 its worker as ``INDEX_DIR/_parts/part-<hash>.npz`` through Beam's filesystems, and document frequencies as a
-``CombineGlobally`` over the per-document feature sets saved next to them. After the pipeline the driver
-assembles the TF-IDF matrix from the committed parts (listed in ``_parts/parts.json``), saves
+``CombineGlobally`` over the per-document feature sets saved next to them. The pipeline's last step, on one
+worker, assembles the TF-IDF matrix from the committed parts (listed in ``_parts/parts.json``), saves
 ``INDEX_DIR/{index.json, tfidf.npz, idf.npz, ids.json, docs.npz}`` (see :mod:`retrieval.index`) through the
-same filesystems (local, gs://, s3://) and deletes the parts. No worker holds the whole corpus, and nothing is
-written to a worker's local disk. Counters: ``index/documents``, ``index/empty_text``, ``index/zero_vector``
-(no n-gram survives the stopword/punctuation filter, or all have idf 0; counted by the driver).
+same filesystems (local, gs://, s3://) and deletes the parts; the driver reads only ``index.json``. Only that
+step holds the whole matrix, and nothing is written to a worker's local disk. Counters: ``index/documents``,
+``index/empty_text``, ``index/zero_vector`` (no n-gram survives the stopword/punctuation filter, or all have
+idf 0; from ``index.json``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pipelines import storage
 from pipelines.common import ReadDocuments, count, document_files, print_report, run_pipeline
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
+    META_FILE,
     IndexParams,
     document_fingerprint,
     merge_document_frequencies,
@@ -159,15 +161,19 @@ def read_part_arrays(path: str, names: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def assemble_index(out_dir: str, params: IndexParams, docs_dir: str) -> dict:
-    """Driver side, after the pipeline: the TF-IDF matrix from the committed parts, rows sorted by id.
+    """The last step of the pipeline, on one worker: the TF-IDF matrix from the committed parts, rows sorted
+    by id.
 
     Reads ``OUT/_parts/`` (written by the workers through Beam's filesystems) one part at a time
     (:func:`retrieval.index.tfidf_from_parts`: memory is the matrix plus a few numbers per document), saves
     the index files into ``out_dir`` through the same filesystems and deletes the parts. Returns the index
-    metadata.
+    metadata. A retry after the parts were deleted finds the saved index and returns its metadata.
     """
     parts_dir = storage.join(out_dir, PARTS_DIR)
-    paths = json.loads(storage.read_bytes(storage.join(parts_dir, MANIFEST)))
+    manifest = storage.join(parts_dir, MANIFEST)
+    if not storage.exists(manifest) and storage.exists(storage.join(out_dir, META_FILE)):
+        return read_meta(out_dir)
+    paths = json.loads(storage.read_bytes(manifest))
     df = _npz(storage.join(parts_dir, DF_FILE))
     index = tfidf_from_parts(
         params=params,
@@ -182,16 +188,24 @@ def assemble_index(out_dir: str, params: IndexParams, docs_dir: str) -> dict:
     return index.meta
 
 
-class BuildIndex(beam.PTransform):
-    """Document rows -> featurized parts and document frequencies under ``out_dir/_parts/``.
+def read_meta(out_dir: str) -> dict:
+    """The metadata of a saved index (``index.json``, a few hundred bytes): all the driver reads of it."""
+    return json.loads(storage.read_bytes(storage.join(out_dir, META_FILE)))
 
-    Every worker writes its own batches (no single worker sees the whole corpus); :func:`assemble_index`
-    turns them into the index on the driver once the pipeline has run.
+
+class BuildIndex(beam.PTransform):
+    """Document rows -> featurized parts and document frequencies under ``out_dir/_parts/`` -> the index.
+
+    Every worker writes its own batches (no single worker sees the whole corpus); once the manifest and the
+    document frequencies are written, :func:`assemble_index` turns them into the index on one worker (the
+    one step whose memory grows with the matrix: on Dataflow a high-memory worker type), so the matrix
+    never passes through the driver. The output is the index metadata (one small dict).
     """
 
     def __init__(self, out_dir: str, params: IndexParams, docs_dir: str):
         super().__init__()
-        self._parts_dir = storage.join(storage.absolute(out_dir), PARTS_DIR)
+        self._out_dir = storage.absolute(out_dir)
+        self._parts_dir = storage.join(self._out_dir, PARTS_DIR)
         self._params, self._docs_dir = params, docs_dir
 
     def expand(self, docs):
@@ -201,7 +215,7 @@ class BuildIndex(beam.PTransform):
             | "Batch" >> beam.BatchElements(min_batch_size=64, max_batch_size=2048)
             | "Featurize" >> beam.Map(featurize_batch, params=params)
         )
-        _ = (
+        df_written = (
             batches
             | "FeatureSets" >> beam.Map(_features_of)
             | "DocumentFrequencies" >> beam.CombineGlobally(DocumentFrequencies())
@@ -212,7 +226,21 @@ class BuildIndex(beam.PTransform):
             | "WriteParts" >> beam.Map(write_part, parts_dir=parts_dir)
             | "PartPaths" >> beam.combiners.ToList()
             | "WriteManifest" >> beam.Map(write_manifest, parts_dir=parts_dir)
+            | "Assemble"
+            >> beam.Map(
+                _assemble_after,
+                beam.pvalue.AsSingleton(df_written),
+                out_dir=self._out_dir,
+                params=params,
+                docs_dir=self._docs_dir,
+            )
         )
+
+
+def _assemble_after(_manifest_written, _df_written, out_dir: str, params: IndexParams, docs_dir: str) -> dict:
+    """:func:`assemble_index` once both the manifest and the document frequencies are written (the side
+    input makes the step wait for the second)."""
+    return assemble_index(out_dir, params, docs_dir)
 
 
 def _features_of(batch: dict) -> np.ndarray:
@@ -232,7 +260,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
 
     def index_summary(_summary: dict) -> dict:
-        meta = assemble_index(args.out, params, args.docs_dir)
+        meta = read_meta(args.out)  # the pipeline assembled and saved the index on a worker
         keys = ("num_docs", "num_zero_vector_docs", "num_features", "nnz", "corpus_fingerprint")
         counters = dict(_summary["counters"])
         counters[STAGE] = dict(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 import apache_beam as beam
 
@@ -12,11 +13,12 @@ from pipelines.common import (
     DropDuplicateIds,
     WriteRejected,
     WriteTable,
+    count,
     print_report,
     run_pipeline,
 )
 from pipelines.inputs import DescribeInputs, collect_descriptions
-from sources import cnn
+from sources import cnn, limits
 
 STAGE = "ingest-cnn"
 
@@ -30,27 +32,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    limits.add_limit_arguments(parser)
 
 
-def read_stories(path: str):
+def _count(name: str, n: int = 1) -> None:
+    count(STAGE, name, n)
+
+
+def read_stories(path: str, read_limits: limits.Limits = limits.DEFAULT):
     """:func:`sources.cnn.stories` of a local or remote (gs://, s3://) story file or archive."""
     with storage.local_copy(path) as local:
-        yield from cnn.stories(local)
+        yield from cnn.stories(local, read_limits, _count)
 
 
 class IngestCnn(beam.PTransform):
     """Story files and archives -> ``(documents, rejected)``."""
 
-    def __init__(self, inputs: list[str]):
+    def __init__(self, inputs: list[str], read_limits: limits.Limits = limits.DEFAULT):
         super().__init__()
         self._inputs = inputs
+        self._limits = read_limits
 
     def expand(self, pbegin):
         docs, rejected = (
             pbegin
             | "Inputs" >> beam.Create(self._inputs)
             | "Spread" >> beam.Reshuffle()
-            | "ParseStories" >> ApplyWithRejects(read_stories, STAGE)
+            | "ParseStories"
+            >> ApplyWithRejects(functools.partial(read_stories, read_limits=self._limits), STAGE)
         )
         unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
         return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     inputs = cnn.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
 
     def build(p):
-        docs, rejected = p | "IngestCnn" >> IngestCnn(inputs)
+        docs, rejected = p | "IngestCnn" >> IngestCnn(inputs, limits.Limits.from_args(args))
         docs | "WriteDocuments" >> WriteTable(args.out, f"documents-{cnn.SOURCE}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
         p | "DescribeInputs" >> DescribeInputs(args.paths, "cnn", args.out)

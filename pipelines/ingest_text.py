@@ -20,7 +20,8 @@ from pipelines.common import (
     run_pipeline,
 )
 from pipelines.inputs import DescribeInputs, collect_descriptions
-from sources import textfiles
+from schemas.records import InputError
+from sources import limits, textfiles
 
 STAGE = "ingest-text"
 
@@ -35,7 +36,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--text-field", default="text", help="field holding the document text (default: text)"
     )
     parser.add_argument("--source", help="source name for every input (default: each file's name)")
+    rows = parser.add_mutually_exclusive_group()
+    rows.add_argument(
+        "--head", type=int, default=None, metavar="N", help="only the first N records of each file"
+    )
+    rows.add_argument(
+        "--tail", type=int, default=None, metavar="N", help="only the last N records of each file"
+    )
+    parser.add_argument(
+        "--row-ids",
+        action="store_true",
+        help="records have no id field: ids are <file name>-<row> (the record's 0-based row in its file)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    limits.add_limit_arguments(parser)
 
 
 def _check_source(name: str, origin: str) -> str:
@@ -45,32 +59,49 @@ def _check_source(name: str, origin: str) -> str:
 class IngestText(beam.PTransform):
     """Text files of one source -> ``(documents, rejected)``."""
 
-    def __init__(self, files: list[str], source: str, id_field: str, text_field: str):
+    def __init__(
+        self,
+        files: list[str],
+        source: str,
+        id_field: str | None,
+        text_field: str,
+        read_limits: limits.Limits = limits.DEFAULT,
+        head: int | None = None,
+        tail: int | None = None,
+    ):
         super().__init__()
         self._files, self._source = files, source
         self._id_field, self._text_field = id_field, text_field
+        self._limits = read_limits
+        self._head, self._tail = head, tail
 
     def expand(self, pbegin):
         source, id_field, text_field = self._source, self._id_field, self._text_field
+        read_limits = self._limits
+        if id_field is None or self._head is not None or self._tail is not None:
+            return pbegin | "Selected" >> IngestSelected(
+                self._files, source, id_field, text_field, self._head, self._tail, read_limits
+            )
         json_files = [f for f in self._files if f.endswith(textfiles.JSON_SUFFIXES)]
         parquet_files = [f for f in self._files if f.endswith(textfiles.PARQUET_SUFFIXES)]
 
-        def parse_line(element):
-            path, line = element
-            progress.advance("ingest: documents", 1, nbytes=len(line))
-            return textfiles.parse_json_line(line, path, id_field, text_field, source)
+        def parse_json_file(path):
+            opener = storage.open_raw if storage.is_remote(path) else None
+            for out in textfiles.json_file_records(path, id_field, text_field, source, read_limits, opener):
+                progress.advance("ingest: documents", 1)
+                yield out
 
         def parse_parquet(path):
             with storage.local_copy(path) as local:
-                yield from textfiles.parquet_records(local, id_field, text_field, source)
+                yield from textfiles.parquet_records(local, id_field, text_field, source, read_limits)
 
         parts_docs, parts_rejected = [], []
         if json_files:
             docs, rejected = (
                 pbegin
                 | "JsonFiles" >> beam.Create(json_files)
-                | "ReadLines" >> beam.io.ReadAllFromText(with_filename=True)
-                | "ParseJson" >> ApplyWithRejects(parse_line, STAGE)
+                | "SpreadJsonFiles" >> beam.Reshuffle()
+                | "ParseJson" >> ApplyWithRejects(parse_json_file, STAGE)
             )
             parts_docs.append(docs)
             parts_rejected.append(rejected)
@@ -88,7 +119,45 @@ class IngestText(beam.PTransform):
         return unique, (*parts_rejected, duplicates) | "AllRejected" >> beam.Flatten()
 
 
+class IngestSelected(beam.PTransform):
+    """Text files of one source, each read in order on one worker -> ``(documents, rejected)``: the first or
+    last N records of each file (``--head`` / ``--tail``), ids from the row numbers (``--row-ids``)."""
+
+    def __init__(self, files, source, id_field, text_field, head, tail, read_limits=limits.DEFAULT):
+        super().__init__()
+        self._files, self._args = files, (id_field, text_field, source, head, tail, read_limits)
+
+    def expand(self, pbegin):
+        id_field, text_field, source, head, tail, read_limits = self._args
+
+        def read_file(path):
+            if path.endswith(textfiles.PARQUET_SUFFIXES):
+                with storage.local_copy(path) as local:
+                    yield from textfiles.selected_parquet_records(
+                        local, id_field, text_field, source, head, tail, read_limits
+                    )
+                return
+            opener = storage.open_raw if storage.is_remote(path) else None
+            with textfiles.open_text_file(path, opener) as stream:
+                yield from textfiles.selected_json_records(
+                    stream, path, id_field, text_field, source, head, tail, read_limits
+                )
+
+        docs, rejected = (
+            pbegin
+            | "Files" >> beam.Create(self._files)
+            | "SpreadFiles" >> beam.Reshuffle()
+            | "ReadFiles" >> ApplyWithRejects(read_file, STAGE)
+        )
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    for option, value in (("--head", args.head), ("--tail", args.tail)):
+        if value is not None and value < 1:
+            raise InputError(f"{option}: must be at least 1, got {value}")
+    id_field = None if args.row_ids else args.id_field
     files = textfiles.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
     by_source: dict[str, list[str]] = {}
     for path in files:
@@ -100,16 +169,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if path.endswith(textfiles.PARQUET_SUFFIXES):
             if storage.is_remote(path):  # the footer only, read through Beam's filesystems
                 with storage.open_raw(path) as handle:
-                    textfiles.check_parquet_columns(path, args.id_field, args.text_field, handle)
+                    textfiles.check_parquet_columns(
+                        path, id_field or args.text_field, args.text_field, handle
+                    )
             else:
-                textfiles.check_parquet_columns(path, args.id_field, args.text_field)
+                textfiles.check_parquet_columns(path, id_field or args.text_field, args.text_field)
         by_source.setdefault(source, []).append(path)
 
     def build(p):
         rejected_parts = []
         for source, paths in sorted(by_source.items()):
             docs, rejected = p | f"Ingest[{source}]" >> IngestText(
-                paths, source, args.id_field, args.text_field
+                paths, source, id_field, args.text_field, limits.Limits.from_args(args), args.head, args.tail
             )
             docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
             rejected_parts.append(rejected)
@@ -121,6 +192,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "id_field": args.id_field,
         "text_field": args.text_field,
         "source": args.source,
+        **{k: v for k, v in (("head", args.head), ("tail", args.tail), ("row_ids", args.row_ids)) if v},
     }
     summary = run_pipeline(
         build,

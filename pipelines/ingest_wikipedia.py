@@ -2,11 +2,14 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+    Create(read tasks) | FlatMap(expand_task) (remote multistream dumps) | Reshuffle
+        | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> WriteTable("documents-<source>") + WriteRejected
 
 A read task is a whole file, or for a multistream dump (``*-multistream.xml.bz2`` with its
-``*-index.txt.bz2`` next to it) one byte range of its bz2 streams, so Beam workers split one dump. Page
+``*-index.txt.bz2`` next to it, or given with ``--multistream-index``) one byte range of its bz2 streams, so
+Beam workers split one dump; a remote dump's ranges are planned on a worker (:func:`expand_task`) and read
+with seek + read through Beam's filesystems. Page
 records carry only the lead section, so little data crosses the shuffle; mwparserfromhell runs after it,
 in parallel.
 
@@ -24,11 +27,9 @@ import argparse
 import os
 
 from pipelines import safety
-from schemas.records import InputError
-from sources import bz2decode, mediawiki
-
-STAGE = "ingest-wikipedia"
-READ_STAGE = "ingest-wikipedia-read"
+from pipelines.ingest_wikipedia_plan import index_flags, plan_reads
+from sources import bz2decode, limits
+from sources.paths import is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,51 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "worker)",
     )
     parser.add_argument(
+        "--multistream-index",
+        action="append",
+        default=None,
+        metavar="INDEX",
+        help="the *-multistream-index.txt.bz2 of a multistream dump, when it is not beside the dump under "
+        "Wikimedia's name; give it once per DUMP, in the same order",
+    )
+    parser.add_argument(
         "--decompress-threads",
         type=int,
         default=0,
         help="threads decompressing the bz2 blocks of a read task (default: one per core with one in-process "
         "Beam worker, 1 with several workers)",
     )
-
-
-def plan_reads(
-    dumps: list[str],
-    range_bytes: int = bz2decode.RANGE_BYTES,
-    min_ranges: int = bz2decode.MIN_RANGES,
-    whole_files: bool = False,
-) -> list[dict]:
-    """Read tasks: one per file, or one per byte range of a multistream dump (checked up front)."""
-    tasks: list[dict] = []
-    for path in dumps:
-        if "://" in path:  # remote (gs://, s3://): read whole, through Beam's filesystems
-            from pipelines import storage
-
-            if not storage.BeamFiles().isfile(path):
-                raise InputError(f"{path}: no such file")
-            mediawiki.read_siteinfo(path, opener=storage.open_raw)  # the header only
-            tasks.append({"path": path})
-            continue
-        if not os.path.exists(path):
-            raise InputError(f"{path}: no such file")
-        if os.path.isdir(path):
-            raise InputError(f"{path}: is a directory, not a dump file")
-        site = mediawiki.read_siteinfo(path)  # fails early on files that are not MediaWiki XML
-        index = None if whole_files else bz2decode.multistream_index(path)
-        if index is None:
-            tasks.append({"path": path})
-            continue
-        size = os.path.getsize(path)
-        offsets = bz2decode.stream_offsets(index)
-        ranges = bz2decode.multistream_ranges(
-            path, offsets, size, target_bytes=range_bytes, min_ranges=min_ranges
-        )
-        site_fields = {"base": site.base, "dbname": site.dbname, "namespaces": site.namespaces}
-        for i, (start, end) in enumerate(ranges):
-            tasks.append(
-                {"path": path, "start": start, "end": end, "last": i == len(ranges) - 1, "site": site_fields}
-            )
-    return tasks
+    limits.add_limit_arguments(parser)
 
 
 def several_workers(beam_args: list[str]) -> bool:
@@ -99,7 +70,9 @@ def several_workers(beam_args: list[str]) -> bool:
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
     options = PipelineOptions(list(beam_args))
-    if options.view_as(StandardOptions).runner not in (None, "DirectRunner", "direct", "directrunner"):
+    from pipelines.options import is_local_runner
+
+    if not is_local_runner(options.view_as(StandardOptions).runner):
         return True
     direct = options.view_as(DirectOptions)
     return (direct.direct_num_workers or 1) != 1 or direct.direct_running_mode not in (None, "in_memory")
@@ -107,25 +80,29 @@ def several_workers(beam_args: list[str]) -> bool:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     safety.check_name(args.source, "--source")  # OUT/documents-<source>: before any work
-    args.dumps = [path if "://" in path else os.path.abspath(path) for path in args.dumps]
+    args.dumps = [path if is_remote(path) else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
+    indexes = index_flags(args.dumps, args.multistream_index)
     if args.range_mb is not None:
-        tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))))
+        tasks = plan_reads(args.dumps, range_bytes=max(1, int(args.range_mb * (1 << 20))), indexes=indexes)
     elif spread:
-        tasks = plan_reads(args.dumps)
+        tasks = plan_reads(args.dumps, indexes=indexes)
     else:  # one in-process worker: one task per file, its bz2 blocks decompressed in parallel
         tasks = plan_reads(args.dumps, whole_files=True)
+    read_limits = limits.Limits.from_args(args).to_dict()
+    for task in tasks:  # each read task carries the limits to the worker that reads it
+        task["limits"] = read_limits
     threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
     out, source = args.out, args.source
     if (
-        not spread and "start" not in tasks[0] and "://" not in tasks[0]["path"]
+        not spread and "start" not in tasks[0] and not is_remote(tasks[0]["path"])
     ):  # this process reads the first dump: start its decoder now
         bz2decode.start_decoder(tasks[0]["path"], threads)
 
     import apache_beam as beam
 
     from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
-    from pipelines.ingest_wikipedia_beam import IngestWikipedia
+    from pipelines.ingest_wikipedia_beam import READ_STAGE, STAGE, IngestWikipedia
     from pipelines.inputs import DescribeInputs, collect_descriptions
 
     def build(pipeline: beam.Pipeline) -> None:

@@ -2,12 +2,14 @@
 
 Pipeline shape::
 
-    Create(read tasks) | Reshuffle | ParDo(read task -> page records) | Reshuffle (whole files only)
+    Create(read tasks) | FlatMap(expand_task) (remote multistream dumps only) | Reshuffle
+        | ParDo(read task -> page records) | Reshuffle (whole files only)
         | ApplyWithRejects(page_to_document) -> documents, rejected
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 
@@ -15,29 +17,34 @@ import apache_beam as beam
 
 from pipelines import progress
 from pipelines.common import ApplyWithRejects, count
-from pipelines.ingest_wikipedia import READ_STAGE, STAGE
+from pipelines.ingest_wikipedia_plan import expand_task
 from sources import mediawiki
+from sources.limits import Limits
+from sources.paths import is_remote
 from sources.wikipedia import compact, page_to_document
 
-
-def _counter(stage: str):
-    def inc(name: str, n: int = 1) -> None:
-        count(stage, name, n)
-
-    return inc
+STAGE = "ingest-wikipedia"
+READ_STAGE = "ingest-wikipedia-read"
 
 
 def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     """Page records of one read task (see :func:`plan_reads`); ``threads`` decompress a multistream range."""
-    inc = _counter(READ_STAGE)
+    inc = functools.partial(count, READ_STAGE)
+    read_limits = Limits.from_dict(task.get("limits"))
+    inc("read_tasks", 1)
     if "start" not in task:
         opener = None
-        if "://" in task["path"]:  # gs://, s3://: streamed through Beam's filesystems
+        if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
             from pipelines.storage import open_raw as opener
-        yield from mediawiki.read_pages(task["path"], opener=opener, count=inc, threads=threads)
+        yield from mediawiki.read_pages(
+            task["path"], opener=opener, count=inc, threads=threads, limits=read_limits
+        )
         return
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
+    opener = None
+    if is_remote(task["path"]):  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
+        from pipelines.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],
         task["start"],
@@ -45,7 +52,9 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
         site,
         last=task["last"],
         threads=threads,
+        opener=opener,
         count=inc,
+        limits=read_limits,
     )
 
 
@@ -97,9 +106,13 @@ class IngestWikipedia(beam.PTransform):
             return page_to_document(page, source)
 
         tasks = pbegin | "ReadTasks" >> beam.Create(self._tasks)
+        if any(
+            "index" in task for task in self._tasks
+        ):  # remote multistream dumps: ranges planned on a worker
+            tasks = tasks | "PlanRanges" >> beam.FlatMap(expand_task)
         if self._spread:  # with one in-process worker there is nobody to spread the tasks to
             tasks = tasks | "SpreadTasks" >> beam.Reshuffle()
         pages = tasks | "ReadPages" >> beam.ParDo(_ReadPages(self._threads))
-        if self._spread and not all("start" in task for task in self._tasks):
+        if self._spread and not all("start" in task or "index" in task for task in self._tasks):
             pages = pages | "SpreadPages" >> beam.Reshuffle()
         return pages | "LeadToDocument" >> ApplyWithRejects(to_document, STAGE)

@@ -10,28 +10,45 @@ and never touches the inputs again, wherever they are (local disk, ``gs://``, ``
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 
 from corpora.provenance import describe_input
 from pipelines import storage
+from sources.paths import open_regular
 
 INPUTS_DIR = "_inputs"
 
 
 class BeamInputFiles(storage.BeamFiles):
-    """:class:`corpora.provenance.InputFiles` through Beam's filesystems (local paths too)."""
+    """:class:`corpora.provenance.InputFiles` through Beam's filesystems (local paths too).
+
+    Local files are opened only when regular (:func:`sources.paths.open_regular`): a FIFO, a device or a
+    socket in an input folder is left out of its hash (no ingest reads it), never read (reading hangs).
+    """
+
+    def files_under(self, path: str) -> list[str]:
+        found = super().files_under(path)
+        if storage.is_remote(path):
+            return found
+        return [name for name in found if _regular(name)]
 
     def size(self, path: str) -> int:
         if not storage.is_remote(path):
-            import os
-
             return os.path.getsize(path)
-        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+        return super().size(path)
 
     def open(self, path: str):
-        return storage.open_raw(path) if storage.is_remote(path) else open(path, "rb")  # noqa: SIM115
+        return storage.open_raw(path) if storage.is_remote(path) else open_regular(path)
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # a dangling link
+        return False
 
 
 def _describe(element: tuple[int, str], kind: str, folder: str) -> None:

@@ -31,36 +31,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import heapq
 import logging
 import os
-import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass
 
 import apache_beam as beam
-import numpy as np
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from corpora import drift, sampling
+from corpora import drift
 from corpora import intruders as logic
-from corpora.artefacts import MAX_DOCUMENTS, artefact_check
-from corpora.seeding import stable_hash
+from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
 from pipelines import progress, spill, storage
 from pipelines.common import (
+    Tally,
     WriteRejected,
     WriteTable,
-    count,
     document_files,
     list_tables,
-    newest_first,
     print_report,
+    read_ids,
     require_tables,
     run_pipeline,
+    source_of_file,
 )
+from pipelines.options import parse_per_source
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError, Rejected
 
@@ -171,29 +169,9 @@ def check_options(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def source_of_file(path: str) -> str:
-    """``.../documents-wikipedia/documents-00000-of-00001.parquet`` -> ``wikipedia``."""
-    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
-
-
 def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[str, str]:
     """``["wikipedia=I1", "I2"]`` -> ``{"wikipedia": "I1", <every other source>: "I2"}``."""
-    mapping: dict[str, str] = {}
-    default = None
-    for value in values:
-        source, sep, path = value.partition("=")
-        if sep and "/" not in source and source:
-            if source not in sources:
-                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
-            mapping[source] = path
-        else:
-            if default is not None:
-                raise InputError(f"{option}: give one DIR for all sources, or SOURCE=DIR per source")
-            default = value
-    if default is not None:
-        for source in sources:
-            mapping.setdefault(source, default)
-    mapping = {source: storage.absolute(path) for source, path in mapping.items()}
+    mapping = parse_per_source(values, option, sources, lambda path, _where: storage.absolute(path))
     for source, path in mapping.items():
         if not storage.exists(path):
             raise InputError(f"{option} {path}: no such directory (for source {source})")
@@ -204,23 +182,15 @@ def neighbor_files(neighbors_dir: str) -> list[str]:
     return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
 
-def iter_ids(files: list[str]):
-    """The ``id`` column of Parquet files, streamed a record batch at a time."""
-    for path in files:
-        with FileSystems.open(path) as f:
-            for batch in pq.ParquetFile(f).iter_batches(columns=["id"]):
-                yield from batch.column(0).to_pylist()
-
-
 def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) -> bool:
     """Whether any of the first ``sample`` ids of ``files_a`` is among the ids of ``files_b`` (bounded memory:
     the sample; ``files_b`` is streamed until the first shared id)."""
     ids = set()
-    for doc_id in iter_ids(files_a):
+    for doc_id in read_ids(files_a):
         ids.add(doc_id)
         if len(ids) >= sample:
             break
-    return any(doc_id in ids for doc_id in iter_ids(files_b))
+    return any(doc_id in ids for doc_id in read_ids(files_b))
 
 
 # --------------------------------------------------------------------------------------------- similarity
@@ -241,20 +211,15 @@ def load_index(index_dir: str):
     return index
 
 
-def pairwise_cosines(index, texts_a: list[str], texts_b: list[str]) -> np.ndarray:
-    """TF-IDF cosines of ``texts_a[i]`` and ``texts_b[i]`` with the IDF of ``index``.
+def similarities_for(index_dir: str):
+    """``f(texts_a, texts_b) -> cosines`` with the IDF of the index (pairwise, vectorised).
 
     :meth:`retrieval.TfidfIndex.similarities` featurises each distinct text once: a document's candidates all
     face the same original sentence (and drift compares several old leads with one new lead).
     """
-    return index.similarities(texts_a, texts_b)
-
-
-def similarities_for(index_dir: str):
-    """``f(texts_a, texts_b) -> cosines`` with the IDF of the index (pairwise, vectorised)."""
 
     def similarities(a: list[str], b: list[str]):
-        return pairwise_cosines(load_index(index_dir), a, b)
+        return load_index(index_dir).similarities(a, b)
 
     return similarities
 
@@ -264,21 +229,6 @@ def similarities_for(index_dir: str):
 
 def _ns(source: str) -> str:
     return f"{STAGE}/{source}"
-
-
-class Tally:
-    """Counter increments gathered over a batch, sent to Beam once per name (``flush``)."""
-
-    def __init__(self):
-        self._counts: dict[tuple[str, str], int] = {}
-
-    def __call__(self, ns: str, name: str, n: int = 1) -> None:
-        self._counts[(ns, name)] = self._counts.get((ns, name), 0) + n
-
-    def flush(self) -> None:
-        for (ns, name), n in sorted(self._counts.items()):
-            count(ns, name, n)
-        self._counts = {}
 
 
 class ReadDocumentBatches(beam.DoFn):
@@ -347,42 +297,21 @@ class ChooseVersion(beam.DoFn):
         if pool:
             yield beam.pvalue.TaggedOutput("pool", (bucket, pool))
 
-    def choose(self, new: list[dict], old: list[dict], tally):
-        """``[(tag, (source, newest, older version or None))]`` for the copies of one id."""
-        newest = sorted(new, key=newest_first, reverse=True)
-        olds = sorted(old, key=newest_first, reverse=True)
-        if not newest:
-            for o in olds:
-                tally(_ns(o["source"]), "history_unmatched_versions")
-            return []
-        doc = newest[0]
-        source = doc["source"]
-        if len(newest) > 1:
-            tally(_ns(source), "duplicate_id_older_copies_ignored", len(newest) - 1)
-        tally(_ns(source), "read")
-        threshold = self._options.sample_threshold(source)
-        if threshold is not None and not sampling.in_sample(self._options.seed, doc["id"], threshold):
-            tally(_ns(source), "not_sampled")
-            return [("unsampled", (source, doc, None))]
-        if source not in self._history_sources:
-            return [("versions", (source, doc, None))]
-        tally(_ns(source), "history_candidates")
-        olds = [o for o in olds if o["source"] == source]
-        if olds:
-            tally(_ns(source), "history_matched")
-            tally(_ns(source), "history_versions_compared", len(olds))
+    def _similarities(self, source: str):
+        return similarities_for(self._indexes[source])
 
-        def usable(version):
-            return not isinstance(logic.apply_length_rule(version, self._options.seed), Rejected)
-
-        version, info = drift.choose_old_version(
-            doc, olds, similarities_for(self._indexes[source]), self._options.drift_threshold, usable
+    def choose(self, new: list[dict], old: list[dict], tally: Tally):
+        """:func:`corpora.intruders.choose_version` with this stage's options."""
+        return logic.choose_version(
+            new,
+            old,
+            seed=self._options.seed,
+            sample_threshold=self._options.sample_threshold,
+            history_sources=self._history_sources,
+            similarities=self._similarities,
+            drift_threshold=self._options.drift_threshold,
+            tally=tally.for_namespace(_ns),
         )
-        if info["drifted"]:
-            tally(_ns(source), "history_drifted")
-        if version is not None:
-            tally(_ns(source), "drift_eligible")
-        return [("versions", (source, doc, version))]
 
 
 def _eligibility_counts(batch):
@@ -406,38 +335,30 @@ class PlaceDocuments(beam.DoFn):
     def __init__(self, options: Options, history_sources: frozenset[str]):
         self._options, self._history_sources = options, history_sources
 
-    def split_of(self, source: str, doc: dict, version: dict | None, counts, tally) -> tuple[dict, str]:
-        v = self._options.validation_fraction
-        if source not in self._history_sources:
-            return doc, logic.plain_split(doc["id"], source, v)
-        fraction = logic.test_fraction(source)
-        rate = drift.test_rate(
-            fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0)
+    def place(self, source: str, newest: dict, version: dict | None, counts, tally: Tally):
+        """:func:`corpora.intruders.place_document` with this stage's options."""
+        return logic.place_document(
+            source,
+            newest,
+            version,
+            counts,
+            seed=self._options.seed,
+            history=source in self._history_sources,
+            validation_fraction=self._options.validation_fraction,
+            tally=tally.for_namespace(_ns),
         )
-        split = drift.drift_split(doc["id"], version is not None, rate, fraction, v)
-        if split == "test":
-            tally(_ns(source), "test_from_history")
-            return version, split
-        return doc, split
 
     def process(self, element, counts):
         bucket, versions = element
-        seed, tally = self._options.seed, Tally()
-        coherent, targets = [], []
+        tally, coherent, targets = Tally(), [], []
         for source, newest, version in versions:
-            doc, split = self.split_of(source, newest, version, counts, tally)
-            result = logic.apply_length_rule(doc, seed)
-            if isinstance(result, Rejected):
-                tally(_ns(doc["source"]), result.reason)
-                yield beam.pvalue.TaggedOutput("rejected", result.to_row(STAGE))
-                continue
-            kept, outcome = result
-            tally(_ns(kept["source"]), outcome)
-            if logic.wants_intruder(seed, kept["id"]):
-                targets.append((kept, split))
+            placed = self.place(source, newest, version, counts, tally)
+            if isinstance(placed, Rejected):
+                yield beam.pvalue.TaggedOutput("rejected", placed.to_row(STAGE))
+            elif placed[0] == "target":
+                targets.append(placed[1:])
             else:
-                tally(_ns(kept["source"]), "coherent_by_draw")
-                coherent.append(logic.intruder_row(kept, split, [], attempted=False, seed=seed))
+                coherent.append(placed[1])
         tally.flush()
         if coherent:
             yield beam.pvalue.TaggedOutput("coherent", coherent)
@@ -523,25 +444,17 @@ class MakeOffers(beam.DoFn):
             yield GlobalWindows.windowed_value(batch)
 
 
-def select_row(
-    doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options, tally=count
-) -> dict:
-    """The intruder row of an attempted document from its candidates (any order), counted."""
-    row = logic.intruder_row(
+def select_row(doc: dict, split: str, had_neighbors: bool, candidates: list[dict], o: Options, tally) -> dict:
+    """:func:`corpora.intruders.select_row` with this stage's options; ``tally`` is a :class:`Tally`."""
+    return logic.select_row(
         doc,
         split,
+        had_neighbors,
         candidates,
-        attempted=True,
         seed=o.seed,
         threshold=o.similarity_threshold,
-        had_neighbors=had_neighbors,
+        tally=tally.for_namespace(_ns),
     )
-    ns = _ns(doc["source"])
-    if row["label"]:
-        tally(ns, "produced")
-    else:
-        tally(ns, f"fallback_{row['fallback_reason']}")
-    return row
 
 
 class MakeCandidates(beam.DoFn):
@@ -633,7 +546,9 @@ class Select(beam.DoFn):
         if not pending:
             return
         doc, split, had_neighbors = pending[0]
-        yield select_row(doc, split, had_neighbors, list(grouped["candidates"]), self._options)
+        tally = Tally()
+        yield select_row(doc, split, had_neighbors, list(grouped["candidates"]), self._options, tally)
+        tally.flush()
 
 
 class BuildIntruders(beam.PTransform):
@@ -749,36 +664,26 @@ def parquet_rows(files: list[str]) -> int:
 def artefact_sample(files: list[str], limit: int = MAX_DOCUMENTS) -> tuple[list[dict], int, int]:
     """``(rows for the artefact check, rows read, positives)`` with at most ``limit`` rows held at a time.
 
-    The tables are streamed a record batch at a time; the sample is what
-    :func:`corpora.artefacts.sample_documents` would pick from all rows (every row in file order when there
-    are at most ``limit``, else the ``limit`` smallest stable hashes of the id), so the driver's memory stays
+    The tables are streamed a record batch at a time through :func:`corpora.artefacts.stream_sample_documents`
+    (what :func:`corpora.artefacts.sample_documents` would pick from all rows), so the driver's memory stays
     bounded however large the corpus.
     """
-    kept: list[dict] = []
-    heap: list[tuple[int, int, dict]] = []  # (-hash, order, row): the limit smallest hashes
-    total = positives = 0
-    for path in files:
-        with FileSystems.open(path) as f:
-            table = pq.ParquetFile(f)
-            for batch in table.iter_batches(columns=["id", "sentences", "label", "intruder_index", "split"]):
-                for row in batch.to_pylist():
-                    total += 1
-                    positives += row["label"]
-                    key = stable_hash("artefact-check", row["id"])
-                    if kept is not None:
-                        kept.append(row)
-                        if len(kept) <= limit:
-                            continue
-                        for i, r in enumerate(kept):
-                            heapq.heappush(heap, (-stable_hash("artefact-check", r["id"]), i, r))
-                            if len(heap) > limit:
-                                heapq.heappop(heap)
-                        kept = None
-                    elif -heap[0][0] > key:
-                        heapq.heapreplace(heap, (-key, total, row))
-    if kept is not None:
-        return kept, total, positives
-    return [row for _, _, row in sorted(heap, key=lambda e: (-e[0], e[1]))], total, positives
+    seen = {"rows": 0, "positives": 0}
+
+    def rows():
+        for path in files:
+            with FileSystems.open(path) as f:
+                table = pq.ParquetFile(f)
+                for batch in table.iter_batches(
+                    columns=["id", "sentences", "label", "intruder_index", "split"]
+                ):
+                    for row in batch.to_pylist():
+                        seen["rows"] += 1
+                        seen["positives"] += row["label"]
+                        yield row
+
+    sample = stream_sample_documents(rows(), limit)
+    return sample, seen["rows"], seen["positives"]
 
 
 def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool) -> dict:
@@ -898,7 +803,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         args.filter = storage.absolute(args.filter)
     if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
-    if "://" in args.out and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
+    if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
         raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
     samples = parse_samples(args.sample, "--sample", sources)
     thresholds = sample_thresholds(samples, doc_files, args.seed)

@@ -28,8 +28,17 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from apache_beam.utils import shared
 
 from pipelines import progress, storage
-from pipelines.common import WriteTable, count, document_files, list_tables, print_report, run_pipeline
+from pipelines.common import (
+    WriteTable,
+    count,
+    document_files,
+    list_tables,
+    print_report,
+    read_ids,
+    run_pipeline,
+)
 from pipelines.index import check_params
+from pipelines.options import is_local_runner
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
 from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows
@@ -212,9 +221,8 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     """
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
-    runner = options.view_as(StandardOptions).runner or "DirectRunner"
     cores = os.cpu_count() or 1
-    if runner not in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner", "SwitchingDirectRunner"):
+    if not is_local_runner(options.view_as(StandardOptions).runner):
         auto, workers = 1, 64
     elif direct.direct_running_mode == "multi_processing":
         workers = direct.direct_num_workers or cores  # Beam: 0 means one worker per core
@@ -230,11 +238,7 @@ def read_query_ids(value: str) -> list[str]:
         raise InputError(f"--queries {value}: no such file or directory")
     files = list_tables(value, "documents-")
     if files:
-        ids: list[str] = []
-        for path in files:
-            with FileSystems.open(path) as f:
-                ids.extend(pq.read_table(f, columns=["id"]).column("id").to_pylist())
-        return ids
+        return list(read_ids(files))
     try:
         with FileSystems.open(value) as f:
             text = f.read().decode("utf-8")

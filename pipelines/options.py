@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from schemas.records import InputError
+
+T = TypeVar("T")
 
 # Runner modules that register PipelineOptions subclasses outside apache_beam.options.pipeline_options.
 _OPTION_MODULES = (
@@ -76,12 +80,39 @@ def check_beam_args(beam_args: Sequence[str], command: str) -> None:
         )
 
 
+def use_gcs_emulator() -> bool:
+    """Against a local GCS emulator (the ``STORAGE_EMULATOR_HOST`` environment variable) connect anonymously at
+    once; returns whether it did (False when the variable is not set or Beam has no GCS support).
+
+    Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s when
+    there are none) before it connects anonymously anyway; an emulator needs no credentials. Nothing does this
+    at import time: :func:`use_storage_options` calls it in the CLI's process and in every stage process of a
+    build, and whoever starts Beam's SDK workers against an emulator calls it there (``tests/test_distributed.py``
+    gives its worker pool a ``sitecustomize`` that does).
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return False
+    try:
+        from apache_beam.internal.gcp import auth
+    except ImportError:  # no apache-beam[gcp]: no GCS either
+        return False
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None:
+        return False
+    with credentials._credentials_lock:
+        if not credentials._credentials_init:
+            credentials._credentials, credentials._credentials_init = None, True
+    return True
+
+
 def use_storage_options(beam_args: Sequence[str]) -> None:
     """Let this process's own reads and writes (listing inputs, summaries, the index) use the run's options.
 
     Beam's filesystems take credentials and endpoints (``--no_auth``, ``--project``, ``--s3_endpoint_url``)
-    from ``FileSystems.set_options``; workers get them with the pipeline.
+    from ``FileSystems.set_options``; workers get them with the pipeline. With ``STORAGE_EMULATOR_HOST`` set,
+    GCS is the emulator's, reached without credentials (:func:`use_gcs_emulator`).
     """
+    use_gcs_emulator()
     if not beam_args:  # no Beam import here: ingest wikipedia starts its decoder before Beam is imported
         return
     bound_driver_retries()
@@ -124,3 +155,74 @@ def bound_driver_retries(seconds: float = DRIVER_RETRY_SECONDS) -> None:
         retry = getattr(gcsio_retry, name, None)
         if retry is not None and hasattr(retry, "with_timeout"):
             setattr(gcsio_retry, name, retry.with_timeout(seconds))
+
+
+# The runners whose workers are threads or processes of this machine under Beam's Python engine (FnApiRunner):
+# local paths and the spill folder work there. Names as Beam resolves them: case-insensitive, ``Runner``
+# optional (``direct`` = ``DirectRunner``). Every other runner (Dataflow, Flink, Spark, Prism, Portable) is
+# distributed.
+LOCAL_RUNNERS = frozenset(
+    {"directrunner", "fnapirunner", "switchingdirectrunner", "bundlebaseddirectrunner", "testdirectrunner"}
+)
+
+
+def runner_key(runner: object) -> str:
+    """``--runner`` as Beam looks it up: lower case with the ``runner`` suffix; none given is ``directrunner``.
+
+    >>> runner_key(None), runner_key("direct"), runner_key("FnApiRunner"), runner_key("DataflowRunner")
+    ('directrunner', 'directrunner', 'fnapirunner', 'dataflowrunner')
+    """
+    if runner is None:
+        return "directrunner"
+    if not isinstance(runner, str):  # a runner object
+        runner = type(runner).__name__
+    key = runner.rsplit(".", 1)[-1].lower()
+    return key if key.endswith("runner") else key + "runner"
+
+
+def is_local_runner(runner: object) -> bool:
+    """Whether ``--runner`` runs on Beam's local Python engine (:data:`LOCAL_RUNNERS`): the one runner test
+    of ``incoherent``.
+
+    >>> is_local_runner(None), is_local_runner("FnApiRunner"), is_local_runner("direct")
+    (True, True, True)
+    >>> is_local_runner("DataflowRunner"), is_local_runner("PrismRunner")
+    (False, False)
+    """
+    return runner_key(runner) in LOCAL_RUNNERS
+
+
+def parse_per_source(
+    values: Iterable[object],
+    option: str,
+    sources: list[str],
+    parse: Callable[[str, str], T],
+    metavar: str = "DIR",
+    what: str | None = None,
+) -> dict[str, T]:
+    """``SOURCE=VALUE`` or ``VALUE`` (for every other source) flags -> ``{source: parse(value, where)}``.
+
+    A value whose part before ``=`` is empty or holds a ``/`` is a plain value (a path may contain ``=``).
+
+    >>> parse_per_source(["wiki=I1", "I2"], "--index", ["cnn", "wiki"], lambda v, where: v)
+    {'wiki': 'I1', 'cnn': 'I2'}
+    """
+    mapping: dict[str, T] = {}
+    default: list[T] = []
+    for value in values:
+        value = str(value)
+        source, sep, rest = value.partition("=")
+        if sep and source and "/" not in source:
+            if source not in sources:
+                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
+            mapping[source] = parse(rest, f"{option} {value}")
+        else:
+            if default:
+                raise InputError(
+                    f"{option}: give one {what or metavar} for all sources, or SOURCE={metavar} per source"
+                )
+            default.append(parse(value, option))
+    if default:
+        for source in sources:
+            mapping.setdefault(source, default[0])
+    return mapping

@@ -35,6 +35,7 @@ import socket
 import time
 
 from schemas.records import InputError
+from sources.paths import is_remote
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME_RULE = "letters, digits, '.', '_', '-'; starting with a letter or digit; at most 64 characters; no '..'"
@@ -43,11 +44,6 @@ BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, 
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
 LOCK_FILE = ".incoherent-build.lock"
 MARKER_FORMAT = 1
-
-
-def is_remote(path: str) -> bool:
-    """True for URLs of a Beam filesystem other than the local one (``gs://b/x``, ``s3://b/x``)."""
-    return "://" in str(path) and not str(path).startswith("file://")
 
 
 def is_safe_name(name: object) -> bool:

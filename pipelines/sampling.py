@@ -7,46 +7,18 @@ threshold (:mod:`corpora.sampling`); workers only compare a document's key with 
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
-from schemas.records import InputError
-
-
-def source_of_file(path: str) -> str:
-    """``.../documents-wikipedia/documents-00000-of-00001.parquet`` -> ``wikipedia``."""
-    return posixpath.basename(posixpath.dirname(path)).removeprefix("documents-")
+from pipelines.common import read_ids, source_of_file
+from pipelines.options import parse_per_source
 
 
 def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> dict[str, SampleSpec]:
     """``["wikipedia=106352", "0.1"]`` -> ``{"wikipedia": count 106352, <every other source>: fraction 0.1}``."""
-    specs: dict[str, SampleSpec] = {}
-    default = None
-    for value in values:
-        source, sep, number = str(value).partition("=")
-        if sep:
-            if source not in sources:
-                raise InputError(f"{option} {value}: no documents of source {source!r} (sources: {sources})")
-            specs[source] = parse_sample(number, f"{option} {value}")
-        else:
-            if default is not None:
-                raise InputError(f"{option}: give one sample for all sources, or SOURCE=N per source")
-            default = parse_sample(value, option)
-    if default is not None:
-        for source in sources:
-            specs.setdefault(source, default)
-    return specs
-
-
-def read_ids(files: Iterable[str]) -> Iterator[str]:
-    """The ``id`` column of Parquet files, file after file (one column in memory at a time)."""
-    for path in files:
-        with FileSystems.open(path) as f:
-            yield from pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    return parse_per_source(values, option, sources, parse_sample, metavar="N", what="sample")
 
 
 def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: int) -> dict[str, int]:

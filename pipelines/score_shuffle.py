@@ -27,7 +27,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
-from corpora.shuffle_results import compare, format_table, plot_accuracy, summarize
+from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
 from pipelines.common import (
     ApplyWithRejects,
     WriteRejected,
@@ -55,7 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config", default=None, help="comma-separated configs, e.g. shuffle-wsj (default: all)"
     )
     parser.add_argument("--split", default="test", help="split to score (test)")
-    parser.add_argument("--scorer", default="auto", choices=("auto", "causal", "masked"), help="(auto)")
+    parser.add_argument(
+        "--scorer",
+        default="auto",
+        choices=("auto", "causal", "masked", "classifier"),
+        help="auto, causal or masked LM; classifier: a model from `incoherent train-shuffle` (auto)",
+    )
     parser.add_argument(
         "--window",
         default="exact",
@@ -244,6 +249,33 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
     return chosen
 
 
+TABLE1_KS = (1, 2, 3, 4, 5)
+
+
+def _has_k(accuracy: dict, k: int) -> bool:
+    return any(str(k) in per for per in accuracy.values())
+
+
+def model_label(provenance: dict | None, scorer: str) -> str | None:
+    """ "supervised (not zero-shot)" for a model whose ``provenance.json`` shows shuffled training text, and for
+    any coherence classifier (``--scorer classifier``), whose training data is supervision; else None.
+
+    >>> model_label({"saw_shuffled_text": True}, "causal"), model_label(None, "causal")
+    ('supervised (not zero-shot)', None)
+    """
+    from filters.provenance import SUPERVISED_LABEL, label_for
+
+    return label_for(provenance) or (SUPERVISED_LABEL if scorer == "classifier" else None)
+
+
+def provenance_summary(provenance: dict | None) -> dict | None:
+    """The keys of a model's ``provenance.json`` that ``results.json`` repeats."""
+    if not provenance:
+        return None
+    keys = ("command", "base_model", "data_fingerprint", "saw_shuffled_text", "epochs", "seed", "block_sizes")
+    return {k: provenance[k] for k in keys if k in provenance}
+
+
 def check_scored(counters: dict, model_dir: str) -> None:
     """A run that scored no pair is an error, never a complete run with empty results.
 
@@ -268,8 +300,10 @@ def read_scores(out_dir: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from filters.handler import LanguageModelHandler, is_remote
+    from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
     from filters.lm import check_language_model
+    from filters.provenance import read_provenance
+    from filters.shuffle_classifier import check_classifier
 
     if args.batch_size < 1 or args.pool_size < 1:
         raise InputError("--batch-size/--pool-size: must be >= 1")
@@ -277,18 +311,27 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
     files = shuffle_files(args.data_dir, args.config, args.split)
     kind = args.scorer
-    if not is_remote(args.model_dir):
-        kind = check_language_model(args.model_dir, args.scorer)
-    handler = LanguageModelHandler(
-        args.model_dir,
-        args.device,
-        args.dtype,
-        join=args.join,
-        scorer=kind,
-        window=args.window,
-        batch_size=args.batch_size,
-        stride=args.stride,
-    )
+    if kind == "classifier":
+        if not is_remote(args.model_dir):
+            check_classifier(args.model_dir)
+        handler = ClassifierHandler(
+            args.model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
+        )
+    else:
+        if not is_remote(args.model_dir):
+            kind = check_language_model(args.model_dir, args.scorer)
+        handler = LanguageModelHandler(
+            args.model_dir,
+            args.device,
+            args.dtype,
+            join=args.join,
+            scorer=kind,
+            window=args.window,
+            batch_size=args.batch_size,
+            stride=args.stride,
+        )
+    provenance = read_provenance(args.model_dir)
+    label = model_label(provenance, kind)
 
     def build(p):
         rows = p | "ShuffleFiles" >> beam.Create(files) | "ReadShuffles" >> beam.io.ReadAllFromParquet()
@@ -322,15 +365,21 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         accuracy = summarize(read_scores(args.out))
         report = {
             **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
+            "zero_shot": label is None,
+            "label": label,
+            "provenance": provenance_summary(provenance),
             "results": accuracy,
         }
+        if len(accuracy) > 1:
+            report["table1"] = {f"k={k}": table1(accuracy, k) for k in TABLE1_KS if _has_k(accuracy, k)}
         with FileSystems.create(posixpath.join(args.out, "results.json")) as f:
             f.write((json.dumps(report, indent=2) + "\n").encode("utf-8"))
         figure = io.BytesIO()
-        plot_accuracy(accuracy, figure, title=posixpath.basename(args.model_dir.rstrip("/")))
+        name = posixpath.basename(args.model_dir.rstrip("/"))
+        plot_accuracy(accuracy, figure, title=f"{name}: {label}" if label else name)
         with FileSystems.create(posixpath.join(args.out, "accuracy.png")) as f:
             f.write(figure.getvalue())
-        return {"results": accuracy}
+        return {"results": accuracy, "zero_shot": label is None, "label": label}
 
     summary = run_pipeline(
         build,
@@ -342,7 +391,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         extra_summary=results,
     )
     title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined) on {args.data_dir} [{args.split}]"
+    if label:
+        title = f"{title}: {label.upper()}"
     print(format_table(summary["results"], title=f"accuracy (%): {title}"))
+    if len(summary["results"]) > 1 and _has_k(summary["results"], 1):
+        name = posixpath.basename(args.model_dir.rstrip("/")) + (f" [{label}]" if label else "")
+        print(format_table1(table1(summary["results"], 1), name, 1))
     counters = summary["counters"].get(STAGE, {})
     dropped = {k: v for k, v in counters.items() if k in DROPPED}
     if dropped:

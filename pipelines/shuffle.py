@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import posixpath
 
 import apache_beam as beam
 
@@ -19,6 +18,7 @@ from pipelines.common import (
     document_files,
     print_report,
     run_pipeline,
+    source_of_file,
 )
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
@@ -129,8 +129,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
     by_source: dict[str, list[str]] = {}
     for path in document_files(args.docs_dir):
-        config = posixpath.basename(posixpath.dirname(path))
-        by_source.setdefault(config[len("documents-") :], []).append(path)
+        by_source.setdefault(source_of_file(path), []).append(path)
 
     samples = parse_samples(args.sample, "--sample", sorted(by_source))
     thresholds = sample_thresholds(samples, [f for files in by_source.values() for f in files], args.seed)

@@ -40,11 +40,12 @@ from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
 from corpora.seeding import stable_hash
+from pipelines.options import is_local_runner
+from sources.paths import is_remote
 
 BUCKETS = 64
 CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out
 REMOTE_BUCKETS = 1024  # buckets of CoGroupBuckets on distributed runners (Beam groups the batches there)
-LOCAL_RUNNERS = (None, "DirectRunner", "direct", "directrunner", "FnApiRunner", "SwitchingDirectRunner")
 
 
 _SPILL_DIRS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -59,7 +60,7 @@ def use_spill_dir(pipeline: beam.Pipeline, spill_dir: str) -> None:
 def spill_dir_of(pipeline: beam.Pipeline) -> str | None:
     """Where ``pipeline`` spills: ``None`` (Beam's own grouping) unless it runs on the local engine and
     :func:`use_spill_dir` named a directory."""
-    if pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
+    if not is_local_runner(pipeline.options.view_as(StandardOptions).runner):
         return None
     return _SPILL_DIRS.get(pipeline)
 
@@ -80,7 +81,7 @@ def read_chunk(path: str, delete: bool = True) -> Iterator:
 
 
 def _write_bytes(path: str, data: bytes) -> None:
-    if "://" in path:
+    if is_remote(path):
         with FileSystems.create(path) as f:
             f.write(data)
         return
@@ -94,7 +95,7 @@ def _write_bytes(path: str, data: bytes) -> None:
 
 
 def _read_bytes(path: str, delete: bool) -> bytes:
-    if "://" in path:
+    if is_remote(path):
         with FileSystems.open(path) as f:
             data = f.read()
         if delete:
@@ -321,12 +322,6 @@ class BucketBuffers:
         self._buffered += 1
         return self.flush() if self._buffered >= self._limit else []
 
-    def add_to(self, bucket: int, value) -> list[tuple[int, list]]:
-        """Buffer ``value`` in ``bucket`` (a bucket already computed)."""
-        self._buffers.setdefault(bucket, []).append(value)
-        self._buffered += 1
-        return self.flush() if self._buffered >= self._limit else []
-
     def flush(self) -> list[tuple[int, list]]:
         """Every buffered batch, by bucket; the buffers are emptied."""
         out = sorted(self._buffers.items())
@@ -501,20 +496,32 @@ class SpillShards(beam.PTransform):
     only one shard's rows are in memory at a time. Use it when :func:`spill_dir_of` names a directory.
     """
 
+    SPILL_LABEL = "SpillRows"
+
     def __init__(self, split_of, rows_per_shard: int, chunk_values: int = CHUNK_VALUES):
         super().__init__()
         self._split_of, self._per_shard, self._chunk = split_of, rows_per_shard, chunk_values
 
+    def _spill(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _SpillRows(spill_dir, label, self._split_of, self._chunk)
+
+    def _redistribute(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _Redistribute(spill_dir, label, self._per_shard)
+
+    @staticmethod
+    def _read_shard(element):
+        return _shard_rows(element)
+
     def expand(self, rows):
         spill_dir, label = spill_dir_of(rows.pipeline), uuid.uuid4().hex[:12]
-        chunks = rows | "SpillRows" >> beam.ParDo(_SpillRows(spill_dir, label, self._split_of, self._chunk))
+        chunks = rows | self.SPILL_LABEL >> beam.ParDo(self._spill(spill_dir, label))
         totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
-        cut = _Redistribute(spill_dir, label, self._per_shard)
         return (
             chunks
-            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
+            | "CutByShard"
+            >> beam.ParDo(self._redistribute(spill_dir, label), totals=beam.pvalue.AsDict(totals))
             | "GroupShardFiles" >> beam.GroupByKey()
-            | "ReadShards" >> beam.Map(_shard_rows)
+            | "ReadShards" >> beam.Map(self._read_shard)
         )
 
 
@@ -563,28 +570,22 @@ def _shard_table(element):
     return key, table.drop_columns([HASH_COLUMN])
 
 
-class SpillShardTables(beam.PTransform):
+class SpillShardTables(SpillShards):
     """Lists of rows -> ``((split, shard, shards), Arrow table of the shard's rows)``: :class:`SpillShards` for
     batches, with the rows held as Arrow tables of ``schema`` (no per-row encoding on the way)."""
 
-    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
-        super().__init__()
-        self._split_of, self._per_shard, self._schema, self._chunk = (
-            split_of,
-            rows_per_shard,
-            schema,
-            chunk_values,
-        )
+    SPILL_LABEL = "SpillTables"
 
-    def expand(self, batches):
-        spill_dir, label = spill_dir_of(batches.pipeline), uuid.uuid4().hex[:12]
-        spill_rows = _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
-        chunks = batches | "SpillTables" >> beam.ParDo(spill_rows)
-        totals = chunks | "RowsPerChunk" >> beam.Map(_split_count) | "RowsPerSplit" >> beam.CombinePerKey(sum)
-        cut = _RedistributeTables(spill_dir, label, self._per_shard)
-        return (
-            chunks
-            | "CutByShard" >> beam.ParDo(cut, totals=beam.pvalue.AsDict(totals))
-            | "GroupShardFiles" >> beam.GroupByKey()
-            | "ReadShards" >> beam.Map(_shard_table)
-        )
+    def __init__(self, split_of, rows_per_shard: int, schema: pa.Schema, chunk_values: int = CHUNK_VALUES):
+        super().__init__(split_of, rows_per_shard, chunk_values)
+        self._schema = schema
+
+    def _spill(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _SpillTables(spill_dir, label, self._split_of, self._schema, self._chunk)
+
+    def _redistribute(self, spill_dir: str, label: str) -> beam.DoFn:
+        return _RedistributeTables(spill_dir, label, self._per_shard)
+
+    @staticmethod
+    def _read_shard(element):
+        return _shard_table(element)

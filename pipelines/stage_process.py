@@ -29,32 +29,20 @@ import sys
 import threading
 
 from pipelines import progress
+from pipelines.cli import COMMANDS, build_parser, selected_module, stage_modules
 from pipelines.options import StageFailed
 from schemas.records import InputError
 
 PR_SET_PDEATHSIG = 1
 # imported once by the fork server, so that stages forked from it do not import them again
-PRELOAD = [
-    "apache_beam",
-    "pipelines.cli",
-    "pipelines.stage_process",
-    "pipelines.ingest_wikipedia",
-    "pipelines.ingest_cnn",
-    "pipelines.ingest_text",
-    "pipelines.index",
-    "pipelines.neighbors",
-    "pipelines.shuffle",
-    "pipelines.intruders",
-]
+PRELOAD = ["apache_beam", "pipelines.cli", "pipelines.stage_process", *stage_modules()]
 
 
 def run_in_process(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
     """Run one ``incoherent`` command in this process (its InputError propagates; ``quiet``: its report,
     printed on stdout, is dropped)."""
-    from pipelines.cli import COMMANDS, build_parser, selected_module
-
     words = tuple(argv[:2]) if argv[0] in ("ingest", "export") else (argv[0],)
-    module = next((m for w, m, _ in COMMANDS if w == words), None)
+    module = next((c.module for c in COMMANDS if c.words == words), None)
     if module is None or importlib.util.find_spec(module) is None:
         raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
     parser = build_parser(selected_module(argv))

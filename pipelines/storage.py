@@ -16,6 +16,7 @@ live in a bucket and is never written to a worker's local disk.
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import os
 import posixpath
@@ -28,8 +29,10 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.options import bound_driver_retries, storage_options
-from pipelines.safety import is_remote  # the one remote-path test, also used as storage.is_remote
 from schemas.records import InputError
+from sources.paths import is_remote
+
+__all__ = ["is_remote"]  # re-exported: pipelines call storage.is_remote
 
 
 def absolute(path: str) -> str:
@@ -173,8 +176,28 @@ def delete_tree(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def open_any(path: str) -> BinaryIO:
+    """A file opened for binary reads: remote ones streamed (:func:`open_raw`), local ones with ``open``."""
+    return open_raw(path) if is_remote(path) else open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
 class BeamFiles:
-    """:class:`sources.paths.Files` through Beam's filesystems: a remote "directory" is a prefix with files."""
+    """:class:`sources.paths.Files` through Beam's filesystems (local paths with plain file calls): a remote
+    "directory" is a prefix with files. Parquet footers and JSON are read where they lie (``open`` streams;
+    pyarrow reads a footer by seeking to the end)."""
+
+    def glob(self, pattern: str) -> list[str]:
+        if not is_remote(pattern):
+            return sorted(glob.glob(pattern, recursive=True))
+        return list_files(pattern)
+
+    def size(self, path: str) -> int:
+        if not is_remote(path):
+            return os.path.getsize(path)
+        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+
+    def open(self, path: str) -> BinaryIO:
+        return open_any(path)
 
     def isdir(self, path: str) -> bool:
         if not is_remote(path):
@@ -222,28 +245,3 @@ def local_copy(path: str) -> Iterator[str]:
         yield target
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _anonymous_with_emulator() -> None:
-    """Against a local GCS emulator (``STORAGE_EMULATOR_HOST``) connect anonymously at once.
-
-    Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s
-    when there are none, in the driver and in every SDK worker), then connects anonymously anyway; an
-    emulator needs no credentials. This module is imported by the driver and, with the pipeline's functions,
-    by every worker, so this runs in each before Beam opens a GCS file.
-    """
-    if not os.environ.get("STORAGE_EMULATOR_HOST"):
-        return
-    try:
-        from apache_beam.internal.gcp import auth
-    except ImportError:  # no apache-beam[gcp]: no GCS either
-        return
-    credentials = getattr(auth, "_Credentials", None)
-    if credentials is None:
-        return
-    with credentials._credentials_lock:
-        if not credentials._credentials_init:
-            credentials._credentials, credentials._credentials_init = None, True
-
-
-_anonymous_with_emulator()

@@ -48,6 +48,7 @@ from retrieval.featurize import (
     feature_counts_batch,
 )
 from schemas.records import InputError
+from sources.paths import is_remote
 
 LOG = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def local_open(path: str, mode: str = "rb") -> BinaryIO:
 
 
 def _join(path: str, name: str) -> str:
-    return f"{path.rstrip('/')}/{name}" if "://" in path else os.path.join(path, name)
+    return f"{path.rstrip('/')}/{name}" if is_remote(path) else os.path.join(path, name)
 
 
 @dataclass(frozen=True)
@@ -372,7 +373,7 @@ class TfidfIndex:
         expect = expect or IndexParams()
         opener = opener or local_open
         meta_path = _join(path, META_FILE)
-        if "://" not in path and not os.path.isdir(path):
+        if not is_remote(path) and not os.path.isdir(path):
             raise InputError(f"{path}: no such index directory (build it with `incoherent index`)")
         try:
             with opener(meta_path, "rb") as f:

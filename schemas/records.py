@@ -68,3 +68,18 @@ def document(
         "revision_id": revision_id,
         "timestamp": timestamp,
     }
+
+
+def newest_first(row: dict) -> tuple:
+    """Preference among rows sharing an id: newest revision, then a fixed order of the content (sort with
+    ``reverse=True`` to get the preferred row first).
+
+    >>> rows = [{"id": "a", "revision_id": 2}, {"id": "a", "revision_id": 5}]
+    >>> max(rows, key=newest_first)["revision_id"]
+    5
+    """
+    return (
+        row.get("timestamp") or "",
+        row.get("revision_id") or 0,
+        json.dumps(row, sort_keys=True, ensure_ascii=False, default=str),
+    )

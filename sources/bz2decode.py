@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError
+from sources.limits import DECOMPRESS_CHUNK
+from sources.paths import open_regular
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)
@@ -51,7 +53,7 @@ def _open_raw(path: str, opener: Callable[[str], BinaryIO] | None) -> BinaryIO:
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a dump file")
-    return open(path, "rb")
+    return open_regular(path)  # a FIFO or a device is refused, never read
 
 
 def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Event, limit: int | None) -> None:
@@ -75,9 +77,10 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
             if stop.is_set():
                 break
             junk = False
-            while data:
+            while data or not decomp.needs_input:
+                # at most DECOMPRESS_CHUNK bytes out per call: a few KB of bz2 can expand to gigabytes
                 try:
-                    chunk = decomp.decompress(data)
+                    chunk = decomp.decompress(data, DECOMPRESS_CHUNK)
                 except OSError:
                     if streams:  # bytes after the last stream that are not bz2: ignore them, as bzip2 does
                         put(("junk", len(data) + sum(len(more) for more in compressed)))
@@ -85,7 +88,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                         break
                     put(InputError(f"{name}: not a bz2 file (invalid bz2 data)"))
                     return
-                fed = True
+                fed = fed or bool(data)
+                data = b""
                 if chunk and not put(chunk):
                     return
                 if decomp.eof:
@@ -93,8 +97,8 @@ def _bz2_worker(raw: BinaryIO, name: str, out: queue.Queue, stop: threading.Even
                     data = decomp.unused_data
                     decomp = bz2.BZ2Decompressor()
                     fed = False
-                else:
-                    data = b""
+                    if not data:
+                        break
             if junk:
                 break
         if fed and not decomp.eof:
@@ -435,10 +439,10 @@ def _last_json(lines: list[str]) -> dict | None:
     return None
 
 
-def _plain_chunks(raw: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+def _plain_chunks(raw: BinaryIO, limit: int | None = None, chunk: int = READ_CHUNK) -> Iterator[bytes]:
     left = limit
     while True:
-        size = READ_CHUNK if left is None else min(READ_CHUNK, left)
+        size = chunk if left is None else min(chunk, left)
         data = raw.read(size) if size else b""
         if not data:
             return
@@ -461,11 +465,11 @@ def _decompressed_chunks(
     if lower.endswith(".gz"):
         import gzip
 
-        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw)), path)
+        return _wrap_errors(_plain_chunks(gzip.GzipFile(fileobj=raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".xz", ".lzma")):
         import lzma
 
-        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw)), path)
+        return _wrap_errors(_plain_chunks(lzma.LZMAFile(raw), chunk=DECOMPRESS_CHUNK), path)
     if lower.endswith((".7z", ".zip", ".zst")):
         raise InputError(
             f"{path}: {lower.rsplit('.', 1)[1]} archives are not read; "
@@ -495,27 +499,40 @@ def multistream_index(path: str) -> str | None:
     >>> # enwiki-20240101-pages-articles-multistream1.xml-p1p41242.bz2 -> ...-multistream-index1.txt-p1p41242.bz2
     """
     folder, name = os.path.split(path)
-    if "multistream" not in name or not name.endswith(".bz2"):
-        return None
-    candidates = []
-    if name.endswith(".xml.bz2"):
-        candidates.append(name[: -len(".xml.bz2")] + "-index.txt.bz2")
-    match = re.match(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$", name)
-    if match:
-        candidates.append(f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2")
-    for candidate in candidates:
+    for candidate in multistream_index_names(name):
         full = os.path.join(folder, candidate)
         if os.path.exists(full):
             return full
     return None
 
 
-def stream_offsets(index_path: str) -> list[int]:
-    """Sorted distinct stream offsets from a multistream index (``offset:page_id:title`` lines)."""
+def multistream_index_names(name: str) -> list[str]:
+    """File names the index of a multistream dump called ``name`` has on Wikimedia's servers (none if ``name``
+    is not a multistream dump).
+
+    >>> multistream_index_names("enwiki-20240101-pages-articles-multistream.xml.bz2")
+    ['enwiki-20240101-pages-articles-multistream-index.txt.bz2']
+    >>> multistream_index_names("enwiki-20240101-pages-articles.xml.bz2")
+    []
+    """
+    if "multistream" not in name or not name.endswith(".bz2"):
+        return []
+    candidates = []
+    if name.endswith(".xml.bz2"):
+        candidates.append(name[: -len(".xml.bz2")] + "-index.txt.bz2")
+    match = re.match(r"^(.*multistream)(\d*)\.xml(.*)\.bz2$", name)
+    if match:
+        candidates.append(f"{match.group(1)}-index{match.group(2)}.txt{match.group(3)}.bz2")
+    return list(dict.fromkeys(candidates))
+
+
+def stream_offsets(index_path: str, opener: Callable[[str], BinaryIO] | None = None) -> list[int]:
+    """Sorted distinct stream offsets from a multistream index (``offset:page_id:title`` lines), read from
+    disk or through ``opener`` (e.g. Beam's filesystems for ``gs://``), streamed."""
     offsets: set[int] = set()
     number = re.compile(rb"^(\d+):", re.M)
     try:
-        with bz2.open(index_path, "rb") as f:
+        with bz2.open(index_path if opener is None else opener(index_path), "rb") as f:
             rest = b""
             while True:
                 block = f.read(READ_CHUNK)

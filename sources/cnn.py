@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import re
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from schemas.records import InputError, Rejected, document
-from sources.paths import Files, expand_inputs
+from sources.limits import DEFAULT, Limits
+from sources.paths import Files, expand_inputs, open_regular
 from sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"
@@ -26,7 +27,17 @@ _DATELINE = re.compile(
 )
 _TEASER = re.compile(r"(?:^|\s{2,}|(?<=[.!?\"'”]) )[^»\n.!?]{0,200}»\s*$")
 _FURNITURE = re.compile(r"\s*\bE-mail to a friend\b\s*")
-_SHA1 = re.compile(r"^[0-9a-f]{40}$")
+
+Counter = Callable[[str, int], None]
+
+
+def _no_count(name: str, n: int = 1) -> None:
+    pass
+
+
+def _stem(name: str) -> str:
+    stem = os.path.basename(name)
+    return stem[: -len(".story")] if stem.endswith(".story") else stem
 
 
 def clean_body(body: str) -> list[str]:
@@ -43,18 +54,23 @@ def clean_body(body: str) -> list[str]:
     return cleaned
 
 
-def parse_story(name: str, data: bytes, origin: str) -> Iterator[dict | Rejected]:
+def parse_story(name: str, data: bytes, origin: str, limits: Limits = DEFAULT) -> Iterator[dict | Rejected]:
     """One ``.story`` file's bytes -> a document row, or a Rejected with the reason.
 
-    ``name`` is the file name (its stem, the sha1 of the story's URL, becomes the id ``cnn:<sha1>``).
+    ``name`` is the file name (its stem, the sha1 of the story's URL, becomes the id ``cnn:<sha1>``). A story
+    longer than ``limits.max_text_chars`` characters is a Rejected (``text_too_long``).
     """
-    stem = os.path.basename(name)
-    stem = stem[: -len(".story")] if stem.endswith(".story") else stem
-    doc_id = f"{SOURCE}:{stem}"
+    doc_id = f"{SOURCE}:{_stem(name)}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         yield Rejected("not_utf8", id=doc_id, source=SOURCE, detail=f"{origin}: {exc}")
+        return
+    over = limits.over_record(len(data)) or limits.over_text(len(text))
+    if over:
+        yield Rejected(
+            over, id=doc_id, source=SOURCE, detail=f"{origin}: {len(text)} characters", record=text[:500]
+        )
         return
     if not text.strip():
         yield Rejected("empty_story", id=doc_id, source=SOURCE, detail=origin)
@@ -84,22 +100,77 @@ def _is_archive(path: str) -> bool:
     return path.endswith(ARCHIVE_SUFFIXES)
 
 
-def read_input(path: str) -> Iterator[tuple[str, bytes, str]]:
-    """``(name, bytes, origin)`` of every story in a ``.story`` file or an archive such as ``cnn_stories.tgz``."""
+def _member_kind(member: tarfile.TarInfo) -> str | None:
+    """The counter of an archive member that is not a regular file or a directory, else None."""
+    if member.issym():
+        return "archive_symlinks"
+    if member.ischr() or member.isblk():
+        return "archive_devices"
+    if member.isfifo():
+        return "archive_fifos"
+    if member.isfile() or member.isdir() or member.islnk():
+        return None
+    return "archive_other_members"
+
+
+def read_input(
+    path: str, limits: Limits = DEFAULT, count: Counter = _no_count
+) -> Iterator[tuple[str, bytes, str] | Rejected]:
+    """``(name, bytes, origin)`` of every story in a ``.story`` file or an archive such as ``cnn_stories.tgz``.
+
+    A story larger than ``limits.max_record_bytes`` is a Rejected (``record_too_large``), never read. Archive
+    members that are symbolic links, devices or FIFOs are Rejected too (counted by kind, never followed);
+    a hard link is read as the story it points to (and counted as ``archive_hardlinks``).
+    """
     if not _is_archive(path):
-        with open(path, "rb") as f:
-            yield os.path.basename(path), f.read(), path
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            over = limits.over_record(size)
+            if over:
+                yield Rejected(
+                    over, id=f"{SOURCE}:{_stem(path)}", source=SOURCE, detail=f"{path}: {size} bytes"
+                )
+                return
+            yield os.path.basename(path), f.read(limits.max_record_bytes + 1), path
         return
     try:
-        with tarfile.open(path, "r:*") as archive:
+        with open_regular(path) as raw, tarfile.open(fileobj=raw, mode="r:*") as archive:
             for member in archive:
-                if member.isfile() and member.name.endswith(".story"):
-                    handle = archive.extractfile(member)
-                    yield os.path.basename(member.name), handle.read(), f"{path}!{member.name}"
+                origin = f"{path}!{member.name}"
+                kind = _member_kind(member)
+                if kind is not None:
+                    yield Rejected(kind, source=SOURCE, detail=f"{origin}: not a regular file, not read")
+                    continue
+                if member.isdir() or not member.name.endswith(".story"):
+                    continue
+                if member.islnk():
+                    count("archive_hardlinks", 1)
+                    try:
+                        target = archive._find_link_target(member)  # what extractfile reads for a hard link
+                    except KeyError:
+                        yield Rejected(
+                            "archive_broken_hardlinks", source=SOURCE, detail=f"{origin} -> {member.linkname}"
+                        )
+                        continue
+                    size = target.size
+                else:
+                    size = member.size
+                over = limits.over_record(size)
+                if over:
+                    stem = _stem(member.name)
+                    yield Rejected(
+                        over, id=f"{SOURCE}:{stem}", source=SOURCE, detail=f"{origin}: {size} bytes"
+                    )
+                    continue
+                handle = archive.extractfile(member)
+                yield os.path.basename(member.name), handle.read(size), origin
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise InputError(f"{path}: unreadable archive ({exc})") from None
 
 
-def stories(path: str) -> Iterator[dict | Rejected]:
-    for name, data, origin in read_input(path):
-        yield from parse_story(name, data, origin)
+def stories(path: str, limits: Limits = DEFAULT, count: Counter = _no_count) -> Iterator[dict | Rejected]:
+    for item in read_input(path, limits, count):
+        if isinstance(item, Rejected):
+            yield item
+        else:
+            yield from parse_story(*item, limits=limits)

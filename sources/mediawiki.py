@@ -48,6 +48,7 @@ from sources.bz2decode import (
     _open_raw,
     _parallel_bz2_chunks,
 )
+from sources.limits import DEFAULT, Limits
 from sources.pagescan import TAIL_CHARS, has_markup, scan_page, to_int
 
 EXPAT_BUFFER = 1 << 16  # character data handed to Python in pieces of up to this size
@@ -161,8 +162,9 @@ def _root_element(head: bytes) -> tuple[str | None, int]:
 class _Handler:
     """expat callbacks that turn the element stream into page records (see the module docstring)."""
 
-    def __init__(self, dump: str, site: SiteInfo | None, count: Counter):
+    def __init__(self, dump: str, site: SiteInfo | None, count: Counter, limits: Limits = DEFAULT):
         self.dump = dump
+        self.limits = limits
         self.site = site or SiteInfo()
         self.count = count
         self.pages: list[dict] = []
@@ -183,6 +185,8 @@ class _Handler:
         self.carry = ""
         self.tail = ""
         self.text_chars = 0
+        self.over: str | None = None  # the limit the current revision's text passed
+        self.captured = 0  # characters captured for the current metadata element
 
     # -- element events
     def start(self, name: str, attrs: dict) -> None:
@@ -228,6 +232,7 @@ class _Handler:
         if self.capture is not None:
             value = "".join(self.capture)
             self.capture = None
+            self.captured = 0
         if self.page is not None:
             if name == "page":
                 self._finish_page()
@@ -259,7 +264,9 @@ class _Handler:
         if self.in_text:
             self._text(text)
         elif self.capture is not None:
-            self.capture.append(text)
+            self.captured += len(text)
+            if self.captured <= self.limits.max_text_chars:  # a title is short; a hostile one stays bounded
+                self.capture.append(text)
 
     # -- wikitext of the current revision, cut to its lead while it streams in
     def _reset_text(self) -> None:
@@ -269,10 +276,13 @@ class _Handler:
         self.carry = ""
         self.tail = ""
         self.text_chars = 0
+        self.over = None
 
     def _text(self, text: str) -> None:
         self.text_chars += len(text)
-        if self.lead_cut is None:
+        if self.over is None:
+            self.over = self.limits.over_record(self.text_chars)
+        if self.lead_cut is None and self.over is None:
             # a heading is "==" at the start of the text or after a newline; pieces can split either
             probe = self.carry + text
             offset = self.lead_len - len(self.carry)  # where the probe starts in the text
@@ -285,6 +295,8 @@ class _Handler:
             self.lead_parts.append(text)
             self.lead_len += len(text)
             self.carry = probe[-2:]
+            if self.lead_cut is None:  # no heading yet: the lead is already too long, stop holding it
+                self.over = self.limits.over_text(self.lead_len)
         self.tail = text[-TAIL_CHARS:] if len(text) >= TAIL_CHARS else (self.tail + text)[-TAIL_CHARS:]
 
     def _finish_text(self) -> None:
@@ -297,6 +309,7 @@ class _Handler:
             tail = self.tail[max(0, len(self.tail) - after) :]
         self.revision["lead"] = lead
         self.revision["tail"] = tail
+        self.revision["over"] = self.over
         self.lead_parts = []
 
     def _finish_page(self) -> None:
@@ -312,11 +325,22 @@ class _Handler:
                 "timestamp": revision.get("timestamp"),
                 "lead": revision.get("lead", ""),
                 "tail": revision.get("tail", ""),
-            }
+            },
+            over=revision.get("over"),
         )
 
-    def add(self, fields: dict) -> None:
-        """Complete a page's fields (from expat or :func:`sources.pagescan.scan_page`) into its record."""
+    def add(self, fields: dict, size: int = 0, over: str | None = None) -> None:
+        """Complete a page's fields (from expat or :func:`sources.pagescan.scan_page`) into its record.
+
+        A page over a limit (``over``, or its ``size`` in bytes, or its lead's length) keeps the first 200
+        characters of its lead and says which limit in ``rejected``: :func:`sources.wikipedia.page_to_document`
+        dead-letters it.
+        """
+        over = over or self.limits.over_record(size) or self.limits.over_text(len(fields["lead"]))
+        if over:
+            fields["lead"] = fields["lead"][:200]
+            fields["tail"] = ""
+            fields["rejected"] = over
         if fields["ns"] is None:  # schema 0.3 has no <ns>: the title's prefix says
             fields["ns"] = self.site.namespace_of(fields["title"])
         fields["dump"] = self.dump
@@ -399,6 +423,7 @@ def _parse(
 
     try:
         buffer, prolog, retry_at = b"", True, 0
+        searched = 0  # no "</page>" in buffer[start:searched] (the open page's bytes looked at already)
         for chunk in chunks:
             if not scan:
                 unfed = 0
@@ -438,8 +463,9 @@ def _parse(
                     if plain and len(buffer) >= retry_at and handler.between_pages():
                         fields, end = scan_page(buffer, start, len(buffer))
                     if fields is None:
-                        close = buffer.find(b"</page>", start)
+                        close = buffer.find(b"</page>", max(start, searched))
                         if close < 0:  # the page goes on in the next chunks
+                            searched = len(buffer) - len(b"</page>") + 1
                             if len(buffer) - start > MAX_SCANNED_PAGE:
                                 scan, unfed = False, 0
                                 feed(buffer[start:])
@@ -453,12 +479,13 @@ def _parse(
                         feed(buffer[start:end])  # expat reads this one
                     else:
                         skip(end - start)
-                        handler.add(fields)
-                    retry_at = 0
+                        handler.add(fields, size=end - start)
+                    retry_at = searched = 0
                     pos = end
                 if scan:
                     buffer = buffer[pos:]
                     retry_at = retry_at and retry_at - pos
+                    searched = max(0, searched - pos)
                 else:
                     buffer = b""
             if handler.pages:
@@ -556,25 +583,33 @@ def read_pages(
     opener: Callable[[str], BinaryIO] | None = None,
     count: Counter = _no_count,
     threads: int = 1,
+    limits: Limits = DEFAULT,
 ) -> Iterator[dict]:
     """Page records of one dump file, in file order (see the module docstring for the fields).
 
     ``opener(path)`` opens the file as binary (default: local ``open``; pass Beam's ``FileSystems.open`` for
     ``gs://``). ``count(name, n)`` receives counters such as ``pages_read`` and ``trailing_junk_bytes``.
+    A page over one of the ``limits`` comes with a ``rejected`` reason and its lead cut short.
     """
     raw = _open_raw(path, opener)
     with raw:
         chunks, fragment = _prepare(
             path, _decompressed_chunks(path, raw, count, threads, local=opener is None)
         )
-        handler = _Handler(os.path.basename(path), None, count)
+        handler = _Handler(os.path.basename(path), None, count, limits)
         if fragment:
             count("fragment_files", 1)
         yield from _parse(chunks, handler, path, suffix=b"</mediawiki>" if fragment else b"", count=count)
 
 
-def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None) -> SiteInfo:
-    """The ``<siteinfo>`` of a dump, reading only as far as the first page. Raises InputError for bad files."""
+def read_siteinfo(
+    path: str, *, opener: Callable[[str], BinaryIO] | None = None, limits: Limits = DEFAULT
+) -> SiteInfo:
+    """The ``<siteinfo>`` of a dump, reading only as far as the first page. Raises InputError for bad files.
+
+    At most ``limits.max_header_bytes`` decompressed bytes are read: a header that runs on past them (a
+    decompression bomb, or a file that is not a dump) is an InputError.
+    """
     raw = _open_raw(path, opener)
     with raw:
         chunks, fragment = _prepare(path, _decompressed_chunks(path, raw, _no_count))
@@ -583,11 +618,19 @@ def read_siteinfo(path: str, *, opener: Callable[[str], BinaryIO] | None = None)
             chunks.close()
             return handler.site
         parser = _make_parser(handler)
+        read = 0
         try:
             for chunk in chunks:
                 parser.Parse(chunk, False)
                 if handler.siteinfo_done or handler.page is not None or handler.pages:
                     break
+                read += len(chunk)
+                if read > limits.max_header_bytes:
+                    raise InputError(
+                        "no <page> and no end of <siteinfo> in the first "
+                        f"{limits.max_header_bytes >> 20} MiB of decompressed XML (a decompression bomb, "
+                        "or not a MediaWiki dump)"
+                    )
         except expat.ExpatError as exc:
             if handler.siteinfo_done or handler.root_closed:  # e.g. junk after </mediawiki>: read_pages copes
                 return handler.site
@@ -614,6 +657,7 @@ def read_range(
     threads: int = 1,
     opener: Callable[[str], BinaryIO] | None = None,
     count: Counter = _no_count,
+    limits: Limits = DEFAULT,
 ) -> Iterator[dict]:
     """Page records of the bz2 streams in bytes ``[start, end)`` of a multistream dump.
 
@@ -629,7 +673,7 @@ def read_range(
         else:
             raw.seek(start)
             chunks = _bz2_chunks(raw, path, count, limit=end - start)
-        handler = _Handler(os.path.basename(path), site, count)
+        handler = _Handler(os.path.basename(path), site, count, limits)
         handler.siteinfo_done = True
         prefix = iter([b"<mediawiki>"])
 

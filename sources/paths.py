@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+import glob
 import os
-from typing import Protocol
+import stat
+from typing import BinaryIO, Protocol
 
 from schemas.records import InputError
 
 
+def is_remote(path: object) -> bool:
+    """True for a URL of a filesystem other than the local one (``gs://b/x``, ``s3://b/x``): the one remote-path
+    test. A ``file://`` URL is local.
+
+    >>> is_remote("gs://b/x"), is_remote("s3://b/x"), is_remote("/data/x"), is_remote("file:///data/x")
+    (True, True, False, False)
+    """
+    path = str(path)
+    return "://" in path and not path.startswith("file://")
+
+
 class Files(Protocol):
-    """What input expansion needs of a filesystem (the local disk here; Beam's filesystems in pipelines/)."""
+    """What the logic packages need of a filesystem: input expansion, input descriptions
+    (:mod:`corpora.provenance`) and the dataset card (:mod:`corpora.card`). The one interface: the local disk
+    here (:class:`LocalFiles`), Beam's filesystems in :class:`pipelines.storage.BeamFiles`."""
 
     def isdir(self, path: str) -> bool: ...
 
     def isfile(self, path: str) -> bool: ...
 
     def files_under(self, path: str) -> list[str]: ...
+
+    def glob(self, pattern: str) -> list[str]: ...  # sorted; ``**`` crosses folders
+
+    def size(self, path: str) -> int: ...
+
+    def open(self, path: str) -> BinaryIO: ...  # binary reads; the caller closes it
 
 
 class LocalFiles:
@@ -29,6 +50,66 @@ class LocalFiles:
 
     def files_under(self, path: str) -> list[str]:
         return [os.path.join(root, f) for root, _, files in os.walk(path) for f in files]
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(glob.glob(pattern, recursive=True))
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def open(self, path: str) -> BinaryIO:
+        return open_regular(path)  # the caller closes it
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words: ``stat.S_IFIFO`` -> ``"a FIFO"``."""
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def check_regular(path: str) -> None:
+    """InputError unless the local ``path`` is (a link to) a regular file: FIFOs, devices (``/dev/zero``),
+    sockets and dangling links are never opened (reading them hangs or never ends)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise InputError(f"{path}: dangling symbolic link (its target does not exist)") from None
+        raise InputError(f"{path}: no such file or directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: {file_kind(mode)}, not a regular file; only regular files are read")
+
+
+def open_regular(path: str) -> BinaryIO:
+    """Open a local regular file for reading, or raise InputError (never blocks on a FIFO).
+
+    The file is opened without blocking and checked on its descriptor, so a FIFO swapped in after a check
+    is refused too.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        check_regular(path)  # says whether it is a dangling link
+        raise
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise InputError(f"{path}: {file_kind(mode)}, not a regular file; only regular files are read")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def expand_inputs(
@@ -47,15 +128,20 @@ def expand_inputs(
     files = files or LocalFiles()
     inputs: list[str] = []
     for path in paths:
+        local = not is_remote(path)
         if files.isdir(path):
             found = sorted(f for f in files.files_under(path) if f.endswith(in_directories))
             if not found:
                 raise InputError(f"{path}: directory holds no {' or '.join(in_directories)} files")
+            for name in found if local else ():
+                check_regular(name)
             inputs.extend(found)
         elif files.isfile(path):
             if not path.endswith(as_files):
                 raise InputError(f"{path}: unsupported file type (expected {expected})")
             inputs.append(path)
         else:
+            if local:
+                check_regular(path)  # a dangling link, a FIFO, a device: say which
             raise InputError(f"{path}: no such file or directory")
     return inputs

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError, Rejected, document
-from sources.paths import Files, expand_inputs
+from sources.limits import DECOMPRESS_CHUNK, DEFAULT, Limits
+from sources.paths import Files, expand_inputs, open_regular
 from sources.sentences import split_sentences
 
 JSON_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".jsonl.bz2")
@@ -24,8 +26,22 @@ def source_name(path: str) -> str:
     return os.path.basename(path).split(".", 1)[0]
 
 
+def _lone_surrogate(value: str) -> bool:
+    """True when ``value`` holds a lone surrogate (JSON's ``"\\ud800"``), which no UTF-8 file can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def text_document(
-    raw_id: object, text: object, source: str, origin: str, record: object = None
+    raw_id: object,
+    text: object,
+    source: str,
+    origin: str,
+    record: object = None,
+    limits: Limits = DEFAULT,
 ) -> Iterator[dict | Rejected]:
     """Validate the two fields of one record and sentence-split its text."""
     if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
@@ -36,7 +52,15 @@ def text_document(
             "bad_id_type", source=source, detail=f"{origin}: id is {type(raw_id).__name__}", record=record
         )
         return
+    if isinstance(raw_id, str) and _lone_surrogate(raw_id):
+        yield Rejected(
+            "lone_surrogate", source=source, detail=f"{origin}: in the id", record=repr(raw_id)[:500]
+        )
+        return
     doc_id = f"{source}:{raw_id}"
+    if len(doc_id) > 1000:  # a 5000-digit id: no document id is that long
+        yield Rejected("id_too_long", source=source, detail=f"{origin}: {len(doc_id)} characters")
+        return
     if text is None:
         yield Rejected("missing_text", id=doc_id, source=source, detail=origin, record=record)
         return
@@ -44,6 +68,13 @@ def text_document(
         yield Rejected(
             "bad_text_type", id=doc_id, source=source, detail=f"{origin}: text is {type(text).__name__}"
         )
+        return
+    if _lone_surrogate(text):
+        yield Rejected("lone_surrogate", id=doc_id, source=source, detail=f"{origin}: in the text")
+        return
+    over = limits.over_text(len(text))
+    if over:
+        yield Rejected(over, id=doc_id, source=source, detail=f"{origin}: {len(text)} characters")
         return
     sentences = split_sentences(text)
     if not sentences:
@@ -53,9 +84,16 @@ def text_document(
 
 
 def parse_json_line(
-    line: str, path: str, id_field: str, text_field: str, source: str
+    line: str,
+    path: str,
+    id_field: str,
+    text_field: str,
+    source: str,
+    limits: Limits = DEFAULT,
+    fixed_id: str | None = None,
 ) -> Iterator[dict | Rejected]:
-    """One JSONL line -> a document row or a Rejected (broken JSON, missing or mistyped fields, no text)."""
+    """One JSONL line -> a document row or a Rejected (broken JSON, missing or mistyped fields, no text);
+    ``fixed_id``: the record's id when records have no id field (``--row-ids``)."""
     if not line.strip():
         return
     try:
@@ -65,13 +103,120 @@ def parse_json_line(
             "bad_json", source=source, detail=f"{path}: {exc.msg} at column {exc.colno}", record=line[:500]
         )
         return
+    except RecursionError:
+        yield Rejected("json_too_deep", source=source, detail=f"{path}: nested too deeply", record=line[:500])
+        return
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        yield Rejected("bad_json", source=source, detail=f"{path}: {exc}"[:500], record=line[:500])
+        return
     if not isinstance(record, dict):
         yield Rejected("not_an_object", source=source, detail=path, record=line[:500])
+        return
+    if fixed_id is not None:
+        yield from text_document(fixed_id, record.get(text_field), source, path, record, limits)
         return
     if id_field not in record:
         yield Rejected("missing_id", source=source, detail=f"{path}: no field {id_field!r}", record=record)
         return
-    yield from text_document(record.get(id_field), record.get(text_field), source, path, record)
+    yield from text_document(record.get(id_field), record.get(text_field), source, path, record, limits)
+
+
+def open_text_file(path: str, opener: Callable[[str], BinaryIO] | None = None) -> BinaryIO:
+    """The decompressed bytes of a JSONL file (``.gz`` and ``.bz2`` by suffix), read in bounded chunks."""
+    raw = opener(path) if opener is not None else open_regular(path)
+    if path.endswith(".gz"):
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw)
+    if path.endswith(".bz2"):
+        import bz2
+
+        return bz2.BZ2File(raw)
+    return raw
+
+
+_UTF16_32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def json_lines(
+    path: str, stream: BinaryIO, max_line_bytes: int, chunk: int = DECOMPRESS_CHUNK
+) -> Iterator[tuple[int, bytes | None, int]]:
+    r"""``(line number, line bytes, length)`` of every line of ``stream``; a line longer than
+    ``max_line_bytes`` comes as ``None`` (never held whole: time and memory are linear in its length).
+
+    A UTF-16 or UTF-32 file (byte-order mark) is an InputError: JSONL is UTF-8. A UTF-8 byte-order mark
+    is dropped; ``\r\n`` line ends are read as ``\n``.
+
+    >>> import io
+    >>> list(json_lines("f", io.BytesIO(b'{"a": 1}\r\nxxxxxxxxx\n{}'), 8, chunk=3))
+    [(1, b'{"a": 1}', 8), (2, None, 9), (3, b'{}', 2)]
+    """
+    parts: list[bytes] = []
+    size = 0
+    line_no = 1
+    first = True
+    try:
+        while True:
+            data = stream.read(chunk)
+            if first and data:
+                first = False
+                if data.startswith(_UTF16_32_BOMS):
+                    raise InputError(
+                        f"{path}: UTF-16 or UTF-32 text (byte-order mark); JSONL files must be UTF-8"
+                    )
+                if data.startswith(codecs.BOM_UTF8):
+                    data = data[len(codecs.BOM_UTF8) :]
+            if not data:
+                break
+            start = 0
+            while True:
+                end = data.find(b"\n", start)
+                piece = data[start:] if end < 0 else data[start:end]
+                size += len(piece)
+                if size <= max_line_bytes + 1:  # one more byte: a \r before the \n
+                    parts.append(piece)
+                if end < 0:
+                    break
+                yield _line(line_no, parts, size, max_line_bytes)
+                parts, size, line_no, start = [], 0, line_no + 1, end + 1
+    except (OSError, EOFError) as exc:  # gzip / bz2 corruption, a cut-off file
+        raise InputError(f"{path}: unreadable ({exc})") from None
+    if size:
+        yield _line(line_no, parts, size, max_line_bytes)
+
+
+def _line(line_no: int, parts: list[bytes], size: int, max_line_bytes: int) -> tuple[int, bytes | None, int]:
+    line = b"".join(parts) if size <= max_line_bytes + 1 else None
+    if line is not None and line.endswith(b"\r"):
+        line, size = line[:-1], size - 1
+    if line is not None and size > max_line_bytes:
+        line = None
+    return line_no, line, size
+
+
+def json_file_records(
+    path: str,
+    id_field: str,
+    text_field: str,
+    source: str,
+    limits: Limits = DEFAULT,
+    opener: Callable[[str], BinaryIO] | None = None,
+) -> Iterator[dict | Rejected]:
+    """Document rows and Rejected records of one JSONL file, line by line (see :func:`json_lines`)."""
+    with open_text_file(path, opener) as stream:
+        for line_no, data, size in json_lines(path, stream, limits.max_record_bytes):
+            where = f"{path}: line {line_no}"
+            if data is None:
+                yield Rejected(
+                    "record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)"
+                )
+                continue
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
+                continue
+            yield from parse_json_line(line, path, id_field, text_field, source, limits)
 
 
 def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
@@ -93,14 +238,128 @@ def check_parquet_columns(path: str, id_field: str, text_field: str, handle: Bin
             raise InputError(f"{path}: no column {field!r} ({option}); columns are {names}")
 
 
-def parquet_records(path: str, id_field: str, text_field: str, source: str) -> Iterator[dict | Rejected]:
-    """Rows of one Parquet file, read a row group at a time."""
+def parquet_records(
+    path: str, id_field: str, text_field: str, source: str, limits: Limits = DEFAULT
+) -> Iterator[dict | Rejected]:
+    """Rows of one Parquet file, read a row group at a time.
+
+    A row group that cannot be decoded (a corrupt data page behind a valid footer) makes the file unusable:
+    an InputError naming the file and the row group.
+    """
     import pyarrow.parquet as pq
 
-    handle = pq.ParquetFile(path)
+    try:
+        handle = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
     for group in range(handle.num_row_groups):
-        table = handle.read_row_group(group, columns=[id_field, text_field])
+        try:
+            table = handle.read_row_group(group, columns=[id_field, text_field])
+        except Exception as exc:  # noqa: BLE001 - pyarrow: ArrowInvalid, OSError, ... for corrupt pages
+            message = str(exc).split("\n", 1)[0][:300]
+            raise InputError(
+                f"{path}: row group {group} cannot be read ({type(exc).__name__}: {message})"
+            ) from None
         for row_no, (raw_id, text) in enumerate(
             zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)
         ):
-            yield from text_document(raw_id, text, source, f"{path}: row group {group} row {row_no}")
+            yield from text_document(
+                raw_id, text, source, f"{path}: row group {group} row {row_no}", limits=limits
+            )
+
+
+def row_id(path: str, row: int) -> str:
+    """The id of a record without an id field: its file's name (no suffixes) and its 0-based row in the file.
+
+    >>> row_id("/data/billsum_test.parquet", 17)
+    'billsum_test-17'
+    """
+    return f"{source_name(path)}-{row}"
+
+
+def selected_rows(total: int, head: int | None, tail: int | None) -> range:
+    """The rows kept of a file of ``total`` records: the first ``head``, the last ``tail``, or all.
+
+    >>> selected_rows(10, 3, None), selected_rows(10, None, 3), selected_rows(2, None, 3)
+    (range(0, 3), range(7, 10), range(0, 2))
+    """
+    if head is not None:
+        return range(min(head, total))
+    if tail is not None:
+        return range(max(0, total - tail), total)
+    return range(total)
+
+
+def selected_parquet_records(
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+    limits: Limits = DEFAULT,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last rows of one Parquet file (row groups outside them are not read);
+    ``id_field`` None: ids from :func:`row_id`."""
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(path)
+    keep = selected_rows(handle.metadata.num_rows, head, tail)
+    columns = [text_field] if id_field is None else [id_field, text_field]
+    first = 0
+    for group in range(handle.num_row_groups):
+        rows = handle.metadata.row_group(group).num_rows
+        begin, end = max(first, keep.start), min(first + rows, keep.stop)
+        if begin < end:
+            table = handle.read_row_group(group, columns=columns)
+            texts = table.column(text_field).to_pylist()[begin - first : end - first]
+            ids = (
+                table.column(id_field).to_pylist()[begin - first : end - first]
+                if id_field is not None
+                else [row_id(path, r) for r in range(begin, end)]
+            )
+            for offset, (raw_id, text) in enumerate(zip(ids, texts, strict=True)):
+                yield from text_document(raw_id, text, source, f"{path}: row {begin + offset}", limits=limits)
+        first += rows
+
+
+def selected_json_records(
+    stream: BinaryIO,
+    path: str,
+    id_field: str | None,
+    text_field: str,
+    source: str,
+    head: int | None = None,
+    tail: int | None = None,
+    limits: Limits = DEFAULT,
+) -> Iterator[dict | Rejected]:
+    """The ``head`` first or ``tail`` last non-empty lines of one JSONL file, read in order in bounded chunks
+    (:func:`json_lines`; ``tail`` keeps at most ``tail`` lines); ``id_field`` None: ids from :func:`row_id`
+    (the record's 0-based number among the file's non-empty lines)."""
+    from collections import deque
+
+    def numbered():
+        row = 0
+        for line_no, data, size in json_lines(path, stream, limits.max_record_bytes):
+            if data is not None and not data.strip():
+                continue
+            yield row, line_no, data, size
+            row += 1
+            if head is not None and row >= head:
+                return
+
+    chosen = deque(numbered(), maxlen=tail) if tail is not None else numbered()
+    for row, line_no, data, size in chosen:
+        where = f"{path}: line {line_no}"
+        if data is None:
+            yield Rejected(
+                "record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)"
+            )
+            continue
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
+            continue
+        fixed_id = row_id(path, row) if id_field is None else None
+        yield from parse_json_line(line, path, id_field or "id", text_field, source, limits, fixed_id)

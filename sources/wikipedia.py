@@ -59,6 +59,13 @@ def page_to_document(page: dict, source: str = "wikipedia") -> Iterator[dict | R
     if page_id is None:
         yield reject("missing_id", detail=title or None)
         return
+    if page.get("rejected"):  # over a size limit (sources.limits): the reader kept only the lead's start
+        yield reject(
+            page["rejected"],
+            detail=f"{title}: over the limit (--max-text-chars, --max-record-mb)",
+            record=lead or None,
+        )
+        return
     if page.get("ns", 0) != 0:
         yield reject("not_article", detail=f"ns={page.get('ns')}: {title}")
         return

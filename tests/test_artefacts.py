@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from corpora.artefacts import artefact_check, sentence_examples
 
 WORDS = "river city music war school league church film station election".split()
@@ -68,3 +70,11 @@ def test_large_builds_are_checked_on_a_fixed_sample():
     report = artefact_check(rows(300), max_documents=100)
     assert report["documents"] == 100 and report["examples"] == 400
     assert artefact_check(rows(300), max_documents=100) == report
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 25])
+def test_stream_sample_documents_picks_what_sample_documents_picks(limit):
+    from corpora.artefacts import sample_documents, stream_sample_documents
+
+    rows = [{"id": f"doc-{i}"} for i in range(20)]
+    assert stream_sample_documents(iter(rows), limit) == sample_documents(rows, limit)

@@ -8,143 +8,29 @@ build. Relative paths are tested with two SDK workers of the pool at once.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import threading
 import time
-from pathlib import Path
 
-import psutil
 import pytest
 import yaml
 
 from tests.conftest import ROOT, file_bytes, run_cli
 
 pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
-EMULATOR = Path(sys.executable).with_name("gcp-storage-emulator")
+from tests.services import (  # noqa: E402
+    BUCKET,
+    EMULATOR,
+    WorkerCount,
+    download_tree,
+    services_fixture,  # noqa: F401 - the `services` fixture
+    upload,
+)
+
 if not EMULATOR.exists():
     pytest.skip("needs gcp-storage-emulator (the `test` extra)", allow_module_level=True)
 
-BUCKET = "incoherent-test"
 # One source with history: two remote bz2 dumps, and every stage once (6 jobs; each job starts new SDK workers).
 INPUTS = {"wikipedia": ["samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"]}
 HISTORY = ["samples/wikipedia/history/2019-08-16_minidumps-en_89657c7a.xml.bz2"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args}: exited with {process.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"{process.args}: port {port} not open after {seconds} s")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop a process this test started, and the SDK workers it started in turn."""
-    try:
-        children = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        children = []
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
-    for child in children:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-
-
-def start(args: list[str], port: int, env: dict, cwd: Path) -> subprocess.Popen:
-    process = subprocess.Popen(
-        args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        wait_for_port(port, process)
-    except Exception:
-        stop(process)
-        raise
-    return process
-
-
-@pytest.fixture(scope="module")
-def services(tmp_path_factory):
-    """The GCS emulator, Beam's job service and an external worker pool, on loopback ports this test owns."""
-    elsewhere = tmp_path_factory.mktemp("workers-cwd")  # not this process's working directory
-    gcs_port, job_port, pool_port = free_port(), free_port(), free_port()
-    env = dict(
-        os.environ,
-        STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{gcs_port}",
-        PYTHONPATH=str(ROOT),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",  # the pool runs `python`
-    )
-    started = []
-    saved = os.environ.get("STORAGE_EMULATOR_HOST")
-    try:
-        started.append(
-            start(
-                [str(EMULATOR), "start", "--host", "127.0.0.1", "--port", str(gcs_port), "--in-memory",
-                 "--default-bucket", BUCKET, "--quiet"],
-                gcs_port, env, elsewhere,
-            )
-        )  # fmt: skip
-        started.append(
-            start(
-                [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
-                 "--port", str(job_port)],
-                job_port, env, elsewhere,
-            )
-        )  # fmt: skip
-        pool = start(
-            [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
-             str(pool_port)],
-            pool_port, env, elsewhere,
-        )  # fmt: skip
-        started.append(pool)
-        os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines import storage
-
-        storage._anonymous_with_emulator()
-        yield {"job": job_port, "pool": pool_port, "pool_process": pool}
-    finally:
-        if saved is None:
-            os.environ.pop("STORAGE_EMULATOR_HOST", None)
-        else:
-            os.environ["STORAGE_EMULATOR_HOST"] = saved
-        for process in reversed(started):
-            stop(process)
-
-
-def upload(local: Path, url: str) -> None:
-    from apache_beam.io.filesystems import FileSystems
-
-    with FileSystems.create(url, compression_type="uncompressed") as f:
-        f.write(local.read_bytes())
-
-
-def download_tree(url: str, target: Path) -> None:
-    from apache_beam.io.filesystems import FileSystems
-
-    for match in FileSystems.match([url.rstrip("/") + "/**"]):
-        for meta in match.metadata_list:
-            local = target / meta.path[len(url.rstrip("/")) + 1 :]
-            local.parent.mkdir(parents=True, exist_ok=True)
-            with FileSystems.open(meta.path, compression_type="uncompressed") as f:
-                local.write_bytes(f.read())
 
 
 def config(prefix: str) -> dict:
@@ -159,35 +45,6 @@ def config(prefix: str) -> dict:
         },
         "card": {"name": "distributed test"},
     }
-
-
-class WorkerCount:
-    """SDK worker processes of the pool while a run goes on: the most alive at once, and how many in all."""
-
-    def __init__(self, pool: subprocess.Popen):
-        self._pool, self._stop = psutil.Process(pool.pid), threading.Event()
-        self.most, self.seen = 0, set()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self):
-        while not self._stop.is_set():
-            alive = set()
-            for child in self._pool.children():
-                try:
-                    if child.status() != psutil.STATUS_ZOMBIE:
-                        alive.add(child.pid)
-                except psutil.NoSuchProcess:
-                    pass
-            self.most, self.seen = max(self.most, len(alive)), self.seen | alive
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
 
 @pytest.mark.slow

@@ -254,3 +254,127 @@ def test_document_with_puts_the_candidate_in_place():
         "X",
         "c",
     ]
+
+
+# --------------------------------------------------------------------------------------------- decisions
+
+
+def _tally():
+    seen: dict[tuple[str, str], int] = {}
+
+    def tally(source, name, n=1):
+        seen[(source, name)] = seen.get((source, name), 0) + n
+
+    return seen, tally
+
+
+def _doc(doc_id, source="wikipedia", sentences=("A a.", "B b.", "C c."), **extra):
+    return {"id": doc_id, "source": source, "sentences": list(sentences), **extra}
+
+
+def test_choose_version_keeps_the_newest_copy_and_counts_the_others():
+    seen, tally = _tally()
+    old_copy, new_copy = _doc("w:1", revision_id=1), _doc("w:1", revision_id=2)
+    chosen = logic.choose_version([old_copy, new_copy], [], seed=0, tally=tally)
+    assert chosen == [("versions", ("wikipedia", new_copy, None))]
+    assert seen == {("wikipedia", "duplicate_id_older_copies_ignored"): 1, ("wikipedia", "read"): 1}
+
+
+def test_choose_version_history_without_a_newest_copy_is_unmatched():
+    seen, tally = _tally()
+    assert logic.choose_version([], [_doc("w:1"), _doc("w:1", dump="x")], seed=0, tally=tally) == []
+    assert seen == {("wikipedia", "history_unmatched_versions"): 2}
+
+
+def test_choose_version_leaves_unsampled_documents_to_the_pool():
+    seen, tally = _tally()
+    chosen = logic.choose_version([_doc("w:1")], [], seed=0, sample_threshold=lambda source: 0, tally=tally)
+    assert chosen[0][0] == "unsampled"
+    assert seen[("wikipedia", "not_sampled")] == 1
+
+
+def test_choose_version_picks_a_drifted_usable_older_version():
+    seen, tally = _tally()
+    new = _doc("w:1", dump="2022")
+    drifted = _doc("w:1", dump="2019", sentences=("X x.", "Y y.", "Z z."))
+    too_short = _doc("w:1", dump="2018", sentences=("Q q.",))
+
+    def similarities(source):
+        assert source == "wikipedia"
+        return lambda a, b: [float(x == y) for x, y in zip(a, b, strict=True)]
+
+    chosen = logic.choose_version(
+        [new],
+        [drifted, too_short],
+        seed=0,
+        history_sources={"wikipedia"},
+        similarities=similarities,
+        tally=tally,
+    )
+    assert chosen == [("versions", ("wikipedia", new, drifted))]
+    assert seen == {
+        ("wikipedia", "read"): 1,
+        ("wikipedia", "history_candidates"): 1,
+        ("wikipedia", "history_matched"): 1,
+        ("wikipedia", "history_versions_compared"): 2,
+        ("wikipedia", "history_drifted"): 1,
+        ("wikipedia", "drift_eligible"): 1,
+    }
+
+
+def test_place_split_takes_the_older_version_for_test_documents():
+    seen, tally = _tally()
+    counts = {("wikipedia", "eligible"): 1, ("wikipedia", "total"): 1000}  # the rate is capped at 1: all test
+    new, old = _doc("w:1", dump="2022"), _doc("w:1", dump="2019")
+    assert logic.place_split("wikipedia", new, old, counts, history=True, tally=tally) == (old, "test")
+    assert seen == {("wikipedia", "test_from_history"): 1}
+    doc, split = logic.place_split("wikipedia", new, None, counts, history=True, tally=tally)
+    assert doc is new and split != "test"
+    assert logic.place_split("cnn", new, None, {}, history=False, tally=tally) == (
+        new,
+        logic.plain_split("w:1", "cnn"),
+    )
+
+
+def test_select_row_counts_produced_or_the_fallback():
+    seen, tally = _tally()
+    doc = _doc("w:1")
+    candidate = {
+        "replaced_index": 1,
+        "neighbor_rank": 0,
+        "candidate_source_id": "w:2",
+        "candidate_index": 1,
+        "original_sentence": "B b.",
+        "candidate_sentence": "N n.",
+        "similarity": 0.1,
+        "difficulty": "unfiltered",
+    }
+    row = logic.select_row(doc, "train", True, [candidate], seed=0, tally=tally)
+    assert row["label"] == 1 and row["sentences"][1] == "N n."
+    row = logic.select_row(doc, "train", True, [dict(candidate, similarity=0.9)], seed=0, tally=tally)
+    assert row["fallback_reason"] == logic.ALL_TOO_SIMILAR
+    assert seen == {("wikipedia", "produced"): 1, ("wikipedia", "fallback_all_too_similar"): 1}
+
+
+def test_place_document_rejects_keeps_or_draws():
+    seen, tally = _tally()
+    rejected = logic.place_document(
+        "wikipedia", _doc("w:1", sentences=("A a.",)), None, {}, seed=0, history=False, tally=tally
+    )
+    assert isinstance(rejected, Rejected) and rejected.reason == logic.TOO_FEW
+    placed = [
+        logic.place_document("wikipedia", _doc(f"w:{i}"), None, {}, seed=0, history=False, tally=tally)
+        for i in range(40)
+    ]
+    kinds = {kind for kind, _value, _split in placed}
+    assert kinds == {"coherent", "target"}  # half by draw
+    for kind, value, split in placed:
+        assert split == logic.plain_split(value["id"], "wikipedia")
+        if kind == "coherent":
+            assert value["label"] == 0 and value["split"] == split
+        else:
+            assert logic.wants_intruder(0, value["id"])
+    coherent = sum(kind == "coherent" for kind, _value, _split in placed)
+    assert seen[("wikipedia", "coherent_by_draw")] == coherent
+    assert seen[("wikipedia", logic.KEPT_IN_RANGE)] == 40
+    assert seen[("wikipedia", logic.TOO_FEW)] == 1

@@ -381,9 +381,10 @@ def test_without_index_and_neighbors_they_are_built_on_the_fly(built, tmp_path):
     assert not any(os.path.exists(p) for p in summary["retrieval"]["index"].values())  # temporary, removed
 
 
-def test_pairwise_cosines_equal_the_index_similarities(corpus):
+def test_similarities_for_an_index_dir_are_the_index_similarities(corpus):
     root, _ = corpus
     index = TfidfIndex.load(str(root / "index-wiki"))
+    similarities = stage.similarities_for(str(root / "index-wiki"))
     a = ["The Atlantic Ocean is large.", "The Atlantic Ocean is large.", "", "Berlin is a city.", "!!!"]
     b = [
         "Oceans cover the Earth.",
@@ -392,10 +393,8 @@ def test_pairwise_cosines_equal_the_index_similarities(corpus):
         "Berlin is the capital city.",
         "x",
     ]
-    assert stage.pairwise_cosines(index, a, b).tolist() == pytest.approx(
-        index.similarities(a, b).tolist(), abs=1e-12
-    )
-    assert stage.pairwise_cosines(index, [], []).tolist() == []
+    assert similarities(a, b).tolist() == pytest.approx(index.similarities(a, b).tolist(), abs=1e-12)
+    assert similarities([], []).tolist() == []
 
 
 def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp_path):  # noqa: F811

@@ -178,3 +178,56 @@ def test_dataflow_dry_run_of_a_whole_build(tmp_path, capsys):
     for command in ("ingest cnn", "index", "neighbors", "intruders", "shuffle"):
         assert f"dry run: `incoherent {command}` job graph built and validated" in printed, command
     assert '"complete"' not in printed
+
+
+@pytest.mark.parametrize(
+    ("runner", "local"),
+    [
+        (None, True),
+        ("DirectRunner", True),
+        ("direct", True),
+        ("directrunner", True),
+        ("FnApiRunner", True),  # Beam's local Python engine itself: local everywhere in incoherent
+        ("SwitchingDirectRunner", True),
+        ("BundleBasedDirectRunner", True),
+        ("DataflowRunner", False),
+        ("dataflow", False),
+        ("FlinkRunner", False),
+        ("PortableRunner", False),
+        ("PrismRunner", False),
+    ],
+)
+def test_one_runner_test_for_every_stage(runner, local):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines import spill
+    from pipelines.ingest_wikipedia import several_workers
+    from pipelines.neighbors import scoring_threads
+    from pipelines.options import is_local_runner
+
+    assert is_local_runner(runner) is local
+    args = [] if runner is None else ["--runner", runner]
+    assert several_workers(args) is (not local)  # one in-process worker unless distributed
+    assert (scoring_threads(0, args)[1] == 64) is (not local)
+
+    class Pipeline:  # what spill_dir_of reads of a pipeline
+        options = PipelineOptions(args)
+
+    pipeline = Pipeline()
+    spill.use_spill_dir(pipeline, "spill-dir")
+    assert (spill.spill_dir_of(pipeline) is not None) is local
+
+
+def test_parse_per_source_maps_sources_and_refuses_two_defaults():
+    from pipelines.options import parse_per_source
+    from schemas.records import InputError
+
+    def ident(value, where):
+        return value
+
+    assert parse_per_source(["a=/x=1", "/y"], "--index", ["a", "b"], ident) == {"a": "/x=1", "b": "/y"}
+    assert parse_per_source(["/p/a=1"], "--index", ["a"], ident) == {"a": "/p/a=1"}  # '/' before '=': a path
+    with pytest.raises(InputError, match="--index c=1: no documents of source 'c'"):
+        parse_per_source(["c=1"], "--index", ["a"], ident)
+    with pytest.raises(InputError, match="give one sample for all sources, or SOURCE=N per source"):
+        parse_per_source(["1", "2"], "--sample", ["a"], ident, metavar="N", what="sample")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, file_bytes, run_cli
-from tests.test_distributed import free_port, start, stop
+from tests.services import free_port, start, stop
 
 pytest.importorskip("boto3", reason="needs boto3 (the `aws` extra)")
 MOTO = Path(sys.executable).with_name("moto_server")

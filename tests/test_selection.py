@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from filters.selection import choose_candidate, difficulty, eligible
+from corpora.selection import choose_candidate, difficulty, eligible
 
 
 def _cand(rank: int, diff: str | None, score: float | None = None) -> dict:

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Distributed benchmark: a ``gs://`` build on a GCS emulator, its workers in an external SDK worker pool.
+
+For each size N (documents of ``../shared/bench/make_retrieval_corpus.py N 0 --fill``, one ``text`` source)
+plus a small multistream Wikipedia dump (``../shared/bench/make_bench_dump.py --multistream``, the same at
+every size, for the ingest's read tasks), every input is uploaded to a GCS emulator on 127.0.0.1 and
+``incoherent build`` writes to ``gs://``, on two runners:
+
+- ``portable``: Beam's job service (``local_job_service_main``) runs each job; its SDK workers are processes
+  of an external worker pool (``worker_pool_main``). The driver (the build process and its stage processes)
+  only submits jobs: this is how Dataflow or Flink run it.
+- ``external``: Beam's local runner in the driver with ``--environment_type=EXTERNAL --direct_num_workers=2``:
+  two SDK workers of the pool do the work, but the runner itself (and the data between steps) is in the driver.
+
+Sampled every 0.1 s and split per stage by the lines the build prints: the peak RSS of the driver's process
+tree and of the largest SDK worker, and the bytes each side read and wrote (``/proc/PID/io`` ``rchar`` and
+``wchar``: files, pipes and sockets, so the storage traffic too; exited processes keep their last figure).
+Read tasks: the ``read_tasks`` counter of the Wikipedia ingest, against the ranges the same dump gets on local
+disk. Ratios: each figure at the largest size over the smallest (targets of issue #28: driver peak RSS and
+bytes written ≤ 1.2× from 5,000 to 20,000 documents on the portable runner).
+
+    .venv/bin/python bench/bench_distributed.py                      # 5,000 and 20,000 documents, both runners
+    .venv/bin/python bench/bench_distributed.py --sizes 2000,8000 --runners portable
+
+Work files go to ``bench/work/distributed/`` (git-ignored); results are appended to
+``bench/work/bench_distributed.jsonl`` and printed as a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.services import BUCKET, EMULATOR, free_port, start, stop, upload  # noqa: E402
+
+WORK = ROOT / "bench" / "work" / "distributed"
+SHARED = ROOT.parent / "shared"
+MAKE_CORPUS = SHARED / "bench" / "make_retrieval_corpus.py"
+MAKE_DUMP = SHARED / "bench" / "make_bench_dump.py"
+GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+DUMP_REPEATS = 3  # 618 pages, 7 page streams per 100 pages
+STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
+MB = 1 << 20
+
+
+class Tree:
+    """Peak RSS (largest single process, and the whole tree) and I/O bytes of a process's descendants,
+    per stage; exited processes keep their last figures."""
+
+    def __init__(self, root: psutil.Process, include_root: bool):
+        self.root, self.include_root = root, include_root
+        self.io: dict[int, tuple[int, int]] = {}  # pid -> (rchar, wchar), last seen
+        self.peak_tree: dict[str, int] = {}
+        self.peak_process: dict[str, int] = {}
+        self.io_at: dict[str, tuple[int, int]] = {}
+
+    def members(self) -> list[psutil.Process]:
+        try:
+            children = self.root.children(recursive=True)
+        except psutil.Error:
+            return []
+        return ([self.root] if self.include_root else []) + children
+
+    def sample(self, stage: str) -> None:
+        total, largest = 0, 0
+        for p in self.members():
+            try:
+                rss = p.memory_info().rss
+                io = p.io_counters()
+            except psutil.Error:
+                continue
+            total, largest = total + rss, max(largest, rss)
+            self.io[p.pid] = (io.read_chars, io.write_chars)
+        self.peak_tree[stage] = max(self.peak_tree.get(stage, 0), total)
+        self.peak_process[stage] = max(self.peak_process.get(stage, 0), largest)
+
+    def io_total(self) -> tuple[int, int]:
+        return sum(r for r, _ in self.io.values()), sum(w for _, w in self.io.values())
+
+
+def make_inputs(n: int) -> tuple[Path, Path]:
+    WORK.mkdir(parents=True, exist_ok=True)
+    corpus = WORK / f"corpus-{n}.jsonl"
+    if not corpus.exists():
+        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n), "0", "--fill"], check=True)
+    dump = WORK / "bench-pages-articles-multistream.xml.bz2"
+    if not dump.exists():
+        subprocess.run(
+            [sys.executable, str(MAKE_DUMP), str(GENSIM), str(DUMP_REPEATS), str(dump), "--multistream"],
+            check=True,
+        )
+    return corpus, dump
+
+
+def local_ranges(dump: Path) -> int:
+    from pipelines.ingest_wikipedia_plan import plan_reads
+
+    return len(plan_reads([str(dump)]))
+
+
+def run_build(
+    n: int, runner: str, services: dict, env: dict, corpus_url: str, dump_url: str, pool: psutil.Process
+) -> dict:
+    name = f"{runner}-{n}"
+    config = {
+        "out": "unused",
+        "seed": 0,
+        "sources": {
+            "bench": {"kind": "text", "inputs": [corpus_url]},
+            "wiki": {"kind": "wikipedia", "inputs": [dump_url]},
+        },
+        "neighbors": {"k": 10},
+        "intruders": {"filter": "none"},
+        "card": {"name": "distributed bench"},
+    }
+    config_path = WORK / f"{name}.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    if runner == "portable":
+        beam = [
+            "--runner=PortableRunner",
+            f"--job_endpoint=localhost:{services['job']}",
+            "--environment_type=EXTERNAL",
+            f"--environment_config=localhost:{services['pool']}",
+            "--no_auth",
+        ]
+    else:
+        beam = [
+            "--runner=DirectRunner",
+            "--environment_type=EXTERNAL",
+            f"--environment_config=localhost:{services['pool']}",
+            "--direct_num_workers=2",
+        ]
+    out = f"gs://{BUCKET}/bench/{name}"
+    incoherent = str(Path(sys.executable).with_name("incoherent"))
+    cmd = [incoherent, "build", str(config_path), "--out", out, "--force", *beam]
+    stage = ["startup"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True, env=env
+    )
+    driver, workers = Tree(psutil.Process(proc.pid), True), Tree(pool, False)
+    done, lock = threading.Event(), threading.Lock()
+    marks: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
+
+    def sample():
+        while not done.is_set():
+            with lock:
+                driver.sample(stage[0])
+                workers.sample(stage[0])
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    started = time.time()
+    sampler.start()
+    with open(WORK / f"{name}.log", "w") as log:
+        for line in proc.stdout:
+            log.write(line)
+            match = STAGE_LINE.match(line)
+            if match or line.startswith("[build] card:"):
+                with lock:
+                    driver.sample(stage[0])
+                    workers.sample(stage[0])
+                    marks.append((stage[0], driver.io_total(), workers.io_total()))
+                    stage[0] = match.group(1) if match else "card"
+    code = proc.wait()
+    done.set()
+    sampler.join()
+    seconds = time.time() - started
+    marks.append((stage[0], driver.io_total(), workers.io_total()))
+    if code != 0:
+        raise SystemExit(f"{runner} build of {n} documents failed (exit {code}); see {WORK / f'{name}.log'}")
+    stages: dict[str, dict] = {}
+    before_d, before_w = (0, 0), (0, 0)
+    for label, d, w in marks:
+        if label == "startup":
+            before_d, before_w = d, w
+            continue
+        stages[label] = {
+            "driver_peak_mb": round(driver.peak_tree.get(label, 0) / MB),
+            "worker_peak_mb": round(workers.peak_process.get(label, 0) / MB),
+            "driver_read_mb": round((d[0] - before_d[0]) / MB, 2),
+            "driver_written_mb": round((d[1] - before_d[1]) / MB, 2),
+            "workers_read_mb": round((w[0] - before_w[0]) / MB, 2),
+            "workers_written_mb": round((w[1] - before_w[1]) / MB, 2),
+        }
+        before_d, before_w = d, w
+    from pipelines import storage
+
+    ingest = json.loads(storage.read_bytes(f"{out}/work/documents/wiki/run_summary.json"))
+    index = json.loads(storage.read_bytes(f"{out}/work/retrieval/bench/index/index.json"))
+
+    def total(key: str) -> float:  # the stages' sum: processes left from an earlier build do not count
+        return round(sum(v[key] for v in stages.values()), 1)
+
+    return {
+        "runner": runner,
+        "documents": n,
+        "seconds": round(seconds, 1),
+        "nnz": index["nnz"],
+        "read_tasks": ingest["counters"]["ingest-wikipedia-read"]["read_tasks"],
+        "driver_peak_mb": round(max(driver.peak_tree.values()) / MB),
+        "worker_peak_mb": round(max(workers.peak_process.values()) / MB),
+        "driver_read_mb": total("driver_read_mb"),
+        "driver_written_mb": total("driver_written_mb"),
+        "workers_read_mb": total("workers_read_mb"),
+        "workers_written_mb": total("workers_written_mb"),
+        "stages": stages,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="5000,20000")
+    parser.add_argument("--runners", default="portable,external")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    runners = args.runners.split(",")
+    if not EMULATOR.exists():
+        raise SystemExit("needs gcp-storage-emulator (pip install -e '.[test,dataflow]')")
+    elsewhere = WORK / "workers-cwd"
+    elsewhere.mkdir(parents=True, exist_ok=True)
+    gcs_port, job_port, pool_port = free_port(), free_port(), free_port()
+    env = dict(
+        os.environ,
+        STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{gcs_port}",
+        PYTHONPATH=str(ROOT),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+    started = []
+    results = []
+    try:
+        started.append(
+            start(
+                [str(EMULATOR), "start", "--host", "127.0.0.1", "--port", str(gcs_port), "--in-memory",
+                 "--default-bucket", BUCKET, "--quiet"],
+                gcs_port, env, elsewhere,
+            )
+        )  # fmt: skip
+        started.append(
+            start(
+                [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "--port",
+                 str(job_port)],
+                job_port, env, elsewhere,
+            )
+        )  # fmt: skip
+        site = elsewhere / "worker-site"  # the pool's SDK workers reach the emulator without credentials
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text("from pipelines.options import use_gcs_emulator\n\nuse_gcs_emulator()\n")
+        pool = start(
+            [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
+             str(pool_port)],
+            pool_port, dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}"), elsewhere,
+        )  # fmt: skip
+        started.append(pool)
+        os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
+        from pipelines.options import use_gcs_emulator
+
+        use_gcs_emulator()
+        services = {"job": job_port, "pool": pool_port}
+        for n in sizes:
+            corpus, dump = make_inputs(n)
+            corpus_url = f"gs://{BUCKET}/in/{corpus.name}"
+            dump_url = f"gs://{BUCKET}/in/{dump.name}"
+            upload(corpus, corpus_url)
+            upload(dump, dump_url)
+            index = dump.name[: -len(".xml.bz2")] + "-index.txt.bz2"
+            upload(dump.with_name(index), f"gs://{BUCKET}/in/{index}")
+            for runner in runners:
+                result = run_build(n, runner, services, env, corpus_url, dump_url, psutil.Process(pool.pid))
+                result.update(
+                    tag=args.tag, local_ranges=local_ranges(dump), when=time.strftime("%Y-%m-%d %H:%M")
+                )
+                results.append(result)
+                print(json.dumps(result), flush=True)
+                with open(ROOT / "bench" / "work" / "bench_distributed.jsonl", "a") as f:
+                    f.write(json.dumps(result) + "\n")
+    finally:
+        for process in reversed(started):
+            stop(process)
+    report(results, sizes)
+
+
+def report(results: list[dict], sizes: list[int]) -> None:
+    keys = ("driver_peak_mb", "driver_written_mb", "driver_read_mb", "worker_peak_mb", "workers_read_mb")
+    print("\n| runner | documents | seconds | non-zeros | read tasks (local) | " + " | ".join(keys) + " |")
+    print("|---|---:|---:|---:|---:|" + "---:|" * len(keys))
+    for r in results:
+        cells = " | ".join(f"{r[k]:,}" for k in keys)
+        print(
+            f"| {r['runner']} | {r['documents']:,} | {r['seconds']} | {r['nnz']:,} | "
+            f"{r['read_tasks']} ({r['local_ranges']}) | {cells} |"
+        )
+    small, large = min(sizes), max(sizes)
+    for runner in sorted({r["runner"] for r in results}):
+        a = next((r for r in results if r["runner"] == runner and r["documents"] == small), None)
+        b = next((r for r in results if r["runner"] == runner and r["documents"] == large), None)
+        if a and b and a is not b:
+            ratios = ", ".join(f"{k} {b[k] / max(a[k], 1e-9):.2f}x" for k in (*keys, "nnz"))
+            print(f"{runner} {large:,} / {small:,}: {ratios}")
+    print("\nper stage (driver peak MB / written MB; largest worker MB):")
+    for r in results:
+        cells = ", ".join(
+            f"{s} {v['driver_peak_mb']}/{v['driver_written_mb']}; {v['worker_peak_mb']}"
+            for s, v in r["stages"].items()
+        )
+        print(f"  {r['runner']} {r['documents']:,}: {cells}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""``pipelines.cli.COMMANDS`` is the one table of commands; the build's maps and the fork server's preloads
+derive from it, so renaming a module or a command breaks loudly here instead of silently elsewhere."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+
+import pytest
+
+from pipelines import build, stage_process
+from pipelines.cli import COMMANDS, module_of, selected_module, stage_modules
+from tests.conftest import ROOT
+
+
+def _defines(module: str) -> set[str]:
+    path = os.path.join(ROOT, *module.split(".")) + ".py"
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.words))
+def test_every_command_names_a_module_with_add_arguments_and_run(command):
+    assert importlib.util.find_spec(command.module) is not None, f"{command.module} is gone"
+    assert {"add_arguments", "run"} <= _defines(command.module)
+    assert selected_module([*command.words, "--help"]) == command.module
+
+
+def test_command_words_and_modules_are_unique():
+    assert len({c.words for c in COMMANDS}) == len(COMMANDS)
+    assert len({c.module for c in COMMANDS}) == len(COMMANDS)
+
+
+def test_module_of_refuses_an_unknown_command():
+    assert module_of("ingest", "cnn") == "pipelines.ingest_cnn"
+    with pytest.raises(KeyError, match="no command 'ingest nowhere'"):
+        module_of("ingest", "nowhere")
+
+
+def test_the_build_maps_derive_from_the_table():
+    ingest = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}
+    assert build.INGEST_MODULES == ingest
+    assert set(build.KINDS) == set(ingest)
+    for section, (module, _reserved) in build.SECTION_COMMANDS.items():
+        assert module == module_of(section)
+    built = set(ingest.values()) | {module for module, _ in build.SECTION_COMMANDS.values()}
+    assert built | {module_of("index")} == set(stage_modules())  # every stage a build runs is preloaded
+
+
+def test_the_fork_server_preloads_the_stage_modules():
+    assert stage_process.PRELOAD[:3] == ["apache_beam", "pipelines.cli", "pipelines.stage_process"]
+    assert stage_process.PRELOAD[3:] == stage_modules()
+    for module in stage_process.PRELOAD:
+        assert importlib.util.find_spec(module) is not None, module

@@ -1,0 +1,151 @@
+"""The import graph of the project has no cycle and no upward import.
+
+The packages are layered, lowest first; a module may import only from its own package or from a package below
+it (imports inside functions count too, since they are dependencies all the same):
+
+    schemas < sources < retrieval < corpora < filters < annotation < pipelines
+
+- ``schemas``: record types, Parquet schemas and the input error; imports no project package.
+- ``sources``: readers of raw collections (Wikipedia dumps, CNN stories, text files) into documents.
+- ``retrieval``: the hashed-bigram TF-IDF index and top-k search.
+- ``corpora``: the corpus logic (seeding, intruder and shuffle construction, selection, sampling, the card).
+- ``filters``: the adversarial classifier and language-model scoring (uses ``corpora.seeding``).
+- ``annotation``: human verification (uses ``filters.metrics`` and ``corpora`` helpers).
+- ``pipelines``: the Beam stages, the CLI and the build that runs them.
+
+The test reads the sources with ``ast`` (nothing is imported), so it is fast and sees lazy imports as well.
+Cycles are checked between modules and between packages.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAYERS = ("schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines")
+
+
+def module_files() -> dict[str, str]:
+    """``{dotted module name: path}`` of every module of the project packages."""
+    modules = {}
+    for package in LAYERS:
+        for folder, _, names in os.walk(os.path.join(ROOT, package)):
+            for name in sorted(names):
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.join(folder, name)
+                parts = os.path.relpath(path, ROOT)[: -len(".py")].split(os.sep)
+                if parts[-1] == "__init__":
+                    parts = parts[:-1]
+                modules[".".join(parts)] = path
+    return modules
+
+
+def imports_of(name: str, path: str, modules: dict[str, str]) -> set[str]:
+    """The project modules that module ``name`` imports (``from p import m`` counts as ``p.m`` when ``m`` is a
+    module)."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    is_package = path.endswith("__init__.py")
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] not in LAYERS:
+                continue
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the directed graph as ``[a, b, ..., a]``, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_find_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_imports_of_resolves_relative_and_from_imports(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from corpora import seeding\nfrom .x import y\nimport schemas.records\n")
+    modules = {"corpora": "", "corpora.seeding": "", "pipelines.x": "", "schemas.records": ""}
+    assert imports_of("pipelines.m", str(module), modules) == {
+        "corpora",
+        "corpora.seeding",
+        "pipelines.x",
+        "schemas.records",
+    }
+
+
+def test_no_module_cycle():
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_package_cycle():
+    packages: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        package = name.split(".")[0]
+        packages.setdefault(package, set()).update(
+            t.split(".")[0] for t in targets if t.split(".")[0] != package
+        )
+    cycle = find_cycle(packages)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("package", LAYERS)
+def test_no_upward_import(package):
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph().items()
+        if name.split(".")[0] == package
+        for target in targets
+        if rank[target.split(".")[0]] > rank[package]
+    )
+    assert not upward, f"upward imports (layers {' < '.join(LAYERS)}):\n" + "\n".join(upward)

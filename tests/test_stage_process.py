@@ -1,0 +1,28 @@
+"""Direct tests of :mod:`pipelines.stage_process`: a command run in a forked stage process."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipelines import stage_process
+from schemas.records import InputError
+from tests.conftest import SAMPLES
+
+
+def test_a_stage_runs_in_its_own_process_and_reports_its_peak_memory(tmp_path):
+    out = tmp_path / "docs"
+    argv = ["ingest", "cnn", str(SAMPLES / "cnn" / "frank"), "--out", str(out)]
+    peak = stage_process.run_isolated(argv, [])
+    assert peak > 0
+    assert (out / "run_summary.json").exists()
+
+
+def test_bad_input_in_a_stage_process_is_one_input_error(tmp_path):
+    missing = tmp_path / "no-such-stories"
+    with pytest.raises(InputError, match="no-such-stories"):
+        stage_process.run_isolated(["ingest", "cnn", str(missing), "--out", str(tmp_path / "o")], [])
+
+
+def test_an_unknown_command_is_refused_in_process():
+    with pytest.raises(InputError, match="`nowhere` command is not available"):
+        stage_process.run_in_process(["nowhere"], [])

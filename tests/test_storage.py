@@ -1,0 +1,100 @@
+"""Direct tests of :mod:`pipelines.storage` on the local disk (remote paths: tests/test_s3.py,
+tests/test_distributed.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipelines import storage
+from sources.paths import LocalFiles, is_remote
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(
+    ("path", "remote"),
+    [
+        ("gs://b/x", True),
+        ("s3://b/x", True),
+        ("/data/x", False),
+        ("data/x", False),
+        ("file:///data/x", False),
+    ],
+)
+def test_one_remote_path_test(path, remote):
+    assert is_remote(path) is remote
+    assert storage.is_remote is is_remote
+
+
+def test_absolute_and_join(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert storage.absolute("gs://b/docs") == "gs://b/docs"
+    assert storage.absolute("docs/../docs") == str(tmp_path / "docs")
+    assert storage.join("gs://b/out", "a", "b.json") == "gs://b/out/a/b.json"
+    assert storage.join(str(tmp_path), "a") == os.path.join(str(tmp_path), "a")
+
+
+def _tree(root):
+    (root / "d" / "sub").mkdir(parents=True)
+    (root / "d" / "a.json").write_bytes(b'{"a": 1}')
+    (root / "d" / "sub" / "b.parquet").write_bytes(b"PAR1")
+    return root / "d"
+
+
+def test_beam_files_and_local_files_agree_on_local_paths(tmp_path):
+    folder = _tree(tmp_path)
+    beam_files, local = storage.BeamFiles(), LocalFiles()
+    for files in (beam_files, local):
+        assert files.isdir(str(folder)) and not files.isdir(str(folder / "a.json"))
+        assert files.isfile(str(folder / "a.json")) and not files.isfile(str(folder))
+        assert files.size(str(folder / "a.json")) == 8
+        with files.open(str(folder / "sub" / "b.parquet")) as f:
+            assert f.read() == b"PAR1"
+    assert sorted(beam_files.files_under(str(folder))) == sorted(local.files_under(str(folder)))
+    pattern = str(folder / "**" / "*.parquet")
+    assert beam_files.glob(pattern) == local.glob(pattern) == [str(folder / "sub" / "b.parquet")]
+
+
+def test_bytes_exists_list_and_delete_tree(tmp_path):
+    path = str(tmp_path / "out" / "deep" / "x.bin")
+    storage.write_bytes(path, b"abc")  # parent folders are made
+    assert storage.read_bytes(path) == b"abc"
+    assert storage.exists(path) and storage.exists(str(tmp_path / "out"))
+    assert not storage.exists(str(tmp_path / "missing"))
+    assert storage.list_files(str(tmp_path / "out" / "**")) == [path]
+    with pytest.raises(FileNotFoundError):
+        storage.open_file(str(tmp_path / "missing.bin"))
+    storage.delete_tree(str(tmp_path / "out"))
+    assert not os.path.exists(tmp_path / "out")
+    storage.delete_tree(str(tmp_path / "out"))  # already gone: nothing to do
+
+
+def test_local_copy_of_a_local_file_is_the_file(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"m")
+    with storage.local_copy(str(path)) as local:
+        assert local == str(path)
+
+
+def test_importing_storage_leaves_beams_credentials_alone():
+    """The emulator's anonymous connection is an explicit call (pipelines.options.use_gcs_emulator)."""
+    code = (
+        "from apache_beam.internal.gcp import auth\n"
+        "import pipelines.storage\n"
+        "assert not auth._Credentials._credentials_init\n"
+        "from pipelines.options import use_gcs_emulator\n"
+        "assert use_gcs_emulator()\n"
+        "assert auth._Credentials._credentials_init and auth._Credentials._credentials is None\n"
+    )
+    env = dict(os.environ, STORAGE_EMULATOR_HOST="http://127.0.0.1:9", PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+
+
+def test_use_gcs_emulator_does_nothing_without_an_emulator(monkeypatch):
+    from pipelines.options import use_gcs_emulator
+
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    assert use_gcs_emulator() is False
