@@ -312,6 +312,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     files = shuffle_files(args.data_dir, args.config, args.split)
     kind = args.scorer
     if kind == "classifier":
+        if args.window != "exact" or args.stride is not None:
+            raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
         if not is_remote(args.model_dir):
             check_classifier(args.model_dir)
         handler = ClassifierHandler(
