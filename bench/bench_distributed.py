@@ -113,7 +113,7 @@ def make_inputs(n: int) -> tuple[Path, Path]:
 
 
 def local_ranges(dump: Path) -> int:
-    from pipelines.ingest_wikipedia_plan import plan_reads
+    from pipelines.ingest.wikipedia_plan import plan_reads
 
     return len(plan_reads([str(dump)]))
 
@@ -214,7 +214,7 @@ def run_build(
         }
         begin = end
 
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     ingest = json.loads(storage.read_bytes(f"{out}/work/documents/wiki/run_summary.json"))
     index = json.loads(storage.read_bytes(f"{out}/work/retrieval/bench/index/index.json"))
@@ -287,7 +287,7 @@ def main() -> None:
         )  # fmt: skip
         started.append(pool)
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines.options import use_gcs_emulator
+        from pipelines.runtime.options import use_gcs_emulator
 
         use_gcs_emulator()
         services = {"job": job_port, "pool": pool_port}

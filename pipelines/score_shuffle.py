@@ -31,7 +31,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
-from pipelines.common import (
+from pipelines.runtime.common import (
     ApplyWithRejects,
     WriteRejected,
     WriteTable,

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipelines.build import check_config, load_config, plan
+from pipelines.build.command import check_config, load_config, plan
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 from tests.shuffle_fixtures import one_thread  # noqa: F401

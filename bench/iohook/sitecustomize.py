@@ -110,7 +110,9 @@ if _DIR:
 
     sys.meta_path.insert(0, _PatchOnImport())
 
-if os.environ.get("STORAGE_EMULATOR_HOST"):  # the bench's GCS emulator: SDK workers connect without credentials
-    from pipelines.options import use_gcs_emulator
+if os.environ.get(
+    "STORAGE_EMULATOR_HOST"
+):  # the bench's GCS emulator: SDK workers connect without credentials
+    from pipelines.runtime.options import use_gcs_emulator
 
     use_gcs_emulator()
