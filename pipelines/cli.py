@@ -11,15 +11,14 @@ Unusable input or configuration ends with one line, ``error: <what> (<file or op
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib
 import importlib.util
 import logging
-import re
 import sys
 from typing import NamedTuple
 
 from pipelines.runtime import progress, safety
+from pipelines.runtime.errors import disk_full_message
 from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
 from schemas.records import InputError
 from sources.paths import check_name
@@ -112,30 +111,6 @@ def module_of(*words: str) -> str:
 def stage_modules() -> list[str]:
     """The modules of the commands a build runs as stages, in table order."""
     return [command.module for command in COMMANDS if command.stage]
-
-
-_DISK_FULL_TEXT = re.compile(r"(No space left on device|Disk quota exceeded)(?:: '([^'\n]{1,300})')?")
-
-
-def disk_full_message(exc: BaseException) -> str | None:
-    """One line for a write that failed because the disk (or the quota) is full, however it was wrapped (a
-    Beam worker's error arrives as text); None for any other error.
-
-    >>> disk_full_message(RuntimeError("OSError: [Errno 28] No space left on device: '/out/a.parquet'"))
-    'no space left on device writing /out/a.parquet; free some space or choose another --out'
-    """
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            where = f" writing {exc.filename}" if exc.filename else ""
-            return f"no space left on device{where}; free some space or choose another --out"
-        found = _DISK_FULL_TEXT.search(str(exc))
-        if found:
-            where = f" writing {found.group(2)}" if found.group(2) else ""
-            return f"no space left on device{where}; free some space or choose another --out"
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 # Arguments of some command that name things, not paths (``config``: a dataset config name; build's config

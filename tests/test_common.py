@@ -9,9 +9,9 @@ from pipelines.runtime.common import (
     DropDuplicateIds,
     WriteRejected,
     WriteTable,
-    input_error_message,
     run_pipeline,
 )
+from pipelines.runtime.errors import input_error_message
 from schemas.records import InputError, Rejected, document
 from tests.conftest import IN_PROCESS, MULTI_PROCESS, file_bytes, read_rows
 

@@ -1,4 +1,5 @@
-"""Direct tests of :mod:`pipelines.build.resume` (fingerprints, completeness, partial outputs, atomic JSON)."""
+"""Direct tests of :mod:`pipelines.build.resume` (fingerprints, completeness, partial outputs) and of
+:mod:`pipelines.runtime.summary` (atomic JSON)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 
 from pipelines.build import resume
+from pipelines.runtime import summary
 
 
 def test_file_fingerprints_cover_files_under_folders_sorted(tmp_path):
@@ -36,11 +38,11 @@ def test_a_stage_is_finished_only_with_its_fingerprint_and_a_complete_summary(tm
     out = tmp_path / "stage"
     out.mkdir()
     assert not resume.run_complete(str(out))
-    (out / resume.SUMMARY_FILE).write_text("{not json")
+    (out / summary.SUMMARY_FILE).write_text("{not json")
     assert not resume.run_complete(str(out))
-    resume.write_json_atomic(str(out / resume.SUMMARY_FILE), {"complete": False})
+    summary.write_json_atomic(str(out / summary.SUMMARY_FILE), {"complete": False})
     assert not resume.run_complete(str(out))
-    resume.write_json_atomic(str(out / resume.SUMMARY_FILE), {"complete": True})
+    summary.write_json_atomic(str(out / summary.SUMMARY_FILE), {"complete": True})
     assert resume.is_finished({"fingerprint": "f"}, "f", str(out))
     assert not resume.is_finished({"fingerprint": "g"}, "f", str(out))
     assert not resume.is_finished(None, "f", str(out))
@@ -48,20 +50,20 @@ def test_a_stage_is_finished_only_with_its_fingerprint_and_a_complete_summary(tm
 
 def test_partial_output_is_published_by_a_rename_and_cleaned(tmp_path):
     out = str(tmp_path / "stage")
-    os.makedirs(out + resume.PARTIAL)
-    with open(os.path.join(out + resume.PARTIAL, "x"), "w") as f:
+    os.makedirs(out + summary.PARTIAL)
+    with open(os.path.join(out + summary.PARTIAL, "x"), "w") as f:
         f.write("x")
     resume.publish(out)
-    assert os.listdir(out) == ["x"] and not os.path.exists(out + resume.PARTIAL)
-    os.makedirs(out + resume.PARTIAL)
+    assert os.listdir(out) == ["x"] and not os.path.exists(out + summary.PARTIAL)
+    os.makedirs(out + summary.PARTIAL)
     resume.clean(out)
-    assert not os.path.exists(out) and not os.path.exists(out + resume.PARTIAL)
+    assert not os.path.exists(out) and not os.path.exists(out + summary.PARTIAL)
     resume.clean(out)  # nothing there: nothing to do
 
 
 def test_write_json_atomic_leaves_no_temporary_file(tmp_path):
     path = tmp_path / "summary.json"
-    resume.write_json_atomic(str(path), {"a": 1, "when": object})
+    summary.write_json_atomic(str(path), {"a": 1, "when": object})
     assert json.loads(path.read_text())["a"] == 1
     assert path.read_text().endswith("}\n")
     assert os.listdir(tmp_path) == ["summary.json"]

@@ -150,7 +150,7 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     except BaseException as exc:
         import traceback
 
-        from pipelines.cli import disk_full_message
+        from pipelines.runtime.errors import disk_full_message
 
         if disk_full_message(exc):  # one line, as the command alone would print
             send.send(("input", disk_full_message(exc)))

@@ -21,8 +21,7 @@ import json
 import os
 import shutil
 
-PARTIAL = ".partial"
-SUMMARY_FILE = "run_summary.json"
+from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE
 
 
 def file_fingerprints(paths: list[str]) -> dict[str, list[int]]:
@@ -78,12 +77,3 @@ def clean(out_dir: str) -> None:
 def publish(out_dir: str) -> None:
     """``<out>.partial`` -> ``<out>`` (a rename: the final name appears with every file in it)."""
     os.replace(out_dir + PARTIAL, out_dir)
-
-
-def write_json_atomic(path: str, value: dict) -> None:
-    """Write JSON to ``path`` through a temporary file, so a kill never leaves half a file."""
-    tmp = path + PARTIAL
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, default=str)
-        f.write("\n")
-    os.replace(tmp, path)

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import posixpath
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,9 +32,10 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
-from pipelines.build.resume import SUMMARY_FILE, write_json_atomic
 from pipelines.runtime import safety, spill, storage
+from pipelines.runtime.errors import input_error_message
 from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
+from pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected, newest_first
 
@@ -518,33 +518,6 @@ def list_outputs(out_dir: str) -> dict[str, dict[str, int]]:
                 per = outputs.setdefault(config, {})
                 per[split] = per.get(split, 0) + rows
     return {k: dict(sorted(v.items())) for k, v in sorted(outputs.items())}
-
-
-_INPUT_ERROR_TEXT = re.compile(r"InputError: (.+)")
-
-
-def input_error_message(exc: BaseException) -> str | None:
-    """The message of an :class:`InputError` raised inside a worker, however the runner wrapped it."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, InputError):
-            return str(exc).split("\n", 1)[0].split(" [while running", 1)[0]
-        match = _INPUT_ERROR_TEXT.search(str(exc))
-        if match:
-            return match.group(1).split(" [while running", 1)[0].strip()
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def write_summary(out_dir: str, summary: dict) -> None:
-    """Write ``OUT/run_summary.json``: the one writer of it (locally through a temporary file and a rename, so a
-    killed run never leaves half a summary; remote through Beam's filesystems)."""
-    if not storage.is_remote(out_dir):
-        write_json_atomic(os.path.join(out_dir, SUMMARY_FILE), summary)
-        return
-    with FileSystems.create(posixpath.join(out_dir, SUMMARY_FILE)) as f:
-        f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
 
 
 def is_dry_run(options: PipelineOptions) -> bool:
