@@ -97,7 +97,7 @@ def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str
     from corpora.card import assemble_stats
     from corpora.card_stats import from_json, to_json
     from pipelines.runtime import storage
-    from pipelines.runtime.common import resolve_runner
+    from pipelines.runtime.run import resolve_runner
 
     items = [
         (c, path) for c, splits in sorted(configs.items()) for paths in splits.values() for path in paths

@@ -23,7 +23,8 @@ import apache_beam as beam
 import numpy as np
 
 from pipelines.runtime import storage
-from pipelines.runtime.common import ReadDocuments, count, document_files, print_report, run_pipeline
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import ReadDocuments, count, document_files
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
     META_FILE,

@@ -29,16 +29,9 @@ from apache_beam.utils import shared
 
 from pipelines.index import check_params
 from pipelines.runtime import progress, storage
-from pipelines.runtime.common import (
-    WriteTable,
-    count,
-    document_files,
-    list_tables,
-    print_report,
-    read_ids,
-    run_pipeline,
-)
 from pipelines.runtime.options import is_local_runner
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import WriteTable, count, document_files, list_tables, read_ids
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
 from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows

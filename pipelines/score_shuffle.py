@@ -31,14 +31,8 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
-from pipelines.runtime.common import (
-    ApplyWithRejects,
-    WriteRejected,
-    WriteTable,
-    count,
-    list_tables,
-    run_pipeline,
-)
+from pipelines.runtime.run import run_pipeline
+from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
 from schemas import SCORES_SCHEMA
 from schemas.records import InputError, Rejected
 

@@ -9,15 +9,14 @@ import apache_beam as beam
 from corpora.sampling import in_sample
 from corpora.seeding import assign_split
 from corpora.shuffle import shuffle_document
-from pipelines.runtime.common import (
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import (
     ApplyWithRejects,
     ReadDocuments,
     WriteRejected,
     WriteTable,
     count,
     document_files,
-    print_report,
-    run_pipeline,
     source_of_file,
 )
 from pipelines.sampling import parse_samples, sample_thresholds

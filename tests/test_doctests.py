@@ -1,4 +1,4 @@
-"""The examples in the code's docstrings run and print what they show (every module of the seven packages)."""
+"""The examples in the code's docstrings run and print what they show (every module of the seven packages and their subpackages)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def modules() -> list[str]:
     names = []
     for package in PACKAGES:
         path = importlib.import_module(package).__path__
-        names.extend(f"{package}.{m.name}" for m in pkgutil.iter_modules(path) if not m.ispkg)
+        names.extend(m.name for m in pkgutil.walk_packages(path, f"{package}.") if not m.ispkg)
     return sorted(names)
 
 

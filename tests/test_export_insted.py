@@ -6,7 +6,7 @@ import json
 import os
 
 from pipelines.export_insted import insted_record, original_sentences
-from pipelines.runtime.common import write_shard
+from pipelines.runtime.tables import write_shard
 from schemas import INTRUDER_SCHEMA
 from tests.conftest import run_cli
 

@@ -11,7 +11,7 @@ import pytest
 from corpora.intruders import normalise
 from corpora.sampling import parse_sample
 from pipelines.intruders import command as stage
-from pipelines.runtime.common import write_shard
+from pipelines.runtime.tables import write_shard
 from pipelines.sampling import sampled_ids, write_id_list
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
@@ -319,7 +319,8 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
 
     from filters.handler import FixedScoreHandler
     from pipelines.intruders.filter_stage import ScoreCandidates
-    from pipelines.runtime.common import document_files, resolve_runner
+    from pipelines.runtime.run import resolve_runner
+    from pipelines.runtime.tables import document_files
 
     root, _ = corpus
     options = stage.Options(filtered=True)

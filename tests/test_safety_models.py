@@ -358,7 +358,7 @@ def _disk_full(*args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "where", ["pipelines.runtime.common.write_summary", "pipelines.runtime.common.write_shard"]
+    "where", ["pipelines.runtime.run.write_summary", "pipelines.runtime.tables.write_shard"]
 )
 def test_a_full_disk_is_one_line_and_no_complete_run(where, tmp_path, capsys, monkeypatch):
     """On the driver (the run summary) and inside a Beam worker (a table shard, reported wrapped by Beam)."""

@@ -23,7 +23,7 @@ import yaml
 
 from pipelines import cli
 from pipelines.build import command as build
-from pipelines.runtime import common, safety
+from pipelines.runtime import run, safety
 from schemas.records import InputError
 from sources.paths import check_name
 from tests.conftest import ROOT, SAMPLES, run_cli
@@ -301,16 +301,16 @@ def test_overwrite_replaces_only_that_commands_output(tmp_path):
     mine.mkdir()
     (mine / "thesis.tex").write_text("years of work\n")
     with pytest.raises(InputError, match="not the output of `incoherent ingest cnn`"):
-        common.prepare_output(str(mine), True, "ingest cnn")
+        run.prepare_output(str(mine), True, "ingest cnn")
     assert (mine / "thesis.tex").exists()
     other = tmp_path / "other"
-    common.prepare_output(str(other), False, "index")
+    run.prepare_output(str(other), False, "index")
     (other / "run_summary.json").write_text('{"command": "index", "complete": true}')
     with pytest.raises(InputError, match="not the output of `incoherent shuffle`"):
-        common.prepare_output(str(other), True, "shuffle")
+        run.prepare_output(str(other), True, "shuffle")
     with pytest.raises(InputError, match="pass --overwrite"):
-        common.prepare_output(str(other), False, "index")
-    common.prepare_output(str(other), True, "index")
+        run.prepare_output(str(other), False, "index")
+    run.prepare_output(str(other), True, "index")
     assert os.listdir(other) == [safety.RUN_MARKER]
 
 
@@ -344,11 +344,11 @@ def test_a_failed_command_leaves_no_inputs_folder_and_can_be_rerun(tmp_path):
         p | beam.Create([0]) | beam.Map(_fail, out)
 
     with pytest.raises(InputError, match="bad input"):
-        common.run_pipeline(
+        run.run_pipeline(
             pipeline, command="ingest text", out_dir=out, params={}, beam_args=["--runner", "DirectRunner"]
         )
     assert not os.path.exists(os.path.join(out, "_inputs"))
-    common.prepare_output(out, False, "ingest text")  # the failed run is replaced without --overwrite
+    run.prepare_output(out, False, "ingest text")  # the failed run is replaced without --overwrite
 
 
 # ----------------------------------------------------------------------------------------------- D12: lock

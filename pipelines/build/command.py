@@ -67,12 +67,12 @@ from pipelines.build.resume import (
     is_finished,
     publish,
     remove,
-    write_json_atomic,
 )
 from pipelines.card import write_local_card
 from pipelines.cli import COMMANDS, module_of
 from pipelines.runtime import progress, safety, storage
 from pipelines.runtime.options import DryRun, bound_driver_retries, check_beam_args
+from pipelines.runtime.summary import write_json_atomic
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
 from sources.paths import check_name
@@ -526,7 +526,8 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
 
     def make(out: str) -> None:
-        from pipelines.runtime.common import document_files, write_summary
+        from pipelines.runtime.summary import write_summary
+        from pipelines.runtime.tables import document_files
         from pipelines.sampling import sampled_ids, write_id_list
 
         started = time.time()
@@ -848,7 +849,7 @@ def _dry_run(beam_args: list[str]) -> bool:
         return False
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.runtime.common import is_dry_run
+    from pipelines.runtime.run import is_dry_run
 
     return is_dry_run(PipelineOptions(beam_args))
 

@@ -8,16 +8,9 @@ import functools
 import apache_beam as beam
 
 from pipelines.runtime import storage
-from pipelines.runtime.common import (
-    ApplyWithRejects,
-    DropDuplicateIds,
-    WriteRejected,
-    WriteTable,
-    count,
-    print_report,
-    run_pipeline,
-)
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
 from sources import cnn, limits
 
 STAGE = "ingest-cnn"

@@ -11,15 +11,9 @@ import argparse
 import apache_beam as beam
 
 from pipelines.runtime import progress, storage
-from pipelines.runtime.common import (
-    ApplyWithRejects,
-    DropDuplicateIds,
-    WriteRejected,
-    WriteTable,
-    print_report,
-    run_pipeline,
-)
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
 from schemas.records import InputError
 from sources import limits, textfiles
 from sources.paths import check_name

@@ -101,8 +101,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
     from pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
-    from pipelines.runtime.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
     from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+    from pipelines.runtime.run import run_pipeline
+    from pipelines.runtime.tables import DropDuplicateIds, WriteRejected, WriteTable
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(

@@ -17,7 +17,7 @@ import apache_beam as beam
 
 from pipelines.ingest.wikipedia_plan import expand_task
 from pipelines.runtime import progress
-from pipelines.runtime.common import ApplyWithRejects, count
+from pipelines.runtime.tables import ApplyWithRejects, count
 from sources import mediawiki
 from sources.limits import Limits
 from sources.paths import is_remote

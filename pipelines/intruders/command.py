@@ -46,19 +46,18 @@ from corpora import drift
 from corpora import intruders as logic
 from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
 from pipelines.runtime import progress, spill, storage
-from pipelines.runtime.common import (
+from pipelines.runtime.options import parse_per_source
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import (
     Tally,
     WriteRejected,
     WriteTable,
     document_files,
     list_tables,
-    print_report,
     read_ids,
     require_tables,
-    run_pipeline,
     source_of_file,
 )
-from pipelines.runtime.options import parse_per_source
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError, Rejected
 

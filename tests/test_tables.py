@@ -4,14 +4,9 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.runtime.common import (
-    ApplyWithRejects,
-    DropDuplicateIds,
-    WriteRejected,
-    WriteTable,
-    run_pipeline,
-)
 from pipelines.runtime.errors import input_error_message
+from pipelines.runtime.run import run_pipeline
+from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
 from schemas.records import InputError, Rejected, document
 from tests.conftest import IN_PROCESS, MULTI_PROCESS, file_bytes, read_rows
 
@@ -105,7 +100,7 @@ def test_input_error_message_ignores_other_errors():
 
 
 def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
-    from pipelines.runtime.common import sort_rows
+    from pipelines.runtime.tables import sort_rows
 
     rows = [
         {"id": "b", "x": 2},
@@ -128,7 +123,7 @@ def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
 def test_sort_table_gives_the_order_of_sort_rows():
     import pyarrow as pa
 
-    from pipelines.runtime.common import sort_rows, sort_table
+    from pipelines.runtime.tables import sort_rows, sort_table
 
     rows = [
         {"id": "b", "x": 2, "s": "p"},

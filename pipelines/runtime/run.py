@@ -1,0 +1,286 @@
+"""Running one stage's pipeline: the runner, the output folder, dry runs, Dataflow staging, the run summary.
+
+:func:`run_pipeline` is what every stage command calls: it resolves the runner (:func:`resolve_runner`, the
+local engine directly), prepares ``OUT`` (:func:`prepare_output`: only a folder of the same command is
+replaced), gives the local engine its spill folder, runs the pipeline and writes, last and only when it
+succeeded::
+
+    OUT/run_summary.json    the command, its parameters, Beam's counters, rows per table and split
+
+An :class:`InputError` raised inside a worker comes back as the same one-line error. ``--dry_run=True``
+builds and validates the job graph instead (:func:`dry_run`). The tables a stage writes:
+:mod:`pipelines.runtime.tables`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import posixpath
+import shutil
+import time
+from collections.abc import Callable, Sequence
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.runtime import safety, spill, storage
+from pipelines.runtime.errors import input_error_message
+from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
+from pipelines.runtime.summary import SUMMARY_FILE, write_summary
+from schemas import SCHEMA_VERSION
+from schemas.records import InputError
+
+
+def resolve_runner(options: PipelineOptions):
+    """The runner to use. ``DirectRunner`` (the default) runs on Beam's FnApiRunner engine directly.
+
+    Beam's ``DirectRunner`` first tries to download and start the Prism runner binary and only falls back to
+    its Python engine when that fails; offline that costs a failed download on every run. Batch pipelines
+    like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
+    ``--direct_running_mode``, so we pick it up front (for ``--runner FnApiRunner`` too). With ``--environment_type`` (``EXTERNAL`` and
+    ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
+    ``--direct_num_workers``. Any other ``--runner`` is used as given.
+    """
+    runner = options.view_as(StandardOptions).runner
+    if runner_key(runner) in ("directrunner", "fnapirunner"):
+        from apache_beam.options.pipeline_options import PortableOptions
+        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+        if options.view_as(PortableOptions).environment_type:  # e.g. EXTERNAL: SDK workers in a worker pool
+            from apache_beam.transforms import environments
+
+            return FnApiRunner(
+                default_environment=environments.Environment.from_options(options.view_as(PortableOptions))
+            )
+        return FnApiRunner()
+    return runner
+
+
+def _read_json(path: str) -> object:
+    try:
+        return json.loads(storage.read_bytes(path))
+    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: not ours
+        return None
+
+
+def _ours(out_dir: str, command: str) -> tuple[bool, bool]:
+    """``(ours, complete)``: a folder (local or remote) written by ``incoherent <command>`` (its marker or its
+    run summary says so) and whether that run completed."""
+    marker = _read_json(storage.join(out_dir, safety.RUN_MARKER))
+    summary = _read_json(storage.join(out_dir, SUMMARY_FILE))
+    summary = summary if isinstance(summary, dict) else {}
+    marked = isinstance(marker, dict) and marker.get("written_by") == f"incoherent {command}"
+    return marked or summary.get("command") == command, summary.get("complete") is True
+
+
+def _not_ours(out_dir: str, command: str) -> InputError:
+    return InputError(
+        f"{out_dir}: output directory is not empty and not the output of `incoherent {command}`; "
+        "refusing to use or delete it (choose another --out)"
+    )
+
+
+def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
+    """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``.
+
+    Only a folder recognisably written by the same command (its marker, :data:`pipelines.runtime.safety.RUN_MARKER`,
+    or its ``run_summary.json``) is replaced; an earlier run of it that failed is replaced without
+    ``--overwrite``. Any other non-empty folder is refused. The marker is written first.
+    """
+    if not storage.is_remote(out_dir):
+        safety.check_writable_dir(out_dir)
+        if os.path.isdir(out_dir) and os.listdir(out_dir):
+            ours, complete = _ours(out_dir, command)
+            if not ours:
+                raise _not_ours(out_dir, command)
+            if complete and not overwrite:
+                raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+            shutil.rmtree(out_dir)  # ours: a finished run with --overwrite, or one that failed
+        os.makedirs(out_dir, exist_ok=True)
+        safety.write_marker(out_dir, safety.RUN_MARKER, "run", command)
+        return
+    storage.check_reachable(out_dir)
+    probe = posixpath.join(out_dir, ".write-check")  # a missing bucket or no write permission: one line, now
+    try:
+        storage.write_bytes(probe, b"ok")  # not empty: S3 refuses a multipart upload of no part
+        FileSystems.delete([probe])
+    except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
+        raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
+    existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
+    if existing:
+        ours, complete = _ours(out_dir, command)
+        if not ours:
+            raise _not_ours(out_dir, command)
+        if complete and not overwrite:
+            raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+        FileSystems.delete(existing)
+    storage.write_bytes(posixpath.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command))
+
+
+def query_counters(result) -> dict[str, dict[str, int]]:
+    """Committed Beam counters as ``{stage: {name: value}}``."""
+    counters: dict[str, dict[str, int]] = {}
+    try:
+        metrics = result.metrics().query(MetricsFilter())
+    except (NotImplementedError, AttributeError):  # some runners expose no metrics
+        return counters
+    for counter in metrics["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        stage = counters.setdefault(counter.key.metric.namespace, {})
+        stage[counter.key.metric.name] = stage.get(counter.key.metric.name, 0) + int(value)
+    return {k: dict(sorted(v.items())) for k, v in sorted(counters.items())}
+
+
+def list_outputs(out_dir: str) -> dict[str, dict[str, int]]:
+    """Rows per config and split, read from the Parquet footers that were written."""
+    outputs: dict[str, dict[str, int]] = {}
+    for pattern in (
+        posixpath.join(out_dir, "*", "*.parquet"),
+        posixpath.join(out_dir, "rejected", "*", "*.parquet"),
+    ):
+        for match in FileSystems.match([pattern]):
+            for meta in match.metadata_list:
+                rel = posixpath.relpath(meta.path, out_dir)
+                config, name = posixpath.split(rel)
+                split = name.split("-", 1)[0]
+                with FileSystems.open(meta.path) as f:
+                    rows = pq.ParquetFile(f).metadata.num_rows
+                per = outputs.setdefault(config, {})
+                per[split] = per.get(split, 0) + rows
+    return {k: dict(sorted(v.items())) for k, v in sorted(outputs.items())}
+
+
+def is_dry_run(options: PipelineOptions) -> bool:
+    from apache_beam.options.pipeline_options import TestOptions
+
+    return str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes")
+
+
+def stage_package(options: PipelineOptions) -> str | None:
+    """Build the ``--setup_file`` package as Dataflow staging does (``python -m build --sdist``), locally."""
+    from apache_beam.options.pipeline_options import SetupOptions
+
+    setup_file = options.view_as(SetupOptions).setup_file
+    if not setup_file:
+        return None
+    import tempfile
+
+    from apache_beam.runners.portability.stager import Stager
+
+    if not os.path.isfile(setup_file):
+        raise InputError(f"--setup_file {setup_file}: no such file")
+    folder = tempfile.mkdtemp(prefix="incoherent-staging-")
+    try:
+        return os.path.basename(Stager._build_setup_package(os.path.abspath(setup_file), folder))
+    except Exception as exc:  # noqa: BLE001 - the build's own message says what is missing
+        raise InputError(
+            f"--setup_file {setup_file}: the package does not build ({str(exc)[:300]})"
+        ) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, command: str) -> None:
+    """Build the pipeline and validate its job graph without running it or writing anything; raise DryRun.
+
+    On Dataflow the runner itself translates and validates the job (``--dry_run=True`` stops it before
+    submission) and the ``--setup_file`` package is built; other runners' graphs are validated by
+    translating them to Beam's portable representation.
+    """
+    runner = options.view_as(StandardOptions).runner
+    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    build(pipeline)
+    package = stage_package(options)
+    if runner in ("DataflowRunner", "dataflow"):
+        pipeline.run().wait_until_finish()
+    else:
+        pipeline.to_runner_api()
+    staged = f"; package {package} built" if package else ""
+    raise DryRun(
+        f"dry run: `incoherent {command}` job graph built and validated ({len(pipeline.to_runner_api().components.transforms)} "
+        f"transforms){staged}; nothing ran and nothing was written"
+    )
+
+
+def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
+    """Where the local engine spills its groupings: ``OUT/.spill``, or for a remote ``OUT`` a local temporary
+    folder when the engine's workers run on this machine (thousands of small chunk files do not belong in a
+    bucket: each is an upload and a delete)."""
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    if storage.is_remote(out_dir) and not options.view_as(PortableOptions).environment_type:
+        import tempfile
+
+        return tempfile.mkdtemp(prefix="incoherent-spill-")
+    return posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
+
+
+def run_pipeline(
+    build: Callable[[beam.Pipeline], None],
+    *,
+    command: str,
+    out_dir: str,
+    params: dict,
+    beam_args: Sequence[str] = (),
+    overwrite: bool = False,
+    extra_summary: Callable[[dict], dict] | None = None,
+) -> dict:
+    """Build and run one pipeline, then write ``OUT/run_summary.json``.
+
+    ``build(pipeline)`` adds the transforms. The summary holds the command, its parameters, Beam's counters
+    (read, kept, dropped per reason) and the rows written per config and split. ``extra_summary(summary)``
+    may return more fields computed after the run (e.g. from the written files).
+    """
+    bound_driver_retries()  # this is the driver: a bad remote path fails in seconds, not minutes
+    options = PipelineOptions(list(beam_args))
+    if is_dry_run(options):
+        dry_run(build, options, command)
+    prepare_output(out_dir, overwrite, command)
+    started = time.time()
+    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    spill_dir = spill_dir_for(out_dir, options)
+    spill.use_spill_dir(pipeline, spill_dir)
+    build(pipeline)
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    except Exception as exc:
+        from pipelines.runtime.inputs import INPUTS_DIR
+
+        with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
+            storage.delete_tree(storage.join(out_dir, INPUTS_DIR))
+        message = input_error_message(exc)
+        if message:
+            raise InputError(message) from None
+        raise
+    finally:
+        spill.remove_spill_dir(spill_dir)
+    summary = {
+        "command": command,
+        "schema_version": SCHEMA_VERSION,
+        "complete": True,
+        "params": params,
+        "beam_args": list(beam_args),
+        "seconds": round(time.time() - started, 2),
+        "counters": query_counters(result),
+        "outputs": list_outputs(out_dir),
+    }
+    if extra_summary:
+        summary.update(extra_summary(summary))
+    write_summary(out_dir, summary)
+    return summary
+
+
+def print_report(summary: dict, out_dir: str) -> None:
+    """What a command wrote, for the terminal: rows per table and split, drops per reason."""
+    for config, splits in summary["outputs"].items():
+        for split, rows in splits.items():
+            print(f"{posixpath.join(out_dir, config)}  {split}: {rows:,} rows")
+    for stage, counters in summary["counters"].items():
+        print(f"{stage}: " + ", ".join(f"{name} {value:,}" for name, value in counters.items()))
+    print(f"{posixpath.join(out_dir, SUMMARY_FILE)} ({summary['seconds']:.1f} s)")
