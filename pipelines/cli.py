@@ -1,7 +1,8 @@
 """The ``incoherent`` command line.
 
 Each command lives in its own module under ``pipelines/`` exposing ``add_arguments(parser)`` and
-``run(args, beam_args) -> int``. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
+``run(args, beam_args) -> int``, listed in the one table of commands, :data:`pipelines.commands.COMMANDS`;
+this module is the entry point (``main``) and reaches a command's module only through that table. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
 Dataflow and Flink options) and are passed to the pipeline untouched; a flag that no registered Beam
 ``PipelineOptions`` class knows either stops the command before any work (:mod:`pipelines.runtime.options`).
 
@@ -12,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import logging
 import sys
-from typing import NamedTuple
 
+from pipelines.commands import build_parser, selected_module
 from pipelines.runtime import progress, safety
 from pipelines.runtime.errors import disk_full_message
 from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
@@ -39,80 +39,6 @@ def _not_input_error(record: logging.LogRecord) -> bool:
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
 
 
-class Command(NamedTuple):
-    words: tuple[str, ...]  # ("ingest", "cnn")
-    module: str  # the module with add_arguments(parser) and run(args, beam_args)
-    help: str  # one line
-    stage: bool = False  # run as a stage by `incoherent build` (preloaded by its fork server)
-
-
-# The one table of commands: the build's stage maps and the fork server's preloads derive from it.
-COMMANDS: list[Command] = [
-    Command(
-        ("ingest", "wikipedia"),
-        "pipelines.ingest.wikipedia",
-        "MediaWiki XML dumps -> lead-section documents",
-        True,
-    ),
-    Command(
-        ("ingest", "cnn"), "pipelines.ingest.cnn", "CNN .story files or cnn_stories.tgz -> documents", True
-    ),
-    Command(
-        ("ingest", "text"), "pipelines.ingest.text", "JSONL / Parquet text collections -> documents", True
-    ),
-    Command(("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)", True),
-    Command(
-        ("score-shuffle",),
-        "pipelines.score_shuffle",
-        "zero-shot k-block shuffle test of a causal or masked LM",
-    ),
-    Command(("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents", True),
-    Command(("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document", True),
-    Command(("intruders",), "pipelines.intruders.command", "intruder-sentence corpus (INSteD method)", True),
-    Command(
-        ("build",),
-        "pipelines.build.command",
-        "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
-    ),
-    Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
-    Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
-    Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
-    Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
-    Command(
-        ("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"
-    ),
-    Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
-    Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
-    Command(
-        ("annotate", "export"), "pipelines.annotate.export", "annotation tasks: MTurk, Label Studio, in-lab"
-    ),
-    Command(("annotate", "serve"), "pipelines.annotate.serve", "in-lab annotation web application"),
-    Command(
-        ("annotate", "import"),
-        "pipelines.annotate.import_answers",
-        "answers from MTurk, Label Studio, the lab, INSteD",
-    ),
-    Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
-    Command(
-        ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
-    ),
-]
-
-
-def module_of(*words: str) -> str:
-    """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest.cnn``); a
-    command that is not in :data:`COMMANDS` is a KeyError, never a silent miss."""
-    for command in COMMANDS:
-        if command.words == words:
-            return command.module
-    raise KeyError(f"no command {' '.join(words)!r} in pipelines.cli.COMMANDS")
-
-
-def stage_modules() -> list[str]:
-    """The modules of the commands a build runs as stages, in table order."""
-    return [command.module for command in COMMANDS if command.stage]
-
-
 # Arguments of some command that name things, not paths (``config``: a dataset config name; build's config
 # file is checked by build itself): a folder of that name in the working directory is not an input.
 NOT_PATHS = ("out", "block_sizes", "config", "host", "id_field", "license", "name", "repo_id", "revision")
@@ -126,47 +52,6 @@ def check_out(args: argparse.Namespace) -> None:
         safety.check_out_vs_inputs(out, safety.path_arguments(vars(args), skip=NOT_PATHS))
     if isinstance(getattr(args, "source", None), str):
         check_name(args.source, "--source")
-
-
-def _available(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-def selected_module(argv: list[str]) -> str | None:
-    """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest.cnn``), if any."""
-    words = [a for a in argv if not a.startswith("-")][:2]
-    for command_words, module, _help, _stage in COMMANDS:
-        if tuple(words[: len(command_words)]) == command_words:
-            return module
-    return None
-
-
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; only the selected command's module is imported (fast start, isolated failures)."""
-    parser = argparse.ArgumentParser(
-        prog="incoherent",
-        description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
-        "(e.g. --runner DataflowRunner, --direct_running_mode multi_processing --direct_num_workers 2).",
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
-    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    groups: dict[str, argparse._SubParsersAction] = {}
-    for words, module, help_text, _stage in COMMANDS:
-        if not _available(module):
-            continue
-        holder = top
-        if len(words) == 2:
-            if words[0] not in groups:
-                group = top.add_parser(words[0], help=f"{words[0]} commands")
-                metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar, required=True)
-            holder = groups[words[0]]
-        sub = holder.add_parser(words[-1], help=help_text, description=help_text)
-        sub.set_defaults(_module=module)
-        if module == selected:
-            importlib.import_module(module).add_arguments(sub)
-            sub.add_argument("--quiet", action="store_true", help="no progress bars on the terminal")
-    return parser
 
 
 def command_name(args: argparse.Namespace) -> str:

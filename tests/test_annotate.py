@@ -450,7 +450,7 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
 def test_documented_commands_parse():
     """Every `incoherent annotate` line of docs/annotation.md names flags the CLI knows (the example study itself
     needs the Quickstart build and people; the tests above run the same commands on the sample build)."""
-    from pipelines.cli import build_parser, selected_module
+    from pipelines.commands import build_parser, selected_module
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "annotation.md").read_text()
     commands = []

@@ -1,4 +1,4 @@
-"""``pipelines.cli.COMMANDS`` is the one table of commands; the build's maps and the fork server's preloads
+"""``pipelines.commands.COMMANDS`` is the one table of commands; the build's maps and the fork server's preloads
 derive from it, so renaming a module or a command breaks loudly here instead of silently elsewhere."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.build import command as build
 from pipelines.build import processes as stage_process
-from pipelines.cli import COMMANDS, module_of, selected_module, stage_modules
+from pipelines.commands import COMMANDS, module_of, selected_module, stage_modules
 from tests.conftest import ROOT
 
 

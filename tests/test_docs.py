@@ -143,15 +143,15 @@ def command_lines(text: str) -> list[tuple[list[str], bool]]:
 
 def parse_error(argv: list[str]) -> str | None:
     """Why ``incoherent ARGV`` would not parse (the command's flags, then Beam's options), or None."""
-    from pipelines import cli
+    from pipelines import cli, commands
 
-    module = cli.selected_module(argv)
+    module = commands.selected_module(argv)
     if module is None:
         return "no such command"
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            args, beam_args = cli.build_parser(module).parse_known_args(argv)
+            args, beam_args = commands.build_parser(module).parse_known_args(argv)
     except SystemExit:
         return err.getvalue().strip().splitlines()[-1]
     single_dash = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]

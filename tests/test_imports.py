@@ -13,6 +13,25 @@ it (imports inside functions count too, since they are dependencies all the same
 - ``annotation``: human verification (uses ``filters.metrics`` and ``corpora`` helpers).
 - ``pipelines``: the Beam stages, the CLI and the build that runs them.
 
+Inside ``pipelines`` the same rule holds between its sub-layers, lowest first (:data:`PIPELINE_LAYERS`):
+
+    runtime < commands < stages < build < cli
+
+- ``runtime`` (``pipelines/runtime/``): Beam plumbing that knows no stage (running a pipeline, tables,
+  spill, storage, options, progress, output safety, summaries, error lines).
+- ``commands`` (``pipelines/commands.py``): the one table of commands, the parser, running a command by its
+  command line. It names the command modules as strings and imports the one asked for with ``importlib``,
+  never with an import statement: that is how the table can sit below the commands it lists, and how a stage
+  (``intruders`` runs ``index`` and ``neighbors``) can run another command without importing it.
+- ``stages``: every other module of ``pipelines`` (``ingest/``, ``index``, ``neighbors``, ``intruders/``,
+  ``shuffle``, ``score_shuffle``, ``card``, ``publish``, the ``annotate/`` commands, ...); stages may import
+  each other.
+- ``build`` (``pipelines/build/``): plans and runs stages (it imports ``card`` and ``sampling`` directly).
+- ``cli`` (``pipelines/cli.py``): the entry point; it imports the table, never a command module.
+
+Imports by name through ``importlib`` are not imports to this test; the only ones on a command module are the
+table's (:mod:`pipelines.commands`) and the build's, which reads a stage's flags (``pipelines.build``).
+
 The test reads the sources with ``ast`` (nothing is imported), so it is fast and sees lazy imports as well.
 Cycles are checked between modules and between packages.
 """
@@ -26,6 +45,19 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ("schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines")
+PIPELINE_LAYERS = ("runtime", "commands", "stages", "build", "cli")
+
+
+def pipeline_layer(module: str) -> str:
+    """The sub-layer of a module of ``pipelines`` (see the module docstring).
+
+    >>> [pipeline_layer(m) for m in ("pipelines.runtime.run", "pipelines.ingest.cnn", "pipelines.build.plan")]
+    ['runtime', 'stages', 'build']
+    """
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "runtime"  # the package itself: empty
+    return parts[1] if parts[1] in PIPELINE_LAYERS else "stages"
 
 
 def module_files() -> dict[str, str]:
@@ -149,3 +181,22 @@ def test_no_upward_import(package):
         if rank[target.split(".")[0]] > rank[package]
     )
     assert not upward, f"upward imports (layers {' < '.join(LAYERS)}):\n" + "\n".join(upward)
+
+
+def test_no_upward_import_inside_pipelines():
+    rank = {name: i for i, name in enumerate(PIPELINE_LAYERS)}
+    upward = sorted(
+        f"{name} ({pipeline_layer(name)}) imports {target} ({pipeline_layer(target)})"
+        for name, targets in graph().items()
+        if name.split(".")[0] == "pipelines"
+        for target in targets
+        if target.split(".")[0] == "pipelines" and rank[pipeline_layer(target)] > rank[pipeline_layer(name)]
+    )
+    assert not upward, f"upward imports (layers {' < '.join(PIPELINE_LAYERS)}):\n" + "\n".join(upward)
+
+
+def test_pipeline_layers():
+    assert pipeline_layer("pipelines") == "runtime"
+    assert pipeline_layer("pipelines.commands") == "commands"
+    assert pipeline_layer("pipelines.annotate.serve") == "stages"
+    assert pipeline_layer("pipelines.cli") == "cli"

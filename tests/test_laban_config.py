@@ -159,7 +159,7 @@ def test_every_documented_command_line_parses():
     import re
     import shlex
 
-    from pipelines.cli import build_parser, selected_module
+    from pipelines.commands import build_parser, selected_module
 
     text = (ROOT / "docs" / "shuffle-models.md").read_text().replace("\\\n", " ")
     lines = [m.group(1) for m in re.finditer(r"^incoherent (.+?)(?:\s+#.*)?$", text, re.MULTILINE)]

@@ -21,7 +21,7 @@ import apache_beam as beam
 import pytest
 import yaml
 
-from pipelines import cli
+from pipelines import cli, commands
 from pipelines.build import command as build
 from pipelines.runtime import run, safety
 from schemas.records import InputError
@@ -452,7 +452,7 @@ def test_a_name_argument_is_not_taken_for_an_input(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wsj").mkdir()
     shutil.copy(SAMPLES / "wsj" / "wsj.jsonl", tmp_path / "wsj" / "wsj.jsonl")
-    args = cli.build_parser("pipelines.ingest.text").parse_args(
+    args = commands.build_parser("pipelines.ingest.text").parse_args(
         ["ingest", "text", "wsj/wsj.jsonl", "--source", "wsj", "--out", "wsj/docs"]
     )
     cli.check_out(args)

@@ -69,7 +69,7 @@ from pipelines.build.resume import (
     remove,
 )
 from pipelines.card import write_local_card
-from pipelines.cli import COMMANDS, module_of
+from pipelines.commands import COMMANDS, module_of
 from pipelines.runtime import progress, safety, storage
 from pipelines.runtime.options import DryRun, bound_driver_retries, check_beam_args
 from pipelines.runtime.summary import write_json_atomic
@@ -79,7 +79,7 @@ from sources.paths import check_name
 
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
-# From the one table of commands (pipelines.cli.COMMANDS): config section -> (module, keys the build sets).
+# From the one table of commands (pipelines.commands.COMMANDS): config section -> (module, keys the build sets).
 SECTION_COMMANDS = {
     "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
     "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),

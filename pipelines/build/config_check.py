@@ -195,7 +195,7 @@ def check_stage_options(stages, raw: dict, path: str) -> None:
 
     ``stages``: :func:`pipelines.build.command.plan` of the config (``Stage.argv`` is an ``incoherent`` command line).
     """
-    from pipelines.cli import COMMANDS, selected_module
+    from pipelines.commands import COMMANDS, selected_module
 
     for stage in stages:
         module_name = selected_module(stage.argv) if stage.make is None else None

@@ -20,39 +20,21 @@ build's own ``RUSAGE_CHILDREN`` never sees them.
 from __future__ import annotations
 
 import contextlib
-import importlib
-import io
 import logging
 import os
 import signal
 import sys
 import threading
 
-from pipelines.cli import COMMANDS, build_parser, selected_module, stage_modules
+from pipelines.commands import run_in_process, stage_modules
 from pipelines.runtime import progress
 from pipelines.runtime.options import StageFailed
 from schemas.records import InputError
 
 PR_SET_PDEATHSIG = 1
-# imported once by the fork server, so that stages forked from it do not import them again
+# imported once by the fork server, so that stages forked from it do not import them again (``pipelines.cli`` for
+# the log filters it installs on import, which keep a worker's InputError traceback off the terminal)
 PRELOAD = ["apache_beam", "pipelines.cli", "pipelines.build.processes", *stage_modules()]
-
-
-def run_in_process(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
-    """Run one ``incoherent`` command in this process (its InputError propagates; ``quiet``: its report,
-    printed on stdout, is dropped)."""
-    words = tuple(argv[:2]) if argv[0] in ("ingest", "export") else (argv[0],)
-    module = next((c.module for c in COMMANDS if c.words == words), None)
-    if module is None or importlib.util.find_spec(module) is None:
-        raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
-    parser = build_parser(selected_module(argv))
-    args, extra = parser.parse_known_args(argv + list(beam_args))
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
-            importlib.import_module(args._module).run(args, extra)
-    finally:
-        progress.close_all()
 
 
 def _context():
@@ -78,7 +60,7 @@ def peak_rss_mb() -> int:
 
 
 def run_isolated(argv: list[str], beam_args: list[str]) -> int:
-    """Run one ``incoherent`` command like :func:`run_in_process`, in a child process; returns the child's
+    """Run one ``incoherent`` command like :func:`pipelines.commands.run_in_process`, in a child process; returns the child's
     :func:`peak_rss_mb` (0 if it sent none)."""
     context = _context()
     receive, send = context.Pipe(duplex=False)

@@ -752,7 +752,7 @@ def retrieval_for(
     if not missing:
         yield index_map, neighbor_map
         return
-    from pipelines.build.processes import run_in_process
+    from pipelines.commands import run_in_process
 
     work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
     try:

@@ -1,0 +1,154 @@
+"""The one table of ``incoherent`` commands, :data:`COMMANDS`, and what reads it: the parser, and running a
+command by its command line in this process.
+
+A command is a module with ``add_arguments(parser)`` and ``run(args, beam_args) -> int``. Nothing here imports
+a command module by an import statement: :func:`build_parser` and :func:`run_in_process` import it by its name
+from the table (``importlib``), and only the one that was asked for, so the CLI starts fast, a command whose
+optional dependencies are missing fails alone, and this module sits below every command in the import layers
+(``tests/test_imports.py``). What derives from the table: the build's stage maps
+(:mod:`pipelines.build.config`) and the fork server's preloads (:mod:`pipelines.build.processes`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import io
+from typing import NamedTuple
+
+from pipelines.runtime import progress
+from schemas.records import InputError
+
+
+class Command(NamedTuple):
+    words: tuple[str, ...]  # ("ingest", "cnn")
+    module: str  # the module with add_arguments(parser) and run(args, beam_args)
+    help: str  # one line
+    stage: bool = False  # run as a stage by `incoherent build` (preloaded by its fork server)
+
+
+# The one table of commands: the build's stage maps and the fork server's preloads derive from it.
+COMMANDS: list[Command] = [
+    Command(
+        ("ingest", "wikipedia"),
+        "pipelines.ingest.wikipedia",
+        "MediaWiki XML dumps -> lead-section documents",
+        True,
+    ),
+    Command(
+        ("ingest", "cnn"), "pipelines.ingest.cnn", "CNN .story files or cnn_stories.tgz -> documents", True
+    ),
+    Command(
+        ("ingest", "text"), "pipelines.ingest.text", "JSONL / Parquet text collections -> documents", True
+    ),
+    Command(("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)", True),
+    Command(
+        ("score-shuffle",),
+        "pipelines.score_shuffle",
+        "zero-shot k-block shuffle test of a causal or masked LM",
+    ),
+    Command(("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents", True),
+    Command(("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document", True),
+    Command(("intruders",), "pipelines.intruders.command", "intruder-sentence corpus (INSteD method)", True),
+    Command(
+        ("build",),
+        "pipelines.build.command",
+        "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
+    ),
+    Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
+    Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
+    Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
+    Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
+    Command(
+        ("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"
+    ),
+    Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
+    Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
+    Command(
+        ("annotate", "export"), "pipelines.annotate.export", "annotation tasks: MTurk, Label Studio, in-lab"
+    ),
+    Command(("annotate", "serve"), "pipelines.annotate.serve", "in-lab annotation web application"),
+    Command(
+        ("annotate", "import"),
+        "pipelines.annotate.import_answers",
+        "answers from MTurk, Label Studio, the lab, INSteD",
+    ),
+    Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
+    Command(
+        ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
+    ),
+]
+
+
+def module_of(*words: str) -> str:
+    """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest.cnn``); a
+    command that is not in :data:`COMMANDS` is a KeyError, never a silent miss."""
+    for command in COMMANDS:
+        if command.words == words:
+            return command.module
+    raise KeyError(f"no command {' '.join(words)!r} in pipelines.commands.COMMANDS")
+
+
+def stage_modules() -> list[str]:
+    """The modules of the commands a build runs as stages, in table order."""
+    return [command.module for command in COMMANDS if command.stage]
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def selected_module(argv: list[str]) -> str | None:
+    """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest.cnn``), if any."""
+    words = [a for a in argv if not a.startswith("-")][:2]
+    for command_words, module, _help, _stage in COMMANDS:
+        if tuple(words[: len(command_words)]) == command_words:
+            return module
+    return None
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the selected command's module is imported (fast start, isolated failures)."""
+    parser = argparse.ArgumentParser(
+        prog="incoherent",
+        description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
+        "(e.g. --runner DataflowRunner, --direct_running_mode multi_processing --direct_num_workers 2).",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for words, module, help_text, _stage in COMMANDS:
+        if not _available(module):
+            continue
+        holder = top
+        if len(words) == 2:
+            if words[0] not in groups:
+                group = top.add_parser(words[0], help=f"{words[0]} commands")
+                metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar, required=True)
+            holder = groups[words[0]]
+        sub = holder.add_parser(words[-1], help=help_text, description=help_text)
+        sub.set_defaults(_module=module)
+        if module == selected:
+            importlib.import_module(module).add_arguments(sub)
+            sub.add_argument("--quiet", action="store_true", help="no progress bars on the terminal")
+    return parser
+
+
+def run_in_process(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
+    """Run one ``incoherent`` command in this process (its InputError propagates; ``quiet``: its report,
+    printed on stdout, is dropped)."""
+    words = tuple(argv[:2]) if argv[0] in ("ingest", "export") else (argv[0],)
+    module = next((c.module for c in COMMANDS if c.words == words), None)
+    if module is None or importlib.util.find_spec(module) is None:
+        raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
+    parser = build_parser(selected_module(argv))
+    args, extra = parser.parse_known_args(argv + list(beam_args))
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
+            importlib.import_module(args._module).run(args, extra)
+    finally:
+        progress.close_all()
