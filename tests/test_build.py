@@ -9,7 +9,9 @@ import os
 import pytest
 import yaml
 
-from pipelines.build.command import _flags, check_config, default_config_path, load_config, untangle
+from pipelines.build.command import untangle
+from pipelines.build.config import check_config, default_config_path, load_config
+from pipelines.build.plan import _flags
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 

@@ -14,7 +14,7 @@ import psutil
 import pytest
 import yaml
 
-from pipelines.build.command import plan
+from pipelines.build.plan import plan
 from tests.conftest import ROOT, file_bytes, read_rows, run_cli
 
 pytestmark = pytest.mark.slow
@@ -95,7 +95,7 @@ def test_a_finished_build_is_skipped_changed_options_redo_their_stages_and_force
 
 
 def plan_of(config_path, out):
-    from pipelines.build.command import check_config, load_config
+    from pipelines.build.config import check_config, load_config
 
     return plan(check_config(load_config(str(config_path)), str(config_path)), str(out / "work"))
 
@@ -141,7 +141,7 @@ def test_bad_samples_in_the_config_stop_the_build_before_any_work(tmp_path, caps
 def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_path):
     from importlib import resources
 
-    from pipelines.build.command import check_config, load_config
+    from pipelines.build.config import check_config, load_config
 
     recipe = resources.files("pipelines").joinpath("configs/insted.yaml")
     config = yaml.safe_load(recipe.read_text())

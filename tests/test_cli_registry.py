@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pipelines.build import command as build
+from pipelines.build import config as build_config
 from pipelines.build import processes as stage_process
 from pipelines.commands import COMMANDS, module_of, selected_module, stage_modules
 from tests.conftest import ROOT
@@ -42,11 +42,11 @@ def test_module_of_refuses_an_unknown_command():
 
 def test_the_build_maps_derive_from_the_table():
     ingest = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}
-    assert build.INGEST_MODULES == ingest
-    assert set(build.KINDS) == set(ingest)
-    for section, (module, _reserved) in build.SECTION_COMMANDS.items():
+    assert build_config.INGEST_MODULES == ingest
+    assert set(build_config.KINDS) == set(ingest)
+    for section, (module, _reserved) in build_config.SECTION_COMMANDS.items():
         assert module == module_of(section)
-    built = set(ingest.values()) | {module for module, _ in build.SECTION_COMMANDS.values()}
+    built = set(ingest.values()) | {module for module, _ in build_config.SECTION_COMMANDS.values()}
     assert built | {module_of("index")} == set(stage_modules())  # every stage a build runs is preloaded
 
 

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipelines.build.command import check_config, load_config, plan
+from pipelines.build.config import check_config, load_config
+from pipelines.build.plan import plan
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 from tests.shuffle_fixtures import one_thread  # noqa: F401

@@ -81,7 +81,7 @@ def test_an_unknown_config_key_stops_the_build_before_any_work(tmp_path, capsys,
 
 
 def test_known_stage_keys_pass_the_check(tmp_path):
-    from pipelines.build.command import check_config, load_config
+    from pipelines.build.config import check_config, load_config
 
     path = write_config(
         tmp_path / "build.yaml",

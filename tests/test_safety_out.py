@@ -22,7 +22,9 @@ import pytest
 import yaml
 
 from pipelines import cli, commands
-from pipelines.build import command as build
+from pipelines.build import execute
+from pipelines.build.config import check_config
+from pipelines.build.plan import plan
 from pipelines.runtime import run, safety
 from schemas.records import InputError
 from sources.paths import check_name
@@ -134,7 +136,7 @@ def test_force_on_a_folder_that_is_not_a_build_is_refused(tmp_path, capsys):
 
 def test_force_deletes_only_what_a_build_wrote(tmp_path):
     out = tmp_path / "OUT"
-    _records, lock = build.prepare_build_dir(str(out), force=False)
+    _records, lock = execute.prepare_build_dir(str(out), force=False)
     lock.release()
     for name in ("dataset/intruder-cnn", "work/documents/cnn", "work/intruders.partial"):
         (out / name).mkdir(parents=True)
@@ -142,7 +144,7 @@ def test_force_deletes_only_what_a_build_wrote(tmp_path):
     (out / "notes.txt").write_text("mine\n")
     (out / "mine").mkdir()
     (out / "mine" / "data.csv").write_text("1,2\n")
-    records, lock = build.prepare_build_dir(str(out), force=True)
+    records, lock = execute.prepare_build_dir(str(out), force=True)
     lock.release()
     assert records == {}
     names = sorted(os.listdir(out))
@@ -152,11 +154,11 @@ def test_force_deletes_only_what_a_build_wrote(tmp_path):
 
 def test_a_build_killed_after_its_marker_is_resumed_or_forced(tmp_path):
     out = tmp_path / "OUT"
-    _records, lock = build.prepare_build_dir(str(out), force=False)
+    _records, lock = execute.prepare_build_dir(str(out), force=False)
     (out / "dataset").mkdir()  # what a build killed in its first seconds leaves
     lock.release()
     for force in (False, True):
-        records, lock = build.prepare_build_dir(str(out), force=force)
+        records, lock = execute.prepare_build_dir(str(out), force=force)
         lock.release()
         assert records == {}
 
@@ -173,9 +175,9 @@ def test_the_marker_is_written_first_by_a_real_build(tmp_path):
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
-    assert build.is_build(str(out))
+    assert execute.is_build(str(out))
     for force in (False, True):
-        _records, lock = build.prepare_build_dir(str(out), force=force)
+        _records, lock = execute.prepare_build_dir(str(out), force=force)
         lock.release()
 
 
@@ -197,7 +199,7 @@ def test_out_equal_to_the_input_is_refused_and_the_input_kept(tmp_path, capsys):
 
 def test_a_config_input_under_out_is_refused_before_force_deletes_it(tmp_path, capsys):
     out = tmp_path / "OUT"
-    _records, lock = build.prepare_build_dir(str(out), force=False)  # an earlier build's folder
+    _records, lock = execute.prepare_build_dir(str(out), force=False)  # an earlier build's folder
     lock.release()
     shutil.copytree(CNN_DIR, out / "stories")
     before = tree(out)
@@ -356,7 +358,7 @@ def test_a_failed_command_leaves_no_inputs_folder_and_can_be_rerun(tmp_path):
 
 def test_a_second_build_says_who_holds_the_lock(tmp_path, capsys):
     out = tmp_path / "OUT"
-    _records, lock = build.prepare_build_dir(str(out), force=False)
+    _records, lock = execute.prepare_build_dir(str(out), force=False)
     try:
         before = sorted(os.listdir(out))
         err = refused(capsys, "build", "--out", out, "--force")
@@ -395,10 +397,10 @@ def test_two_concurrent_builds(tmp_path):
 
 def test_remove_stale_keeps_exactly_what_the_plan_writes(tmp_path):
     out = tmp_path / "OUT"
-    config = build.check_config(
+    config = check_config(
         {"sources": {"cnn": {"kind": "cnn", "inputs": [str(CNN_DIR)]}}}, str(tmp_path / "c.yaml")
     )
-    stages = build.plan(config, str(out / "work"))
+    stages = plan(config, str(out / "work"))
     for folder in (
         "dataset/intruder-cnn", "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia",
         "dataset/candidates",
@@ -408,7 +410,7 @@ def test_remove_stale_keeps_exactly_what_the_plan_writes(tmp_path):
     ):  # fmt: skip
         (out / folder).mkdir(parents=True)
         (out / folder / "run_summary.json").write_text("{}")
-    removed = {os.path.relpath(p, out) for p in build.remove_stale(str(out), stages)}
+    removed = {os.path.relpath(p, out) for p in execute.remove_stale(str(out), stages)}
     assert removed == {
         "dataset/intruder-wikipedia", "dataset/shuffle-wikipedia", "work/documents/wikipedia",
         "work/retrieval/wikipedia", "work/history", "work/shuffle/wikipedia",

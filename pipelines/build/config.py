@@ -1,0 +1,419 @@
+"""The build config: read (bounded YAML), resolved (every input found) and checked, all before the first stage.
+
+:func:`load_config` reads a config of at most :data:`MAX_CONFIG_BYTES`, strict UTF-8, with ``yaml.SafeLoader``
+(plain data, no Python objects) and at most :data:`MAX_NODES` values once aliases are expanded (a few hundred
+bytes of nested aliases would otherwise expand to gigabytes), then checks the types of the top-level values.
+:func:`check_config` resolves every input path (against ``base``, then the current directory; remote ones
+through Beam's filesystems) and checks that every key of a section is a flag of the command it is passed to
+(:data:`SECTION_COMMANDS`, :data:`INGEST_MODULES`: derived from :data:`pipelines.commands.COMMANDS`).
+:func:`check_stage_options` parses every stage's flags with that command's own parser and option checks
+(``check_options(args)`` of the command module), so ``k: "ten"``, ``k: 0``, ``block_sizes: [0]`` or
+``similarity_threshold: 2`` stop the build before any work, with one line naming the key and the file::
+
+    error: my.yaml: neighbors.k: invalid int value: 'ten'
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+from importlib import resources
+
+import yaml
+
+from corpora.sampling import parse_sample
+from pipelines.build.plan import history_label
+from pipelines.commands import COMMANDS, module_of
+from pipelines.runtime import storage
+from schemas.records import InputError
+from sources.paths import check_name
+
+MAX_CONFIG_BYTES = 1 << 20  # a build config is a page of text
+MAX_NODES = 100_000  # YAML values after alias expansion
+MAX_TEXT = 1000  # characters of a card's name or licence
+SCALARS = (str, int, float, bool, type(None))
+
+# Config sections whose keys become flags of one command, and the flags the build sets itself.
+# From the one table of commands (pipelines.commands.COMMANDS): config section -> (module, keys the build sets).
+SECTION_COMMANDS = {
+    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
+    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),
+    "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
+}
+INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
+KINDS = tuple(INGEST_MODULES)  # ("wikipedia", "cnn", "text")
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Values under ``node`` with every alias expanded (memoised per node, so linear in the document)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise ValueError("a recursive alias")
+    open_nodes.add(key)
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, sizes, open_nodes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(
+            _expanded_size(k, sizes, open_nodes) + _expanded_size(v, sizes, open_nodes) for k, v in node.value
+        )
+    else:
+        size = 1
+    open_nodes.discard(key)
+    sizes[key] = size
+    if size > MAX_NODES:
+        raise ValueError(f"more than {MAX_NODES:,} values once its aliases are expanded")
+    return size
+
+
+def parse_yaml(text: str, path: str):
+    """``yaml.safe_load`` with a bound on alias expansion; every fault is one :class:`InputError` line.
+
+    >>> parse_yaml("a: &x [1, 2]\\nb: *x", "c.yaml")
+    {'a': [1, 2], 'b': [1, 2]}
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {}, set())
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: refused, the YAML holds {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: refused, the YAML is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def load_config(path: str) -> dict:
+    """A build config: a regular file of at most :data:`MAX_CONFIG_BYTES`, UTF-8, bounded YAML, a mapping
+    whose top-level values have the right types."""
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such config file")
+    if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        raise InputError(f"{path}: larger than {MAX_CONFIG_BYTES >> 10} KiB, not a build config")
+    with open(path, "rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    config = parse_yaml(text, path)
+    if not isinstance(config, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    check_types(config, path)
+    return config
+
+
+def _fault(path: str, key: str, message: str) -> InputError:
+    return InputError(f"{path}: {key}: {message}")
+
+
+def _type_name(value) -> str:
+    return type(value).__name__ if value is not None else "null"
+
+
+def _check_flat(values, path: str, where: str, nested: tuple[str, ...] = ()) -> None:
+    """A mapping of flag values: scalars or lists of scalars (``nested`` keys may also map to scalars)."""
+    if values is None:
+        return
+    if not isinstance(values, dict):
+        raise _fault(path, where, f"must be a mapping, got {_type_name(values)}")
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise _fault(path, f"{where}.{key}", "keys must be text")
+        items = (
+            value
+            if isinstance(value, list)
+            else list(value.values())
+            if key in nested and isinstance(value, dict)
+            else [value]
+        )
+        if not all(isinstance(v, SCALARS) for v in items):
+            raise _fault(
+                path, f"{where}.{key}", f"must be a number, text or a list of them, got {value!r:.80}"
+            )
+
+
+def check_types(config: dict, path: str) -> None:
+    """Types of the top-level values (the stages check their own flags: :func:`check_stage_options`)."""
+    seed = config.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise _fault(path, "seed", f"must be a whole number >= 0, got {seed!r:.80}")
+    for key in ("base", "out"):
+        if key in config and not isinstance(config[key], str):
+            raise _fault(path, key, f"must be a path, got {_type_name(config[key])}")
+    sources = config.get("sources")
+    if isinstance(sources, dict):
+        for name, spec in sources.items():
+            if not isinstance(name, str):
+                raise _fault(path, f"sources.{name}", "source names must be text")
+            if not isinstance(spec, dict):
+                continue  # check_config names the fault
+            for key in ("inputs", "history"):
+                paths = spec.get(key)
+                if paths is not None and not (
+                    isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+                ):
+                    raise _fault(path, f"sources.{name}.{key}", "must be a list of paths")
+            _check_flat(spec.get("options"), path, f"sources.{name}.options")
+    for section in ("neighbors", "intruders", "shuffle"):
+        _check_flat(config.get(section), path, section, nested=("sample",))
+    card = config.get("card")
+    _check_flat(card, path, "card")
+    for key in ("name", "license"):
+        value = (card or {}).get(key)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
+            raise _fault(path, f"card.{key}", f"must be text of at most {MAX_TEXT} characters")
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser that raises instead of printing usage and exiting."""
+
+    def error(self, message: str):
+        raise _Refused(message)
+
+
+_FLAG = re.compile(r"--([A-Za-z0-9][A-Za-z0-9-]*)")
+
+
+def _config_key(stage: str, flag: str, raw: dict) -> str:
+    """The config key behind a stage's flag: ``neighbors/cnn`` + ``--k`` -> ``neighbors.k``."""
+    key = flag.replace("-", "_")
+    section, _, source = stage.partition("/")
+    if section in ("ingest", "ingest-history"):
+        where = f"sources.{source.split('/', 1)[0]}.options"
+        values = ((raw.get("sources") or {}).get(source.split("/", 1)[0]) or {}).get("options") or {}
+    else:
+        where, values = section, raw.get(section) or {}
+    if key in values or str(flag) in values:
+        return f"{where}.{key}"
+    if key == "seed":
+        return "seed"
+    if key == "k":
+        return "neighbors.k"
+    return f"{where}.{key}"
+
+
+def check_stage_options(stages, raw: dict, path: str) -> None:
+    """Parse every command stage's flags with the command's own parser and run its ``check_options(args)``
+    (the checks that need no input); a fault is one line naming the config key and ``path``.
+
+    ``stages``: :func:`pipelines.build.plan.plan` of the config (``Stage.argv`` is an ``incoherent`` command line).
+    """
+    from pipelines.commands import COMMANDS, selected_module
+
+    for stage in stages:
+        module_name = selected_module(stage.argv) if stage.make is None else None
+        if module_name is None:
+            continue
+        words = next(c.words for c in COMMANDS if c.module == module_name)
+        module = importlib.import_module(module_name)
+        parser = _Parser(prog=" ".join(words), add_help=False)
+        module.add_arguments(parser)
+        try:
+            args = parser.parse_args(stage.argv[len(words) :])
+            check = getattr(module, "check_options", None)
+            if check is not None:
+                check(args)
+        except (_Refused, InputError) as exc:
+            message = str(exc)
+            found = _FLAG.search(message)
+            if not found:
+                raise InputError(f"{path}: {stage.name}: {message}") from None
+            key = _config_key(stage.name, found.group(1), raw)
+            detail = re.sub(r"^(argument )?--[A-Za-z0-9/-]+:\s*", "", message)
+            raise InputError(f"{path}: {key}: {detail}") from None
+
+
+def check_before_run(raw: dict, resolved: dict, stages, path: str) -> None:
+    """Everything a build can check before its first stage: the stages' flags and the filter model."""
+    check_stage_options(stages, raw, path)
+    model = resolved["intruders"].get("filter", "none")
+    if model not in (None, "none"):
+        from filters.handler import check_model_dir
+
+        check_model_dir(str(model))
+
+
+def default_config_path() -> str:
+    return str(resources.files("pipelines").joinpath("configs/default.yaml"))
+
+
+def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
+    """An input path: absolute as given; relative against ``base``, then the current directory."""
+    if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
+        from pipelines.runtime.storage import BeamFiles
+
+        files = BeamFiles()
+        if files.isfile(str(value)) or files.isdir(str(value)):
+            return str(value)
+        raise InputError(f"{config_path}: {key}: {value} not found")
+    path = os.path.expanduser(str(value))
+    if os.path.isabs(path):
+        tried = [path]
+    else:
+        tried = [os.path.normpath(os.path.join(base, path)), os.path.abspath(path)]
+    for candidate in tried:
+        if os.path.exists(candidate):
+            return candidate
+    raise InputError(f"{config_path}: {key}: {value} not found (tried {', '.join(dict.fromkeys(tried))})")
+
+
+def _section(config: dict, name: str, config_path: str) -> dict:
+    value = config.get(name) or {}
+    if not isinstance(value, dict):
+        raise InputError(f"{config_path}: `{name}` must be a mapping")
+    return value
+
+
+def command_flags(module: str) -> set[str]:
+    """The long flags of one command, without dashes: ``{"block_sizes", "seed", ...}``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    importlib.import_module(module).add_arguments(parser)
+    return {
+        s[2:].replace("-", "_")
+        for action in parser._actions
+        for s in action.option_strings
+        if s.startswith("--")
+    }
+
+
+def check_keys(
+    options: dict, module: str, where: str, config_path: str, reserved: set[str] = frozenset()
+) -> None:
+    """Every key of a config section must be a flag of the command it is passed to (before any work)."""
+    known = command_flags(module) - set(reserved)
+    for key in options:
+        if str(key).replace("-", "_") not in known:
+            command = " ".join(next(c.words for c in COMMANDS if c.module == module))
+            raise InputError(
+                f"{config_path}: {where}.{key}: unknown key (`incoherent {command}` has no "
+                f"--{str(key).replace('_', '-')}; known: {', '.join(sorted(known))})"
+            )
+
+
+def check_config(config: dict, config_path: str) -> dict:
+    """The config with every input path resolved and checked; raises :class:`InputError` on the first fault."""
+    known = {"base", "out", "seed", "sources", "neighbors", "intruders", "shuffle", "card"}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise InputError(f"{config_path}: unknown keys {unknown} (known: {sorted(known)})")
+    config_dir = os.path.dirname(os.path.abspath(config_path))
+    base = os.path.normpath(os.path.join(config_dir, str(config.get("base", "."))))
+    sources = config.get("sources")
+    if not isinstance(sources, dict) or not sources:
+        raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
+    resolved, skipped = {}, {}
+    for name in sources:
+        check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
+    for name, spec in sources.items():
+        where = f"sources.{name}"
+        if not isinstance(spec, dict):
+            raise InputError(f"{config_path}: {where} must be a mapping with `kind` and `inputs`")
+        kind = spec.get("kind")
+        if kind not in KINDS:
+            raise InputError(f"{config_path}: {where}.kind must be one of {list(KINDS)}, got {kind!r}")
+        if kind == "cnn" and name != "cnn":
+            raise InputError(f"{config_path}: {where}: CNN documents are named `cnn`; call the source cnn")
+        inputs = spec.get("inputs")
+        if not isinstance(inputs, list) or not inputs:
+            raise InputError(f"{config_path}: {where}.inputs must be a non-empty list of paths")
+        history = spec.get("history") or []
+        if history and kind != "wikipedia":
+            raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
+        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
+        if unknown_keys:
+            raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
+        options = spec.get("options") or {}
+        if not isinstance(options, dict):
+            raise InputError(f"{config_path}: {where}.options must map flag names to values")
+        check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
+        for path in history:
+            check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+        if spec.get("optional"):
+            missing = missing_inputs(inputs + history, base)
+            if missing:
+                how = f"; get it: {spec['get']}" if spec.get("get") else ""
+                skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
+                continue
+        resolved[name] = {
+            "kind": kind,
+            "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
+            "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
+            "options": options,
+        }
+    if not resolved:
+        raise InputError(
+            f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
+        )
+    neighbors = _section(config, "neighbors", config_path)
+    intruders = _section(config, "intruders", config_path)
+    shuffle = _section(config, "shuffle", config_path)
+    card = _section(config, "card", config_path)
+    for name, (module, reserved) in SECTION_COMMANDS.items():
+        check_keys(_section(config, name, config_path), module, name, config_path, reserved)
+    unknown_card = sorted(set(card) - {"name", "license"})
+    if unknown_card:
+        raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
+    for name, section in (("intruders", intruders), ("shuffle", shuffle)):
+        sample = section.get("sample")
+        if isinstance(sample, dict):
+            for source, value in sample.items():
+                if source in skipped:
+                    continue
+                if source not in resolved:
+                    raise InputError(
+                        f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
+                    )
+                parse_sample(value, f"{config_path}: {name}.sample.{source}")
+        elif sample is not None:
+            parse_sample(sample, f"{config_path}: {name}.sample")
+    model = intruders.get("filter", "none")
+    if model not in (None, "none"):
+        intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
+    return {
+        "sources": resolved,
+        **({"skipped_sources": skipped} if skipped else {}),
+        "seed": int(config.get("seed", 0)),
+        "neighbors": neighbors,
+        "intruders": intruders,
+        "shuffle": shuffle,
+        "card": {
+            "name": str(card.get("name", "incoherent coherence corpora")),
+            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
+        },
+    }
+
+
+def missing_inputs(paths: list, base: str) -> list[str]:
+    """The local paths of an optional source that are absent (against ``base``, then the current directory)."""
+    out = []
+    for value in paths:
+        path = os.path.expanduser(str(value))
+        if storage.is_remote(path):
+            continue  # checked by resolve_path
+        tried = [path] if os.path.isabs(path) else [os.path.join(base, path), os.path.abspath(path)]
+        if not any(os.path.exists(t) for t in tried):
+            out.append(str(value))
+    return out
+
+
+def config_inputs(config: dict) -> list[str]:
+    """Every path a checked config reads: its sources' inputs and history, the filter model."""
+    paths = [p for spec in config["sources"].values() for p in [*spec["inputs"], *spec["history"]]]
+    model = config["intruders"].get("filter", "none")
+    return paths + ([] if model in (None, "none") else [str(model)])
