@@ -9,7 +9,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpora.seeding import stable_hash
-from pipelines.runtime import spill
+from pipelines.runtime import spill, spill_shards
 
 
 def run_with_spill(tmp_path, build, buckets_dir="spill"):
@@ -71,7 +71,7 @@ def test_shards_are_cut_by_the_hash_of_the_id_with_the_count_per_split(tmp_path)
         shards = (
             p
             | beam.Create(rows)
-            | spill.SpillShards(split_of, rows_per_shard=10, chunk_values=6)
+            | spill_shards.SpillShards(split_of, rows_per_shard=10, chunk_values=6)
             | beam.Map(lambda e: (e[0], sorted(r["id"] for r in e[1])))
         )
         expected = {}
@@ -140,7 +140,7 @@ def test_shard_tables_hold_the_rows_of_the_same_shards_as_single_rows(tmp_path):
         tables = (
             p
             | beam.Create([rows[i : i + 8] for i in range(0, 50, 8)])
-            | spill.SpillShardTables(split_of, rows_per_shard=10, schema=schema, chunk_values=6)
+            | spill_shards.SpillShardTables(split_of, rows_per_shard=10, schema=schema, chunk_values=6)
             | beam.Map(lambda e: (e[0], sorted(e[1].to_pylist(), key=lambda r: r["id"])))
         )
         assert_that(tables, equal_to([(k, sorted(v, key=lambda r: r["id"])) for k, v in expected.items()]))

@@ -25,7 +25,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from corpora.seeding import stable_hash
-from pipelines.runtime import spill, storage
+from pipelines.runtime import spill, spill_shards, storage
 from schemas import REJECTED_SCHEMA, schema_for
 from schemas.records import InputError, Rejected, newest_first
 
@@ -243,9 +243,11 @@ class WriteTable(beam.PTransform):
 
         if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
             if self._batched:  # lists of rows: held as Arrow tables on the way
-                grouped = rows | "SpillShards" >> spill.SpillShardTables(split_of, per_shard, self._schema)
+                grouped = rows | "SpillShards" >> spill_shards.SpillShardTables(
+                    split_of, per_shard, self._schema
+                )
             else:
-                grouped = rows | "SpillShards" >> spill.SpillShards(split_of, per_shard)
+                grouped = rows | "SpillShards" >> spill_shards.SpillShards(split_of, per_shard)
         else:
             if self._batched:
                 rows = rows | "EachRow" >> beam.FlatMap(_each_row)
