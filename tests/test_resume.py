@@ -1,9 +1,7 @@
-"""Direct tests of :mod:`pipelines.build.resume` (fingerprints, completeness, partial outputs) and of
-:mod:`pipelines.runtime.summary` (atomic JSON)."""
+"""Direct tests of :mod:`pipelines.build.resume` (fingerprints, completeness, partial outputs)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from pipelines.build import resume
@@ -59,11 +57,3 @@ def test_partial_output_is_published_by_a_rename_and_cleaned(tmp_path):
     resume.clean(out)
     assert not os.path.exists(out) and not os.path.exists(out + summary.PARTIAL)
     resume.clean(out)  # nothing there: nothing to do
-
-
-def test_write_json_atomic_leaves_no_temporary_file(tmp_path):
-    path = tmp_path / "summary.json"
-    summary.write_json_atomic(str(path), {"a": 1, "when": object})
-    assert json.loads(path.read_text())["a"] == 1
-    assert path.read_text().endswith("}\n")
-    assert os.listdir(tmp_path) == ["summary.json"]

@@ -4,7 +4,6 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.runtime.errors import input_error_message
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
 from schemas.records import InputError, Rejected, document
@@ -89,14 +88,6 @@ def test_input_error_inside_a_worker_surfaces_as_one_line(tmp_path, beam_args):
         run_pipeline(build, command="t", out_dir=str(tmp_path / "o"), params={}, beam_args=beam_args)
     assert str(info.value) == "corpus.xml: truncated bz2 stream"
     assert not (tmp_path / "o" / "run_summary.json").exists()
-
-
-def test_input_error_message_ignores_other_errors():
-    assert input_error_message(ValueError("boom")) is None
-    assert (
-        input_error_message(RuntimeError("x\nschemas.records.InputError: a.xml: bad [while running 'R']"))
-        == "a.xml: bad"
-    )
 
 
 def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():

@@ -1,9 +1,11 @@
-"""Direct tests of :mod:`pipelines.build.processes`: a command run in a forked stage process."""
+"""Direct tests of :mod:`pipelines.build.processes` (a command run in a forked stage process) and of
+:func:`pipelines.commands.run_in_process`, which runs it there."""
 
 from __future__ import annotations
 
 import pytest
 
+from pipelines import commands
 from pipelines.build import processes as stage_process
 from schemas.records import InputError
 from tests.conftest import SAMPLES
@@ -25,4 +27,11 @@ def test_bad_input_in_a_stage_process_is_one_input_error(tmp_path):
 
 def test_an_unknown_command_is_refused_in_process():
     with pytest.raises(InputError, match="`nowhere` command is not available"):
-        stage_process.run_in_process(["nowhere"], [])
+        commands.run_in_process(["nowhere"], [])
+
+
+def test_a_command_runs_in_this_process_without_its_report(tmp_path, capsys):
+    out = tmp_path / "docs"
+    commands.run_in_process(["ingest", "cnn", str(SAMPLES / "cnn" / "frank"), "--out", str(out)], [])
+    assert (out / "run_summary.json").exists()
+    assert capsys.readouterr().out == ""  # quiet: the report a command prints is dropped
