@@ -23,7 +23,7 @@ from pipelines.build.processes import peak_rss_mb, run_isolated
 from pipelines.build.resume import clean, file_fingerprints, fingerprint, is_finished, publish, remove
 from pipelines.card import write_local_card
 from pipelines.runtime import progress, safety, storage
-from pipelines.runtime.summary import PARTIAL, write_json_atomic
+from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
 from schemas.records import InputError
 
 BUILD_SUMMARY = "build_summary.json"
@@ -308,7 +308,7 @@ def build(
     card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
     timings["card"] = round(time.time() - started, 2)
     progress.write(f"[build] card: {card_path}")
-    intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", "run_summary.json")))
+    intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", SUMMARY_FILE)))
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)
     summary["dataset"] = dataset_listing(dataset)
