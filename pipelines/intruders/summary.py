@@ -48,11 +48,28 @@ def artefact_sample(files: list[str], limit: int = MAX_DOCUMENTS) -> tuple[list[
 
 
 def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool) -> dict:
-    """The per-source block of ``run_summary.json`` (counters regrouped, splits, positive rate, artefacts)."""
+    """The per-source block of ``run_summary.json``: :func:`source_block` of the source's counters, splits
+    (``outputs``: the written tables) and the artefact check's sample of its intruder table under ``out_dir``."""
+    rows, total, positives = artefact_sample(list_tables(out_dir, f"intruder-{source}"))
+    splits = outputs.get(f"intruder-{source}", {})
+    return source_block(source, counters, splits, rows, total, positives, history)
+
+
+def source_block(
+    source: str,
+    counters: dict[str, int],
+    splits: dict,
+    rows: list[dict],
+    total: int,
+    positives: int,
+    history: bool,
+) -> dict:
+    """The per-source block of ``run_summary.json``: the counters regrouped (length rule, neighbours, fallbacks,
+    history), the ``splits``, the positive rate (``positives`` of ``total`` rows) and the artefact check of the
+    sampled ``rows``."""
     kept = {k: counters.get(k, 0) for k in (logic.KEPT_IN_RANGE, logic.KEPT_TRUNCATED, logic.KEPT_WHOLE)}
     dropped = {k: counters.get(k, 0) for k in (logic.TOO_FEW, logic.TOO_MANY, logic.IDENTICAL)}
     fallback = {k.removeprefix("fallback_"): v for k, v in counters.items() if k.startswith("fallback_")}
-    rows, total, positives = artefact_sample(list_tables(out_dir, f"intruder-{source}"))
     summary = {
         "documents_read": counters.get("read", 0),
         "length_rule": logic.length_mode(source),
@@ -76,7 +93,7 @@ def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs:
         },
         "candidates": counters.get("candidates", 0),
         "candidates_below_threshold": counters.get("candidates_below_threshold", 0),
-        "splits": outputs.get(f"intruder-{source}", {}),
+        "splits": splits,
         "positive_rate": round(positives / total, 4) if total else None,
         "artefact_check": artefact_check(rows),
     }
