@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import posixpath
+from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow.parquet as pq
@@ -112,8 +113,13 @@ def make_pair(row: dict, join: str) -> dict | Rejected:
     }
 
 
-def finish_pair(pair: dict, original: tuple[float, int], shuffled: tuple[float, int]) -> dict | Rejected:
-    """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score."""
+def finish_pair(
+    pair: dict, original: tuple[float, int], shuffled: tuple[float, int], tally: Callable[[str], None]
+) -> dict | Rejected:
+    """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score; a pair whose
+    shuffled text is its original (e.g. one block) counts as ``identical_texts``."""
+    if pair["original_key"] == pair["shuffled_key"]:
+        tally("identical_texts")
     (score_o, tokens_o), (score_s, tokens_s) = original, shuffled
     if not tokens_o or not tokens_s:
         return Rejected(
@@ -135,6 +141,21 @@ def finish_pair(pair: dict, original: tuple[float, int], shuffled: tuple[float, 
         "correct": correct,
         "tie": tie,
     }
+
+
+def pool_of(document_key: str, texts: int, pool_size: int = DEFAULT_POOL_SIZE) -> int:
+    """The pool of a text, by a stable hash of its document's original key: ``ceil(texts / pool_size)``
+    pools (at least one) over all ``texts`` distinct texts, so a document's texts share one.
+
+    >>> pool_of("k", 10, 64)
+    0
+    """
+    pools = max(1, -(-texts // pool_size))
+    return stable_hash("pool", document_key) % pools
+
+
+def _count(name: str) -> None:
+    count(STAGE, name)
 
 
 class ScoreShufflePairs(beam.PTransform):
@@ -165,8 +186,7 @@ class ScoreShufflePairs(beam.PTransform):
 
         def to_pool(keyed, total):
             key, (document, text) = keyed
-            pools = max(1, -(-total // pool_size))
-            return stable_hash("pool", document) % pools, (key, text)
+            return pool_of(document, total, pool_size), (key, text)
 
         def sorted_pool(element):
             pool, texts = element
@@ -189,9 +209,7 @@ class ScoreShufflePairs(beam.PTransform):
             _, grouped = element
             (score,) = list(grouped["scores"])[:1] or [(float("nan"), 0)]
             for pair, original in grouped["pairs"]:
-                if pair["original_key"] == pair["shuffled_key"]:
-                    count(STAGE, "identical_texts")
-                yield finish_pair(pair, original, score)
+                yield finish_pair(pair, original, score, _count)
 
         pairs, rejected_rows = rows | "MakePairs" >> ApplyWithRejects(to_pair, STAGE, kept="pairs")
         texts = (
