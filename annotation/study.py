@@ -11,9 +11,9 @@ import json
 import os
 from collections.abc import Sequence
 
-from pipelines.safety import is_safe_name
 from schemas.annotation import ANSWER_FIELDS, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
+from sources.paths import is_safe_name
 
 EXPORT_FILES = (
     "tasks.json",

@@ -30,15 +30,11 @@ import contextlib
 import json
 import os
 import posixpath
-import re
 import socket
 import time
 
 from schemas.records import InputError
-from sources.paths import is_remote
-
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-NAME_RULE = "letters, digits, '.', '_', '-'; starting with a letter or digit; at most 64 characters; no '..'"
+from sources.paths import NAME_RULE, SAFE_NAME, is_remote, is_safe_name
 
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
@@ -46,13 +42,11 @@ LOCK_FILE = ".incoherent-build.lock"
 MARKER_FORMAT = 1
 
 
-def is_safe_name(name: object) -> bool:
-    """Whether a path may be built from ``name``: :data:`SAFE_NAME` and no ``..``."""
-    return isinstance(name, str) and SAFE_NAME.fullmatch(name) is not None and ".." not in name
+__all__ = ["SAFE_NAME", "is_safe_name", "is_remote"]  # the name rule lives in sources.paths (lowest layer)
 
 
 def check_name(name: object, where: str) -> str:
-    """``name`` if it is safe to build a path from (:func:`is_safe_name`), else :class:`InputError`."""
+    """``name`` if a path may be built from it (:func:`sources.paths.is_safe_name`), else :class:`InputError`."""
     if not is_safe_name(name):
         raise InputError(f"{where}: name {str(name)!r} is not allowed ({NAME_RULE})")
     return str(name)

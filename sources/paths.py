@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 from typing import BinaryIO, Protocol
 
@@ -19,6 +20,20 @@ def is_remote(path: object) -> bool:
     """
     path = str(path)
     return "://" in path and not path.startswith("file://")
+
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+NAME_RULE = "letters, digits, '.', '_', '-'; starting with a letter or digit; at most 64 characters; no '..'"
+
+
+def is_safe_name(name: object) -> bool:
+    """Whether a path may be built from ``name`` (a source, a config, a split): :data:`SAFE_NAME` and no
+    ``..``; the one name rule (:func:`pipelines.safety.check_name` turns it into a one-line error).
+
+    >>> is_safe_name("wiki.en_2022-08"), is_safe_name("../x"), is_safe_name("a..b"), is_safe_name(".hidden")
+    (True, False, False, False)
+    """
+    return isinstance(name, str) and SAFE_NAME.fullmatch(name) is not None and ".." not in name
 
 
 class Files(Protocol):
