@@ -12,9 +12,10 @@ every size, for the ingest's read tasks), every input is uploaded to a GCS emula
 - ``external``: Beam's local runner in the driver with ``--environment_type=EXTERNAL --direct_num_workers=2``:
   two SDK workers of the pool do the work, but the runner itself (and the data between steps) is in the driver.
 
-Sampled every 0.1 s and split per stage by the lines the build prints: the peak RSS of the driver's process
-tree and of the largest SDK worker, and the bytes each side read and wrote (``/proc/PID/io`` ``rchar`` and
-``wchar``: files, pipes and sockets, so the storage traffic too; exited processes keep their last figure).
+Split per stage by the lines the build prints: the peak RSS of the driver's process tree (the build, its fork
+server and stage processes) and of the largest SDK worker, sampled every 0.1 s, and the bytes each side read
+and wrote through Beam's filesystems (``bench/iohook/sitecustomize.py``, on the ``PYTHONPATH`` of the build
+and of the worker pool only, logs every file it closes; ``/proc/PID/io`` does not see socket traffic).
 Read tasks: the ``read_tasks`` counter of the Wikipedia ingest, against the ranges the same dump gets on local
 disk. Ratios: each figure at the largest size over the smallest (targets of issue #28: driver peak RSS and
 bytes written ≤ 1.2× from 5,000 to 20,000 documents on the portable runner).
@@ -57,15 +58,12 @@ MB = 1 << 20
 
 
 class Tree:
-    """Peak RSS (largest single process, and the whole tree) and I/O bytes of a process's descendants,
-    per stage; exited processes keep their last figures."""
+    """Peak RSS (largest single process, and the whole tree) of a process and its descendants, per stage."""
 
     def __init__(self, root: psutil.Process, include_root: bool):
         self.root, self.include_root = root, include_root
-        self.io: dict[int, tuple[int, int]] = {}  # pid -> (rchar, wchar), last seen
         self.peak_tree: dict[str, int] = {}
         self.peak_process: dict[str, int] = {}
-        self.io_at: dict[str, tuple[int, int]] = {}
 
     def members(self) -> list[psutil.Process]:
         try:
@@ -79,16 +77,25 @@ class Tree:
         for p in self.members():
             try:
                 rss = p.memory_info().rss
-                io = p.io_counters()
             except psutil.Error:
                 continue
             total, largest = total + rss, max(largest, rss)
-            self.io[p.pid] = (io.read_chars, io.write_chars)
         self.peak_tree[stage] = max(self.peak_tree.get(stage, 0), total)
         self.peak_process[stage] = max(self.peak_process.get(stage, 0), largest)
 
-    def io_total(self) -> tuple[int, int]:
-        return sum(r for r, _ in self.io.values()), sum(w for _, w in self.io.values())
+
+def io_between(io_dir: Path, role: str, start: float, end: float) -> tuple[int, int]:
+    """Bytes read and written through Beam's filesystems by ``role`` processes, files closed in [start, end)
+    (the lines ``bench/iohook/sitecustomize.py`` appends)."""
+    read = written = 0
+    log = io_dir / f"io-{role}.log"
+    if not log.exists():
+        return 0, 0
+    for line in log.read_text().splitlines():
+        when, _role, _pid, r, w = line.split(" ", 5)[:5]
+        if start <= float(when) < end:
+            read, written = read + int(r), written + int(w)
+    return read, written
 
 
 def make_inputs(n: int) -> tuple[Path, Path]:
@@ -106,13 +113,20 @@ def make_inputs(n: int) -> tuple[Path, Path]:
 
 
 def local_ranges(dump: Path) -> int:
-    from pipelines.ingest_wikipedia_plan import plan_reads
+    from pipelines.ingest.wikipedia_plan import plan_reads
 
     return len(plan_reads([str(dump)]))
 
 
 def run_build(
-    n: int, runner: str, services: dict, env: dict, corpus_url: str, dump_url: str, pool: psutil.Process
+    n: int,
+    runner: str,
+    services: dict,
+    env: dict,
+    corpus_url: str,
+    dump_url: str,
+    pool: psutil.Process,
+    io_dir: Path,
 ) -> dict:
     name = f"{runner}-{n}"
     config = {
@@ -152,7 +166,7 @@ def run_build(
     )
     driver, workers = Tree(psutil.Process(proc.pid), True), Tree(pool, False)
     done, lock = threading.Event(), threading.Lock()
-    marks: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
+    marks: list[tuple[str, float]] = []
 
     def sample():
         while not done.is_set():
@@ -172,37 +186,41 @@ def run_build(
                 with lock:
                     driver.sample(stage[0])
                     workers.sample(stage[0])
-                    marks.append((stage[0], driver.io_total(), workers.io_total()))
+                    marks.append((stage[0], time.time()))
                     stage[0] = match.group(1) if match else "card"
     code = proc.wait()
     done.set()
     sampler.join()
     seconds = time.time() - started
-    marks.append((stage[0], driver.io_total(), workers.io_total()))
+    time.sleep(1.0)  # the last lines of the workers' files
+    marks.append((stage[0], time.time()))
     if code != 0:
         raise SystemExit(f"{runner} build of {n} documents failed (exit {code}); see {WORK / f'{name}.log'}")
     stages: dict[str, dict] = {}
-    before_d, before_w = (0, 0), (0, 0)
-    for label, d, w in marks:
+    begin = started
+    for label, end in marks:  # (stage, when it ended)
         if label == "startup":
-            before_d, before_w = d, w
+            begin = end
             continue
+        d_read, d_written = io_between(io_dir, "driver", begin, end)
+        w_read, w_written = io_between(io_dir, "worker", begin, end)
         stages[label] = {
             "driver_peak_mb": round(driver.peak_tree.get(label, 0) / MB),
             "worker_peak_mb": round(workers.peak_process.get(label, 0) / MB),
-            "driver_read_mb": round((d[0] - before_d[0]) / MB, 2),
-            "driver_written_mb": round((d[1] - before_d[1]) / MB, 2),
-            "workers_read_mb": round((w[0] - before_w[0]) / MB, 2),
-            "workers_written_mb": round((w[1] - before_w[1]) / MB, 2),
+            "driver_read_mb": round(d_read / MB, 3),
+            "driver_written_mb": round(d_written / MB, 3),
+            "workers_read_mb": round(w_read / MB, 3),
+            "workers_written_mb": round(w_written / MB, 3),
         }
-        before_d, before_w = d, w
-    from pipelines import storage
+        begin = end
+
+    from pipelines.runtime import storage
 
     ingest = json.loads(storage.read_bytes(f"{out}/work/documents/wiki/run_summary.json"))
     index = json.loads(storage.read_bytes(f"{out}/work/retrieval/bench/index/index.json"))
 
     def total(key: str) -> float:  # the stages' sum: processes left from an earlier build do not count
-        return round(sum(v[key] for v in stages.values()), 1)
+        return round(sum(v[key] for v in stages.values()), 3)
 
     return {
         "runner": runner,
@@ -239,6 +257,12 @@ def main() -> None:
         PYTHONPATH=str(ROOT),
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     )
+    io_dir = WORK / f"io-{time.strftime('%Y%m%d-%H%M%S')}"
+    io_dir.mkdir(parents=True)
+    hook = str(ROOT / "bench" / "iohook")  # counts FileSystems bytes per process (sitecustomize)
+    counted = dict(env, PYTHONPATH=f"{hook}{os.pathsep}{ROOT}", INCOHERENT_BENCH_IO=str(io_dir))
+    driver_env = dict(counted, INCOHERENT_BENCH_ROLE="driver")
+    worker_env = dict(counted, INCOHERENT_BENCH_ROLE="worker")
     started = []
     results = []
     try:
@@ -256,17 +280,14 @@ def main() -> None:
                 job_port, env, elsewhere,
             )
         )  # fmt: skip
-        site = elsewhere / "worker-site"  # the pool's SDK workers reach the emulator without credentials
-        site.mkdir(exist_ok=True)
-        (site / "sitecustomize.py").write_text("from pipelines.options import use_gcs_emulator\n\nuse_gcs_emulator()\n")
         pool = start(
             [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
              str(pool_port)],
-            pool_port, dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}"), elsewhere,
+            pool_port, worker_env, elsewhere,  # its sitecustomize also points workers at the emulator
         )  # fmt: skip
         started.append(pool)
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines.options import use_gcs_emulator
+        from pipelines.runtime.options import use_gcs_emulator
 
         use_gcs_emulator()
         services = {"job": job_port, "pool": pool_port}
@@ -279,7 +300,9 @@ def main() -> None:
             index = dump.name[: -len(".xml.bz2")] + "-index.txt.bz2"
             upload(dump.with_name(index), f"gs://{BUCKET}/in/{index}")
             for runner in runners:
-                result = run_build(n, runner, services, env, corpus_url, dump_url, psutil.Process(pool.pid))
+                result = run_build(
+                    n, runner, services, driver_env, corpus_url, dump_url, psutil.Process(pool.pid), io_dir
+                )
                 result.update(
                     tag=args.tag, local_ranges=local_ranges(dump), when=time.strftime("%Y-%m-%d %H:%M")
                 )

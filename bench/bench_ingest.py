@@ -230,7 +230,7 @@ def cpu():
 out = {}
 t = cpu(); w = time.perf_counter()
 import apache_beam as beam
-from pipelines.common import run_pipeline
+from pipelines.runtime.common import run_pipeline
 out["import apache_beam"] = cpu() - t
 t = cpu(); w = time.perf_counter()
 p = beam.Pipeline(runner="apache_beam.runners.portability.fn_api_runner.FnApiRunner")
@@ -285,7 +285,7 @@ t = cpu(); raw = [strip_markup(p["lead"]) for p in arts]; out["strip_markup: pre
 t = cpu(); txt = [tidy(x) for x in raw]; out["tidy"] = cpu() - t
 t = cpu(); [split_sentences(x) for x in txt]; out["split_sentences (Punkt)"] = cpu() - t
 t = cpu(); docs = [d for p in pages for d in page_to_document(p) if isinstance(d, dict)]; out["page_to_document, all pages (sum of the 4 above)"] = cpu() - t
-from pipelines.common import write_shard
+from pipelines.runtime.common import write_shard
 from schemas import DOCUMENT_SCHEMA
 import pickle
 t = cpu(); blob = [pickle.dumps(p) for p in pages]; out["pickle page records (shuffle cost proxy)"] = cpu() - t

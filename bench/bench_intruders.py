@@ -8,7 +8,7 @@ figure on a shared machine. The Parquet files of every run are compared byte for
 
 Each run starts in the tree's folder (``python -m pipelines.cli`` puts the current folder first on
 ``sys.path``, ahead of ``PYTHONPATH`` and of the editable install of this repository), and the script checks
-that the tree's own ``pipelines/intruders.py`` is the one imported. Before the timed runs each tree compiles
+that the tree's own ``pipelines/intruders/command.py`` is the one imported. Before the timed runs each tree compiles
 its numba kernels once (they are cached in the tree), so no run pays the compilation.
 
     git archive f9e36a0 | tar -x -C bench/work/src-orig
@@ -30,7 +30,7 @@ WORK = ROOT / "bench" / "work"
 
 
 WARM_UP = """
-import numpy as np, pipelines.intruders as m
+import numpy as np, pipelines.intruders.command as m
 from retrieval import featurize, index
 featurize.feature_counts_batch(["warm up", "the numba kernels"])
 s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])

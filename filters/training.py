@@ -110,7 +110,7 @@ def fit(
         model.train()
         order = list(range(len(examples)))
         rng_for(seed, name, f"epoch-{epoch}").shuffle(order)
-        torch.manual_seed(seed * 1_000_003 + epoch)  # dropout and masking of this epoch
+        torch.manual_seed((seed * 1_000_003 + epoch) % 2**63)  # dropout and masking of this epoch
         losses = []
         epoch_started = time.time()
         for start in range(0, len(order), batch_size):

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def default_build_dir(args: argparse.Namespace) -> str:
     """``--build-dir``, else the parent of ``OUT/dataset`` for a build, else DATASET_DIR itself."""
     from corpora.card import BUILD_SUMMARY
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     if args.build_dir:
         return storage.absolute(args.build_dir)
@@ -56,7 +56,7 @@ def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: st
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     if storage.is_remote(args.dataset_dir):  # its statistics are computed by a pipeline: Beam flags apply
         path = write_remote_card(
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
     from corpora.card import table_stats
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     config, path = item
     return config, table_stats(config, [path], storage.open_any)
@@ -96,8 +96,8 @@ def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str
 
     from corpora.card import assemble_stats
     from corpora.card_stats import from_json, to_json
-    from pipelines import storage
-    from pipelines.common import resolve_runner
+    from pipelines.runtime import storage
+    from pipelines.runtime.common import resolve_runner
 
     items = [
         (c, path) for c, splits in sorted(configs.items()) for paths in splits.values() for path in paths
@@ -135,7 +135,7 @@ def write_remote_card(
     """
     from corpora.card import find_configs, load_build_summary, load_summaries, render_card, write_summaries
     from corpora.card_figures import FIGURES
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     build_dir, dataset_dir = storage.absolute(build_dir), storage.absolute(dataset_dir).rstrip("/")
     files = storage.BeamFiles()

@@ -3,7 +3,7 @@
 Each command lives in its own module under ``pipelines/`` exposing ``add_arguments(parser)`` and
 ``run(args, beam_args) -> int``. Flags we do not know are Beam's (``--runner``, ``--direct_num_workers``,
 Dataflow and Flink options) and are passed to the pipeline untouched; a flag that no registered Beam
-``PipelineOptions`` class knows either stops the command before any work (:mod:`pipelines.options`).
+``PipelineOptions`` class knows either stops the command before any work (:mod:`pipelines.runtime.options`).
 
 Unusable input or configuration ends with one line, ``error: <what> (<file or option>)``, and exit status 2.
 """
@@ -19,9 +19,10 @@ import re
 import sys
 from typing import NamedTuple
 
-from pipelines import progress, safety
-from pipelines.options import DryRun, StageFailed, check_beam_args, use_storage_options
+from pipelines.runtime import progress, safety
+from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
 from schemas.records import InputError
+from sources.paths import check_name
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
@@ -50,15 +51,15 @@ class Command(NamedTuple):
 COMMANDS: list[Command] = [
     Command(
         ("ingest", "wikipedia"),
-        "pipelines.ingest_wikipedia",
+        "pipelines.ingest.wikipedia",
         "MediaWiki XML dumps -> lead-section documents",
         True,
     ),
     Command(
-        ("ingest", "cnn"), "pipelines.ingest_cnn", "CNN .story files or cnn_stories.tgz -> documents", True
+        ("ingest", "cnn"), "pipelines.ingest.cnn", "CNN .story files or cnn_stories.tgz -> documents", True
     ),
     Command(
-        ("ingest", "text"), "pipelines.ingest_text", "JSONL / Parquet text collections -> documents", True
+        ("ingest", "text"), "pipelines.ingest.text", "JSONL / Parquet text collections -> documents", True
     ),
     Command(("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)", True),
     Command(
@@ -68,10 +69,10 @@ COMMANDS: list[Command] = [
     ),
     Command(("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents", True),
     Command(("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document", True),
-    Command(("intruders",), "pipelines.intruders", "intruder-sentence corpus (INSteD method)", True),
+    Command(("intruders",), "pipelines.intruders.command", "intruder-sentence corpus (INSteD method)", True),
     Command(
         ("build",),
-        "pipelines.build",
+        "pipelines.build.command",
         "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
     ),
     Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
@@ -84,23 +85,23 @@ COMMANDS: list[Command] = [
     Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
     Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
     Command(
-        ("annotate", "export"), "pipelines.annotate_export", "annotation tasks: MTurk, Label Studio, in-lab"
+        ("annotate", "export"), "pipelines.annotate.export", "annotation tasks: MTurk, Label Studio, in-lab"
     ),
-    Command(("annotate", "serve"), "pipelines.annotate_serve", "in-lab annotation web application"),
+    Command(("annotate", "serve"), "pipelines.annotate.serve", "in-lab annotation web application"),
     Command(
         ("annotate", "import"),
-        "pipelines.annotate_import",
+        "pipelines.annotate.import_answers",
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
-    Command(("annotate", "report"), "pipelines.annotate_report", "agreement, human accuracy, human vs model"),
+    Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
     Command(
-        ("annotate", "verify"), "pipelines.annotate_verify", "human-verified split and card from a study"
+        ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
     ),
 ]
 
 
 def module_of(*words: str) -> str:
-    """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest_cnn``); a
+    """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest.cnn``); a
     command that is not in :data:`COMMANDS` is a KeyError, never a silent miss."""
     for command in COMMANDS:
         if command.words == words:
@@ -149,7 +150,7 @@ def check_out(args: argparse.Namespace) -> None:
     if isinstance(out, str) and out:
         safety.check_out_vs_inputs(out, safety.path_arguments(vars(args), skip=NOT_PATHS))
     if isinstance(getattr(args, "source", None), str):
-        safety.check_name(args.source, "--source")
+        check_name(args.source, "--source")
 
 
 def _available(module: str) -> bool:
@@ -157,7 +158,7 @@ def _available(module: str) -> bool:
 
 
 def selected_module(argv: list[str]) -> str | None:
-    """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest_cnn``), if any."""
+    """The module of the command named in ``argv`` (``ingest cnn ...`` -> ``pipelines.ingest.cnn``), if any."""
     words = [a for a in argv if not a.startswith("-")][:2]
     for command_words, module, _help, _stage in COMMANDS:
         if tuple(words[: len(command_words)]) == command_words:

@@ -29,7 +29,7 @@ import os
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common import list_tables
+from pipelines.runtime.common import list_tables
 from schemas.records import InputError
 
 SEPARATOR = " "

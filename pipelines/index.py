@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import apache_beam as beam
 import numpy as np
 
-from pipelines import storage
-from pipelines.common import ReadDocuments, count, document_files, print_report, run_pipeline
+from pipelines.runtime import storage
+from pipelines.runtime.common import ReadDocuments, count, document_files, print_report, run_pipeline
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text, feature_counts_batch
 from retrieval.index import (
     META_FILE,

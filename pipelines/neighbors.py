@@ -27,8 +27,9 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
 
-from pipelines import progress, storage
-from pipelines.common import (
+from pipelines.index import check_params
+from pipelines.runtime import progress, storage
+from pipelines.runtime.common import (
     WriteTable,
     count,
     document_files,
@@ -37,8 +38,7 @@ from pipelines.common import (
     read_ids,
     run_pipeline,
 )
-from pipelines.index import check_params
-from pipelines.options import is_local_runner
+from pipelines.runtime.options import is_local_runner
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
 from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from apache_beam.io.filesystems import FileSystems
 
 from corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
-from pipelines.common import read_ids, source_of_file
-from pipelines.options import parse_per_source
+from pipelines.runtime.common import read_ids, source_of_file
+from pipelines.runtime.options import parse_per_source
 
 
 def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> dict[str, SampleSpec]:

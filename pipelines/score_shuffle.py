@@ -9,8 +9,11 @@ the data only, never on the runner. Each pool goes through ``RunInference`` with
 :class:`filters.handler.LanguageModelHandler`, which buckets the windows of all the pool's texts by length.
 
 Writes ``OUT/scores/<split>-*.parquet`` (:data:`schemas.SCORES_SCHEMA`), ``OUT/results.json`` (accuracy,
-ties and pairs per source and k), ``OUT/accuracy.png`` and ``OUT/run_summary.json``, and prints the
-accuracy table.
+ties and pairs per source and k; over several sources, ``table1``: Laban et al.'s Table 1 row per k),
+``OUT/accuracy.png`` and ``OUT/run_summary.json``, and prints the accuracy table (Table 2's layout) and, over
+several sources, Table 1's. ``--scorer classifier`` scores with a ``train-shuffle`` classifier
+(:mod:`filters.shuffle_classifier`). A model whose ``provenance.json`` shows shuffled training text, and any
+classifier, is labelled "supervised (not zero-shot)" in the table, ``results.json`` and the figure.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
-from pipelines.common import (
+from pipelines.runtime.common import (
     ApplyWithRejects,
     WriteRejected,
     WriteTable,
@@ -312,6 +315,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     files = shuffle_files(args.data_dir, args.config, args.split)
     kind = args.scorer
     if kind == "classifier":
+        if args.window != "exact" or args.stride is not None:
+            raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
         if not is_remote(args.model_dir):
             check_classifier(args.model_dir)
         handler = ClassifierHandler(

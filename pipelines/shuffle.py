@@ -9,7 +9,7 @@ import apache_beam as beam
 from corpora.sampling import in_sample
 from corpora.seeding import assign_split
 from corpora.shuffle import shuffle_document
-from pipelines.common import (
+from pipelines.runtime.common import (
     ApplyWithRejects,
     ReadDocuments,
     WriteRejected,

@@ -99,10 +99,10 @@ def services_fixture(tmp_path_factory):
             )
         )  # fmt: skip
         # The pool's SDK workers are `python -c ...` processes: a sitecustomize on their path makes each of them
-        # reach the emulator without a credentials lookup (pipelines.options.use_gcs_emulator).
+        # reach the emulator without a credentials lookup (pipelines.runtime.options.use_gcs_emulator).
         site = tmp_path_factory.mktemp("worker-site")
         (site / "sitecustomize.py").write_text(
-            "from pipelines.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
+            "from pipelines.runtime.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
         )
         pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
         pool = start(
@@ -112,7 +112,7 @@ def services_fixture(tmp_path_factory):
         )  # fmt: skip
         started.append(pool)
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines.options import use_gcs_emulator
+        from pipelines.runtime.options import use_gcs_emulator
 
         assert use_gcs_emulator()
         yield {"job": job_port, "pool": pool_port, "pool_process": pool}

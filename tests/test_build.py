@@ -9,7 +9,7 @@ import os
 import pytest
 import yaml
 
-from pipelines.build import _flags, check_config, default_config_path, load_config, untangle
+from pipelines.build.command import _flags, check_config, default_config_path, load_config, untangle
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 

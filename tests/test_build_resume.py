@@ -14,7 +14,7 @@ import psutil
 import pytest
 import yaml
 
-from pipelines.build import plan
+from pipelines.build.command import plan
 from tests.conftest import ROOT, file_bytes, read_rows, run_cli
 
 pytestmark = pytest.mark.slow
@@ -95,7 +95,7 @@ def test_a_finished_build_is_skipped_changed_options_redo_their_stages_and_force
 
 
 def plan_of(config_path, out):
-    from pipelines.build import check_config, load_config
+    from pipelines.build.command import check_config, load_config
 
     return plan(check_config(load_config(str(config_path)), str(config_path)), str(out / "work"))
 
@@ -141,7 +141,7 @@ def test_bad_samples_in_the_config_stop_the_build_before_any_work(tmp_path, caps
 def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_path):
     from importlib import resources
 
-    from pipelines.build import check_config, load_config
+    from pipelines.build.command import check_config, load_config
 
     recipe = resources.files("pipelines").joinpath("configs/insted.yaml")
     config = yaml.safe_load(recipe.read_text())
@@ -161,7 +161,7 @@ def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_
 
 
 def test_a_stage_process_that_fails_on_its_input_raises_the_same_one_line_error(tmp_path, capfd):
-    from pipelines.stage_process import run_isolated
+    from pipelines.build.processes import run_isolated
     from schemas.records import InputError
 
     missing = tmp_path / "none"
@@ -188,7 +188,7 @@ def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
         for n in range(150_000):
             f.write(json.dumps({"id": str(n), "text": texts[n % len(texts)]}) + "\n")
     out = tmp_path / "docs"
-    code = "import sys; from pipelines.stage_process import run_isolated; run_isolated(sys.argv[1:], [])"
+    code = "import sys; from pipelines.build.processes import run_isolated; run_isolated(sys.argv[1:], [])"
     argv = ["ingest", "text", str(corpus), "--out", str(out)]
     caller = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.DEVNULL)
     try:

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from pipelines import build, stage_process
+from pipelines.build import command as build
+from pipelines.build import processes as stage_process
 from pipelines.cli import COMMANDS, module_of, selected_module, stage_modules
 from tests.conftest import ROOT
 
@@ -34,7 +35,7 @@ def test_command_words_and_modules_are_unique():
 
 
 def test_module_of_refuses_an_unknown_command():
-    assert module_of("ingest", "cnn") == "pipelines.ingest_cnn"
+    assert module_of("ingest", "cnn") == "pipelines.ingest.cnn"
     with pytest.raises(KeyError, match="no command 'ingest nowhere'"):
         module_of("ingest", "nowhere")
 
@@ -50,7 +51,7 @@ def test_the_build_maps_derive_from_the_table():
 
 
 def test_the_fork_server_preloads_the_stage_modules():
-    assert stage_process.PRELOAD[:3] == ["apache_beam", "pipelines.cli", "pipelines.stage_process"]
+    assert stage_process.PRELOAD[:3] == ["apache_beam", "pipelines.cli", "pipelines.build.processes"]
     assert stage_process.PRELOAD[3:] == stage_modules()
     for module in stage_process.PRELOAD:
         assert importlib.util.find_spec(module) is not None, module

@@ -4,7 +4,7 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.common import (
+from pipelines.runtime.common import (
     ApplyWithRejects,
     DropDuplicateIds,
     WriteRejected,
@@ -105,7 +105,7 @@ def test_input_error_message_ignores_other_errors():
 
 
 def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
-    from pipelines.common import sort_rows
+    from pipelines.runtime.common import sort_rows
 
     rows = [
         {"id": "b", "x": 2},
@@ -128,7 +128,7 @@ def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
 def test_sort_table_gives_the_order_of_sort_rows():
     import pyarrow as pa
 
-    from pipelines.common import sort_rows, sort_table
+    from pipelines.runtime.common import sort_rows, sort_table
 
     rows = [
         {"id": "b", "x": 2, "s": "p"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from pipelines.common import write_shard
 from pipelines.export_insted import insted_record, original_sentences
+from pipelines.runtime.common import write_shard
 from schemas import INTRUDER_SCHEMA
 from tests.conftest import run_cli
 

@@ -6,7 +6,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpora.intruders import intruder_row
 from filters.handler import FixedScoreHandler
-from pipelines.filter_stage import ScoreCandidates
+from pipelines.intruders.filter_stage import ScoreCandidates
 from schemas import CANDIDATE_SCHEMA
 from schemas.records import InputError
 from tests.tiny_model import build_model, sample_documents, tiny_base_dir, tiny_data_dir, tiny_trained_dir  # noqa: F401

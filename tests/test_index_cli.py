@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from corpora.sampling import in_sample, parse_sample, threshold_for
-from pipelines.common import write_shard
+from pipelines.runtime.common import write_shard
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
 from schemas.records import document

@@ -10,8 +10,8 @@ import pytest
 
 from corpora.intruders import normalise
 from corpora.sampling import parse_sample
-from pipelines import intruders as stage
-from pipelines.common import write_shard
+from pipelines.intruders import command as stage
+from pipelines.runtime.common import write_shard
 from pipelines.sampling import sampled_ids, write_id_list
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
@@ -318,8 +318,8 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
     from apache_beam.testing.util import assert_that
 
     from filters.handler import FixedScoreHandler
-    from pipelines.common import document_files, resolve_runner
-    from pipelines.filter_stage import ScoreCandidates
+    from pipelines.intruders.filter_stage import ScoreCandidates
+    from pipelines.runtime.common import document_files, resolve_runner
 
     root, _ = corpus
     options = stage.Options(filtered=True)
@@ -424,7 +424,7 @@ def test_artefact_sample_streams_the_tables_and_picks_what_sample_documents_pick
     import pyarrow as pa
 
     from corpora.artefacts import sample_documents
-    from pipelines.intruders import artefact_sample, shares_an_id
+    from pipelines.intruders.command import artefact_sample, shares_an_id
 
     rows = [
         {"id": f"d{i}", "sentences": ["a", "b"], "label": int(i % 3 == 0), "intruder_index": 1 if i % 3 == 0 else -1,

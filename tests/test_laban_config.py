@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipelines.build import check_config, load_config, plan
+from pipelines.build.command import check_config, load_config, plan
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 from tests.shuffle_fixtures import one_thread  # noqa: F401
@@ -132,7 +132,8 @@ def test_score_shuffle_prints_table1_over_several_domains(tmp_path, tiny_gpt2_di
     assert "k=2" in printed  # Table 2's per-k rows
 
 
-def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys):
+@pytest.mark.usefixtures("one_thread")
+def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys, tiny_gpt2_dir):  # noqa: F811
     out = tmp_path / "laban"
     assert run_cli("build", LABAN, "--out", out) == 0
     printed = capsys.readouterr().out
@@ -141,6 +142,16 @@ def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys):
     summary = json.loads((out / "build_summary.json").read_text())
     assert sorted(summary["skipped_sources"]) == ["billsum", "reddit"]
     assert sorted(os.listdir(out / "dataset" / "shuffle-wsj")) == ["test-00000-of-00001.parquet"]
+    # finetune-lm on the build folder: its documents, less every shuffle test document (found by itself)
+    from pipelines.cli import main
+
+    test_ids = {r["id"] for r in read_rows(out / "dataset", "shuffle-wsj")}
+    model = tmp_path / "wsj-id"
+    argv = ["finetune-lm", str(out), "--base-model", tiny_gpt2_dir, "--out", str(model), "--epochs", "1"]
+    assert main([*argv, "--device", "cpu"]) == 0
+    provenance = json.loads((model / "provenance.json").read_text())
+    assert provenance["excluded_shuffle_test_documents"] == len(test_ids) > 150
+    assert provenance["train_documents"] + provenance["heldout_documents"] == 199 - len(test_ids)
 
 
 def test_every_documented_command_line_parses():

@@ -1,11 +1,11 @@
-"""Direct tests of :mod:`pipelines.resume` (fingerprints, completeness, partial outputs, atomic JSON)."""
+"""Direct tests of :mod:`pipelines.build.resume` (fingerprints, completeness, partial outputs, atomic JSON)."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from pipelines import resume
+from pipelines.build import resume
 
 
 def test_file_fingerprints_cover_files_under_folders_sorted(tmp_path):

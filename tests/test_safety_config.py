@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.config_check import MAX_CONFIG_BYTES, MAX_NODES, parse_yaml
+from pipelines.build.config_check import MAX_CONFIG_BYTES, MAX_NODES, parse_yaml
 from schemas.records import InputError
 from tests.conftest import ROOT, run_cli
 
@@ -90,8 +90,8 @@ def test_parse_yaml_bounds_aliases_but_keeps_plain_ones():
 
 
 def test_the_bundled_config_passes_every_check():
-    from pipelines.build import WORK, check_config, default_config_path, load_config, plan
-    from pipelines.config_check import check_before_run
+    from pipelines.build.command import WORK, check_config, default_config_path, load_config, plan
+    from pipelines.build.config_check import check_before_run
 
     path = default_config_path()
     raw = load_config(path)

@@ -154,7 +154,7 @@ def test_train_filter_refuses_a_base_model_with_code(evil_dir, intruders, tmp_pa
 
 
 def test_the_filter_stage_and_a_build_refuse_a_filter_with_code(evil_dir, tmp_path, capsys):
-    from pipelines.filter_stage import ScoreCandidates
+    from pipelines.intruders.filter_stage import ScoreCandidates
 
     model, expected = evil_dir
     with pytest.raises(InputError, match="refusing"):
@@ -357,7 +357,9 @@ def _disk_full(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "OUT/some-file")
 
 
-@pytest.mark.parametrize("where", ["pipelines.common.write_summary", "pipelines.common.write_shard"])
+@pytest.mark.parametrize(
+    "where", ["pipelines.runtime.common.write_summary", "pipelines.runtime.common.write_shard"]
+)
 def test_a_full_disk_is_one_line_and_no_complete_run(where, tmp_path, capsys, monkeypatch):
     """On the driver (the run summary) and inside a Beam worker (a table shard, reported wrapped by Beam)."""
     monkeypatch.setattr(where, _disk_full)

@@ -21,8 +21,11 @@ import apache_beam as beam
 import pytest
 import yaml
 
-from pipelines import build, cli, common, safety
+from pipelines import cli
+from pipelines.build import command as build
+from pipelines.runtime import common, safety
 from schemas.records import InputError
+from sources.paths import check_name
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 WIKI_DUMP = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
@@ -65,7 +68,7 @@ def write_config(path: Path, sources: dict, **more) -> Path:
 
 @pytest.mark.parametrize("name", ["wikipedia", "cnn", "wiki.en_2022-08", "A1", "x" * 64])
 def test_safe_names_pass(name):
-    assert safety.check_name(name, "sources") == name
+    assert check_name(name, "sources") == name
 
 
 @pytest.mark.parametrize(
@@ -73,7 +76,7 @@ def test_safe_names_pass(name):
 )
 def test_unsafe_names_are_refused(name):
     with pytest.raises(InputError, match="is not allowed"):
-        safety.check_name(name, "sources")
+        check_name(name, "sources")
 
 
 def test_a_traversal_source_name_is_refused_before_any_work(tmp_path, capsys):
@@ -468,7 +471,7 @@ def test_a_name_argument_is_not_taken_for_an_input(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wsj").mkdir()
     shutil.copy(SAMPLES / "wsj" / "wsj.jsonl", tmp_path / "wsj" / "wsj.jsonl")
-    args = cli.build_parser("pipelines.ingest_text").parse_args(
+    args = cli.build_parser("pipelines.ingest.text").parse_args(
         ["ingest", "text", "wsj/wsj.jsonl", "--source", "wsj", "--out", "wsj/docs"]
     )
     cli.check_out(args)

@@ -236,7 +236,7 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
 
 
 def remote_json(url: str) -> dict:
-    from pipelines import storage
+    from pipelines.runtime import storage
 
     return json.loads(storage.read_bytes(url))
 
@@ -248,7 +248,7 @@ def exists(url: str) -> bool:
 
 
 def test_remote_inputs_are_fingerprinted_from_the_stores_metadata(services, tmp_path):
-    from pipelines.remote_resume import input_fingerprints
+    from pipelines.build.remote_resume import input_fingerprints
 
     prefix = f"gs://{BUCKET}/prints/"
     (tmp_path / "a.txt").write_bytes(b"first")

@@ -9,7 +9,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpora.seeding import stable_hash
-from pipelines import spill
+from pipelines.runtime import spill
 
 
 def run_with_spill(tmp_path, build, buckets_dir="spill"):

@@ -1,10 +1,10 @@
-"""Direct tests of :mod:`pipelines.stage_process`: a command run in a forked stage process."""
+"""Direct tests of :mod:`pipelines.build.processes`: a command run in a forked stage process."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipelines import stage_process
+from pipelines.build import processes as stage_process
 from schemas.records import InputError
 from tests.conftest import SAMPLES
 

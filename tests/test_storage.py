@@ -1,4 +1,4 @@
-"""Direct tests of :mod:`pipelines.storage` on the local disk (remote paths: tests/test_s3.py,
+"""Direct tests of :mod:`pipelines.runtime.storage` on the local disk (remote paths: tests/test_s3.py,
 tests/test_distributed.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pipelines import storage
+from pipelines.runtime import storage
 from sources.paths import LocalFiles, is_remote
 from tests.conftest import ROOT
 
@@ -80,12 +80,12 @@ def test_local_copy_of_a_local_file_is_the_file(tmp_path):
 
 
 def test_importing_storage_leaves_beams_credentials_alone():
-    """The emulator's anonymous connection is an explicit call (pipelines.options.use_gcs_emulator)."""
+    """The emulator's anonymous connection is an explicit call (pipelines.runtime.options.use_gcs_emulator)."""
     code = (
         "from apache_beam.internal.gcp import auth\n"
-        "import pipelines.storage\n"
+        "import pipelines.runtime.storage\n"
         "assert not auth._Credentials._credentials_init\n"
-        "from pipelines.options import use_gcs_emulator\n"
+        "from pipelines.runtime.options import use_gcs_emulator\n"
         "assert use_gcs_emulator()\n"
         "assert auth._Credentials._credentials_init and auth._Credentials._credentials is None\n"
     )
@@ -94,7 +94,7 @@ def test_importing_storage_leaves_beams_credentials_alone():
 
 
 def test_use_gcs_emulator_does_nothing_without_an_emulator(monkeypatch):
-    from pipelines.options import use_gcs_emulator
+    from pipelines.runtime.options import use_gcs_emulator
 
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     assert use_gcs_emulator() is False

@@ -43,8 +43,11 @@ def test_provenance_and_history(classifier):
 
 
 def test_beats_chance_on_its_training_distribution_and_is_labelled(
-    classifier, wsj_shuffle_dir, tmp_path, capsys
-):  # noqa: F811
+    classifier,
+    wsj_shuffle_dir,  # noqa: F811
+    tmp_path,
+    capsys,
+):
     out = tmp_path / "scores"
     code = run_cli(
         "score-shuffle", classifier, wsj_shuffle_dir, "--out", out, "--split", "train",
@@ -86,3 +89,16 @@ def test_refusals(tmp_path, wsj_docs_dir, wsj_shuffle_dir, capsys):  # noqa: F81
     assert "no such model directory" in capsys.readouterr().err
     assert cli.main(["train-shuffle", wsj_shuffle_dir, "--base-model", out, "--out", out, "--k", "0"]) == 2
     assert "--k" in capsys.readouterr().err
+
+
+def test_classifier_scorer_refusals(classifier, wsj_shuffle_dir, tmp_path, capsys):  # noqa: F811
+    out = str(tmp_path / "s")
+    args = ["score-shuffle", classifier, wsj_shuffle_dir, "--out", out, "--scorer", "classifier"]
+    assert run_cli(*args, "--window", "laban") == 2
+    assert "--window" in capsys.readouterr().err
+    lm = str(tmp_path / "lm")
+    build_gpt2(lm, build_gpt2_tokenizer())
+    capsys.readouterr()
+    assert run_cli("score-shuffle", lm, wsj_shuffle_dir, "--out", out, "--scorer", "classifier") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no sequence-classification head" in err

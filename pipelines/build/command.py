@@ -35,7 +35,7 @@ Layout of the output directory::
 The tables of the intruder and shuffle runs are moved from ``work/`` into ``dataset/`` when their run ends, so
 ``incoherent card OUT/dataset --build-dir OUT`` and ``incoherent publish`` see one dataset folder.
 
-A build is resumable (:mod:`pipelines.resume`): each stage writes to ``<dir>.partial``, is renamed when done and
+A build is resumable (:mod:`pipelines.build.resume`): each stage writes to ``<dir>.partial``, is renamed when done and
 recorded with its fingerprint in ``build_summary.json``; running ``build`` again on the same ``--out`` skips
 finished stages whose fingerprint is unchanged and redoes the rest, after removing what an earlier config
 wrote for sources it no longer has (:func:`remove_stale`). ``--force`` redoes everything; it deletes only what a
@@ -57,11 +57,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from corpora.sampling import SampleSpec, parse_sample
-from pipelines import config_check, progress, remote_resume, safety, storage
-from pipelines.card import write_local_card
-from pipelines.cli import COMMANDS, module_of
-from pipelines.options import DryRun, bound_driver_retries, check_beam_args
-from pipelines.resume import (
+from pipelines.build import config_check, remote_resume
+from pipelines.build.processes import peak_rss_mb, run_in_process, run_isolated
+from pipelines.build.resume import (
     PARTIAL,
     clean,
     file_fingerprints,
@@ -71,9 +69,13 @@ from pipelines.resume import (
     remove,
     write_json_atomic,
 )
-from pipelines.stage_process import peak_rss_mb, run_in_process, run_isolated
+from pipelines.card import write_local_card
+from pipelines.cli import COMMANDS, module_of
+from pipelines.runtime import progress, safety, storage
+from pipelines.runtime.options import DryRun, bound_driver_retries, check_beam_args
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
+from sources.paths import check_name
 
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
@@ -112,14 +114,14 @@ def default_config_path() -> str:
 
 
 def load_config(path: str) -> dict:
-    """The config's YAML, bounded and type-checked: :func:`pipelines.config_check.load_config`."""
+    """The config's YAML, bounded and type-checked: :func:`pipelines.build.config_check.load_config`."""
     return config_check.load_config(path)
 
 
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
     if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
-        from pipelines.storage import BeamFiles
+        from pipelines.runtime.storage import BeamFiles
 
         files = BeamFiles()
         if files.isfile(str(value)) or files.isdir(str(value)):
@@ -182,7 +184,7 @@ def check_config(config: dict, config_path: str) -> dict:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
     resolved, skipped = {}, {}
     for name in sources:
-        safety.check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
+        check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
     for name, spec in sources.items():
         where = f"sources.{name}"
         if not isinstance(spec, dict):
@@ -206,7 +208,7 @@ def check_config(config: dict, config_path: str) -> dict:
             raise InputError(f"{config_path}: {where}.options must map flag names to values")
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         for path in history:
-            safety.check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+            check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
         if spec.get("optional"):
             missing = missing_inputs(inputs + history, base)
             if missing:
@@ -362,7 +364,7 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
     A non-empty directory that is not a build (:func:`is_build`) is never touched. The lock is taken before
     anything is written or deleted, the marker is written first. With ``force`` only what a build writes
     (:data:`BUILD_WRITES`) is deleted and everything is redone; other files in ``out`` stay. A remote ``out``
-    (gs://, s3://) is not locked; it is resumed the same way through :mod:`pipelines.remote_resume`.
+    (gs://, s3://) is not locked; it is resumed the same way through :mod:`pipelines.build.remote_resume`.
     """
     if storage.is_remote(out):
         existing = storage.BeamFiles().files_under(out)
@@ -524,7 +526,7 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
 
     def make(out: str) -> None:
-        from pipelines.common import document_files, write_summary
+        from pipelines.runtime.common import document_files, write_summary
         from pipelines.sampling import sampled_ids, write_id_list
 
         started = time.time()
@@ -785,7 +787,9 @@ def build(
                 bar.set_postfix_str(stage.name)
             started = time.time()
             stage_peak = 0
-            if remote:  # object stores have no atomic rename: a marker written last (pipelines.remote_resume)
+            if (
+                remote
+            ):  # object stores have no atomic rename: a marker written last (pipelines.build.remote_resume)
                 remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
                 partial = stage.out + PARTIAL
                 if stage.make is not None:
@@ -844,7 +848,7 @@ def _dry_run(beam_args: list[str]) -> bool:
         return False
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.common import is_dry_run
+    from pipelines.runtime.common import is_dry_run
 
     return is_dry_run(PipelineOptions(beam_args))
 

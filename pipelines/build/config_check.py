@@ -193,7 +193,7 @@ def check_stage_options(stages, raw: dict, path: str) -> None:
     """Parse every command stage's flags with the command's own parser and run its ``check_options(args)``
     (the checks that need no input); a fault is one line naming the config key and ``path``.
 
-    ``stages``: :func:`pipelines.build.plan` of the config (``Stage.argv`` is an ``incoherent`` command line).
+    ``stages``: :func:`pipelines.build.command.plan` of the config (``Stage.argv`` is an ``incoherent`` command line).
     """
     from pipelines.cli import COMMANDS, selected_module
 

@@ -28,7 +28,7 @@ from typing import BinaryIO
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.options import bound_driver_retries, storage_options
+from pipelines.runtime.options import bound_driver_retries, storage_options
 from schemas.records import InputError
 from sources.paths import is_remote
 
@@ -59,7 +59,7 @@ def check_reachable(path: str) -> None:
     Beam retries a failing S3 call 7 times with exponential backoff (botocore retrying each): an unreachable
     endpoint took 6.7 minutes to fail here. This check gives up after a few seconds with one line saying
     what is wrong (endpoint, bucket, credentials); it runs once per endpoint, bucket and process. ``gs://`` has its own
-    bound (:func:`pipelines.options.bound_driver_retries`).
+    bound (:func:`pipelines.runtime.options.bound_driver_retries`).
     """
     if not str(path).startswith("s3://"):
         return

@@ -33,9 +33,9 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.seeding import stable_hash
-from pipelines import safety, spill, storage
-from pipelines.options import DryRun, bound_driver_retries, runner_key
-from pipelines.resume import SUMMARY_FILE, write_json_atomic
+from pipelines.build.resume import SUMMARY_FILE, write_json_atomic
+from pipelines.runtime import safety, spill, storage
+from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
 from schemas import REJECTED_SCHEMA, SCHEMA_VERSION, schema_for
 from schemas.records import InputError, Rejected, newest_first
 
@@ -453,7 +453,7 @@ def _not_ours(out_dir: str, command: str) -> InputError:
 def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
     """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``.
 
-    Only a folder recognisably written by the same command (its marker, :data:`pipelines.safety.RUN_MARKER`,
+    Only a folder recognisably written by the same command (its marker, :data:`pipelines.runtime.safety.RUN_MARKER`,
     or its ``run_summary.json``) is replaced; an earlier run of it that failed is replaced without
     ``--overwrite``. Any other non-empty folder is refused. The marker is written first.
     """
@@ -642,7 +642,7 @@ def run_pipeline(
         result = pipeline.run()
         result.wait_until_finish()
     except Exception as exc:
-        from pipelines.inputs import INPUTS_DIR
+        from pipelines.runtime.inputs import INPUTS_DIR
 
         with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
             storage.delete_tree(storage.join(out_dir, INPUTS_DIR))

@@ -10,8 +10,8 @@ import argparse
 
 import apache_beam as beam
 
-from pipelines import progress, safety, storage
-from pipelines.common import (
+from pipelines.runtime import progress, storage
+from pipelines.runtime.common import (
     ApplyWithRejects,
     DropDuplicateIds,
     WriteRejected,
@@ -19,9 +19,10 @@ from pipelines.common import (
     print_report,
     run_pipeline,
 )
-from pipelines.inputs import DescribeInputs, collect_descriptions
+from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 from schemas.records import InputError
 from sources import limits, textfiles
+from sources.paths import check_name
 
 STAGE = "ingest-text"
 
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_source(name: str, origin: str) -> str:
-    return safety.check_name(name, f"{origin}: source name (set --source)")
+    return check_name(name, f"{origin}: source name (set --source)")
 
 
 class IngestText(beam.PTransform):

@@ -20,7 +20,7 @@ processed by id, so nothing depends on worker order)::
                                 [with --filter: --> ScoreCandidates --JoinCandidates--> Select --> intruder rows]
 
 Beam elements are batches (a bucket's documents, requests, offers or candidates), not single rows: Beam's
-cost per element and per encoding is paid once per batch (:class:`pipelines.spill.CoGroupBuckets`). On the
+cost per element and per encoding is paid once per batch (:class:`pipelines.runtime.spill.CoGroupBuckets`). On the
 local runner the joins go through files, so memory does not grow with the collection.
 
 Only one sentence per neighbour travels to the document (``MakeOffers`` draws it where the neighbour is).
@@ -45,8 +45,8 @@ from apache_beam.transforms.window import GlobalWindows
 from corpora import drift
 from corpora import intruders as logic
 from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
-from pipelines import progress, spill, storage
-from pipelines.common import (
+from pipelines.runtime import progress, spill, storage
+from pipelines.runtime.common import (
     Tally,
     WriteRejected,
     WriteTable,
@@ -58,7 +58,7 @@ from pipelines.common import (
     run_pipeline,
     source_of_file,
 )
-from pipelines.options import parse_per_source
+from pipelines.runtime.options import parse_per_source
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError, Rejected
 
@@ -203,7 +203,7 @@ def load_index(index_dir: str):
     """The retrieval index of ``index_dir``, loaded once per worker process."""
     index = _INDEXES.get(index_dir)
     if index is None:
-        from pipelines.storage import open_file
+        from pipelines.runtime.storage import open_file
         from retrieval import TfidfIndex
 
         index = TfidfIndex.load(index_dir, opener=open_file)
@@ -753,7 +753,7 @@ def retrieval_for(
     if not missing:
         yield index_map, neighbor_map
         return
-    from pipelines.stage_process import run_in_process
+    from pipelines.build.processes import run_in_process
 
     work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
     try:
@@ -818,7 +818,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     )
     score = None
     if filtered:
-        from pipelines.filter_stage import ScoreCandidates
+        from pipelines.intruders.filter_stage import ScoreCandidates
 
         score = ScoreCandidates(
             args.filter,

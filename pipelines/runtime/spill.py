@@ -40,7 +40,7 @@ from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
 from corpora.seeding import stable_hash
-from pipelines.options import is_local_runner
+from pipelines.runtime.options import is_local_runner
 from sources.paths import is_remote
 
 BUCKETS = 64

@@ -18,7 +18,7 @@ task: indexed_bzip2 decodes it in a child process (``--decompress-threads``, def
 gets one fewer) while the worker parses XML and cleans leads, so every core works without extra Beam worker
 processes. The first dump's decoder starts before Beam is imported (:func:`sources.bz2decode.start_decoder`):
 the decoder is the slower of the two. This module imports Beam only in :func:`run`; the transforms are in
-:mod:`pipelines.ingest_wikipedia_beam`.
+:mod:`pipelines.ingest.wikipedia_read`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipelines import safety
-from pipelines.ingest_wikipedia_plan import index_flags, plan_reads
+from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
 from sources import bz2decode, limits
-from sources.paths import is_remote
+from sources.paths import check_name, is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +69,7 @@ def several_workers(beam_args: list[str]) -> bool:
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
     options = PipelineOptions(list(beam_args))
-    from pipelines.options import is_local_runner
+    from pipelines.runtime.options import is_local_runner
 
     if not is_local_runner(options.view_as(StandardOptions).runner):
         return True
@@ -79,7 +78,7 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    safety.check_name(args.source, "--source")  # OUT/documents-<source>: before any work
+    check_name(args.source, "--source")  # OUT/documents-<source>: before any work
     args.dumps = [path if is_remote(path) else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     indexes = index_flags(args.dumps, args.multistream_index)
@@ -101,9 +100,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     import apache_beam as beam
 
-    from pipelines.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
-    from pipelines.ingest_wikipedia_beam import READ_STAGE, STAGE, IngestWikipedia
-    from pipelines.inputs import DescribeInputs, collect_descriptions
+    from pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
+    from pipelines.runtime.common import DropDuplicateIds, WriteRejected, WriteTable, run_pipeline
+    from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(

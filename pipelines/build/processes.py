@@ -12,7 +12,7 @@ stage). A child ends as soon as the build does (a pipe whose only write end the 
 child reads its EOF), so a killed build leaves no stage running to write into the folder a resumed build is
 cleaning; the fork server then has no child left and ends too. An
 :class:`InputError` in the child comes back as the same one-line error; any other failure as
-:class:`pipelines.options.StageFailed` (its traceback is printed by the child). A child that finishes sends
+:class:`pipelines.runtime.options.StageFailed` (its traceback is printed by the child). A child that finishes sends
 its peak resident memory back: stage processes are the fork server's children, not the build's, so the
 build's own ``RUSAGE_CHILDREN`` never sees them.
 """
@@ -28,14 +28,14 @@ import signal
 import sys
 import threading
 
-from pipelines import progress
 from pipelines.cli import COMMANDS, build_parser, selected_module, stage_modules
-from pipelines.options import StageFailed
+from pipelines.runtime import progress
+from pipelines.runtime.options import StageFailed
 from schemas.records import InputError
 
 PR_SET_PDEATHSIG = 1
 # imported once by the fork server, so that stages forked from it do not import them again
-PRELOAD = ["apache_beam", "pipelines.cli", "pipelines.stage_process", *stage_modules()]
+PRELOAD = ["apache_beam", "pipelines.cli", "pipelines.build.processes", *stage_modules()]
 
 
 def run_in_process(argv: list[str], beam_args: list[str], quiet: bool = True) -> None:
@@ -134,7 +134,7 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     os.environ.update(environ)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
     progress.inherit(bars, outer)
-    from pipelines.options import use_storage_options
+    from pipelines.runtime.options import use_storage_options
 
     try:
         use_storage_options(beam_args)

@@ -7,8 +7,8 @@ import functools
 
 import apache_beam as beam
 
-from pipelines import storage
-from pipelines.common import (
+from pipelines.runtime import storage
+from pipelines.runtime.common import (
     ApplyWithRejects,
     DropDuplicateIds,
     WriteRejected,
@@ -17,7 +17,7 @@ from pipelines.common import (
     print_report,
     run_pipeline,
 )
-from pipelines.inputs import DescribeInputs, collect_descriptions
+from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 from sources import cnn, limits
 
 STAGE = "ingest-cnn"

@@ -16,7 +16,7 @@ import stat
 import apache_beam as beam
 
 from corpora.provenance import describe_input
-from pipelines import storage
+from pipelines.runtime import storage
 from sources.paths import open_regular
 
 INPUTS_DIR = "_inputs"

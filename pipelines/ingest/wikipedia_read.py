@@ -1,4 +1,4 @@
-"""Beam transforms of ``incoherent ingest wikipedia`` (see :mod:`pipelines.ingest_wikipedia` for the command).
+"""Beam transforms of ``incoherent ingest wikipedia`` (see :mod:`pipelines.ingest.wikipedia` for the command).
 
 Pipeline shape::
 
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from pipelines import progress
-from pipelines.common import ApplyWithRejects, count
-from pipelines.ingest_wikipedia_plan import expand_task
+from pipelines.ingest.wikipedia_plan import expand_task
+from pipelines.runtime import progress
+from pipelines.runtime.common import ApplyWithRejects, count
 from sources import mediawiki
 from sources.limits import Limits
 from sources.paths import is_remote
@@ -35,7 +35,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     if "start" not in task:
         opener = None
         if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
-            from pipelines.storage import open_raw as opener
+            from pipelines.runtime.storage import open_raw as opener
         yield from mediawiki.read_pages(
             task["path"], opener=opener, count=inc, threads=threads, limits=read_limits
         )
@@ -43,8 +43,10 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     site = mediawiki.SiteInfo(**task["site"])
     inc("multistream_ranges", 1)
     opener = None
-    if is_remote(task["path"]):  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
-        from pipelines.storage import open_raw as opener
+    if is_remote(
+        task["path"]
+    ):  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
+        from pipelines.runtime.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],
         task["start"],

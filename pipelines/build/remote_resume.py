@@ -1,7 +1,7 @@
-"""Resuming a build whose ``--out`` is remote (``gs://``, ``s3://``): :mod:`pipelines.resume` through Beam's
+"""Resuming a build whose ``--out`` is remote (``gs://``, ``s3://``): :mod:`pipelines.build.resume` through Beam's
 filesystems.
 
-The fingerprints are the local ones (:func:`pipelines.resume.fingerprint`); a remote input is fingerprinted
+The fingerprints are the local ones (:func:`pipelines.build.resume.fingerprint`); a remote input is fingerprinted
 from its metadata, ``[size, checksum]`` (the CRC32C of a GCS object, the ETag of an S3 one, from
 ``FileSystems.checksum``), so a file replaced under the same name changes it. As locally, a stage writes to
 ``<dir>.partial``; then its objects are renamed under ``<dir>`` (a copy inside the store, nothing passes
@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import posixpath
 
-from pipelines import storage
-from pipelines.resume import PARTIAL, SUMMARY_FILE, file_fingerprints
+from pipelines.build.resume import PARTIAL, SUMMARY_FILE, file_fingerprints
+from pipelines.runtime import storage
 
 COMPLETE = ".complete"
 
 
 def input_fingerprints(paths: list[str]) -> dict[str, list]:
-    """:func:`pipelines.resume.file_fingerprints` for local paths, ``{url: [size, checksum]}`` for every
+    """:func:`pipelines.build.resume.file_fingerprints` for local paths, ``{url: [size, checksum]}`` for every
     object under a remote file or folder; sorted by path."""
     local = [p for p in paths if not storage.is_remote(p)]
     found: dict[str, list] = dict(file_fingerprints(local))

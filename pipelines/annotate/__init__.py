@@ -1,0 +1,1 @@
+"""``incoherent annotate``: human verification commands (export, serve, import, report, verify)."""

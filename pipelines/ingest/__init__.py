@@ -1,0 +1,1 @@
+"""The ingest commands: Wikipedia dumps, CNN stories, text collections -> document tables."""
