@@ -236,7 +236,7 @@ def finetune(config: FinetuneConfig) -> dict:
             f"({excluded} excluded as shuffle test documents)"
         )
     train_docs, held_docs = heldout_split(kept, config.heldout_fraction)
-    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model])
+    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model], command="finetune-lm")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer, kind = load_language_model(config.base_model, config.scorer, device)

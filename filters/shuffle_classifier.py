@@ -234,7 +234,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         )
     if not train_pairs:
         raise InputError(f"{config.data_dir}: no train rows with block sizes {list(config.block_sizes)}")
-    check_out(config.out, config.overwrite, [config.data_dir, config.base_model])
+    check_out(config.out, config.overwrite, [config.data_dir, config.base_model], command="train-shuffle")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_classifier(config.base_model)
