@@ -23,7 +23,7 @@ import pytest
 from schemas import INTRUDER_SCHEMA
 from schemas.records import InputError
 from tests.conftest import ROOT, SAMPLES, run_cli
-from tests.test_score_shuffle import shuffle_rows, write_shuffles
+from tests.corpora.test_score_shuffle import shuffle_rows, write_shuffles
 from tests.tiny_lm import tiny_gpt2_dir  # noqa: F401
 from tests.tiny_model import intruder_rows, sample_documents, write_intruder_build
 
