@@ -25,6 +25,7 @@ from filters.lm import CAUSAL, join_sentences, load_language_model, model_positi
 from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
+from sources import parquet
 
 SHUFFLED_COLUMNS = ("shuffled", "block_order")
 MASK_SHARE = 0.15
@@ -51,12 +52,8 @@ class FinetuneConfig:
 
 
 def _parquet(path: str):
-    import pyarrow.parquet as pq
 
-    try:
-        return pq.read_table(path)
-    except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    return parquet.read_table(path)
 
 
 def _tables(root: str, prefix: str) -> list[str]:

@@ -42,6 +42,7 @@ from pipelines.runtime.common import (
 )
 from schemas import SCORES_SCHEMA
 from schemas.records import InputError, Rejected
+from sources import parquet
 
 STAGE = "score-shuffle"
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
@@ -260,10 +261,7 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
         splits = sorted({posixpath.basename(f).split("-", 1)[0] for f in files})
         raise InputError(f"--split {split}: no such split in {data_dir} (found: {', '.join(splits)})")
     with FileSystems.open(chosen[0]) as f:
-        try:
-            names = set(pq.read_schema(f).names)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{chosen[0]}: not a readable Parquet file ({exc})") from None
+        names = set(parquet.column_names(chosen[0], f))
     missing = REQUIRED_COLUMNS - names
     if missing:
         raise InputError(f"{chosen[0]}: not a shuffle table, missing columns {sorted(missing)}")

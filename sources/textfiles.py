@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError, Rejected, document
+from sources import parquet
 from sources.limits import DECOMPRESS_CHUNK, DEFAULT, Limits
 from sources.paths import Files, expand_inputs, open_regular
 from sources.sentences import split_sentences
@@ -231,12 +232,8 @@ def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
 
 def check_parquet_columns(path: str, id_field: str, text_field: str, handle: BinaryIO | None = None) -> None:
     """A Parquet file without the id or text column is unusable as a whole (``handle``: the file, opened)."""
-    import pyarrow.parquet as pq
 
-    try:
-        names = pq.read_schema(handle if handle is not None else path).names
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    names = parquet.column_names(path, handle)
     for option, field in (("--id-field", id_field), ("--text-field", text_field)):
         if field not in names:
             raise InputError(f"{path}: no column {field!r} ({option}); columns are {names}")
@@ -254,8 +251,8 @@ def parquet_records(
 
     try:
         handle = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError ...
+        raise parquet.unreadable(path, exc) from None
     for group in range(handle.num_row_groups):
         try:
             table = handle.read_row_group(group, columns=[id_field, text_field])
