@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from schemas.annotation import ANSWER_FIELDS, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
+from sources import parquet
 from sources.paths import is_safe_name
 
 EXPORT_FILES = (
@@ -71,7 +72,6 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool) -> None:
 
 def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
     """Rows of ``DATASET_DIR/<config>/<split>-*.parquet``, sorted by id (then block size, permutation)."""
-    import pyarrow.parquet as pq
 
     if not is_safe_name(config) or not is_safe_name(split):
         raise InputError(f"--config/--split: {config!r}/{split!r} is not a plain name")
@@ -88,10 +88,7 @@ def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
         )
     rows = []
     for path in files:
-        try:
-            rows += pq.read_table(path).to_pylist()
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        rows += parquet.read_table(path).to_pylist()
     return sorted(rows, key=lambda r: (r["id"], r.get("block_size") or 0, r.get("permutation") or 0))
 
 

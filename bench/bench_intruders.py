@@ -8,7 +8,8 @@ figure on a shared machine. The Parquet files of every run are compared byte for
 
 Each run starts in the tree's folder (``python -m pipelines.cli`` puts the current folder first on
 ``sys.path``, ahead of ``PYTHONPATH`` and of the editable install of this repository), and the script checks
-that the tree's own ``pipelines/intruders/command.py`` is the one imported. Before the timed runs each tree compiles
+that the tree's own ``pipelines`` package is the one imported (``pipelines/intruders/`` now,
+``pipelines/intruders.py`` in trees before the split). Before the timed runs each tree compiles
 its numba kernels once (they are cached in the tree), so no run pays the compilation.
 
     git archive f9e36a0 | tar -x -C bench/work/src-orig
@@ -30,12 +31,12 @@ WORK = ROOT / "bench" / "work"
 
 
 WARM_UP = """
-import numpy as np, pipelines.intruders.command as m
+import numpy as np, pipelines
 from retrieval import featurize, index
 featurize.feature_counts_batch(["warm up", "the numba kernels"])
 s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])
 index._pair_cosines(s, f, v, r, r)
-print(m.__file__)
+print(pipelines.__file__)
 """
 
 
@@ -51,7 +52,7 @@ def warm_up(tree: Path) -> None:
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     imported = Path(done.stdout.strip().splitlines()[-1]).resolve()
-    if imported != tree / "pipelines" / "intruders.py":
+    if imported != tree / "pipelines" / "__init__.py":
         raise SystemExit(f"{tree}: imported {imported}, not the tree's own code")
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from corpora import drift, sampling
 from corpora.seeding import assign_split, rng_for
+from corpora.selection import UNFILTERED
 from schemas.records import Rejected, newest_first
 
 Tally = Callable[..., None]  # tally(source, counter name, n=1): counts what a decision saw
@@ -514,3 +515,66 @@ def select_row(
     else:
         tally(doc["source"], f"fallback_{row['fallback_reason']}")
     return row
+
+
+def eligibility_counts(
+    versions: Iterable[tuple[str, dict, dict | None]],
+) -> list[tuple[tuple[str, str], int]]:
+    """``[((source, "total" | "eligible"), n)]`` of chosen versions ``(source, newest, older version or
+    None)``, sorted: summed over the collection they are the ``counts`` of :func:`place_split`.
+
+    >>> eligibility_counts([("wikipedia", {}, None), ("wikipedia", {}, {"id": "a"})])
+    [(('wikipedia', 'eligible'), 1), (('wikipedia', 'total'), 2)]
+    """
+    counts: dict[tuple[str, str], int] = {}
+    for source, _doc, version in versions:
+        counts[(source, "total")] = counts.get((source, "total"), 0) + 1
+        if version is not None:
+            counts[(source, "eligible")] = counts.get((source, "eligible"), 0) + 1
+    return sorted(counts.items())
+
+
+def neighbors_to_ask(
+    source: str, listed: Sequence[tuple[int, str, float]] | None, k: int, *, tally: Tally
+) -> list[tuple[int, str, float]]:
+    """The ``k`` best-ranked ``(rank, neighbour id, score)`` of a document meant to receive an intruder (its
+    list in the neighbours table, or None when it has none), counted as ``incoherent_attempted`` and, when
+    short, ``not_in_neighbors_table`` or ``fewer_than_k_neighbors``.
+
+    >>> neighbors_to_ask("cnn", [(1, "b", 0.2), (0, "a", 0.3)], 1, tally=print)
+    cnn incoherent_attempted
+    [(0, 'a', 0.3)]
+    """
+    tally(source, "incoherent_attempted")
+    if listed is None:
+        tally(source, "not_in_neighbors_table")
+        listed = []
+    elif len(listed) < k:
+        tally(source, "fewer_than_k_neighbors")
+    return sorted(listed)[:k]
+
+
+def finish_candidates(
+    doc: dict, candidates: Sequence[dict], *, threshold: float, filtered: bool, tally: Tally
+) -> None:
+    """Ready a document's candidates (similarity set) to go on, in place: with the adversarial filter each gets
+    ``document``, the document with it in place, for the model to read; without, ``difficulty`` is
+    ``unfiltered``. Counts ``candidates`` and ``candidates_below_threshold`` (the eligible ones).
+
+    >>> cands = [{"replaced_index": 1, "candidate_sentence": "X.", "similarity": 0.1}]
+    >>> finish_candidates({"source": "cnn", "sentences": ["A.", "B."]}, cands, threshold=0.6, filtered=True,
+    ...                   tally=print)
+    cnn candidates 1
+    cnn candidates_below_threshold
+    >>> cands[0]["document"]
+    ['A.', 'X.']
+    """
+    source = doc["source"]
+    tally(source, "candidates", len(candidates))
+    for candidate in candidates:
+        if candidate["similarity"] < threshold:
+            tally(source, "candidates_below_threshold")
+        if filtered:
+            candidate["document"] = document_with(doc["sentences"], candidate)
+        else:
+            candidate["difficulty"] = UNFILTERED

@@ -7,6 +7,7 @@ import os
 
 from corpora.seeding import stable_hash
 from schemas.records import InputError
+from sources import parquet
 
 COLUMNS = ("id", "source", "sentences", "label", "intruder_index", "split")
 VALIDATION_SHARE = 0.1
@@ -33,7 +34,6 @@ def available_splits(data_dir: str) -> list[str]:
 
 def read_split(data_dir: str, split: str) -> list[dict]:
     """Rows (``id``, ``sentences``, ``label``, ``intruder_index`` ...) of one split, sorted by id."""
-    import pyarrow.parquet as pq
 
     files = split_files(data_dir, split)
     if not files:
@@ -42,10 +42,7 @@ def read_split(data_dir: str, split: str) -> list[dict]:
         )
     rows = []
     for path in files:
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        table = parquet.read_table(path)
         missing = {"id", "sentences", "intruder_index"} - set(table.column_names)
         if missing:
             raise InputError(f"{path}: not an intruder table, missing columns {sorted(missing)}")

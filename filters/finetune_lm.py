@@ -25,6 +25,7 @@ from filters.lm import CAUSAL, join_sentences, load_language_model, model_positi
 from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
+from sources import parquet
 
 SHUFFLED_COLUMNS = ("shuffled", "block_order")
 MASK_SHARE = 0.15
@@ -51,12 +52,8 @@ class FinetuneConfig:
 
 
 def _parquet(path: str):
-    import pyarrow.parquet as pq
 
-    try:
-        return pq.read_table(path)
-    except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    return parquet.read_table(path)
 
 
 def _tables(root: str, prefix: str) -> list[str]:
@@ -236,7 +233,7 @@ def finetune(config: FinetuneConfig) -> dict:
             f"({excluded} excluded as shuffle test documents)"
         )
     train_docs, held_docs = heldout_split(kept, config.heldout_fraction)
-    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model])
+    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model], command="finetune-lm")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer, kind = load_language_model(config.base_model, config.scorer, device)

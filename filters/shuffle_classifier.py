@@ -28,6 +28,7 @@ from filters.model import check_weights, load_config, load_pretrained, open_toke
 from filters.provenance import data_fingerprint, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
+from sources import parquet
 
 COHERENT, INCOHERENT = "coherent", "incoherent"
 ID2LABEL = {0: INCOHERENT, 1: COHERENT}
@@ -71,14 +72,10 @@ def shuffle_split_files(data_dir: str) -> dict[str, list[str]]:
 
 def read_pairs(files: Sequence[str], block_sizes: Sequence[int]) -> list[dict]:
     """Shuffle rows of the chosen block sizes (``id``, ``source``, ``block_size``, ``original``, ``shuffled``)."""
-    import pyarrow.parquet as pq
 
     rows = []
     for path in files:
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        table = parquet.read_table(path)
         missing = set(COLUMNS) - set(table.column_names)
         if missing:
             raise InputError(f"{path}: not a shuffle table, missing columns {sorted(missing)}")
@@ -234,7 +231,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         )
     if not train_pairs:
         raise InputError(f"{config.data_dir}: no train rows with block sizes {list(config.block_sizes)}")
-    check_out(config.out, config.overwrite, [config.data_dir, config.base_model])
+    check_out(config.out, config.overwrite, [config.data_dir, config.base_model], command="train-shuffle")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_classifier(config.base_model)

@@ -8,6 +8,7 @@ earlier epoch on ties). On a CPU the same seed gives the same weights.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -16,22 +17,41 @@ import time
 from collections.abc import Callable, Sequence
 
 from corpora.seeding import rng_for
+from filters.provenance import PROVENANCE
 from schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
 
 
-def check_out(out: str, overwrite: bool, inputs: Sequence[str] = ()) -> None:
-    """``--out`` must be a new or empty directory (or ``--overwrite``), and no input may lie in it or hold it."""
+def check_out(out: str, overwrite: bool, inputs: Sequence[str] = (), command: str | None = None) -> None:
+    """``--out`` must be a new or empty directory (or ``--overwrite``), and no input may lie in it or hold it.
+
+    ``--overwrite`` replaces only a model that ``command`` wrote: its provenance file names the command
+    (docs/safety.md); any other folder is never deleted."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"--out {out}: exists and is not a directory")
     if os.path.isdir(out) and os.listdir(out) and not overwrite:
         raise InputError(f"--out {out}: not empty (pass --overwrite to replace it)")
+    if command and os.path.isdir(out) and os.listdir(out) and written_by(out) != command:
+        raise InputError(
+            f"--out {out}: not a model written by `incoherent {command}` (no {PROVENANCE} naming it); refusing "
+            "to replace it (choose another --out)"
+        )
     real_out = os.path.realpath(out)
     for path in inputs:
         real = os.path.realpath(path)
         if real == real_out or real.startswith(real_out + os.sep) or real_out.startswith(real + os.sep):
             raise InputError(f"--out {out}: overlaps the input {path}")
+
+
+def written_by(model_dir: str) -> str | None:
+    """The command named by a model folder's provenance file, or None."""
+    try:
+        with open(os.path.join(model_dir, PROVENANCE), encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value.get("command") if isinstance(value, dict) else None
 
 
 def prepare_out(out: str) -> None:

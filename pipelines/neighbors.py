@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 import apache_beam as beam
 import numpy as np
@@ -86,6 +87,40 @@ class _Loaded:
         self.scoring = prepare(index.matrix, index.text_keys, consume=True, spill=True)
 
 
+def neighbor_row(
+    ids: list[str],
+    row: int,
+    cols,
+    scores,
+    k: int,
+    *,
+    zero_vector: bool,
+    has_duplicates: bool,
+    tally: Callable[[str], None],
+) -> dict:
+    """The ``NEIGHBORS_SCHEMA`` row of query ``row`` (neighbour rows ``cols`` with ``scores``, best first),
+    counted: ``queries``, ``zero_vector``, ``has_duplicates``, ``no_neighbors`` or ``fewer_than_k``.
+
+    >>> neighbor_row(["a", "b"], 0, [1], [0.5], 10, zero_vector=False, has_duplicates=False, tally=print)
+    queries
+    fewer_than_k
+    {'id': 'a', 'neighbors': [{'id': 'b', 'score': 0.5}]}
+    """
+    tally("queries")
+    if zero_vector:
+        tally("zero_vector")
+    if has_duplicates:
+        tally("has_duplicates")
+    if len(cols) == 0:
+        tally("no_neighbors")
+    elif len(cols) < k:
+        tally("fewer_than_k")
+    return {
+        "id": ids[row],
+        "neighbors": [{"id": ids[c], "score": float(s)} for c, s in zip(cols, scores, strict=True)],
+    }
+
+
 class TopKBlocks(beam.DoFn):
     """``(start, stop)`` query rows -> one ``NEIGHBORS_SCHEMA`` row per query."""
 
@@ -119,19 +154,20 @@ class TopKBlocks(beam.DoFn):
             results = topk_rows(scoring, self._query_rows[block[0] : block[1]], k, self._threads)
         progress.advance("neighbors: documents", len(results), total=self._total)
         for row, cols, scores in results:
-            count(STAGE, "queries")
-            if row in zero:
-                count(STAGE, "zero_vector")
-            if scoring.has_duplicates(row):
-                count(STAGE, "has_duplicates")
-            if len(cols) == 0:
-                count(STAGE, "no_neighbors")
-            elif len(cols) < k:
-                count(STAGE, "fewer_than_k")
-            yield {
-                "id": ids[row],
-                "neighbors": [{"id": ids[c], "score": float(s)} for c, s in zip(cols, scores, strict=True)],
-            }
+            yield neighbor_row(
+                ids,
+                row,
+                cols,
+                scores,
+                k,
+                zero_vector=row in zero,
+                has_duplicates=scoring.has_duplicates(row),
+                tally=_count,
+            )
+
+
+def _count(name: str) -> None:
+    count(STAGE, name)
 
 
 def file_fingerprint(path: str) -> tuple[int, int]:

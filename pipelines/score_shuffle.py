@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import posixpath
+from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow.parquet as pq
@@ -35,6 +36,7 @@ from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
 from schemas import SCORES_SCHEMA
 from schemas.records import InputError, Rejected
+from sources import parquet
 
 STAGE = "score-shuffle"
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
@@ -106,8 +108,13 @@ def make_pair(row: dict, join: str) -> dict | Rejected:
     }
 
 
-def finish_pair(pair: dict, original: tuple[float, int], shuffled: tuple[float, int]) -> dict | Rejected:
-    """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score."""
+def finish_pair(
+    pair: dict, original: tuple[float, int], shuffled: tuple[float, int], tally: Callable[[str], None]
+) -> dict | Rejected:
+    """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score; a pair whose
+    shuffled text is its original (e.g. one block) counts as ``identical_texts``."""
+    if pair["original_key"] == pair["shuffled_key"]:
+        tally("identical_texts")
     (score_o, tokens_o), (score_s, tokens_s) = original, shuffled
     if not tokens_o or not tokens_s:
         return Rejected(
@@ -129,6 +136,21 @@ def finish_pair(pair: dict, original: tuple[float, int], shuffled: tuple[float, 
         "correct": correct,
         "tie": tie,
     }
+
+
+def pool_of(document_key: str, texts: int, pool_size: int = DEFAULT_POOL_SIZE) -> int:
+    """The pool of a text, by a stable hash of its document's original key: ``ceil(texts / pool_size)``
+    pools (at least one) over all ``texts`` distinct texts, so a document's texts share one.
+
+    >>> pool_of("k", 10, 64)
+    0
+    """
+    pools = max(1, -(-texts // pool_size))
+    return stable_hash("pool", document_key) % pools
+
+
+def _count(name: str) -> None:
+    count(STAGE, name)
 
 
 class ScoreShufflePairs(beam.PTransform):
@@ -159,8 +181,7 @@ class ScoreShufflePairs(beam.PTransform):
 
         def to_pool(keyed, total):
             key, (document, text) = keyed
-            pools = max(1, -(-total // pool_size))
-            return stable_hash("pool", document) % pools, (key, text)
+            return pool_of(document, total, pool_size), (key, text)
 
         def sorted_pool(element):
             pool, texts = element
@@ -183,9 +204,7 @@ class ScoreShufflePairs(beam.PTransform):
             _, grouped = element
             (score,) = list(grouped["scores"])[:1] or [(float("nan"), 0)]
             for pair, original in grouped["pairs"]:
-                if pair["original_key"] == pair["shuffled_key"]:
-                    count(STAGE, "identical_texts")
-                yield finish_pair(pair, original, score)
+                yield finish_pair(pair, original, score, _count)
 
         pairs, rejected_rows = rows | "MakePairs" >> ApplyWithRejects(to_pair, STAGE, kept="pairs")
         texts = (
@@ -236,10 +255,7 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
         splits = sorted({posixpath.basename(f).split("-", 1)[0] for f in files})
         raise InputError(f"--split {split}: no such split in {data_dir} (found: {', '.join(splits)})")
     with FileSystems.open(chosen[0]) as f:
-        try:
-            names = set(pq.read_schema(f).names)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{chosen[0]}: not a readable Parquet file ({exc})") from None
+        names = set(parquet.column_names(chosen[0], f))
     missing = REQUIRED_COLUMNS - names
     if missing:
         raise InputError(f"{chosen[0]}: not a shuffle table, missing columns {sorted(missing)}")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from schemas.records import InputError, Rejected, document
+from sources import parquet
 from sources.limits import DECOMPRESS_CHUNK, DEFAULT, Limits
 from sources.paths import Files, expand_inputs, open_regular
 from sources.sentences import split_sentences
@@ -205,18 +206,22 @@ def json_file_records(
     """Document rows and Rejected records of one JSONL file, line by line (see :func:`json_lines`)."""
     with open_text_file(path, opener) as stream:
         for line_no, data, size in json_lines(path, stream, limits.max_record_bytes):
-            where = f"{path}: line {line_no}"
-            if data is None:
-                yield Rejected(
-                    "record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)"
-                )
-                continue
-            try:
-                line = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
+            line = decoded_line(data, size, f"{path}: line {line_no}", source)
+            if isinstance(line, Rejected):
+                yield line
                 continue
             yield from parse_json_line(line, path, id_field, text_field, source, limits)
+
+
+def decoded_line(data: bytes | None, size: int, where: str, source: str) -> str | Rejected:
+    """A line from :func:`json_lines` as text, or the Rejected record of one over the size limit (``data``
+    None) or not UTF-8."""
+    if data is None:
+        return Rejected("record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
 
 
 def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
@@ -227,12 +232,8 @@ def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
 
 def check_parquet_columns(path: str, id_field: str, text_field: str, handle: BinaryIO | None = None) -> None:
     """A Parquet file without the id or text column is unusable as a whole (``handle``: the file, opened)."""
-    import pyarrow.parquet as pq
 
-    try:
-        names = pq.read_schema(handle if handle is not None else path).names
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    names = parquet.column_names(path, handle)
     for option, field in (("--id-field", id_field), ("--text-field", text_field)):
         if field not in names:
             raise InputError(f"{path}: no column {field!r} ({option}); columns are {names}")
@@ -250,8 +251,8 @@ def parquet_records(
 
     try:
         handle = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ...
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError ...
+        raise parquet.unreadable(path, exc) from None
     for group in range(handle.num_row_groups):
         try:
             table = handle.read_row_group(group, columns=[id_field, text_field])
@@ -350,16 +351,9 @@ def selected_json_records(
 
     chosen = deque(numbered(), maxlen=tail) if tail is not None else numbered()
     for row, line_no, data, size in chosen:
-        where = f"{path}: line {line_no}"
-        if data is None:
-            yield Rejected(
-                "record_too_large", source=source, detail=f"{where}: {size} bytes (--max-record-mb)"
-            )
-            continue
-        try:
-            line = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Rejected("not_utf8", source=source, detail=f"{where}: {exc}", record=data[:500].hex())
+        line = decoded_line(data, size, f"{path}: line {line_no}", source)
+        if isinstance(line, Rejected):
+            yield line
             continue
         fixed_id = row_id(path, row) if id_field is None else None
         yield from parse_json_line(line, path, id_field or "id", text_field, source, limits, fixed_id)

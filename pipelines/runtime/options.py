@@ -87,7 +87,7 @@ def use_gcs_emulator() -> bool:
     Beam looks Google credentials up once per process with 4 retries and exponential backoff (about 30 s when
     there are none) before it connects anonymously anyway; an emulator needs no credentials. Nothing does this
     at import time: :func:`use_storage_options` calls it in the CLI's process and in every stage process of a
-    build, and whoever starts Beam's SDK workers against an emulator calls it there (``tests/test_distributed.py``
+    build, and whoever starts Beam's SDK workers against an emulator calls it there (``tests/e2e/test_distributed.py``
     gives its worker pool a ``sitecustomize`` that does).
     """
     if not os.environ.get("STORAGE_EMULATOR_HOST"):

@@ -1,7 +1,8 @@
 """Write only under ``--out``, delete only what we wrote: the checks every command makes before any work.
 
-- :func:`sources.paths.check_name`: a name a path is built from (a source, a config, a history dump's label) matches one
-  safe pattern, so ``OUT/work/documents/<name>`` can never leave ``OUT``.
+- :func:`sources.paths.check_name` (the lowest layer, so ``annotation`` uses it too): a name a path is built
+  from (a source, a config, a history dump's label) matches one safe pattern, so ``OUT/work/documents/<name>``
+  can never leave ``OUT``.
 - :func:`check_out_vs_inputs`: an ``--out`` that equals, contains or lies inside an input is refused (an
   ``--overwrite`` there would delete the input).
 - A build is recognised by :data:`BUILD_MARKER`, a file only ``build`` writes (first, before anything

@@ -12,7 +12,7 @@ from sklearn.utils import murmurhash3_32
 
 from retrieval import featurize as F
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

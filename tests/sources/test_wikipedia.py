@@ -11,7 +11,7 @@ from sources import wikitext
 from sources.mediawiki import read_pages
 from sources.wikipedia import article_url, compact, page_to_document
 
-DATA = Path(__file__).resolve().parent / "data/wiki"
+DATA = Path(__file__).resolve().parents[1] / "data/wiki"
 
 
 def page(**fields) -> dict:

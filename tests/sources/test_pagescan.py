@@ -11,9 +11,9 @@ import pytest
 from schemas.records import InputError
 from sources import bz2decode, mediawiki, pagescan
 from sources.pagescan import TAIL_CHARS, scan_page, xml_text
-from tests.test_mediawiki import counting
+from tests.sources.test_mediawiki import counting
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DUMPS = sorted(
     [*ROOT.glob("samples/wikipedia/**/*.bz2"), *(ROOT / "tests/data/wiki").glob("*")],
     key=lambda p: p.name,

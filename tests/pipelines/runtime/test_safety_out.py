@@ -332,6 +332,25 @@ def test_train_filter_overwrite_replaces_only_a_model_it_wrote(tmp_path):
     _check_out(str(model), True)
 
 
+@pytest.mark.parametrize("command", ["finetune-lm", "train-shuffle"])
+def test_lm_training_overwrite_replaces_only_a_model_it_wrote(tmp_path, command):
+    from filters.provenance import PROVENANCE
+    from filters.training import check_out
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("x")
+    with pytest.raises(InputError, match=f"not a model written by `incoherent {command}`"):
+        check_out(str(mine), True, [], command=command)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / PROVENANCE).write_text(json.dumps({"command": command}))
+    check_out(str(model), True, [], command=command)
+    other = "train-shuffle" if command == "finetune-lm" else "finetune-lm"
+    with pytest.raises(InputError, match="not a model written by"):
+        check_out(str(model), True, [], command=other)
+
+
 def _fail(_element, out):
     folder = os.path.join(out, "_inputs")
     os.makedirs(folder, exist_ok=True)

@@ -452,7 +452,7 @@ def test_documented_commands_parse():
     needs the Quickstart build and people; the tests above run the same commands on the sample build)."""
     from pipelines.commands import build_parser, selected_module
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "annotation.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "annotation.md").read_text()
     commands = []
     for block in text.split("```bash")[1:]:
         joined = block.split("```", 1)[0].replace("\\\n", " ")

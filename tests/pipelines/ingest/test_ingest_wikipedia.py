@@ -12,9 +12,9 @@ import pytest
 from pipelines.cli import main
 from sources import bz2decode
 from tests.conftest import file_bytes
-from tests.test_mediawiki import build_multistream
+from tests.sources.test_mediawiki import build_multistream
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 DATA = ROOT / "tests/data/wiki"
 RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|\||&nbsp;|\(\s*\)")

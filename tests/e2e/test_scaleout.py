@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
-from tests.test_mediawiki import GENSIM, build_multistream
+from tests.sources.test_mediawiki import GENSIM, build_multistream
 
 pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
 from tests.services import (  # noqa: E402

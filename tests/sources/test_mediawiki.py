@@ -16,7 +16,7 @@ from sources import bz2decode, mediawiki
 from sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
 from sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 DATA = ROOT / "tests/data/wiki"
 

@@ -133,7 +133,7 @@ def test_prepare_builds_the_layouts_of_scipy_without_its_copies():
 
     from retrieval import TfidfIndex
 
-    lines = (Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
+    lines = (Path(__file__).resolve().parents[2] / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
     wsj = TfidfIndex.build([(f"w{i}", line) for i, line in enumerate(lines)] + [("zero", "")]).matrix
     messy = random_matrix(40, 30, 0.2, seed=5).tocoo()  # duplicates, explicit zeros, unsorted, float64
     messy = sp.csr_matrix(

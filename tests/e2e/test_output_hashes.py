@@ -3,7 +3,7 @@
 A change that must not change output (a refactoring, a safety check) keeps this test green. A change that
 means to change output regenerates the file and says why in its commit::
 
-    INCOHERENT_UPDATE_HASHES=1 python -m pytest tests/test_output_hashes.py
+    INCOHERENT_UPDATE_HASHES=1 python -m pytest tests/e2e/test_output_hashes.py
 
 Run summaries are left out: they hold seconds and peak memory. Every other file a build writes is pinned,
 the dataset card and its figures included.

@@ -170,7 +170,7 @@ def test_corrupt_metadata(saved):
 def test_similarities_equal_cosines_of_the_vectorized_rows_on_real_sentences():
     from pathlib import Path
 
-    lines = (Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
+    lines = (Path(__file__).resolve().parents[2] / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
     texts = [json.loads(line)["text"] for line in lines]
     wsj = TfidfIndex.build([(f"w{i}", t) for i, t in enumerate(texts)])
     sentences = [s for t in texts for s in t.split(". ") if s][:400]
@@ -194,7 +194,7 @@ def test_similarities_equal_cosines_of_the_vectorized_rows_on_real_sentences():
 def wsj_docs() -> list[tuple[str, str]]:
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "samples/wsj/wsj.jsonl"
+    path = Path(__file__).resolve().parents[2] / "samples/wsj/wsj.jsonl"
     return [
         (f"w{i:03d}", json.loads(line)["text"]) for i, line in enumerate(path.read_text("utf-8").splitlines())
     ]

@@ -155,3 +155,28 @@ def test_bad_input(tiny_gpt2_dir, tiny_bert_dir, data_dir, tmp_path, capsys):  #
         err = error_of(capsys, "score-shuffle", tiny_gpt2_dir, data_dir, "--out", out, "--device", "cuda")
         assert err.startswith("error: --device cuda: CUDA was requested but no GPU")
     assert not os.path.exists(os.path.join(out, "run_summary.json"))
+
+
+def test_pairs_are_keyed_by_their_texts_and_finished_with_their_scores():
+    from pipelines.score_shuffle import finish_pair, make_pair, text_key
+
+    row = {"id": "d", "source": "wsj", "block_size": 1, "permutation": 0, "original": ["A.", "", "B."],
+           "shuffled": ["B.", "A."]}  # fmt: skip
+    pair = make_pair(row, "space")
+    assert pair["original"] == ("A.", "B.") and pair["original_key"] == text_key("A. B.")
+    assert make_pair(dict(row, shuffled=["", ""]), "space").reason == "empty_document"
+    seen = []
+    scored = finish_pair(pair, (1.0, 2), (2.0, 2), seen.append)  # a loss: lower is better
+    assert (scored["correct"], scored["tie"], seen) == (True, False, [])
+    same = dict(pair, shuffled_key=pair["original_key"])
+    assert finish_pair(same, (-1.0, 2), (-1.0, 0), seen.append).reason == "no_scored_tokens"
+    assert seen == ["identical_texts"]
+
+
+def test_a_document_s_texts_share_one_of_ceil_texts_over_pool_size_pools():
+    from pipelines.score_shuffle import pool_of
+
+    assert {pool_of(f"doc{i}", 64, 64) for i in range(50)} == {0}
+    pools = {pool_of(f"doc{i}", 129, 64) for i in range(200)}
+    assert pools == {0, 1, 2}
+    assert pool_of("doc7", 1000, 10) == pool_of("doc7", 1000, 10)

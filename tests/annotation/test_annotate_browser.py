@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.annotation.test_annotate import dataset  # noqa: F401 - the module's private copy of the sample build
 from tests.conftest import ROOT, run_cli
-from tests.test_annotate import dataset  # noqa: F401 - the module's private copy of the sample build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")

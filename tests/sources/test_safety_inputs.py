@@ -172,7 +172,9 @@ def test_long_page_in_gz_streams_in_bounded_memory(tmp_path):
         """
     )
     assert message == "text_too_long"  # no heading: the lead passed --max-text-chars first
-    assert peak < 600, f"peak RSS {peak:.0f} MB"
+    assert peak < 1200, (
+        f"peak RSS {peak:.0f} MB"
+    )  # 356 MB idle, 912 MB seen under load (glibc arenas); 5.47 GB unbounded
     assert time.monotonic() - started < 60
 
 

@@ -79,8 +79,9 @@ def test_label_follows_provenance_whatever_the_scorer(tmp_path, wsj_shuffle_dir,
 
 
 def test_refusals(tmp_path, wsj_docs_dir, wsj_shuffle_dir, capsys):  # noqa: F811
-    out = str(tmp_path / "m")
-    assert cli.main(["train-shuffle", wsj_docs_dir, "--base-model", str(tmp_path), "--out", out]) == 2
+    out, base = str(tmp_path / "m"), tmp_path / "base"  # apart: an --out inside an input is refused
+    base.mkdir()
+    assert cli.main(["train-shuffle", wsj_docs_dir, "--base-model", str(base), "--out", out]) == 2
     assert "no shuffle-*/ tables" in capsys.readouterr().err
     assert (
         cli.main(["train-shuffle", wsj_shuffle_dir, "--base-model", str(tmp_path / "x"), "--out", out]) == 2

@@ -10,7 +10,8 @@ import pytest
 
 from corpora.intruders import normalise
 from corpora.sampling import parse_sample
-from pipelines.intruders import command as stage
+from pipelines.intruders import transforms
+from pipelines.intruders.similarity import similarities_for
 from pipelines.runtime.tables import write_shard
 from pipelines.sampling import sampled_ids, write_id_list
 from retrieval import TfidfIndex
@@ -323,7 +324,7 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
     from pipelines.runtime.tables import document_files
 
     root, _ = corpus
-    options = stage.Options(filtered=True)
+    options = transforms.Options(filtered=True)
     indexes = {"cnn": str(root / "index-cnn")}
     score = ScoreCandidates(None, handler=FixedScoreHandler(prefer_first_neighbour))
     nbr_files = sorted(str(p) for p in (root / "nbrs-cnn").glob("neighbors*/*.parquet"))
@@ -344,7 +345,7 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
         assert "hard" in verdicts
 
     with beam.Pipeline(runner=resolve_runner(PipelineOptions([]))) as p:
-        rows, cands, _ = p | stage.BuildIntruders(
+        rows, cands, _ = p | transforms.BuildIntruders(
             document_files(str(root / "cnn")), nbr_files, indexes, options, score_candidates=score
         )
         verdicts = (
@@ -385,7 +386,7 @@ def test_without_index_and_neighbors_they_are_built_on_the_fly(built, tmp_path):
 def test_similarities_for_an_index_dir_are_the_index_similarities(corpus):
     root, _ = corpus
     index = TfidfIndex.load(str(root / "index-wiki"))
-    similarities = stage.similarities_for(str(root / "index-wiki"))
+    similarities = similarities_for(str(root / "index-wiki"))
     a = ["The Atlantic Ocean is large.", "The Atlantic Ocean is large.", "", "Berlin is a city.", "!!!"]
     b = [
         "Oceans cover the Earth.",
@@ -425,7 +426,8 @@ def test_artefact_sample_streams_the_tables_and_picks_what_sample_documents_pick
     import pyarrow as pa
 
     from corpora.artefacts import sample_documents
-    from pipelines.intruders.command import artefact_sample, shares_an_id
+    from pipelines.intruders.command import shares_an_id
+    from pipelines.intruders.summary import artefact_sample
 
     rows = [
         {"id": f"d{i}", "sentences": ["a", "b"], "label": int(i % 3 == 0), "intruder_index": 1 if i % 3 == 0 else -1,

@@ -1,5 +1,5 @@
-"""Direct tests of :mod:`pipelines.runtime.storage` on the local disk (remote paths: tests/test_s3.py,
-tests/test_distributed.py)."""
+"""Direct tests of :mod:`pipelines.runtime.storage` on the local disk (remote paths: tests/e2e/test_s3.py,
+tests/e2e/test_distributed.py)."""
 
 from __future__ import annotations
 

@@ -378,3 +378,55 @@ def test_place_document_rejects_keeps_or_draws():
     assert seen[("wikipedia", "coherent_by_draw")] == coherent
     assert seen[("wikipedia", logic.KEPT_IN_RANGE)] == 40
     assert seen[("wikipedia", logic.TOO_FEW)] == 1
+
+
+def test_eligibility_counts_count_every_version_and_those_with_an_older_one():
+    versions = [
+        ("wikipedia", _doc("w:1"), None),
+        ("cnn", _doc("c:1"), None),
+        ("wikipedia", _doc("w:2"), _doc("w:2")),
+    ]
+    assert logic.eligibility_counts(versions) == [
+        (("cnn", "total"), 1),
+        (("wikipedia", "eligible"), 1),
+        (("wikipedia", "total"), 2),
+    ]
+    assert logic.eligibility_counts([]) == []
+
+
+def test_neighbors_to_ask_takes_the_k_best_ranked_and_counts_short_lists():
+    seen, tally = _tally()
+    listed = [(2, "w:4", 0.1), (0, "w:2", 0.5), (1, "w:3", 0.3)]
+    assert logic.neighbors_to_ask("wikipedia", listed, 2, tally=tally) == [(0, "w:2", 0.5), (1, "w:3", 0.3)]
+    assert seen == {("wikipedia", "incoherent_attempted"): 1}
+    assert logic.neighbors_to_ask("wikipedia", listed, 4, tally=tally) == sorted(listed)
+    assert logic.neighbors_to_ask("wikipedia", None, 4, tally=tally) == []
+    assert seen == {
+        ("wikipedia", "incoherent_attempted"): 3,
+        ("wikipedia", "fewer_than_k_neighbors"): 1,
+        ("wikipedia", "not_in_neighbors_table"): 1,
+    }
+
+
+def test_finish_candidates_counts_eligible_ones_and_readies_them_for_the_filter_or_not():
+    doc = _doc("w:1")
+    made = [
+        candidate(0, 0.1, difficulty=None, index=1),
+        candidate(1, 0.6, difficulty=None, index=1),
+        candidate(2, 0.9, difficulty=None, index=2),
+    ]
+    seen, tally = _tally()
+    unfiltered = [dict(c) for c in made]
+    logic.finish_candidates(doc, unfiltered, threshold=0.6, filtered=False, tally=tally)
+    assert [c["difficulty"] for c in unfiltered] == ["unfiltered"] * 3
+    assert not any("document" in c for c in unfiltered)
+    assert seen == {("wikipedia", "candidates"): 3, ("wikipedia", "candidates_below_threshold"): 1}
+    seen, tally = _tally()
+    filtered = [dict(c) for c in made]
+    logic.finish_candidates(doc, filtered, threshold=0.95, filtered=True, tally=tally)
+    assert [c["document"] for c in filtered] == [logic.document_with(doc["sentences"], c) for c in made]
+    assert [c["difficulty"] for c in filtered] == [None] * 3
+    assert seen == {("wikipedia", "candidates"): 3, ("wikipedia", "candidates_below_threshold"): 3}
+    seen, tally = _tally()
+    logic.finish_candidates(doc, [], threshold=0.6, filtered=False, tally=tally)
+    assert seen == {("wikipedia", "candidates"): 0}

@@ -1,0 +1,36 @@
+"""Local Parquet files read whole or by schema, with one error for any unreadable file.
+
+pyarrow raises several exception types for a file that is not Parquet or is corrupt (``ArrowInvalid``,
+``OSError``, ...); every reader here turns them into one :class:`InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from schemas.records import InputError
+
+
+def unreadable(path: str, exc: BaseException) -> InputError:
+    """The one error for a Parquet file pyarrow cannot read."""
+    return InputError(f"{path}: not a readable Parquet file ({exc})")
+
+
+def read_table(path: str, columns: list[str] | None = None) -> Any:
+    """The ``pyarrow.Table`` of a local Parquet file (only ``columns`` when given)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, columns=columns)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for corrupt files
+        raise unreadable(path, exc) from None
+
+
+def column_names(path: str, handle: BinaryIO | None = None) -> list[str]:
+    """The column names of a Parquet file, from its footer (``handle``: an open file of ``path``)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(handle if handle is not None else path).names
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for corrupt files
+        raise unreadable(path, exc) from None

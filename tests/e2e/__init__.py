@@ -1,0 +1,1 @@
+"""End-to-end runs: whole builds, distributed runners, object storage, pinned output bytes."""

@@ -1,0 +1,1 @@
+"""Tests of filters/: the classifier, language-model scoring and training."""

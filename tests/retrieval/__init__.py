@@ -1,0 +1,1 @@
+"""Tests of retrieval/: the TF-IDF index and top-k search."""

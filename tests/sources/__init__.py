@@ -1,0 +1,1 @@
+"""Tests of sources/: the readers of raw collections."""
