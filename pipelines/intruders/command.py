@@ -27,9 +27,16 @@ from pipelines.intruders.retrieval import retrieval_for
 from pipelines.intruders.summary import print_table, summary_fields
 from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
 from pipelines.runtime import storage
-from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import WriteRejected, WriteTable, document_files, read_ids, require_tables, source_of_file
 from pipelines.runtime.options import parse_per_source
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.tables import (
+    WriteRejected,
+    WriteTable,
+    document_files,
+    read_ids,
+    require_tables,
+    source_of_file,
+)
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
 
