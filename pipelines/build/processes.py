@@ -32,9 +32,10 @@ from pipelines.runtime.options import StageFailed
 from schemas.records import InputError
 
 PR_SET_PDEATHSIG = 1
-# imported once by the fork server, so that stages forked from it do not import them again (``pipelines.cli`` for
-# the log filters it installs on import, which keep a worker's InputError traceback off the terminal)
-PRELOAD = ["apache_beam", "pipelines.cli", "pipelines.build.processes", *stage_modules()]
+# imported once by the fork server, so that stages forked from it do not import them again (``pipelines.cli`` first, for
+# the log filters it installs on import: a worker's InputError traceback and, without the dataflow extra, Beam's
+# "apitools not found" warning stay off the terminal)
+PRELOAD = ["pipelines.cli", "apache_beam", "pipelines.build.processes", *stage_modules()]
 
 
 def _context():
