@@ -51,7 +51,7 @@ def test_the_build_maps_derive_from_the_table():
 
 
 def test_the_fork_server_preloads_the_stage_modules():
-    assert stage_process.PRELOAD[:3] == ["apache_beam", "pipelines.cli", "pipelines.build.processes"]
+    assert stage_process.PRELOAD[:3] == ["pipelines.cli", "apache_beam", "pipelines.build.processes"]
     assert stage_process.PRELOAD[3:] == stage_modules()
     for module in stage_process.PRELOAD:
         assert importlib.util.find_spec(module) is not None, module
