@@ -8,8 +8,10 @@ import time
 
 import pytest
 
+from pipelines.ingest.wikipedia_plan import plan_reads
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
 from tests.sources.test_mediawiki import GENSIM, build_multistream
+from tests.worker_reads import read_log
 
 pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
 from tests.services import (  # noqa: E402
@@ -67,6 +69,19 @@ def test_remote_multistream_dump_is_split_into_the_same_ranges_with_the_same_doc
     assert read["read_tasks"] == read["multistream_ranges"] >= 8  # ranges of whole streams
     assert remote_read == read  # as many read tasks, the same pages and bytes
     assert workers.most >= 2
+    # Both SDK workers read ranges, and together every planned range once: none twice, none skipped.
+    reads = read_log(services["reads"], prefix + NAME)
+    ranged = [read for read in reads if "read_range" in read["callers"]]
+    planned = [(task["start"], task["end"] - task["start"]) for task in plan_reads([str(multistream)])]
+    assert sorted((read["start"], read["bytes"]) for read in ranged) == planned
+    assert len({read["pid"] for read in ranged}) >= 2 and {read["pid"] for read in ranged} <= workers.seen
+    # Besides: one worker hashes the whole dump for the run's provenance (its sha256) and reads its header
+    # (the wiki's name); one worker reads the index, once, to plan the ranges.
+    described = [(read["start"], read["bytes"]) for read in reads if "describe_input" in read["callers"]]
+    assert len(described) == len(reads) - len(ranged) == 2
+    assert (0, multistream.stat().st_size) in described and all(start == 0 for start, _ in described)
+    index = [(read["start"], read["bytes"]) for read in read_log(services["reads"], prefix + INDEX)]
+    assert index == [(0, multistream.with_name(INDEX).stat().st_size)]
     local_files, remote_files = file_bytes(local), file_bytes(tmp_path / "remote")
     assert local_files == remote_files and len(local_files) == 2
     assert summary(local)["counters"]["ingest-wikipedia"]["kept"] >= 20
