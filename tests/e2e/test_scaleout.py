@@ -9,6 +9,7 @@ import time
 import pytest
 
 from pipelines.ingest.wikipedia_plan import plan_reads
+from schemas.records import InputError
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
 from tests.sources.test_mediawiki import GENSIM, build_multistream
 from tests.worker_reads import read_log
@@ -97,6 +98,36 @@ def test_remote_multistream_index_given_with_a_flag(services, multistream, tmp_p
     assert run_cli(*args, *flag, beam=external(services)) == 0
     download_tree(out, tmp_path / "remote")
     assert summary(tmp_path / "remote")["counters"]["ingest-wikipedia-read"]["read_tasks"] >= 8
+
+
+def test_a_build_config_names_a_remote_multistream_index(services, multistream, tmp_path):
+    import yaml
+
+    from pipelines.build.config import check_config, load_config
+    from pipelines.build.plan import plan
+
+    prefix = f"gs://{BUCKET}/config/"
+    upload(multistream, prefix + "dump/" + NAME)
+    upload(multistream.with_name(INDEX), prefix + "elsewhere/offsets.txt.bz2")
+
+    def config(index: str) -> str:
+        source = {
+            "kind": "wikipedia",
+            "inputs": [prefix + "dump/" + NAME],
+            "options": {"multistream_index": index},
+        }
+        path = tmp_path / "build.yaml"
+        path.write_text(yaml.safe_dump({"out": "unused", "sources": {"w": source}}))
+        return str(path)
+
+    path = config(prefix + "elsewhere/offsets.txt.bz2")
+    ingest = plan(check_config(load_config(path), path), "work")[0]
+    assert ingest.argv[-2:] == ["--multistream-index", prefix + "elsewhere/offsets.txt.bz2"]
+    path = config(prefix + "elsewhere/nope.txt.bz2")
+    with pytest.raises(
+        InputError, match="sources.w.options.multistream_index: gs://.*/nope.txt.bz2 not found"
+    ):
+        check_config(load_config(path), path)
 
 
 def test_remote_multistream_dump_without_its_index_is_one_line_saying_how_to_get_it(
