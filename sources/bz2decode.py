@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import bz2
+import contextlib
 import io
 import os
 import queue
@@ -532,7 +533,9 @@ def stream_offsets(index_path: str, opener: Callable[[str], BinaryIO] | None = N
     offsets: set[int] = set()
     number = re.compile(rb"^(\d+):", re.M)
     try:
-        with bz2.open(index_path if opener is None else opener(index_path), "rb") as f:
+        with contextlib.ExitStack() as files:  # bz2 leaves a file it was given open: close the opener's too
+            source = index_path if opener is None else files.enter_context(opener(index_path))
+            f = files.enter_context(bz2.open(source, "rb"))
             rest = b""
             while True:
                 block = f.read(READ_CHUNK)

@@ -1,6 +1,6 @@
 """Services the distributed tests start on 127.0.0.1 and stop: a Google Cloud Storage emulator, Beam's job
-service and an external SDK worker pool (:func:`services`), plus upload/download helpers and a watcher of
-the pool's SDK worker processes."""
+service and an external SDK worker pool (:func:`services`) whose workers log what they read
+(:mod:`tests.worker_reads`), plus upload/download helpers and a watcher of the pool's SDK worker processes."""
 
 from __future__ import annotations
 
@@ -99,12 +99,14 @@ def services_fixture(tmp_path_factory):
             )
         )  # fmt: skip
         # The pool's SDK workers are `python -c ...` processes: a sitecustomize on their path makes each of them
-        # reach the emulator without a credentials lookup (pipelines.runtime.options.use_gcs_emulator).
-        site = tmp_path_factory.mktemp("worker-site")
+        # reach the emulator without a credentials lookup (pipelines.runtime.options.use_gcs_emulator) and log
+        # what it reads through Beam's filesystems into `reads` (tests.worker_reads).
+        site, reads = tmp_path_factory.mktemp("worker-site"), tmp_path_factory.mktemp("worker-reads")
         (site / "sitecustomize.py").write_text(
             "from pipelines.runtime.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
+            "import tests.worker_reads  # noqa: E402, F401\n"
         )
-        pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
+        pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}", INCOHERENT_TEST_READS=str(reads))
         pool = start(
             [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
              str(pool_port)],
@@ -115,7 +117,7 @@ def services_fixture(tmp_path_factory):
         from pipelines.runtime.options import use_gcs_emulator
 
         assert use_gcs_emulator()
-        yield {"job": job_port, "pool": pool_port, "pool_process": pool}
+        yield {"job": job_port, "pool": pool_port, "pool_process": pool, "reads": reads}
     finally:
         if saved is None:
             os.environ.pop("STORAGE_EMULATOR_HOST", None)

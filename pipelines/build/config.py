@@ -344,8 +344,9 @@ def check_config(config: dict, config_path: str) -> dict:
         check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
         for path in history:
             check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+        options, indexes = multistream_indexes(options, inputs, f"{where}.options", config_path)
         if spec.get("optional"):
-            missing = missing_inputs(inputs + history, base)
+            missing = missing_inputs(inputs + history + indexes, base)
             if missing:
                 how = f"; get it: {spec['get']}" if spec.get("get") else ""
                 skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
@@ -356,6 +357,10 @@ def check_config(config: dict, config_path: str) -> dict:
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+        if indexes:  # resolved like the inputs; the ingest stage gets one --multistream-index per dump
+            resolved[name]["multistream_index"] = [
+                resolve_index(p, base, config_path, f"{where}.options.multistream_index") for p in indexes
+            ]
     if not resolved:
         raise InputError(
             f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
@@ -399,6 +404,42 @@ def check_config(config: dict, config_path: str) -> dict:
     }
 
 
+def multistream_indexes(options: dict, inputs: list, where: str, config_path: str) -> tuple[dict, list[str]]:
+    """A Wikipedia source's ``options`` without ``multistream_index``, and that key's paths (as written): one
+    path, or a list with one per input, in the order of ``inputs``.
+
+    >>> multistream_indexes({"multistream_index": "i.txt.bz2", "range_mb": 8}, ["d.xml.bz2"], "o", "b.yaml")
+    ({'range_mb': 8}, ['i.txt.bz2'])
+    """
+    keys = [key for key in options if str(key).replace("-", "_") == "multistream_index"]
+    if not keys:
+        return options, []
+    if len(keys) > 1:
+        raise InputError(f"{config_path}: {where}: multistream_index given twice ({', '.join(keys)})")
+    key, value = keys[0], options[keys[0]]
+    paths = value if isinstance(value, list) else [value]
+    if not paths or not all(isinstance(p, str) and p for p in paths):
+        raise _fault(config_path, f"{where}.{key}", "must be a path, or a list of paths (one per input)")
+    if len(paths) != len(inputs):
+        raise _fault(
+            config_path,
+            f"{where}.{key}",
+            f"{len(paths)} paths for {len(inputs)} inputs; give one per input, in the order of `inputs`",
+        )
+    return {k: v for k, v in options.items() if k != key}, paths
+
+
+def resolve_index(value: str, base: str, config_path: str, key: str) -> str:
+    """A multistream index path resolved like an input (:func:`resolve_path`); it must be a file."""
+    path = resolve_path(value, base, config_path, key)
+    is_file = storage.BeamFiles().isfile(path) if storage.is_remote(path) else os.path.isfile(path)
+    if not is_file:
+        raise InputError(
+            f"{config_path}: {key}: {value} is not a file (a multistream index is one file per dump)"
+        )
+    return path
+
+
 def missing_inputs(paths: list, base: str) -> list[str]:
     """The local paths of an optional source that are absent (against ``base``, then the current directory)."""
     out = []
@@ -413,7 +454,11 @@ def missing_inputs(paths: list, base: str) -> list[str]:
 
 
 def config_inputs(config: dict) -> list[str]:
-    """Every path a checked config reads: its sources' inputs and history, the filter model."""
-    paths = [p for spec in config["sources"].values() for p in [*spec["inputs"], *spec["history"]]]
+    """Every path a checked config reads: its sources' inputs, history and indexes, the filter model."""
+    paths = [
+        p
+        for spec in config["sources"].values()
+        for p in [*spec["inputs"], *spec["history"], *spec.get("multistream_index", [])]
+    ]
     model = config["intruders"].get("filter", "none")
     return paths + ([] if model in (None, "none") else [str(model)])

@@ -129,6 +129,7 @@ def plan(config: dict, work: str) -> list[Stage]:
         docs = storage.join(work, "documents", name)
         source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
         ingest = f"ingest/{name}"
+        indexes = spec.get("multistream_index", [])  # one per input (pipelines.build.config)
         stages.append(
             Stage(
                 ingest,
@@ -141,8 +142,9 @@ def plan(config: dict, work: str) -> list[Stage]:
                     docs,
                     *source_flag,
                     *_flags(spec["options"]),
+                    *(flag for index in indexes for flag in ("--multistream-index", index)),
                 ],
-                inputs=spec["inputs"],
+                inputs=[*spec["inputs"], *indexes],
             )
         )
         docs_dirs[name] = docs

@@ -8,8 +8,11 @@ import time
 
 import pytest
 
+from pipelines.ingest.wikipedia_plan import plan_reads
+from schemas.records import InputError
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
 from tests.sources.test_mediawiki import GENSIM, build_multistream
+from tests.worker_reads import read_log
 
 pytest.importorskip("google.cloud.storage", reason="needs apache-beam[gcp] (the `dataflow` extra)")
 from tests.services import (  # noqa: E402
@@ -67,6 +70,19 @@ def test_remote_multistream_dump_is_split_into_the_same_ranges_with_the_same_doc
     assert read["read_tasks"] == read["multistream_ranges"] >= 8  # ranges of whole streams
     assert remote_read == read  # as many read tasks, the same pages and bytes
     assert workers.most >= 2
+    # Both SDK workers read ranges, and together every planned range once: none twice, none skipped.
+    reads = read_log(services["reads"], prefix + NAME)
+    ranged = [read for read in reads if "read_range" in read["callers"]]
+    planned = [(task["start"], task["end"] - task["start"]) for task in plan_reads([str(multistream)])]
+    assert sorted((read["start"], read["bytes"]) for read in ranged) == planned
+    assert len({read["pid"] for read in ranged}) >= 2 and {read["pid"] for read in ranged} <= workers.seen
+    # Besides: one worker hashes the whole dump for the run's provenance (its sha256) and reads its header
+    # (the wiki's name); one worker reads the index, once, to plan the ranges.
+    described = [(read["start"], read["bytes"]) for read in reads if "describe_input" in read["callers"]]
+    assert len(described) == len(reads) - len(ranged) == 2
+    assert (0, multistream.stat().st_size) in described and all(start == 0 for start, _ in described)
+    index = [(read["start"], read["bytes"]) for read in read_log(services["reads"], prefix + INDEX)]
+    assert index == [(0, multistream.with_name(INDEX).stat().st_size)]
     local_files, remote_files = file_bytes(local), file_bytes(tmp_path / "remote")
     assert local_files == remote_files and len(local_files) == 2
     assert summary(local)["counters"]["ingest-wikipedia"]["kept"] >= 20
@@ -82,6 +98,36 @@ def test_remote_multistream_index_given_with_a_flag(services, multistream, tmp_p
     assert run_cli(*args, *flag, beam=external(services)) == 0
     download_tree(out, tmp_path / "remote")
     assert summary(tmp_path / "remote")["counters"]["ingest-wikipedia-read"]["read_tasks"] >= 8
+
+
+def test_a_build_config_names_a_remote_multistream_index(services, multistream, tmp_path):
+    import yaml
+
+    from pipelines.build.config import check_config, load_config
+    from pipelines.build.plan import plan
+
+    prefix = f"gs://{BUCKET}/config/"
+    upload(multistream, prefix + "dump/" + NAME)
+    upload(multistream.with_name(INDEX), prefix + "elsewhere/offsets.txt.bz2")
+
+    def config(index: str) -> str:
+        source = {
+            "kind": "wikipedia",
+            "inputs": [prefix + "dump/" + NAME],
+            "options": {"multistream_index": index},
+        }
+        path = tmp_path / "build.yaml"
+        path.write_text(yaml.safe_dump({"out": "unused", "sources": {"w": source}}))
+        return str(path)
+
+    path = config(prefix + "elsewhere/offsets.txt.bz2")
+    ingest = plan(check_config(load_config(path), path), "work")[0]
+    assert ingest.argv[-2:] == ["--multistream-index", prefix + "elsewhere/offsets.txt.bz2"]
+    path = config(prefix + "elsewhere/nope.txt.bz2")
+    with pytest.raises(
+        InputError, match="sources.w.options.multistream_index: gs://.*/nope.txt.bz2 not found"
+    ):
+        check_config(load_config(path), path)
 
 
 def test_remote_multistream_dump_without_its_index_is_one_line_saying_how_to_get_it(

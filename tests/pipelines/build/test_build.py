@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from pipelines.build.command import untangle
-from pipelines.build.config import check_config, default_config_path, load_config
-from pipelines.build.plan import _flags
+from pipelines.build.config import check_config, config_inputs, default_config_path, load_config
+from pipelines.build.plan import _flags, plan
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 
@@ -122,6 +122,64 @@ def test_stage_options_become_flags():
     assert _flags({"block_sizes": [1, 2], "max_sentences": 20, "filter": "none", "x": False, "y": True}) == [
         "--block-sizes", "1,2", "--max-sentences", "20", "--filter", "none", "--y",
     ]  # fmt: skip
+
+
+DUMPS = [
+    str(ROOT / "samples/wikipedia/2022-08-24_minidumps-en_3def73f3.xml.bz2"),
+    str(ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"),
+]
+
+
+def index_config(tmp_path, index, inputs=DUMPS):
+    """A Wikipedia source with ``options: {multistream_index: index}``, based at ``tmp_path``."""
+    source = {"kind": "wikipedia", "inputs": inputs, "options": {"multistream_index": index, "range_mb": 8}}
+    config = {"base": str(tmp_path), "out": "unused", "sources": {"w": source}}
+    return write_config(tmp_path / "build.yaml", config)
+
+
+def test_multistream_index_option_resolves_against_base_and_reaches_the_ingest_stage(tmp_path):
+    (tmp_path / "indexes").mkdir()
+    for name in ("a.txt.bz2", "b.txt.bz2"):
+        (tmp_path / "indexes" / name).write_bytes(
+            b""
+        )  # the config checks that it is there, the ingest reads it
+    path = index_config(tmp_path, ["indexes/a.txt.bz2", "indexes/b.txt.bz2"])
+    config = check_config(load_config(str(path)), str(path))
+    indexes = [str(tmp_path / "indexes" / name) for name in ("a.txt.bz2", "b.txt.bz2")]
+    assert config["sources"]["w"]["multistream_index"] == indexes
+    assert config["sources"]["w"]["options"] == {"range_mb": 8}
+    ingest = plan(config, str(tmp_path / "work"))[0]
+    assert ingest.argv == [
+        "ingest", "wikipedia", *DUMPS, "--out", str(tmp_path / "work/documents/w"), "--source", "w",
+        "--range-mb", "8", "--multistream-index", indexes[0], "--multistream-index", indexes[1],
+    ]  # fmt: skip
+    assert ingest.inputs == DUMPS + indexes  # fingerprinted for resume like the dumps
+    assert set(indexes) <= set(config_inputs(config))  # --out may not sit inside them either
+    one = index_config(tmp_path, "indexes/a.txt.bz2", inputs=DUMPS[:1])  # one dump: a path, not a list
+    resolved = check_config(load_config(str(one)), str(one))["sources"]["w"]["multistream_index"]
+    assert resolved == indexes[:1]
+
+
+@pytest.mark.parametrize(
+    ("index", "inputs", "message"),
+    [
+        ("nope.txt.bz2", DUMPS[:1], "sources.w.options.multistream_index: nope.txt.bz2 not found (tried "),
+        ("indexes", DUMPS[:1], "sources.w.options.multistream_index: indexes is not a file"),
+        ("indexes/a.txt.bz2", DUMPS, "multistream_index: 1 paths for 2 inputs; give one per input"),
+        ([3], DUMPS[:1], "sources.w.options.multistream_index: must be a path, or a list of paths"),
+    ],
+)
+def test_a_bad_multistream_index_option_is_one_line_before_any_work(tmp_path, capsys, index, inputs, message):
+    (tmp_path / "indexes").mkdir()
+    (tmp_path / "indexes" / "a.txt.bz2").write_bytes(b"")
+    path = index_config(tmp_path, index, inputs)
+    with pytest.raises(InputError) as error:
+        check_config(load_config(str(path)), str(path))
+    assert str(error.value).startswith(f"{path}: ") and message in str(error.value)
+    out = tmp_path / "out"
+    assert run_cli("build", path, "--out", out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and not out.exists()
 
 
 @pytest.mark.slow
