@@ -13,12 +13,19 @@ import apache_beam as beam
 from pipelines.runtime import progress, storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
+from pipelines.runtime.tables import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    count,
+)
 from schemas.records import InputError
 from sources import limits, textfiles
 from sources.paths import check_name
 
 STAGE = "ingest-text"
+READ_STAGE = "ingest-text-read"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +102,9 @@ class IngestText(beam.PTransform):
 
         def parse_json_range(task):
             path, start, end = task
+            count(READ_STAGE, "read_tasks")
+            if start > 0 or end is not None:
+                count(READ_STAGE, "json_ranges")
             opener = storage.open_raw if storage.is_remote(path) else None
             for out in textfiles.json_file_records(
                 path, id_field, text_field, source, read_limits, opener, start, end

@@ -88,3 +88,13 @@ def test_cli_output_is_the_same_whatever_the_ranges_and_workers(tmp_path):
     assert len(read_rows(tmp_path / "one", "documents-wsj")) == 199 + 2
     rejected = sorted(r["reason"] for r in read_rows(tmp_path / "one", "rejected/ingest-text"))
     assert rejected == ["bad_json", "duplicate_id", "record_too_large"]
+    tasks = {run: read_counters(tmp_path / run) for run in ("one", "kib", "multi")}
+    assert tasks["one"] == {"read_tasks": 2}  # files under 64 MB: one task each
+    sizes = [(inputs / name).stat().st_size for name in ("wsj.jsonl", "wsj2.jsonl")]
+    kib_ranges = sum(-(-size // 1024) for size in sizes)  # 503 + 53
+    assert tasks["kib"] == {"read_tasks": kib_ranges, "json_ranges": kib_ranges}
+    assert tasks["multi"]["json_ranges"] == sum(-(-size // 2097) for size in sizes)  # 0.002 MB
+
+
+def read_counters(out) -> dict:
+    return json.loads((out / "run_summary.json").read_text())["counters"]["ingest-text-read"]
