@@ -10,7 +10,9 @@ each ranged run is divided by the mean of the two baseline runs around it (the m
 baseline is this tree with ``--range-mb`` larger than the file (one read task: what `ingest text` did before
 byte ranges), or with ``--baseline-tree`` the code of that checkout (same virtualenv). Recorded per run: wall
 and CPU seconds, peak RSS of the process tree (psutil, every 0.1 s), the largest single process's peak RSS
-(``/usr/bin/time -v``), the CPU the rest of the machine used meanwhile. Results: ``bench/work/bench_ingest_text.json``.
+(``/usr/bin/time -v``), the CPU the rest of the machine used meanwhile, and the CPU seconds of the busiest
+process (the read's critical path: on a machine whose cores others are using, wall time cannot show two
+workers sharing the parse, this can). Results: ``bench/work/bench_ingest_text.json``.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ def ingest(path: Path, extra: list[str], tree: Path | None = None) -> dict:
 
 def run_line(run: dict) -> str:
     return (
-        f"{run['run']:8} wall {run['wall_s']:7.1f} s  CPU {run['cpu_s']:6.1f} s  tree RSS "
+        f"{run['run']:8} wall {run['wall_s']:7.1f} s  CPU {run['cpu_s']:6.1f} s  busiest process "
+        f"{run['busiest_process_cpu_s']:6.1f} CPU s  tree RSS "
         f"{run['peak_rss_mb']:7.1f} MB  largest process {run.get('largest_process_rss_mb', 0):7.1f} MB  "
         f"others' CPU {run['other_cpu_s']:5.1f} s  documents {run.get('documents')}  rc {run['rc']}  "
         f"{run.get('wall_ratio_to_baseline', '')}"

@@ -67,7 +67,11 @@ def _check_source(name: str, origin: str) -> str:
 
 
 class IngestText(beam.PTransform):
-    """Text files of one source -> ``(documents, rejected)``."""
+    """Text files of one source -> ``(documents, rejected)``.
+
+    JSONL files are planned into read tasks on the workers (``PlanRanges``: an uncompressed file larger than
+    ``range_bytes`` becomes byte ranges, see :func:`sources.textfiles.plan_ranges`), spread, then parsed.
+    """
 
     def __init__(
         self,
