@@ -131,6 +131,7 @@ def run_measured(
     return {"wall_s": round(wall, 2), "cpu_s": round(ours, 1), "rc": proc.returncode,
             "other_cpu_s": round(max(0.0, busy - ours), 1),
             "peak_rss_mb": round(peak / 2**20, 1), "stdout": out,
+            "busiest_process_cpu_s": round(max(cpu.values(), default=0.0), 1),
             "stderr_tail": err.strip().splitlines()[-3:]}  # fmt: skip
 
 

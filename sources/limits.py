@@ -71,7 +71,7 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _positive_float(value: str) -> float:
+def positive_float(value: str) -> float:
     number = float(value)
     if not number > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {value}")
@@ -89,7 +89,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-record-mb",
-        type=_positive_float,
+        type=positive_float,
         default=MAX_RECORD_MB,
         help=f"largest raw record read, in MB (a JSONL line, a .story file or archive member, a Wikipedia "
         f"page's text; default {MAX_RECORD_MB}); larger ones are counted as record_too_large and dead-lettered",

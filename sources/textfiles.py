@@ -20,6 +20,8 @@ from sources.sentences import split_sentences
 
 JSON_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".jsonl.bz2")
 PARQUET_SUFFIXES = (".parquet",)
+COMPRESSED_SUFFIXES = (".gz", ".bz2")
+RANGE_MB = 64  # bytes of an uncompressed JSONL file one task reads (--range-mb)
 
 
 def source_name(path: str) -> str:
@@ -152,10 +154,71 @@ def json_lines(
     >>> list(json_lines("f", io.BytesIO(b'{"a": 1}\r\nxxxxxxxxx\n{}'), 8, chunk=3))
     [(1, b'{"a": 1}', 8), (2, None, 9), (3, b'{}', 2)]
     """
+    for line_no, (_, line, size) in enumerate(_lines(path, stream, max_line_bytes, chunk), 1):
+        yield line_no, line, size
+
+
+def range_lines(
+    path: str,
+    stream: BinaryIO,
+    start: int,
+    end: int | None,
+    max_line_bytes: int,
+    chunk: int = DECOMPRESS_CHUNK,
+) -> Iterator[tuple[int, bytes | None, int]]:
+    r"""``(byte offset, line bytes, length)`` of the lines of a seekable ``stream`` that start in bytes
+    ``[start, end)`` (``end`` None: to the end of the file), as :func:`json_lines` reads them.
+
+    The splittable-text rule: a line belongs to the range in which it starts, so ranges that tile a file
+    read each line exactly once. A range that does not start at 0 skips to just after the first newline at
+    or after ``start - 1``; the last line may run past ``end`` and is read to its end (over
+    ``max_line_bytes``: skipped without being held, as in :func:`json_lines`).
+
+    >>> import io
+    >>> data = b'{"a": 1}\nxxxxxxxxxxxx\n{}\n'
+    >>> [list(range_lines("f", io.BytesIO(data), s, e, 8, chunk=3)) for s, e in ((0, 5), (5, 10), (10, None))]
+    [[(0, b'{"a": 1}', 8)], [(9, None, 12)], [(22, b'{}', 2)]]
+    """
+    if start > 0:
+        stream.seek(start - 1)
+        found = _after_newline(stream, start - 1, end, chunk)
+        if found is None:
+            return
+        start = found
+        stream.seek(start)
+    yield from _lines(path, stream, max_line_bytes, chunk, start, end)
+
+
+def _after_newline(stream: BinaryIO, pos: int, end: int | None, chunk: int) -> int | None:
+    """The offset just after the first newline at or after ``pos`` (``stream`` is there), or None when that
+    is at or past ``end`` or there is none: only bytes before ``end`` are read."""
+    while end is None or pos < end - 1:
+        data = stream.read(chunk if end is None else min(chunk, end - 1 - pos))
+        if not data:
+            return None
+        found = data.find(b"\n")
+        if found >= 0:
+            return pos + found + 1
+        pos += len(data)
+    return None
+
+
+def _lines(
+    path: str,
+    stream: BinaryIO,
+    max_line_bytes: int,
+    chunk: int,
+    offset: int = 0,
+    end: int | None = None,
+) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(byte offset, line bytes or None, length)`` of the lines of ``stream``, which is at byte ``offset``
+    of its file, up to the first line that starts at or after ``end`` (not read)."""
     parts: list[bytes] = []
     size = 0
-    line_no = 1
-    first = True
+    line_start = pos = offset  # pos: the file offset of data[0]
+    first = offset == 0
+    if end is not None and offset >= end:
+        return
     try:
         while True:
             data = stream.read(chunk)
@@ -167,32 +230,63 @@ def json_lines(
                     )
                 if data.startswith(codecs.BOM_UTF8):
                     data = data[len(codecs.BOM_UTF8) :]
+                    pos = line_start = len(codecs.BOM_UTF8)
             if not data:
                 break
             start = 0
             while True:
-                end = data.find(b"\n", start)
-                piece = data[start:] if end < 0 else data[start:end]
+                newline = data.find(b"\n", start)
+                piece = data[start:] if newline < 0 else data[start:newline]
                 size += len(piece)
                 if size <= max_line_bytes + 1:  # one more byte: a \r before the \n
                     parts.append(piece)
-                if end < 0:
+                if newline < 0:
                     break
-                yield _line(line_no, parts, size, max_line_bytes)
-                parts, size, line_no, start = [], 0, line_no + 1, end + 1
+                yield (line_start, *_line(parts, size, max_line_bytes))
+                parts, size, start = [], 0, newline + 1
+                line_start = pos + start
+                if end is not None and line_start >= end:
+                    return
+            pos += len(data)
     except (OSError, EOFError) as exc:  # gzip / bz2 corruption, a cut-off file
         raise InputError(f"{path}: unreadable ({exc})") from None
     if size:
-        yield _line(line_no, parts, size, max_line_bytes)
+        yield (line_start, *_line(parts, size, max_line_bytes))
 
 
-def _line(line_no: int, parts: list[bytes], size: int, max_line_bytes: int) -> tuple[int, bytes | None, int]:
+def _line(parts: list[bytes], size: int, max_line_bytes: int) -> tuple[bytes | None, int]:
     line = b"".join(parts) if size <= max_line_bytes + 1 else None
     if line is not None and line.endswith(b"\r"):
         line, size = line[:-1], size - 1
     if line is not None and size > max_line_bytes:
         line = None
-    return line_no, line, size
+    return line, size
+
+
+def splittable(path: str) -> bool:
+    """Whether a JSONL file can be read in byte ranges: uncompressed (gzip and bz2 streams cannot seek)."""
+    return not path.endswith(COMPRESSED_SUFFIXES)
+
+
+def plan_ranges(
+    path: str, size_of: Callable[[str], int], range_bytes: int = RANGE_MB << 20
+) -> list[tuple[str, int, int | None]]:
+    """The read tasks ``(path, start, end)`` of one JSONL file (``end`` None: to the end of the file): byte
+    ranges of ``range_bytes`` for an uncompressed file larger than that, else the whole file as one task.
+    ``size_of`` (the file's size) is called only for uncompressed files.
+
+    >>> plan_ranges("a.jsonl", lambda path: 250, 100)
+    [('a.jsonl', 0, 100), ('a.jsonl', 100, 200), ('a.jsonl', 200, None)]
+    >>> plan_ranges("a.jsonl.gz", lambda path: 250, 100), plan_ranges("b.jsonl", lambda path: 100, 100)
+    ([('a.jsonl.gz', 0, None)], [('b.jsonl', 0, None)])
+    """
+    if not splittable(path):
+        return [(path, 0, None)]
+    size = size_of(path)
+    if size <= range_bytes:
+        return [(path, 0, None)]
+    starts = range(0, size, range_bytes)
+    return [(path, s, s + range_bytes if s + range_bytes < size else None) for s in starts]
 
 
 def json_file_records(
@@ -202,15 +296,32 @@ def json_file_records(
     source: str,
     limits: Limits = DEFAULT,
     opener: Callable[[str], BinaryIO] | None = None,
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[dict | Rejected]:
-    """Document rows and Rejected records of one JSONL file, line by line (see :func:`json_lines`)."""
+    """Document rows and Rejected records of the lines of one JSONL file that start in bytes ``[start, end)``
+    (see :func:`range_lines`; a compressed file is read whole, :func:`json_lines`).
+
+    A rejected line is located as ``PATH: byte N`` (the offset of its first byte) in an uncompressed file,
+    whatever the ranges it is read in, and ``PATH: line N`` in a compressed one.
+    """
     with open_text_file(path, opener) as stream:
-        for line_no, data, size in json_lines(path, stream, limits.max_record_bytes):
-            line = decoded_line(data, size, f"{path}: line {line_no}", source)
+        if splittable(path):
+            located = (
+                (f"{path}: byte {offset}", data, size)
+                for offset, data, size in range_lines(path, stream, start, end, limits.max_record_bytes)
+            )
+        else:
+            located = (
+                (f"{path}: line {line_no}", data, size)
+                for line_no, data, size in json_lines(path, stream, limits.max_record_bytes)
+            )
+        for where, data, size in located:
+            line = decoded_line(data, size, where, source)
             if isinstance(line, Rejected):
                 yield line
                 continue
-            yield from parse_json_line(line, path, id_field, text_field, source, limits)
+            yield from parse_json_line(line, where, id_field, text_field, source, limits)
 
 
 def decoded_line(data: bytes | None, size: int, where: str, source: str) -> str | Rejected:

@@ -13,12 +13,19 @@ import apache_beam as beam
 from pipelines.runtime import progress, storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
+from pipelines.runtime.tables import (
+    ApplyWithRejects,
+    DropDuplicateIds,
+    WriteRejected,
+    WriteTable,
+    count,
+)
 from schemas.records import InputError
 from sources import limits, textfiles
 from sources.paths import check_name
 
 STAGE = "ingest-text"
+READ_STAGE = "ingest-text-read"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="records have no id field: ids are <file name>-<row> (the record's 0-based row in its file)",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    parser.add_argument(
+        "--range-mb",
+        type=limits.positive_float,
+        default=textfiles.RANGE_MB,
+        metavar="MB",
+        help=f"an uncompressed JSONL file larger than this is read in byte ranges of this size, in parallel "
+        f"(default {textfiles.RANGE_MB}); the output is the same whatever the size",
+    )
     limits.add_limit_arguments(parser)
 
 
@@ -52,7 +67,11 @@ def _check_source(name: str, origin: str) -> str:
 
 
 class IngestText(beam.PTransform):
-    """Text files of one source -> ``(documents, rejected)``."""
+    """Text files of one source -> ``(documents, rejected)``.
+
+    JSONL files are planned into read tasks on the workers (``PlanRanges``: an uncompressed file larger than
+    ``range_bytes`` becomes byte ranges, see :func:`sources.textfiles.plan_ranges`), spread, then parsed.
+    """
 
     def __init__(
         self,
@@ -63,16 +82,18 @@ class IngestText(beam.PTransform):
         read_limits: limits.Limits = limits.DEFAULT,
         head: int | None = None,
         tail: int | None = None,
+        range_bytes: int = textfiles.RANGE_MB << 20,
     ):
         super().__init__()
         self._files, self._source = files, source
+        self._range_bytes = range_bytes
         self._id_field, self._text_field = id_field, text_field
         self._limits = read_limits
         self._head, self._tail = head, tail
 
     def expand(self, pbegin):
         source, id_field, text_field = self._source, self._id_field, self._text_field
-        read_limits = self._limits
+        read_limits, range_bytes = self._limits, self._range_bytes
         if id_field is None or self._head is not None or self._tail is not None:
             return pbegin | "Selected" >> IngestSelected(
                 self._files, source, id_field, text_field, self._head, self._tail, read_limits
@@ -80,9 +101,18 @@ class IngestText(beam.PTransform):
         json_files = [f for f in self._files if f.endswith(textfiles.JSON_SUFFIXES)]
         parquet_files = [f for f in self._files if f.endswith(textfiles.PARQUET_SUFFIXES)]
 
-        def parse_json_file(path):
+        def plan_ranges(path):
+            return textfiles.plan_ranges(path, storage.BeamFiles().size, range_bytes)
+
+        def parse_json_range(task):
+            path, start, end = task
+            count(READ_STAGE, "read_tasks")
+            if start > 0 or end is not None:
+                count(READ_STAGE, "json_ranges")
             opener = storage.open_raw if storage.is_remote(path) else None
-            for out in textfiles.json_file_records(path, id_field, text_field, source, read_limits, opener):
+            for out in textfiles.json_file_records(
+                path, id_field, text_field, source, read_limits, opener, start, end
+            ):
                 progress.advance("ingest: documents", 1)
                 yield out
 
@@ -96,7 +126,9 @@ class IngestText(beam.PTransform):
                 pbegin
                 | "JsonFiles" >> beam.Create(json_files)
                 | "SpreadJsonFiles" >> beam.Reshuffle()
-                | "ParseJson" >> ApplyWithRejects(parse_json_file, STAGE)
+                | "PlanRanges" >> beam.FlatMap(plan_ranges)
+                | "SpreadRanges" >> beam.Reshuffle()
+                | "ParseJson" >> ApplyWithRejects(parse_json_range, STAGE)
             )
             parts_docs.append(docs)
             parts_rejected.append(rejected)
@@ -175,7 +207,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         rejected_parts = []
         for source, paths in sorted(by_source.items()):
             docs, rejected = p | f"Ingest[{source}]" >> IngestText(
-                paths, source, id_field, args.text_field, limits.Limits.from_args(args), args.head, args.tail
+                paths,
+                source,
+                id_field,
+                args.text_field,
+                limits.Limits.from_args(args),
+                args.head,
+                args.tail,
+                max(1, int(args.range_mb * (1 << 20))),
             )
             docs | f"Write[{source}]" >> WriteTable(args.out, f"documents-{source}", split="documents")
             rejected_parts.append(rejected)

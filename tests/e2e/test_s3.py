@@ -70,12 +70,18 @@ def test_s3_inputs_and_outputs_give_the_bytes_of_local_ones(endpoint, tmp_path):
 
     s3 = [*s3_flags(endpoint)]
     docs, shuffled = f"s3://{BUCKET}/out/docs", f"s3://{BUCKET}/out/shuffle"
-    assert run_cli("ingest", "text", f"s3://{BUCKET}/in/wsj.jsonl", "--out", docs, beam=s3) == 0
+    # read in 10 byte ranges of 50 KB (seek + read through Beam's S3 filesystem), locally in one task
+    remote_ranges = ["--range-mb", "0.05"]
+    assert (
+        run_cli("ingest", "text", f"s3://{BUCKET}/in/wsj.jsonl", "--out", docs, *remote_ranges, beam=s3) == 0
+    )
     assert run_cli("shuffle", docs, "--out", shuffled, beam=s3) == 0
     assert run_cli("ingest", "text", WSJ, "--out", tmp_path / "docs") == 0
     assert run_cli("shuffle", tmp_path / "docs", "--out", tmp_path / "shuffle") == 0
 
     client = s3_client(endpoint)
+    summary = json.loads(client.get_object(Bucket=BUCKET, Key="out/docs/run_summary.json")["Body"].read())
+    assert summary["counters"]["ingest-text-read"]["json_ranges"] == 10
     remote = tmp_path / "remote"
     for item in client.list_objects_v2(Bucket=BUCKET, Prefix="out/")["Contents"]:
         target = remote / item["Key"][len("out/") :]

@@ -21,7 +21,7 @@ from schemas.records import InputError
 from sources import cnn, mediawiki
 from sources.bz2decode import _bz2_chunks
 from sources.limits import DECOMPRESS_CHUNK, Limits
-from sources.textfiles import json_lines
+from sources.textfiles import json_lines, plan_ranges, range_lines
 from sources.wikipedia import page_to_document
 from tests.conftest import ROOT, read_rows, run_cli
 
@@ -303,6 +303,19 @@ def test_long_jsonl_line_is_linear_and_capped():
     items = list(json_lines("f.jsonl", io.BytesIO(line), 1 << 20))
     assert time.monotonic() - started < 5
     assert [(n, data) for n, data, _ in items] == [(1, None), (2, b'{"id": 2}')]
+
+
+def test_long_jsonl_line_over_many_ranges_is_read_once_and_never_held():
+    data = b'{"id": 1}\n{"id": 2, "text": "' + b"x" * (60 << 20) + b'"}\n{"id": 3}\n'
+    started = time.monotonic()
+    tasks = plan_ranges("f.jsonl", lambda path: len(data), 8 << 20)
+    items = [item for _, s, e in tasks for item in range_lines("f", io.BytesIO(data), s, e, 1 << 20)]
+    assert time.monotonic() - started < 5 and len(tasks) == 8
+    assert [(offset, line) for offset, line, _ in items] == [
+        (0, b'{"id": 1}'),
+        (10, None),
+        (len(data) - 10, b'{"id": 3}'),
+    ]
 
 
 def test_bad_jsonl_lines_are_counted_and_dead_lettered(tmp_path):
