@@ -34,3 +34,25 @@ def column_names(path: str, handle: BinaryIO | None = None) -> list[str]:
         return pq.read_schema(handle if handle is not None else path).names
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for corrupt files
         raise unreadable(path, exc) from None
+
+
+def open_file(path: str) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of a local file (its footer read), for reading row groups."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError ...
+        raise unreadable(path, exc) from None
+
+
+def read_row_group(handle: Any, path: str, group: int, columns: list[str]) -> Any:
+    """One row group of an open file; one that cannot be decoded (a corrupt data page behind a valid footer)
+    makes the file unusable: an InputError naming the file and the row group."""
+    try:
+        return handle.read_row_group(group, columns=columns)
+    except Exception as exc:  # noqa: BLE001 - pyarrow: ArrowInvalid, OSError, ... for corrupt pages
+        message = str(exc).split("\n", 1)[0][:300]
+        raise InputError(
+            f"{path}: row group {group} cannot be read ({type(exc).__name__}: {message})"
+        ) from None

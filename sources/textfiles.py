@@ -358,20 +358,9 @@ def parquet_records(
     A row group that cannot be decoded (a corrupt data page behind a valid footer) makes the file unusable:
     an InputError naming the file and the row group.
     """
-    import pyarrow.parquet as pq
-
-    try:
-        handle = pq.ParquetFile(path)
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError ...
-        raise parquet.unreadable(path, exc) from None
+    handle = parquet.open_file(path)
     for group in range(handle.num_row_groups):
-        try:
-            table = handle.read_row_group(group, columns=[id_field, text_field])
-        except Exception as exc:  # noqa: BLE001 - pyarrow: ArrowInvalid, OSError, ... for corrupt pages
-            message = str(exc).split("\n", 1)[0][:300]
-            raise InputError(
-                f"{path}: row group {group} cannot be read ({type(exc).__name__}: {message})"
-            ) from None
+        table = parquet.read_row_group(handle, path, group, [id_field, text_field])
         for row_no, (raw_id, text) in enumerate(
             zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)
         ):
@@ -413,9 +402,7 @@ def selected_parquet_records(
 ) -> Iterator[dict | Rejected]:
     """The ``head`` first or ``tail`` last rows of one Parquet file (row groups outside them are not read);
     ``id_field`` None: ids from :func:`row_id`."""
-    import pyarrow.parquet as pq
-
-    handle = pq.ParquetFile(path)
+    handle = parquet.open_file(path)
     keep = selected_rows(handle.metadata.num_rows, head, tail)
     columns = [text_field] if id_field is None else [id_field, text_field]
     first = 0
@@ -423,7 +410,7 @@ def selected_parquet_records(
         rows = handle.metadata.row_group(group).num_rows
         begin, end = max(first, keep.start), min(first + rows, keep.stop)
         if begin < end:
-            table = handle.read_row_group(group, columns=columns)
+            table = parquet.read_row_group(handle, path, group, columns)
             texts = table.column(text_field).to_pylist()[begin - first : end - first]
             ids = (
                 table.column(id_field).to_pylist()[begin - first : end - first]

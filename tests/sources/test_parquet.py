@@ -21,3 +21,12 @@ def test_a_file_that_is_not_parquet_is_one_input_error_naming_it(tmp_path, read)
     path.write_bytes(b"not parquet at all")
     with pytest.raises(InputError, match=r"broken\.parquet: not a readable Parquet file"):
         read(str(path))
+
+
+def test_selected_rows_of_a_file_that_is_not_parquet_are_one_input_error(tmp_path):
+    from sources.textfiles import selected_parquet_records
+
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"not parquet at all")
+    with pytest.raises(InputError, match=r"broken\.parquet: not a readable Parquet file"):
+        list(selected_parquet_records(str(path), None, "text", "s", head=3))
