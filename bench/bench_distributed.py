@@ -45,7 +45,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.services import BUCKET, EMULATOR, free_port, start, stop, upload  # noqa: E402
+from tests.services import BUCKET, EMULATOR, free_port, service_env, start_services, stop, upload  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "distributed"
 SHARED = ROOT.parent / "shared"
@@ -251,12 +251,7 @@ def main() -> None:
     elsewhere = WORK / "workers-cwd"
     elsewhere.mkdir(parents=True, exist_ok=True)
     gcs_port, job_port, pool_port = free_port(), free_port(), free_port()
-    env = dict(
-        os.environ,
-        STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{gcs_port}",
-        PYTHONPATH=str(ROOT),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    )
+    env = service_env(gcs_port)
     io_dir = WORK / f"io-{time.strftime('%Y%m%d-%H%M%S')}"
     io_dir.mkdir(parents=True)
     hook = str(ROOT / "bench" / "iohook")  # counts FileSystems bytes per process (sitecustomize)
@@ -266,26 +261,9 @@ def main() -> None:
     started = []
     results = []
     try:
-        started.append(
-            start(
-                [str(EMULATOR), "start", "--host", "127.0.0.1", "--port", str(gcs_port), "--in-memory",
-                 "--default-bucket", BUCKET, "--quiet"],
-                gcs_port, env, elsewhere,
-            )
-        )  # fmt: skip
-        started.append(
-            start(
-                [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "--port",
-                 str(job_port)],
-                job_port, env, elsewhere,
-            )
-        )  # fmt: skip
-        pool = start(
-            [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
-             str(pool_port)],
-            pool_port, worker_env, elsewhere,  # its sitecustomize also points workers at the emulator
-        )  # fmt: skip
-        started.append(pool)
+        # the pool's sitecustomize (bench/iohook) also points its workers at the emulator
+        started = start_services((gcs_port, job_port, pool_port), env, worker_env, elsewhere)
+        pool = started[-1]
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
         from pipelines.runtime.options import use_gcs_emulator
 

@@ -70,34 +70,52 @@ def start(args: list[str], port: int, env: dict, cwd: Path) -> subprocess.Popen:
     return process
 
 
+def service_env(gcs_port: int) -> dict:
+    """The environment of the services and of the commands that use them: the emulator's address, the
+    repository on the path, and this interpreter's folder first on ``PATH`` (the pool runs ``python``)."""
+    return dict(
+        os.environ,
+        STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{gcs_port}",
+        PYTHONPATH=str(ROOT),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+
+
+def start_services(
+    ports: tuple[int, int, int], env: dict, pool_env: dict, cwd: Path
+) -> list[subprocess.Popen]:
+    """Start the GCS emulator, Beam's job service and an external worker pool (``pool_env``: the pool's
+    environment) on the loopback ``ports`` (in that order); the processes in start order, the pool last. A
+    service that does not come up stops those started before it."""
+    gcs_port, job_port, pool_port = ports
+    commands = [
+        ([str(EMULATOR), "start", "--host", "127.0.0.1", "--port", str(gcs_port), "--in-memory",
+          "--default-bucket", BUCKET, "--quiet"], gcs_port, env),
+        ([sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "--port",
+          str(job_port)], job_port, env),
+        ([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
+          str(pool_port)], pool_port, pool_env),
+    ]  # fmt: skip
+    started: list[subprocess.Popen] = []
+    try:
+        for args, port, process_env in commands:
+            started.append(start(args, port, process_env, cwd))
+    except BaseException:
+        for process in reversed(started):
+            stop(process)
+        raise
+    return started
+
+
 @pytest.fixture(scope="module", name="services")
 def services_fixture(tmp_path_factory):
     """The GCS emulator, Beam's job service and an external worker pool, on loopback ports this test owns."""
     elsewhere = tmp_path_factory.mktemp("workers-cwd")  # not this process's working directory
     gcs_port, job_port, pool_port = free_port(), free_port(), free_port()
-    env = dict(
-        os.environ,
-        STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{gcs_port}",
-        PYTHONPATH=str(ROOT),
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",  # the pool runs `python`
-    )
+    env = service_env(gcs_port)
     started = []
     saved = os.environ.get("STORAGE_EMULATOR_HOST")
     try:
-        started.append(
-            start(
-                [str(EMULATOR), "start", "--host", "127.0.0.1", "--port", str(gcs_port), "--in-memory",
-                 "--default-bucket", BUCKET, "--quiet"],
-                gcs_port, env, elsewhere,
-            )
-        )  # fmt: skip
-        started.append(
-            start(
-                [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
-                 "--port", str(job_port)],
-                job_port, env, elsewhere,
-            )
-        )  # fmt: skip
         # The pool's SDK workers are `python -c ...` processes: a sitecustomize on their path makes each of them
         # reach the emulator without a credentials lookup (pipelines.runtime.options.use_gcs_emulator) and log
         # what it reads through Beam's filesystems into `reads` (tests.worker_reads).
@@ -107,12 +125,8 @@ def services_fixture(tmp_path_factory):
             "import tests.worker_reads  # noqa: E402, F401\n"
         )
         pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}", INCOHERENT_TEST_READS=str(reads))
-        pool = start(
-            [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
-             str(pool_port)],
-            pool_port, pool_env, elsewhere,
-        )  # fmt: skip
-        started.append(pool)
+        started = start_services((gcs_port, job_port, pool_port), env, pool_env, elsewhere)
+        pool = started[-1]
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
         from pipelines.runtime.options import use_gcs_emulator
 
