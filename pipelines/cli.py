@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             check_beam_args(beam_args, command_name(args))
         use_storage_options(beam_args)
         check_out(args)
+        if beam_args and not getattr(module, "TAKES_BEAM_ARGS", True):
+            raise InputError(f"{command_name(args)}: unrecognized arguments: {' '.join(beam_args)}")
         return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -21,6 +21,8 @@ import time
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -156,8 +158,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters import data, metrics
     from filters.model import ScoringModel
 
-    if beam_args:
-        raise InputError(f"evaluate: unrecognized arguments: {' '.join(beam_args)}")
     if not 0.0 < args.threshold < 1.0:
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
     models = model_names(args.model_dirs)

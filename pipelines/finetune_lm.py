@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from schemas.records import InputError
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,8 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.finetune_lm import FinetuneConfig, finetune
 
-    if beam_args:
-        raise InputError(f"finetune-lm: unrecognized arguments: {' '.join(beam_args)}")
     config = FinetuneConfig(
         data_dirs=tuple(args.data_dirs),
         base_model=args.base_model,

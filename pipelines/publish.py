@@ -17,6 +17,9 @@ from schemas.records import InputError
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"
 
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dataset_dir", metavar="DATASET_DIR", help="folder with README.md and <config>/<split>-*.parquet"
@@ -55,8 +58,6 @@ def _one_line(exc: BaseException, token: str) -> str:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     check_repo_id(args.repo_id)
     if not args.timeout > 0:
         raise InputError(f"--timeout: must be > 0 seconds, got {args.timeout}")

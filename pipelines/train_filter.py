@@ -12,6 +12,8 @@ import argparse
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -38,8 +40,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.metrics import format_table
     from filters.train import TrainConfig, train
 
-    if beam_args:
-        raise InputError(f"train-filter: unrecognized arguments: {' '.join(beam_args)}")
     if args.max_length < 16:
         raise InputError(f"--max-length: must be at least 16, got {args.max_length}")
     config = TrainConfig(

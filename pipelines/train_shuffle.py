@@ -13,6 +13,8 @@ import argparse
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def block_sizes(text: str) -> tuple[int, ...]:
     """``"1,3"`` -> ``(1, 3)``.
@@ -49,8 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
 
-    if beam_args:
-        raise InputError(f"train-shuffle: unrecognized arguments: {' '.join(beam_args)}")
     config = ShuffleTrainConfig(
         data_dir=args.data_dir,
         base_model=args.base_model,

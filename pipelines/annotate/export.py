@@ -11,6 +11,8 @@ import argparse
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -34,8 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.study import export
 
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     for flag in ("documents", "workers", "per_k"):
         value = getattr(args, flag)
         if value is not None and value < 1:

@@ -12,6 +12,8 @@ import argparse
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from annotation.study import FORMATS
@@ -34,8 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.study import import_answers
 
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if args.format == "insted" and args.key:
         raise InputError("--key: INSteD's annotation file carries its own gold; leave --key out")
     summary = import_answers(

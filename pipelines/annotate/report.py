@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from schemas.records import InputError
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +23,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.report import tables
     from annotation.study import report
 
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     result = report(args.study_dir, args.min_agreement, args.predictions)
     print(tables(result))
     print(f"wrote {os.path.join(args.study_dir, 'report.json')} and {', '.join(result['figures'])}")

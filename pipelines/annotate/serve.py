@@ -10,6 +10,8 @@ import argparse
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tasks_dir", metavar="TASKS_DIR", help="an `annotate export` folder")
@@ -23,8 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.webapp import make_server
 
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if not 0 <= args.port < 65536:
         raise InputError(f"--port: must be 0..65535, got {args.port}")
     try:

@@ -12,6 +12,8 @@ import os
 
 from schemas.records import InputError
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder with its report.json")
@@ -40,8 +42,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.study import verify
     from pipelines.card import default_build_dir, write_local_card
 
-    if beam_args:
-        raise InputError(f"unrecognized arguments: {' '.join(beam_args)}")
     if not os.path.isdir(args.dataset_dir):
         raise InputError(f"{args.dataset_dir}: no such directory")
     record = verify(args.study_dir, args.dataset_dir, args.split_name)

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from pipelines import cli
 from pipelines.build import config as build_config
 from pipelines.build import processes as stage_process
 from pipelines.commands import COMMANDS, module_of, selected_module, stage_modules
@@ -55,3 +56,17 @@ def test_the_fork_server_preloads_the_stage_modules():
     assert stage_process.PRELOAD[3:] == stage_modules()
     for module in stage_process.PRELOAD:
         assert importlib.util.find_spec(module) is not None, module
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("publish", ["publish", "out/none", "--repo-id", "me/x"]),
+        ("train-shuffle", ["train-shuffle", "out/none", "--base-model", "m", "--out", "out/m"]),
+        ("annotate report", ["annotate", "report", "out/none"]),
+    ],
+)
+def test_a_beam_flag_given_to_a_command_that_runs_no_pipeline_is_one_line(command, argv, capsys):
+    assert cli.main([*argv, "--direct_num_workers=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {command}: unrecognized arguments: --direct_num_workers=2"]
