@@ -28,7 +28,7 @@ import os
 
 from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
 from sources import bz2decode, limits
-from sources.paths import check_name, is_remote
+from sources.paths import is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +78,6 @@ def several_workers(beam_args: list[str]) -> bool:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    check_name(args.source, "--source")  # OUT/documents-<source>: before any work
     args.dumps = [path if is_remote(path) else os.path.abspath(path) for path in args.dumps]
     spread = bool(beam_args) and several_workers(beam_args)  # no Beam flags: one in-process worker
     indexes = index_flags(args.dumps, args.multistream_index)
