@@ -19,6 +19,7 @@ import json
 import os
 import time
 
+from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -155,6 +156,7 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("evaluate")  # before any work: one line when the extra is missing
     from filters import data, metrics
     from filters.model import ScoringModel
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.runtime.model_stack import require_model_stack
+
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
@@ -48,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("finetune-lm")  # before any work: one line when the extra is missing
     from filters.finetune_lm import FinetuneConfig, finetune
 
     config = FinetuneConfig(

@@ -32,6 +32,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
+from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
 from schemas import SCORES_SCHEMA
@@ -313,6 +314,7 @@ def read_scores(out_dir: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("score-shuffle")  # before any work: one line when the extra is missing
     from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
     from filters.lm import check_language_model
     from filters.provenance import read_provenance

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -37,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("train-filter")  # before any work: one line when the extra is missing
     from filters.metrics import format_table
     from filters.train import TrainConfig, train
 

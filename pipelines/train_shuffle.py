@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("train-shuffle")  # before any work: one line when the extra is missing
     from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
 
     config = ShuffleTrainConfig(

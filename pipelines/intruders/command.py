@@ -27,6 +27,7 @@ from pipelines.intruders.retrieval import retrieval_for
 from pipelines.intruders.summary import print_table, summary_fields
 from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
 from pipelines.runtime import storage
+from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.options import parse_per_source
 from pipelines.runtime.run import print_report, run_pipeline
 from pipelines.runtime.tables import (
@@ -176,6 +177,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
     if filtered:
+        require_model_stack("intruders", "--filter")
         args.filter = storage.absolute(args.filter)
     if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
