@@ -26,10 +26,6 @@ import argparse
 import json
 import os
 
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-
-from pipelines.runtime.tables import list_tables
 from schemas.records import InputError
 
 SEPARATOR = " "
@@ -80,6 +76,11 @@ def insted_record(row: dict, file_id: int, validation_train: int = 1, with_id: b
 
 
 def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.runtime.tables import list_tables
+
     files = list_tables(data_dir, "intruder-")
     if sources:
         files = [f for f in files if f.split("/")[-2].removeprefix("intruder-") in sources]
