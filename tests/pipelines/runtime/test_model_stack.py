@@ -2,8 +2,10 @@
 that need it stop with one line and exit 2, and building corpora works (``--help`` of every command without it:
 ``tests/pipelines/test_lazy_imports.py``).
 
-The missing stack is simulated in a subprocess: a ``sitecustomize`` on its path puts a finder first on
-``sys.meta_path`` that refuses those modules, as an interpreter without them would (``ModuleNotFoundError``).
+The missing stack is simulated in a subprocess: a ``sitecustomize`` on its path replaces the path finder with one
+that does not see those modules, so that importing them raises ``ModuleNotFoundError`` and
+``importlib.util.find_spec`` finds nothing, as in an interpreter without them (every process of a build loads it:
+they are fresh interpreters).
 The light install itself (a venv without them) is what ``.ci/run`` builds the Quickstart with.
 """
 
@@ -19,18 +21,21 @@ from pipelines.runtime.model_stack import INSTALL, MODEL_STACK, missing_model_st
 from tests.conftest import ROOT
 
 BLOCKER = f'''import sys
+from importlib.machinery import PathFinder
 
 
-class NoModelStack:
-    """Refuses {MODEL_STACK}, as an interpreter without incoherent[models] would."""
+class WithoutModelStack(PathFinder):
+    """The path finder, blind to {MODEL_STACK}: `import torch` raises ModuleNotFoundError and
+    importlib.util.find_spec("torch") is None, as in an interpreter without incoherent[models]."""
 
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {set(MODEL_STACK)!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.partition(".")[0] in {set(MODEL_STACK)!r}:
+            return None
+        return super().find_spec(name, path, target)
 
 
-sys.meta_path.insert(0, NoModelStack())
+sys.meta_path[:] = [WithoutModelStack if finder is PathFinder else finder for finder in sys.meta_path]
 '''
 
 
