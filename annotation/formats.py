@@ -211,7 +211,7 @@ def _seconds(value) -> float | None:
         seconds = float(value)
     except (TypeError, ValueError):
         return None
-    return round(seconds, 3) if seconds >= 0 else None
+    return round(seconds, 3) if 0 <= seconds < float("inf") else None  # never NaN or Infinity in JSON
 
 
 class Collector:
@@ -351,18 +351,36 @@ def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
 
 
 def parse_lab(text: str, path: str, collector: Collector) -> None:
-    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line."""
+    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line.
+
+    A line with ``"correction": true`` supersedes the annotator's earlier answers to that item (counted as
+    ``superseded``; the latest correction counts); practice answers (``"practice": true``) are never counted
+    as answers (``practice``).
+    """
+    parsed = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         origin = f"{path}:{number}"
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             collector.reject("bad_json", origin, "not a JSON line", line[:200])
             continue
         if not isinstance(record, dict):
             collector.reject("bad_json", origin, "not a JSON object", line[:200])
+            continue
+        parsed.append((origin, record))
+    last_correction = {}
+    for place, (_, record) in enumerate(parsed):
+        if record.get("correction") is True:
+            last_correction[_lab_key(record)] = place
+    for place, (origin, record) in enumerate(parsed):
+        if record.get("practice") is True:
+            collector.reject("practice", origin, "a practice answer (not part of the study)", record)
+            continue
+        if place < last_correction.get(_lab_key(record), -1):
+            collector.reject("superseded", origin, "changed by a later correction of the annotator", record)
             continue
         collector.check_export(record.get("export_id"), path)
         raw = record.get("answer")
@@ -376,6 +394,10 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
             origin,
             record,
         )
+
+
+def _lab_key(record: dict) -> tuple[str, str, str]:
+    return tuple(str(record.get(f)) for f in ("task_id", "item_id", "annotator"))
 
 
 def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, int, dict]]]:
