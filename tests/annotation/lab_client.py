@@ -46,3 +46,45 @@ class LabSession:
             assert response.status_code == 303, response.get_data(as_text=True)[:300]
             count += 1
         return count
+
+
+class Server:
+    """``incoherent annotate serve TASKS_DIR --port 0`` in its own process on 127.0.0.1 (stopped by the test)."""
+
+    def __init__(self, tasks, *extra: str):
+        import os
+        import select
+        import subprocess
+        import sys
+
+        from tests.conftest import ROOT
+
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "annotate",
+            "serve",
+            str(tasks),
+            "--port",
+            "0",
+            *extra,
+        ]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        )
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        line = self.process.stdout.readline() if ready else ""
+        assert line.startswith("annotation study on http://127.0.0.1:"), line
+        self.base = line.split()[3].rstrip("/")
+        self.port = int(self.base.rsplit(":", 1)[1])
+
+    def stop(self, sig: int | None = None) -> str:
+        """Stop the server (SIGTERM, or ``sig``); returns what it wrote to stderr."""
+        import signal
+
+        if self.process.poll() is None:
+            self.process.send_signal(sig or signal.SIGTERM)
+            self.process.wait(timeout=10)
+        return self.process.stderr.read()

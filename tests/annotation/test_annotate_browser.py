@@ -7,18 +7,16 @@ import csv
 import io
 import json
 import os
-import select
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.annotation.lab_client import Server
 from tests.annotation.test_annotate import dataset  # noqa: F401 - the module's private copy of the sample build
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -79,26 +77,6 @@ def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noq
     assert "gold" not in source and "control" not in source
     for item in key["items"].values():
         assert item["id"] not in source
-
-
-class Server:
-    """``incoherent annotate serve TASKS_DIR --port 0`` in its own process (stopped, or killed, by the test)."""
-
-    def __init__(self, tasks: Path):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        command = [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
-        )
-        ready, _, _ = select.select([self.process.stdout], [], [], 30)
-        line = self.process.stdout.readline() if ready else ""
-        assert line.startswith("annotation study on http://127.0.0.1:"), line
-        self.base = line.split()[3].rstrip("/")
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            self.process.wait(timeout=10)
 
 
 def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
