@@ -331,7 +331,7 @@ def parse_seconds(value: str | None) -> float | None:
         return None
     if not math.isfinite(seconds) or seconds < 0:
         return None
-    return round(min(seconds, MAX_SECONDS), 3)
+    return round(min(seconds, float(MAX_SECONDS)), 3)
 
 
 def _host_name(host: str) -> str:
