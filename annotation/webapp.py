@@ -374,6 +374,7 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     question = INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION
     sequences: dict[str, list] = {}
     logged: dict[str, Counter] = {}
+    answering = threading.Lock()
     loopback_only = _loopback(host)
 
     app = Flask(__name__)
@@ -538,6 +539,12 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     @app.post("/a/<name>/item/<int:number>")
     def answer(name: str, number: int):
         name = annotator(name)
+        with (
+            answering
+        ):  # the check and the append are one step: two tabs cannot both answer the expected item
+            return save_answer(name, number)
+
+    def save_answer(name: str, number: int):
         latest, sequence, _ = progress(name)
         if not 1 <= number <= len(sequence):
             abort(404)
@@ -613,6 +620,10 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     @app.post("/a/<name>/practice/<int:number>")
     def practice_answer(name: str, number: int):
         name = annotator(name)
+        with answering:
+            return save_practice(name, number)
+
+    def save_practice(name: str, number: int):
         if not 1 <= number <= len(practice_items):
             abort(404)
         shown = practice_items[number - 1]

@@ -499,3 +499,31 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
             == 2
         )
         assert capsys.readouterr().err.strip() == f"error: --instructions: {path}: {why}"
+
+
+def test_two_tabs_answering_at_once_store_one_answer(tasks):
+    """Eight tabs of one session send the expected item at the same moment: one answer is stored."""
+    import threading
+
+    app = app_of(tasks)
+    lab = LabSession(app, "ann")
+    action, fields = form_of(lab.page())
+    cookie = lab.client.get_cookie("incoherent_lab")
+    tabs = []
+    for _ in range(8):
+        tab = app.test_client()
+        tab.set_cookie("incoherent_lab", cookie.value)
+        tabs.append(tab)
+    barrier, codes = threading.Barrier(len(tabs)), []
+
+    def send(tab):
+        barrier.wait()
+        codes.append(tab.post(action, data={**fields, "answer": -1}, headers={"Origin": ORIGIN}).status_code)
+
+    threads = [threading.Thread(target=send, args=(tab,)) for tab in tabs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [303] + [409] * 7
+    assert len(lines(tasks / "answers" / "ann.jsonl")) == 1
