@@ -539,9 +539,8 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     @app.post("/a/<name>/item/<int:number>")
     def answer(name: str, number: int):
         name = annotator(name)
-        with (
-            answering
-        ):  # the check and the append are one step: two tabs cannot both answer the expected item
+        # the check and the append are one step: two tabs cannot both answer the expected item
+        with answering:
             return save_answer(name, number)
 
     def save_answer(name: str, number: int):

@@ -481,6 +481,10 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
     )
     assert "Text A" in (pairs / "instructions.html").read_text()
     capsys.readouterr()
+    for practice, why in (("-1", "--practice: must be 0..20, got -1"), ("20", "--practice: 20 practice items, but")):
+        assert cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",
+                   "--documents", "3", "--out", tmp_path / "p", "--practice", practice) == 2  # fmt: skip
+        assert capsys.readouterr().err.strip().startswith(f"error: {why}")
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"\xff\xfe")
     for path, why in ((bad, "not UTF-8 text"), (tmp_path / "none.md", "not a file")):
@@ -501,9 +505,19 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
         assert capsys.readouterr().err.strip() == f"error: --instructions: {path}: {why}"
 
 
-def test_two_tabs_answering_at_once_store_one_answer(tasks):
-    """Eight tabs of one session send the expected item at the same moment: one answer is stored."""
+def test_two_tabs_answering_at_once_store_one_answer(tasks, monkeypatch):
+    """Eight tabs of one session send the expected item at the same moment (on a slow disk, where the answers
+    file may change while it is read): one answer is stored."""
     import threading
+
+    from annotation.webapp import AnswerStore
+
+    slow_read = AnswerStore.records
+
+    def records(self, path):
+        found = slow_read(self, path)
+        time.sleep(0.3)  # a slow disk: the file may change before the reader is done
+        return found
 
     app = app_of(tasks)
     lab = LabSession(app, "ann")
@@ -520,6 +534,7 @@ def test_two_tabs_answering_at_once_store_one_answer(tasks):
         barrier.wait()
         codes.append(tab.post(action, data={**fields, "answer": -1}, headers={"Origin": ORIGIN}).status_code)
 
+    monkeypatch.setattr(AnswerStore, "records", records)
     threads = [threading.Thread(target=send, args=(tab,)) for tab in tabs]
     for thread in threads:
         thread.start()
