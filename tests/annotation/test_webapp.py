@@ -13,6 +13,7 @@ import socket
 import time
 from collections import Counter
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -467,6 +468,8 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
     assert 'value="$instructions"' in config and all(
         "carefully" in t["data"]["instructions"] for t in ls_tasks
     )
+    tags = [element.tag for element in ElementTree.fromstring(config)]
+    assert tags[0] == "HyperText" and "Choices" in tags  # the instructions first, then the task
     for html in (start, block, ls_tasks[0]["data"]["instructions"], (out / "instructions.html").read_text()):
         assert "<script>alert" not in html and "&lt;script&gt;" in html and 'href="javascript' not in html
     # the default: the task's wording and a worked example
@@ -481,7 +484,10 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
     )
     assert "Text A" in (pairs / "instructions.html").read_text()
     capsys.readouterr()
-    for practice, why in (("-1", "--practice: must be 0..20, got -1"), ("20", "--practice: 20 practice items, but")):
+    for practice, why in (
+        ("-1", "--practice: must be 0..20, got -1"),
+        ("20", "--practice: 20 practice items, but"),
+    ):
         assert cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",
                    "--documents", "3", "--out", tmp_path / "p", "--practice", practice) == 2  # fmt: skip
         assert capsys.readouterr().err.strip().startswith(f"error: {why}")
