@@ -33,10 +33,18 @@ TASKS_FORMAT = "incoherent.annotation.tasks"
 KEY_FORMAT = "incoherent.annotation.key"
 KINDS = ("intruder", "pair")
 
+# MTurk's assignment of an answer (null on other platforms): the HIT, the assignment, its status on MTurk
+# (``Submitted``, ``Approved``).
+ASSIGNMENT_FIELDS = ("hit_id", "assignment_id", "assignment_status")
+
 # One answer of one annotator to one item of one task. ``answer``: intruder position (0-based, never 0) or -1
 # for "none of the above"; for pairs the text judged original (0 = A, 1 = B). ``seconds``: time on the item
-# (null where the platform does not say).
-ANSWER_FIELDS = ("task_id", "item_id", "worker", "answer", "seconds")
+# (null where the platform does not say); then :data:`ASSIGNMENT_FIELDS`.
+ANSWER_FIELDS = ("task_id", "item_id", "worker", "answer", "seconds", *ASSIGNMENT_FIELDS)
+
+IMPORT_FORMAT = (
+    "incoherent.annotation.import"  # ``import.json``: the marker of a folder `annotate import` wrote
+)
 
 # A line of an in-lab answers file (``TASKS_DIR/answers/<annotator>.jsonl``).
 LAB_ANSWER_FIELDS = ("export_id", "task_id", "item_id", "annotator", "answer", "seconds", "answered_at")
