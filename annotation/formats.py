@@ -328,15 +328,18 @@ def _mturk_rows(text: str, path: str) -> tuple[list[str], list[dict]]:
     """Header and rows of a results CSV, cells up to :data:`MAX_CSV_CELL` (csv's default limit is 128 KiB)."""
     previous = csv.field_size_limit(MAX_CSV_CELL)
     reader = csv.DictReader(io.StringIO(text))
+    rows: list[dict] = []
     try:
-        return list(reader.fieldnames or []), list(reader)
+        fields = list(reader.fieldnames or [])
+        rows.extend(reader)
     except csv.Error as exc:
         raise InputError(
-            f"{path}:{reader.line_num}: not a readable CSV row ({exc}; a cell may hold up to "
+            f"{path}: row {len(rows) + 1}: not a readable CSV row ({exc}; a cell may hold up to "
             f"{MAX_CSV_CELL // 2**20} MiB)"
         ) from None
     finally:
         csv.field_size_limit(previous)
+    return fields, rows
 
 
 def _task_answers(cell: str) -> dict | None:
