@@ -76,6 +76,11 @@ COMMANDS: list[Command] = [
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
     Command(
+        ("annotate", "overlap"),
+        "pipelines.annotate.overlap",
+        "set annotators per task of a Label Studio project (its API)",
+    ),
+    Command(
         ("annotate", "review"),
         "pipelines.annotate.review",
         "approve or reject each MTurk assignment (results CSV to upload)",
