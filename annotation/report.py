@@ -128,15 +128,15 @@ def review_table(assignments: list[dict]) -> str:
     """``annotate review``'s table: one row per assignment, its control results, times and the decision."""
     return "\n".join(
         _table(
-            ["assignment", "worker", "answers", "controls wrong", "seconds", "work time", "decision"],
+            ["assignment", "worker", "answers", "controls wrong", "item seconds", "work time", "decision"],
             [
                 [
                     a["assignment_id"],
                     a["worker"],
                     a["answers"],
                     f"{a['control_errors']}/{a['controls']}",
-                    a["seconds"],
-                    a["work_time_seconds"],
+                    "-" if a["seconds"] is None else f"{a['seconds']:.1f}",
+                    "-" if a["work_time_seconds"] is None else f"{a['work_time_seconds']:g}",
                     a["decision"] + (f": {a['reason']}" if a["reason"] else ""),
                 ]
                 for a in assignments
@@ -217,6 +217,7 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"| human F1 (intruder position) | {_fmt(r['human_f1'])} |",
             f"| Krippendorff's alpha (nominal) | {_fmt(r['krippendorff_alpha'])} |",
             f"| Cohen's kappa (two annotators) | {_fmt(r['cohen_kappa'])} |",
+            f"| judgement accuracy (each answer against the gold) | {_fmt((r.get('judgements') or {}).get('accuracy'))} |",
             f"| mean seconds per item | {_fmt(r.get('mean_seconds'))} |",
             f"| median seconds per item | {_fmt(r['median_seconds'])} |",
             "",
