@@ -29,10 +29,17 @@ MTURK_RESULTS = "mturk_results.csv"  # the MTurk results an import read, for `an
 FORMATS = ("mturk", "labelstudio", "lab", "insted")
 
 
-def write_text(path: str, text: str) -> None:
+def write_bytes(path: str, data: bytes) -> None:
+    """Write a file; a link at ``path`` is replaced, never written through."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    if os.path.islink(path):
+        os.remove(path)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def write_text(path: str, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str, value) -> None:
@@ -480,6 +487,9 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         )
     for r in chosen:
         r["split"] = split_name
+    for folder in (os.path.join(dataset_dir, config), os.path.join(dataset_dir, VERIFICATION_DIR)):
+        if os.path.islink(folder):
+            raise InputError(f"{folder}: a link; verify writes only into folders of the dataset itself")
     marker = os.path.join(dataset_dir, VERIFICATION_DIR, f"{config}.json")
     written = _written_by_verify(dataset_dir, marker)
     existing = sorted(glob.glob(os.path.join(dataset_dir, config, f"{split_name}-*.parquet")))
@@ -496,6 +506,8 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     schema = schema_for(config)
     table = pa.Table.from_pylist(chosen, schema=schema)
     path = os.path.join(dataset_dir, config, f"{split_name}-00000-of-00001.parquet")
+    if os.path.islink(path):
+        os.remove(path)  # a link is replaced, never written through
     pq.write_table(table, path, compression="zstd")
     written[os.path.relpath(path, dataset_dir).replace(os.sep, "/")] = _sha256(path)
     os.makedirs(os.path.join(dataset_dir, VERIFICATION_DIR), exist_ok=True)
@@ -530,8 +542,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         name = f"{config}-{os.path.basename(rel)}"
         with open(os.path.join(study_dir, rel), "rb") as src:
             data = src.read()
-        with open(os.path.join(dataset_dir, VERIFICATION_DIR, name), "wb") as dst:
-            dst.write(data)
+        write_bytes(os.path.join(dataset_dir, VERIFICATION_DIR, name), data)
         figures.append(f"{VERIFICATION_DIR}/{name}")
     record["figures"] = figures
     record["answers"] = release

@@ -97,6 +97,16 @@ def test_verify_never_replaces_a_split_it_did_not_write(dataset, tmp_path, capsy
     assert "(human_verification/intruder-wikipedia-answers.jsonl)" in card
     released = (dataset / "human_verification" / "intruder-wikipedia-answers.jsonl").read_text().splitlines()
     assert len(released) == 6 and all(len(json.loads(line)["annoated"]) == 3 for line in released)
+    # links in the dataset are replaced, never written through
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}\n")
+    for name in ("intruder-wikipedia.json", "intruder-wikipedia-answers.jsonl"):
+        (dataset / "human_verification" / name).unlink()
+        (dataset / "human_verification" / name).symlink_to(outside)
+    assert cli("annotate", "verify", study, dataset, "--split-name", "train_checked2") == 0
+    assert outside.read_text() == "{}\n"
+    assert not (dataset / "human_verification" / "intruder-wikipedia.json").is_symlink()
+    assert not (dataset / "human_verification" / "intruder-wikipedia-answers.jsonl").is_symlink()
 
 
 def test_report_and_verify_refuse_to_verify_nothing(dataset, tmp_path, capsys):
