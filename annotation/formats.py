@@ -500,18 +500,32 @@ def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
     A task that is not a readable object (nested too deep, a number too long, a task that is an int, a
     ``result`` that is not a list of objects) is rejected as ``bad_record``; the others are read.
     """
-    for number, element in enumerate(json_array_elements(text, path)):
+    try:  # the whole file at once; only a file that fails is read task by task
+        tasks = json.loads(text)
+        elements = None
+    except (ValueError, RecursionError):
+        tasks, elements = None, json_array_elements(text, path)
+    if elements is None and not isinstance(tasks, list):
+        raise InputError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
+    for number in range(len(tasks) if elements is None else len(elements)):
         origin = f"{path}:task {number}"
-        try:
-            task = json.loads(element)
-        except (ValueError, RecursionError):
-            collector.reject("bad_record", origin, "not a readable JSON task", element[:200])
-            continue
+        if elements is None:
+            task, element = tasks[number], None
+        else:
+            element = elements[number]
+            try:
+                task = json.loads(element)
+            except (ValueError, RecursionError):
+                collector.reject("bad_record", origin, "not a readable JSON task", element[:200])
+                continue
         data = task.get("data") if isinstance(task, dict) else None
         annotations = task.get("annotations") or [] if isinstance(task, dict) else None
         if not isinstance(data, dict) or not isinstance(annotations, list):
             collector.reject(
-                "bad_record", origin, "a task is an object with data and annotations", element[:200]
+                "bad_record",
+                origin,
+                "a task is an object with data and annotations",
+                (element or json.dumps(task))[:200],
             )
             continue
         if _plain(task.get("id")):

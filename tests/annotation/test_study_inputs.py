@@ -219,6 +219,12 @@ def test_big_and_hostile_records_are_counted(dataset, tmp_path, capsys):
     )
     summary = json.loads((study / "import.json").read_text())
     assert summary["answers_kept"] == 1 and summary["rejected"] == {"bad_record": 5}
+    # the same without the records Python cannot parse (the file is read at once, not task by task)
+    export_file.write_text("[" + ",\n".join(elements[:3] + elements[5:]) + "]")
+    assert cli("annotate", "import", export_file, "--format", "labelstudio", "--key", tasks, "--out", study,
+               "--overwrite") == 0  # fmt: skip
+    summary = json.loads((study / "import.json").read_text())
+    assert summary["answers_kept"] == 1 and summary["rejected"] == {"bad_record": 3}
 
     # lab: the annotator a list, deep nesting, a huge int
     def lab(item: str, annotator="ann", answer=-1) -> str:
