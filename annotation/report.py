@@ -199,9 +199,9 @@ def card_section(verifications: list[dict]) -> list[str]:
             + (
                 f"{_spread(r['annotators_per_document'])} annotators per document"
                 if r.get("annotators_per_document")
-                else f"{p['workers']} annotators per task"
+                else f"{p.get('workers_planned', p.get('workers'))} annotators per task"
             )
-            + f" ({p['workers']} planned)"
+            + f" ({p.get('workers_planned', p.get('workers'))} planned)"
             + (
                 f", {p['excluded_assignments']} assignments excluded for failing control items"
                 if p.get("excluded_assignments")

@@ -526,7 +526,8 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             "per_task": key.get("per_task"),
             "controls": key.get("controls"),
             "control_rule": key.get("control_rule"),
-            "workers": key.get("workers"),
+            "workers_planned": key.get("workers"),  # the export's --workers; who answered is below
+            "annotators_per_document": result.get("annotators_per_document"),
             "seed": key.get("seed"),
             "export_id": key["export_id"],
             "max_control_errors": summary["max_control_errors"],

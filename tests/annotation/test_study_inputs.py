@@ -94,6 +94,14 @@ def test_verify_never_replaces_a_split_it_did_not_write(dataset, tmp_path, capsy
     assert cli("annotate", "verify", study, dataset, "--split-name", "train_checked") == 0
     card = (dataset / "README.md").read_text()
     assert "3 annotators per document (5 planned)" in card
+    protocol = json.loads((dataset / "human_verification" / "intruder-wikipedia.json").read_text())[
+        "protocol"
+    ]
+    assert protocol["workers_planned"] == 5 and protocol["annotators_per_document"] == {
+        "min": 3,
+        "median": 3,
+        "max": 3,
+    }
     assert "(human_verification/intruder-wikipedia-answers.jsonl)" in card
     released = (dataset / "human_verification" / "intruder-wikipedia-answers.jsonl").read_text().splitlines()
     assert len(released) == 6 and all(len(json.loads(line)["annoated"]) == 3 for line in released)
