@@ -20,10 +20,12 @@ An export folder (``annotate export``) holds:
   (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``.
 
 An import folder (``annotate import``) holds ``key.json`` (copied, or built from INSteD's file),
-``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`) and
-``import.json`` (counts, quality control per worker). ``annotate report`` adds ``report.json`` and
+``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`),
+``import.json`` (``written_by``: :data:`IMPORT_FORMAT`, the folder's marker; counts, quality control per worker
+and per assignment) and, for MTurk, ``mturk_results.csv`` (the results read, for ``annotate review``). ``annotate report`` adds ``report.json`` and
 ``figures/``; ``annotate verify`` writes ``<config>/<split>_verified-*.parquet`` (the schema of the config) and
-``human_verification/<config>.json`` into the dataset.
+``human_verification/<config>.json`` (with ``written``: the split files it wrote and their sha256) and, for
+intruder studies, ``human_verification/<config>-answers.jsonl`` (INSteD's released format) into the dataset.
 """
 
 from __future__ import annotations
