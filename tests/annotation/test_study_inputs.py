@@ -316,3 +316,59 @@ def test_label_studio_hotkeys_match_sentence_numbers(dataset, tmp_path):
             number = int(option["value"].split()[1])
             assert option.get("hotkey") == (str(number) if number <= 9 else None)
         assert options[-1] == {"value": "None of the above", "hotkey": "0"}
+
+
+def test_review_decides_per_assignment(dataset, tmp_path, capsys):
+    """Hand-made MTurk results in crowd-form's default shape (Answer.taskAnswers): a fast assignment, a slow one,
+    one already approved and one rejected on MTurk; review --min-seconds rejects only the fast one."""
+    tasks = tmp_path / "tasks"
+    key = export(dataset, tasks, "--documents", "3")
+    doc = json.loads((tasks / "tasks.json").read_text())
+    (task,) = doc["tasks"]
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.export_id",
+              "Input.task_id", "Input.items", "Answer.taskAnswers", "Approve", "Reject"]  # fmt: skip
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    for assignment, status, seconds in (("A1", "Submitted", 0.5), ("A2", "Submitted", 6.0),
+                                        ("A3", "Approved", 6.0), ("A4", "Rejected", 6.0)):  # fmt: skip
+        form = {"export_id": doc["export_id"], "task_id": task["task_id"]}
+        for slot, item in enumerate(task["items"], start=1):
+            gold = key["items"][item["item_id"]]["gold"]
+            values = ["-1"] + [str(j) for j in range(1, len(item["sentences"]))]
+            form[f"answer_{slot}"] = {v: v == str(gold) for v in values}
+            form[f"seconds_{slot}"] = str(seconds)
+        writer.writerow(["H1", assignment, f"W{assignment}", status, "60", doc["export_id"], task["task_id"],
+                         json.dumps(task["items"]), json.dumps([form]), "", ""])  # fmt: skip
+    results = tmp_path / "results.csv"
+    results.write_text(out.getvalue())
+    study = tmp_path / "study"
+    assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", study) == 0
+    summary = json.loads((study / "import.json").read_text())
+    assert summary["answers_kept"] == 12 and summary["rejected"] == {"rejected_on_mturk": 1}
+    capsys.readouterr()
+    reviewed = tmp_path / "reviewed.csv"
+    assert cli("annotate", "review", study, "--out", reviewed, "--min-seconds", "2") == 0
+    assert "1 to approve, 1 to reject" in capsys.readouterr().out
+    rows = {r["AssignmentId"]: (r["Approve"], r["Reject"]) for r in csv.DictReader(reviewed.open())}
+    assert rows["A1"][0] == "" and rows["A1"][1].startswith("Answered in 0.5 seconds per document")
+    assert rows["A2"] == ("x", "") and rows["A3"] == ("", "") and rows["A4"] == ("", "")
+    # review needs MTurk results
+    lab_answers(tasks, ["ann"], key)
+    assert (
+        cli(
+            "annotate",
+            "import",
+            tasks / "answers",
+            "--format",
+            "lab",
+            "--key",
+            tasks,
+            "--out",
+            tmp_path / "lab",
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert cli("annotate", "review", tmp_path / "lab", "--out", tmp_path / "r.csv") == 2
+    assert "review needs an import of MTurk results (this one read lab)" in one_line_error(capsys)
