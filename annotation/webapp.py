@@ -118,7 +118,7 @@ _ITEM = (
     """<p class="progress" id="progress">{{ name }} · item {{ number }} of {{ total }} ({{ done }} answered)
 {% if skipped %}<span id="skipped" class="notice"> · {{ skipped }} unreadable line(s) of your answers file skipped</span>{% endif %}</p>
 {% if previous %}<p id="earlier" class="feedback">You answered this item: <strong id="previous">{{ previous }}</strong>.
- Choose again to change your answer, or <a id="resume" href="{{ url_for('work', name=name) }}">go on with item {{ next_number }}</a>.</p>{% endif %}
+ Choose again to change your answer, or <a id="resume" href="{{ url_for('work', name=name) }}">{% if next_number %}go on with item {{ next_number }}{% else %}go back to the end{% endif %}</a>.</p>{% endif %}
 <p><strong>{{ question }}</strong></p>
 <form id="answer-form" method="post" action="{{ url_for('item', name=name, number=number) }}" autocomplete="off">
  <input type="hidden" name="csrf" value="{{ csrf }}">
@@ -533,7 +533,7 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
             question=question,
             csrf=csrf_token(),
             previous=None if earlier is None else label(earlier["answer"]),
-            next_number=expected or len(sequence),
+            next_number=expected,
         )
 
     @app.post("/a/<name>/item/<int:number>")

@@ -314,14 +314,20 @@ def test_only_the_expected_item_or_a_correction_is_accepted(tasks):
     ]
     assert "item 2 of" in lab.page()  # back to where the annotator was
     lab.answer_all(first_choice)
+    assert "items answered" in lab.page()
+    review = lab.page(first_action)  # a change after the last item, from the review link of the end page
+    assert 'id="previous">None of the above<' in review and "go back to the end" in review
+    _, fields = form_of(review)
+    assert lab.post(first_action, {**fields, "answer": 2}).status_code == 303
+    assert "items answered" in lab.page()
     study = tasks.parent / "study"
     assert (
         cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
     )
     summary = json.loads((study / "import.json").read_text())
-    assert summary["rejected"] == {"superseded": 1}
+    assert summary["rejected"] == {"superseded": 2}
     kept = [json.loads(line) for line in (study / "answers.jsonl").read_text().splitlines()]
-    assert [a["answer"] for a in kept if a["item_id"] == first["item_id"]] == [-1]  # the latest answer counts
+    assert [a["answer"] for a in kept if a["item_id"] == first["item_id"]] == [2]  # the latest answer counts
     assert cli("annotate", "report", study, "--min-agreement", "1") == 0
 
 
