@@ -71,6 +71,8 @@ def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noq
     radios = browser.find_elements(By.CSS_SELECTOR, "input[type=radio][name=answer_1]")
     assert len(radios) == len(items[0]["sentences"])  # every non-opening sentence and None of the above
     assert items[0]["sentences"][0] in boxes[0].text and "None of the above" in boxes[0].text
+    guide = browser.find_element(By.ID, "incoherent-instructions")  # the instructions, above the documents
+    assert "Worked example" in guide.text and guide.location["y"] < boxes[0].location["y"]
     shot = tmp_path / "hit.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 5000
     source = browser.page_source
