@@ -183,7 +183,7 @@ def export(
         "workers": workers,
         "documents": len(chosen),
     }
-    practice_items = []
+    practice_items: list[dict] = []
     if practice:
         # from the train split where the config has one, else from the documents of the split not under study
         source = "train" if train is not None else split
@@ -193,7 +193,9 @@ def export(
             except InputError:
                 pass
         busy = {item["id"] for item in key_items.values()}  # documents under study and the controls dealt
-        practice_items = tasks.practice_items(kind, rows if train is None else train, busy, seed, practice)
+        practice_items, practice_key = tasks.practice_items(
+            kind, rows if train is None else train, busy, seed, practice
+        )
         if len(practice_items) < practice:
             raise InputError(
                 f"--practice: {practice} practice items, but the {source} split of {config} has only "
@@ -203,7 +205,7 @@ def export(
         kind, task_list, key_items, meta, instructions=text, practice=practice_items
     )
     if practice_items:
-        key["practice"] = sorted(p["item_id"] for p in practice_items)
+        key["practice"] = dict(sorted(practice_key.items()))
     answers = os.path.join(out_dir, "answers")
     if os.path.isdir(answers) and os.listdir(answers):
         raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")

@@ -202,14 +202,18 @@ def annotator_sequence(tasks_doc: dict, name: str) -> list[tuple[str, dict]]:
     return sequence
 
 
-def practice_items(kind: str, rows: Sequence[dict], exclude: set[str], seed: int, count: int) -> list[dict]:
-    """``count`` practice items (with their answer, for feedback) from ``rows`` whose id is not in ``exclude``.
+def practice_items(
+    kind: str, rows: Sequence[dict], exclude: set[str], seed: int, count: int
+) -> tuple[list[dict], dict[str, dict]]:
+    """``(items, key entries)``: ``count`` practice items (with their answer, for feedback) from ``rows`` whose
+    id is not in ``exclude``, and their document ids and answers for the key.
 
     Intruder rows alternate incoherent and coherent documents where both exist; pair rows are first
     permutations. Practice items are never part of the study: their ids start with ``p``.
     """
+    key: dict[str, dict] = {}
     if count <= 0:
-        return []
+        return [], key
     pool = [r for r in rows if r["id"] not in exclude and (kind == "intruder" or int(r["permutation"]) == 0)]
     ranked = sorted(pool, key=lambda r: (_order(seed, f"practice|{r['id']}|{r.get('block_size')}"), r["id"]))
     if kind == "intruder":
@@ -237,9 +241,10 @@ def practice_items(kind: str, rows: Sequence[dict], exclude: set[str], seed: int
             if gold == 0:
                 texts.reverse()
             out.append({"item_id": pid, "block_size": int(row["block_size"]), "texts": texts, "answer": gold})
+        key[pid] = {"id": row["id"], "role": "practice", "gold": out[-1]["answer"]}
         if len(out) == count:
             break
-    return out
+    return out, key
 
 
 def documents(

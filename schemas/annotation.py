@@ -20,7 +20,7 @@ An export folder (``annotate export``) holds:
 
   ``gold`` is the 0-based intruder position or -1 (coherent) for intruder items, and for pairs the shown text
   (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``. ``practice``
-  lists the practice item ids (never in ``items``).
+  maps practice item ids (never in ``items``) to their document ``id``, ``role`` (``practice``) and ``gold``.
 
 An import folder (``annotate import``) holds ``key.json`` (copied, or built from INSteD's file),
 ``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`),

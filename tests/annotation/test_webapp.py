@@ -363,31 +363,25 @@ def test_order_is_drawn_per_annotator_and_controls_are_shown_once(dataset, tmp_p
 
 def test_shuffle_export_keeps_documents_distinct_and_mixes_k(dataset, tmp_path):  # noqa: F811
     out = tmp_path / "pairs"
-    assert (
-        cli(
-            "annotate",
-            "export",
-            dataset,
-            "--config",
-            "shuffle-wikipedia",
-            "--per-k",
-            "4",
-            "--per-task",
-            "4",
-            "--out",
-            out,
-        )
-        == 0
-    )
+    assert cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "4", "--per-task", "4",
+               "--practice", "1", "--out", out) == 0  # fmt: skip
     key = json.loads((out / "key.json").read_text())
     docs = [i["id"] for i in key["items"].values()]
-    assert len(docs) == len(set(docs)) == 8 and Counter(i["block_size"] for i in key["items"].values()) == {
-        1: 4,
-        3: 4,
-    }
+    assert len(docs) == len(set(docs)) == 8
+    assert Counter(i["block_size"] for i in key["items"].values()) == {1: 4, 3: 4}
     doc = json.loads((out / "tasks.json").read_text())
     per_task = [sorted({i["block_size"] for i in t["items"]}) for t in doc["tasks"]]
     assert any(ks == [1, 3] for ks in per_task)  # not grouped by k
+    # the pair practice item (a document of the split not under study) and its feedback
+    (practice,) = doc["practice"]
+    assert key["practice"][practice["item_id"]]["id"] not in docs
+    lab = LabSession(app_of(out), "ann")
+    action, fields = form_of(lab.page())
+    assert fields["item_id"] == practice["item_id"] and action.endswith("/practice/1")
+    assert lab.post(action, {**fields, "answer": 1 - practice["answer"]}).status_code == 303
+    feedback = lab.page(action)
+    assert f'id="right">Text {"AB"[practice["answer"]]}<' in feedback and "Well done" not in feedback
+    assert "item 1 of 8" in lab.page()
 
 
 # ------------------------------------------------------------------------------ practice, instructions
@@ -398,6 +392,11 @@ def test_practice_items_give_feedback_and_are_never_counted(dataset, tmp_path, c
     assert len(doc["practice"]) == 2 and all(p["item_id"].startswith("p") for p in doc["practice"])
     key = json.loads((tmp_path / "tasks" / "key.json").read_text())
     assert not set(key["practice"]) & set(key["items"])
+    studied = {i["id"] for i in key["items"].values()}  # documents under study and control documents
+    assert all(p["id"] not in studied and p["role"] == "practice" for p in key["practice"].values())
+    assert [key["practice"][p["item_id"]]["gold"] for p in doc["practice"]] == [
+        p["answer"] for p in doc["practice"]
+    ]
     lab = LabSession(app_of(tmp_path / "tasks"), "ann")
     page = lab.page()
     assert "practice item 1 of 2 (not counted)" in page
