@@ -203,6 +203,8 @@ def test_posts_from_another_origin_or_without_the_token_are_refused(tasks):
     assert not path.exists()
     same_page = lab.client.post(action, data=form, headers={"Referer": ORIGIN + "/a/ann/item/1"})
     assert same_page.status_code == 303 and len(lines(path)) == 1  # Referer of the app's own page
+    reflected = lab.client.get("/?error=<script>alert(1)</script>").get_data(as_text=True)
+    assert "<script>alert(1)" not in reflected and "&lt;script&gt;alert(1)" in reflected
     response = lab.client.get("/")
     assert response.headers["X-Frame-Options"] == "DENY" and response.headers["Cache-Control"] == "no-store"
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
