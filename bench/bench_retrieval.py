@@ -230,7 +230,9 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="2000", help="comma-separated document counts (default 2000)")
     parser.add_argument("--queries", type=int, default=200, help="parity sample (largest size)")
-    parser.add_argument("--data", help="the real-text folder of the published figures (bench/inputs/README.md)")
+    parser.add_argument(
+        "--data", help="the real-text folder of the published figures (bench/inputs/README.md)"
+    )
     parser.add_argument(
         "--baseline-queries",
         type=int,
