@@ -173,6 +173,14 @@ def test_every_module_of_the_wheel_imports(dist, tmp_path):
     assert {"pipelines.cli", "annotation.webapp", "filters.model", "pipelines.index_transforms"} <= set(
         modules
     )
+    packages = ("annotation", "corpora", "filters", "pipelines", "retrieval", "schemas", "sources")
+    in_repo = sorted(
+        str(f.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__")
+        for package in packages
+        for f in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in f.parts
+    )
+    assert modules == in_repo  # no package left out of pyproject.toml's list
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
