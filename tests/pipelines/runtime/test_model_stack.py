@@ -11,6 +11,7 @@ The light install itself (a venv without them) is what ``.ci/run`` builds the Qu
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -63,7 +64,8 @@ def test_the_blocker_hides_the_stack(light_env, tmp_path):
         [sys.executable, "-c", code], env=light_env, cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == repr(list(MODEL_STACK))
-    assert missing_model_stack() == []  # this interpreter has the full install
+    if importlib.util.find_spec("torch") is not None:  # a full install: only the blocker hides the stack
+        assert missing_model_stack() == []
 
 
 @pytest.mark.parametrize(
