@@ -94,8 +94,8 @@ def test_the_dockerfile_builds_its_wheel_from_the_build_context():
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
-    """An sdist and a wheel built (``python -m build``, no isolation: nothing downloaded) from the Docker
-    build context's file set."""
+    """An sdist and a wheel built (``python -m build``, no isolation: nothing downloaded; the `test` extra pins
+    the setuptools it needs) from the Docker build context's file set."""
     context = tmp_path_factory.mktemp("context")
     files = docker_context(context)
     assert "pyproject.toml" in files and "LICENSE" in files and "samples/README.md" in files
