@@ -332,28 +332,42 @@ class ScoreStats:
 
 
 def forward_with_halving(
-    forward: Callable[[list], list], items: list, stats: ScoreStats, shrink: Callable[[], None]
+    forward: Callable[[list], list],
+    items: list,
+    stats: ScoreStats,
+    shrink: Callable[[], None],
+    single: Callable[[list], list] | None = None,
+    device="cuda",
 ):
-    """``forward(items)``; on GPU out-of-memory, ``shrink()`` the later batches, halve this one and retry
-    (counted in ``stats.oom_retries``). A single item that does not fit re-raises."""
-    import torch
+    """``forward(items)``; on out-of-memory (:func:`filters.hardware.oom_errors`), ``shrink()`` the later
+    batches, halve this one and retry (counted in ``stats.oom_retries``). A single item that does not fit
+    goes to ``single(items)`` (a cheaper way to run it, which may raise out-of-memory itself), else it is one
+    line naming the cause (:class:`~schemas.records.InputError`), never a traceback."""
+    from filters.hardware import oom_errors, release_cached
 
     try:
         stats.batches += 1
         return forward(items)
-    except torch.cuda.OutOfMemoryError:
-        if len(items) == 1:
-            raise
-        torch.cuda.empty_cache()
-        stats.oom_retries += 1
-        half = len(items) // 2
-        LOG.warning(
-            "GPU out of memory on a batch of %d, retrying as %d + %d", len(items), half, len(items) - half
+    except oom_errors():
+        pass  # leave the handler first: the exception's frames hold the batch's tensors
+    release_cached(device)
+    stats.oom_retries += 1
+    if len(items) == 1:
+        if single is not None:
+            try:
+                return single(items)
+            except oom_errors():
+                release_cached(device)
+        raise InputError(
+            f"{device}: out of memory on a single input of the micro-batch (even alone); use a smaller model, "
+            "a shorter --max-length / window, or another device"
         )
-        shrink()
-        return forward_with_halving(forward, items[:half], stats, shrink) + forward_with_halving(
-            forward, items[half:], stats, shrink
-        )
+    half = len(items) // 2
+    LOG.warning("out of memory on a batch of %d, retrying as %d + %d", len(items), half, len(items) - half)
+    shrink()
+    return forward_with_halving(forward, items[:half], stats, shrink, single, device) + forward_with_halving(
+        forward, items[half:], stats, shrink, single, device
+    )
 
 
 class ScoringModel:
