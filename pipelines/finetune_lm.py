@@ -44,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "float32", "bfloat16", "float16"),
+        help="training precision; auto: bf16 autocast on a GPU (fp16 with loss scaling where bf16 is "
+        "unsupported), float32 on a CPU",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
 
 
@@ -65,6 +72,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         device=args.device,
         max_steps=args.max_steps,
         overwrite=args.overwrite,
+        precision=args.precision,
     )
     p = finetune(config)
     print(

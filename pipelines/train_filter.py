@@ -29,7 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-length", type=int, default=512, help="tokens per sentence + document input (512)"
     )
-    parser.add_argument("--bf16", action="store_true", help="bf16 autocast on GPU")
+    parser.add_argument("--bf16", action="store_true", help="the same as --precision bfloat16")
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "float32", "bfloat16", "float16"),
+        help="training precision; auto: bf16 autocast on a GPU (fp16 with loss scaling where bf16 is "
+        "unsupported), float32 on a CPU",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
@@ -51,6 +58,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         bf16=args.bf16,
+        precision=args.precision,
         seed=args.seed,
         device=args.device,
         max_steps=args.max_steps,
