@@ -32,6 +32,8 @@ LABEL2ID = {v: k for k, v in ID2LABEL.items()}
 DEVICES = ("auto", "cuda", "cpu")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 EVAL_POOL = 4096  # examples sorted by length together when scoring whole documents
+BATCH_MEMORY_SHARE = 0.5  # a micro-batch's activations: at most this share of the free GPU memory
+COMPILE_BUCKET = 64  # compiled models see widths rounded up to a multiple of this (few distinct shapes)
 
 
 # --------------------------------------------------------------------------------------------- device
@@ -370,11 +372,24 @@ def forward_with_halving(
     )
 
 
+def classifier_bytes_per_token(config, max_length: int, dtype_bytes: int) -> int:
+    """A rough upper bound of the memory one padded token of a classifier micro-batch takes in an inference
+    forward pass: a few hidden-width buffers, one feed-forward buffer and a row of attention scores per head
+    (XLNet's relative attention: content, position and the two-length position scores)."""
+    hidden = getattr(config, "d_model", None) or getattr(config, "hidden_size", None) or 1
+    inner = getattr(config, "d_inner", None) or getattr(config, "intermediate_size", None) or 4 * hidden
+    heads = getattr(config, "n_head", None) or getattr(config, "num_attention_heads", None) or 1
+    return (8 * hidden + 2 * inner + 4 * heads * max_length) * dtype_bytes
+
+
 class ScoringModel:
     """The classifier ready for scoring: ``score([(sentences, position), ...]) -> ([p_intruder], counters)``.
 
     ``bucket=False`` and ``pad_to_max=True`` reproduce the naive baseline of the benchmark (inputs in arrival
-    order, every input padded to ``max_length``).
+    order, every input padded to ``max_length``). On a GPU, micro-batches are capped by the free memory
+    (:func:`classifier_bytes_per_token`). ``compile=True`` (GPU only, off by default: it pays only where
+    measured, see ``bench/README_gpu.md``) runs the model through ``torch.compile(dynamic=True)`` with widths
+    rounded up to a multiple of :data:`COMPILE_BUCKET` (left padding is masked: the same scores).
     """
 
     def __init__(
@@ -387,6 +402,7 @@ class ScoringModel:
         max_tokens: int | None = None,
         bucket: bool = True,
         pad_to_max: bool = False,
+        compile: bool = False,
     ):
         self.model, self.tokenizer, self.device = model, tokenizer, device
         self.batch_size, self.max_length = batch_size, max_length
@@ -394,6 +410,21 @@ class ScoringModel:
         self.bucket, self.pad_to_max = bucket, pad_to_max
         self.types = token_types(model.config, tokenizer)
         self.last_counters: dict[str, int] = {}
+        from filters.hardware import free_memory, is_cuda
+
+        if is_cuda(device):
+            dtype_bytes = next(model.parameters()).element_size()
+            per_token = classifier_bytes_per_token(model.config, max_length, dtype_bytes)
+            self.max_tokens = max(
+                max_length, min(self.max_tokens, int(free_memory(device) * BATCH_MEMORY_SHARE) // per_token)
+            )
+        self.compiled = bool(compile)
+        if compile:
+            if not is_cuda(device):
+                raise InputError("--compile: needs a GPU (torch.compile of the classifier is GPU only)")
+            import torch
+
+            self.model = torch.compile(model, dynamic=True)
 
     @classmethod
     def load(
@@ -420,6 +451,9 @@ class ScoringModel:
         import torch
 
         pad_to = self.max_length if self.pad_to_max else None
+        if self.compiled:  # few distinct shapes: widths rounded up to a multiple of COMPILE_BUCKET
+            width = max(len(e.input_ids) for e in encoded)
+            pad_to = min(-(-width // COMPILE_BUCKET) * COMPILE_BUCKET, max(self.max_length, width))
         batch = {
             k: v.to(self.device) for k, v in pad_batch(self.tokenizer, encoded, pad_to, self.types).items()
         }
@@ -433,7 +467,7 @@ class ScoringModel:
 
     def _run(self, encoded: list[task.Encoded], stats: ScoreStats) -> list[float]:
         """Forward one micro-batch; on GPU out-of-memory, halve it and retry (counted)."""
-        return forward_with_halving(self._forward, encoded, stats, self._shrink)
+        return forward_with_halving(self._forward, encoded, stats, self._shrink, device=self.device)
 
     def score(self, items: Sequence[tuple[list[str], int]]) -> tuple[list[float], dict[str, int]]:
         """Intruder probability of sentence ``position`` of each document, in input order, and counters."""
