@@ -558,7 +558,10 @@ class LanguageModelScorer:
         past = int(skips.max())
         if past:
             inputs.update(self._past_inputs(items, skips, lengths, width, past))
-        elif (lengths < width).any():  # all the same length (most windows): no padding to mask
+        elif self.kind != CAUSAL and (lengths < width).any():
+            # A causal model needs no padding mask: the padding sits after every real token (right padding),
+            # where causal attention never looks, and its outputs are never read. Without a mask the model
+            # runs its causal attention kernel (SDPA's is_causal path) instead of a masked one.
             inputs["attention_mask"] = torch.from_numpy(valid.astype(np.int64)).to(self.device)
         keep = [item[3] for item in items]
         if self.share_bodies:
