@@ -65,7 +65,7 @@ SIZES = {  # (scorer / training GPT-2, filter XLNet) per mode
         "authors_texts": 12,
         "filter_documents": 24,
         "filter_max_length": 256,
-        "train_documents": 40,
+        "train_documents": 16,
         "batch_size": 16,
     },
     "gpu": {
