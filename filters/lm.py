@@ -26,7 +26,9 @@ their pieces, runs identical pieces once (the shuffles of a document share the w
 in place; a causal window that begins with another's tokens reuses its keys and values there,
 :func:`shared_bodies`), sorts them by length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU
 out-of-memory error halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per
-text. The LM head and the log-softmax run only on the predicted positions, in cache-sized chunks on a CPU.
+text. The LM head and the log-softmax run only on the predicted positions, as a chunked matmul + logsumexp +
+gold pick (:func:`token_nll`; cache-sized chunks on a CPU, memory-sized on a GPU), never as full-vocabulary
+logits of a whole batch; micro-batches and the keys and values kept for reuse are bounded by the free memory.
 A text's score depends only on the pool it is scored with, which the pipeline makes deterministic.
 """
 
