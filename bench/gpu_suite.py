@@ -406,25 +406,54 @@ def filter_suite(device: str, mode: dict, peaks: dict, compile_too: bool) -> dic
         "ratio_vs_plain": round(fast_result["documents_per_second"] / plain["documents_per_second"], 2),
     }
     if compile_too and device.startswith("cuda"):
-        started = time.perf_counter()
-        compiled = ScoringModel(model, tokenizer, device, 16, max_length, compile=True)
-        compiled.score(items[: 16 * fb.POOL_FACTOR])  # compiles the bucketed shapes
-        compiled.score(warm)
-        sync(device)
-        compile_seconds = time.perf_counter() - started
-        c_result, c_scores = fb.timed_run(compiled, items, 16 * fb.POOL_FACTOR, device)
-        c_result |= mfu(flops, c_result["seconds"], peaks[dtype_name])
-        c_result["compile_and_warm_up_seconds"] = round(compile_seconds, 1)
-        c_result["max_score_difference_vs_uncompiled"] = max(
-            abs(a - b) for a, b in zip(c_scores, fast_scores, strict=True)
-        )
-        result["ours_compiled"] = c_result
-        result["ratio_compiled_vs_uncompiled"] = round(
-            c_result["documents_per_second"] / fast_result["documents_per_second"], 2
-        )
+        try:
+            result |= compiled_filter(
+                model,
+                tokenizer,
+                items,
+                warm,
+                fast_result,
+                fast_scores,
+                flops,
+                peaks[dtype_name],
+                device,
+                max_length,
+            )
+        except Exception as exc:  # noqa: BLE001 - a compile failure must not lose the other figures
+            result["ours_compiled"] = {
+                "failed": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            }
     elif compile_too:
         result["ours_compiled"] = {"skipped": "torch.compile of the filter is GPU only"}
     return result
+
+
+def compiled_filter(
+    model, tokenizer, items, warm, fast_result, fast_scores, flops, peaks, device, max_length
+) -> dict:
+    """The optimised filter run again with ``compile=True``: its figures and its ratio to the uncompiled run."""
+    import bench_filter_gpu as fb
+
+    from filters.model import ScoringModel
+
+    started = time.perf_counter()
+    compiled = ScoringModel(model, tokenizer, device, 16, max_length, compile=True)
+    compiled.score(items[: 16 * fb.POOL_FACTOR])  # compiles the bucketed shapes
+    compiled.score(warm)
+    sync(device)
+    compile_seconds = time.perf_counter() - started
+    c_result, c_scores = fb.timed_run(compiled, items, 16 * fb.POOL_FACTOR, device)
+    c_result |= mfu(flops, c_result["seconds"], peaks)
+    c_result["compile_and_warm_up_seconds"] = round(compile_seconds, 1)
+    c_result["max_score_difference_vs_uncompiled"] = max(
+        abs(a - b) for a, b in zip(c_scores, fast_scores, strict=True)
+    )
+    return {
+        "ours_compiled": c_result,
+        "ratio_compiled_vs_uncompiled": round(
+            c_result["documents_per_second"] / fast_result["documents_per_second"], 2
+        ),
+    }
 
 
 # --------------------------------------------------------------------------------------------- training
@@ -456,17 +485,6 @@ def write_training_data(work: str, docs) -> tuple[str, str]:
     return docs_dir, shuffle_dir
 
 
-class ListDataset:
-    def __init__(self, items):
-        self.items = items
-
-    def __len__(self):
-        return len(self.items)
-
-    def __getitem__(self, i):
-        return self.items[i]
-
-
 def trainer_seconds(
     model, items, collator, batch_size: int, learning_rate: float, device: str, out: str
 ) -> float:
@@ -479,6 +497,8 @@ def trainer_seconds(
         save_strategy="no", logging_strategy="no", report_to=[], use_cpu=not device.startswith("cuda"),
         bf16=device.startswith("cuda"), train_sampling_strategy="group_by_length", dataloader_num_workers=0, seed=0, disable_tqdm=True,
     )  # fmt: skip
+    from bench_train import ListDataset
+
     trainer = Trainer(model=model, args=args, train_dataset=ListDataset(items), data_collator=collator)
     sync(device)
     started = time.perf_counter()
@@ -624,15 +644,23 @@ def main(argv: list[str] | None = None) -> int:
     }
     started = time.perf_counter()
     parts = args.only or ["scorer", "filter", "training"]
+    failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="gpu-suite-", dir=args.work) as work:
         for part in parts:
             part_started = time.perf_counter()
-            if part == "scorer":
-                report["scorer"] = scorer_suite(work, device, mode, peaks)
-            elif part == "filter":
-                report["filter"] = filter_suite(device, mode, peaks, not args.no_compile)
-            else:
-                report["training"] = training_suite(work, device, mode, peaks)
+            try:
+                if part == "scorer":
+                    report["scorer"] = scorer_suite(work, device, mode, peaks)
+                elif part == "filter":
+                    report["filter"] = filter_suite(device, mode, peaks, not args.no_compile)
+                else:
+                    report["training"] = training_suite(work, device, mode, peaks)
+            except Exception as exc:  # noqa: BLE001 - one failed part must not lose the others' figures
+                import traceback
+
+                traceback.print_exc()
+                report[part] = {"error": f"{type(exc).__name__}: {exc}"}
+                failed.append(part)
             report[part]["suite_seconds"] = round(time.perf_counter() - part_started, 1)
             print(
                 f"{part}: {json.dumps({k: v for k, v in report[part].items() if k.startswith('ratio')})}",
@@ -642,8 +670,8 @@ def main(argv: list[str] | None = None) -> int:
     text = json.dumps(report, indent=2, default=str)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text + "\n")
-    print(f"wrote {args.out} ({report['seconds']} s)")
-    return 0
+    print(f"wrote {args.out} ({report['seconds']} s)" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
