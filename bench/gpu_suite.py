@@ -488,23 +488,29 @@ def write_training_data(work: str, docs) -> tuple[str, str]:
 def trainer_seconds(
     model, items, collator, batch_size: int, learning_rate: float, device: str, out: str
 ) -> float:
-    """One epoch of ``Trainer`` with its best flags: bf16 on a GPU, length-grouped batches."""
-    from transformers import Trainer, TrainingArguments
+    """One epoch of ``Trainer`` with its best flags: bf16 on a GPU, length-grouped batches
+    (``train_sampling_strategy="group_by_length"``, transformers 5's ``group_by_length=True``)."""
+    from bench_train import ListDataset, trainer_run
 
-    args = TrainingArguments(
-        output_dir=out, per_device_train_batch_size=batch_size, num_train_epochs=1, learning_rate=learning_rate,
-        lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1.0, eval_strategy="no",
-        save_strategy="no", logging_strategy="no", report_to=[], use_cpu=not device.startswith("cuda"),
-        bf16=device.startswith("cuda"), train_sampling_strategy="group_by_length", dataloader_num_workers=0, seed=0, disable_tqdm=True,
+    cuda = device.startswith("cuda")
+    sync(device)
+    return trainer_run(
+        model, ListDataset(items), collator, batch_size, learning_rate, "cuda" if cuda else "cpu", out,
+        bf16=cuda, train_sampling_strategy="group_by_length",
     )  # fmt: skip
-    from bench_train import ListDataset
 
-    trainer = Trainer(model=model, args=args, train_dataset=ListDataset(items), data_collator=collator)
-    sync(device)
-    started = time.perf_counter()
-    trainer.train()
-    sync(device)
-    return time.perf_counter() - started
+
+TRAINER_FLAGS = "bf16=True (on a GPU), train_sampling_strategy=group_by_length"
+
+
+def training_figures(tokens: int, seconds: float, flops_per_token: float, peaks: dict, **extra) -> dict:
+    return {
+        **extra,
+        "tokens": tokens,
+        "seconds": round(seconds, 3),
+        "tokens_per_second": round(tokens / seconds, 1),
+        **mfu(flops_per_token * tokens, seconds, peaks),
+    }
 
 
 def training_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
@@ -556,16 +562,15 @@ def training_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
         device, os.path.join(work, "t1"),
     )  # fmt: skip
     lm_tokens = sum(len(b) for b in blocks)
-    result["finetune_lm"] = {
-        "precision": ft["precision"], "tokens": ft["tokens"], "seconds": ft["train_seconds"],
-        "tokens_per_second": round(ft["tokens"] / ft["train_seconds"], 1),
-        **mfu(lm_flops * ft["tokens"], ft["train_seconds"], peak_of(peaks, ft["precision"])),
-    }  # fmt: skip
-    trainer_dtype = "bfloat16" if device.startswith("cuda") else "float32"
-    result["trainer_lm"] = {
-        "flags": "bf16=True (GPU), train_sampling_strategy=group_by_length", "tokens": lm_tokens, "seconds": round(t_lm, 3),
-        "tokens_per_second": round(lm_tokens / t_lm, 1), **mfu(lm_flops * lm_tokens, t_lm, peaks[trainer_dtype]),
-    }  # fmt: skip
+    trainer_peaks = peak_of(peaks, "bfloat16" if device.startswith("cuda") else "float32")
+    result["finetune_lm"] = training_figures(
+        ft["tokens"],
+        ft["train_seconds"],
+        lm_flops,
+        peak_of(peaks, ft["precision"]),
+        precision=ft["precision"],
+    )
+    result["trainer_lm"] = training_figures(lm_tokens, t_lm, lm_flops, trainer_peaks, flags=TRAINER_FLAGS)
     result["ratio_finetune_lm_vs_trainer"] = round(
         result["finetune_lm"]["tokens_per_second"] / result["trainer_lm"]["tokens_per_second"], 2
     )
@@ -582,15 +587,16 @@ def training_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
     )
     cls_tokens = sum(len(i["input_ids"]) for i in items)
     cls_flops = 3 * 2 * params
-    result["train_shuffle"] = {
-        "precision": ts["precision"], "tokens": ts["tokens"], "seconds": ts["train_seconds"],
-        "tokens_per_second": round(ts["tokens"] / ts["train_seconds"], 1),
-        **mfu(cls_flops * ts["tokens"], ts["train_seconds"], peak_of(peaks, ts["precision"])),
-    }  # fmt: skip
-    result["trainer_classifier"] = {
-        "flags": "bf16=True (GPU), train_sampling_strategy=group_by_length", "tokens": cls_tokens, "seconds": round(t_cls, 3),
-        "tokens_per_second": round(cls_tokens / t_cls, 1), **mfu(cls_flops * cls_tokens, t_cls, peaks[trainer_dtype]),
-    }  # fmt: skip
+    result["train_shuffle"] = training_figures(
+        ts["tokens"],
+        ts["train_seconds"],
+        cls_flops,
+        peak_of(peaks, ts["precision"]),
+        precision=ts["precision"],
+    )
+    result["trainer_classifier"] = training_figures(
+        cls_tokens, t_cls, cls_flops, trainer_peaks, flags=TRAINER_FLAGS
+    )
     result["ratio_train_shuffle_vs_trainer"] = round(
         result["train_shuffle"]["tokens_per_second"] / result["trainer_classifier"]["tokens_per_second"], 2
     )

@@ -69,6 +69,17 @@ def enable_tf32(device) -> bool:
     return True
 
 
+def add_precision_argument(parser) -> None:
+    """The ``--precision`` flag of the training commands (``train-filter``, ``finetune-lm``, ``train-shuffle``)."""
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=PRECISIONS,
+        help="training precision; auto: bf16 autocast on a GPU (fp16 with loss scaling where bf16 is "
+        "unsupported), float32 on a CPU",
+    )
+
+
 def training_precision(device, requested: str = "auto", option: str = "--precision"):
     """``(name, autocast dtype or None, GradScaler or None)`` for a training loop.
 

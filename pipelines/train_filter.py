@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -30,13 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-length", type=int, default=512, help="tokens per sentence + document input (512)"
     )
     parser.add_argument("--bf16", action="store_true", help="the same as --precision bfloat16")
-    parser.add_argument(
-        "--precision",
-        default="auto",
-        choices=("auto", "float32", "bfloat16", "float16"),
-        help="training precision; auto: bf16 autocast on a GPU (fp16 with loss scaling where bf16 is "
-        "unsupported), float32 on a CPU",
-    )
+    add_precision_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")

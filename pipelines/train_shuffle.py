@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -45,13 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
-    parser.add_argument(
-        "--precision",
-        default="auto",
-        choices=("auto", "float32", "bfloat16", "float16"),
-        help="training precision; auto: bf16 autocast on a GPU (fp16 with loss scaling where bf16 is "
-        "unsupported), float32 on a CPU",
-    )
+    add_precision_argument(parser)
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
 
 

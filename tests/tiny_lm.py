@@ -22,21 +22,30 @@ LLAMA_POSITIONS = 8192  # rotary positions: a whole sample document fits in one 
 LLAMA_VOCAB = 32768  # the model's vocabulary (the tokenizer uses its first VOCAB_SIZE entries)
 
 
-def build_gpt2_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZE):
+def byte_level_bpe(special_tokens: list[str], vocab_size: int = VOCAB_SIZE):
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on the samples, ``special_tokens`` first."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2TokenizerFast
 
     raw = Tokenizer(models.BPE())
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=["<|endoftext|>"],
+        special_tokens=special_tokens,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     raw.train_from_iterator(sample_texts(), trainer=trainer)
+    return raw
+
+
+def build_gpt2_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZE):
+    from transformers import GPT2TokenizerFast
+
     tokenizer = GPT2TokenizerFast(
-        tokenizer_object=raw, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+        tokenizer_object=byte_level_bpe(["<|endoftext|>"], vocab_size),
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
     )
     if out_dir:
         tokenizer.save_pretrained(out_dir)
@@ -45,20 +54,13 @@ def build_gpt2_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZ
 
 def build_llama_tokenizer(out_dir: str | None = None, vocab_size: int = VOCAB_SIZE):
     """A byte-level BPE trained on the samples with Llama's special tokens: ``<s>`` (BOS) and ``</s>`` (EOS)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    raw = Tokenizer(models.BPE())
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=["<s>", "</s>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    raw.train_from_iterator(sample_texts(), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, bos_token="<s>", eos_token="</s>", unk_token="</s>"
+        tokenizer_object=byte_level_bpe(["<s>", "</s>"], vocab_size),
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="</s>",
     )
     if out_dir:
         tokenizer.save_pretrained(out_dir)
