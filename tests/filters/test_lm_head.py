@@ -162,3 +162,21 @@ def test_out_of_memory_that_nothing_fixes_is_one_line(tiny_gpt2_dir):  # noqa: F
             s.score_texts(documents(1))
     finally:
         del s.model.base_model.forward
+
+
+def test_head_chunks_follow_the_free_memory():
+    """On a GPU the LM head's rows per call come from the free memory; a vocabulary too large for the
+    smallest chunk of rows is cut into chunks (no GPU needed: the free memory is given)."""
+    from types import SimpleNamespace
+
+    from filters.lm import HEAD_ROWS_GPU_MAX, HEAD_ROWS_GPU_MIN, head_rows
+
+    gpt2 = SimpleNamespace(config=SimpleNamespace(vocab_size=50257))
+    rows, chunk = head_rows(gpt2, "cuda", free_bytes=40 << 30)
+    assert chunk is None and rows == min(HEAD_ROWS_GPU_MAX, (5 << 30) // (10 * 50257))
+    assert head_rows(gpt2, "cuda", free_bytes=80 << 30)[0] >= rows  # more memory, no fewer rows
+    llama3 = SimpleNamespace(config=SimpleNamespace(vocab_size=128256))
+    rows, chunk = head_rows(llama3, "cuda", free_bytes=1 << 30)  # a nearly full GPU
+    assert rows == HEAD_ROWS_GPU_MIN and chunk is not None and chunk < 128256
+    assert rows * chunk * 10 <= (1 << 30) // 8
+    assert head_rows(llama3, "cpu")[1] is None  # a CPU: cache-sized rows, the whole vocabulary

@@ -138,3 +138,13 @@ def test_precision_per_device():
     with pytest.raises(InputError, match="--precision: unknown precision"):
         training_precision("cpu", "fp8")
     assert free_memory("cpu") > 0
+
+
+@pytest.mark.filterwarnings("ignore:torch.cuda.amp.GradScaler is enabled")
+def test_precision_on_a_gpu_without_bf16_is_fp16_with_loss_scaling(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    name, dtype, scaler = training_precision("cuda")
+    assert (name, dtype) == ("float16", torch.float16) and isinstance(scaler, torch.amp.GradScaler)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert training_precision("cuda")[:2] == ("bfloat16", torch.bfloat16)
+    assert training_precision("cuda", "float32") == ("float32", None, None)
