@@ -91,6 +91,13 @@ DRY_RUN_HELP = (
     "check the inputs and options and build the job graph (Beam's --dry_run=True), run nothing and write "
     "nothing; says that it was a dry run"
 )
+DEVICE_HELP = (
+    "where the model runs: auto (a CUDA GPU when torch sees one, else the CPU), cuda or cpu (default: auto)"
+)
+DTYPE_HELP = (
+    "the model's number type: auto (bfloat16 on GPUs that support it, else float16 on a GPU, float32 on the "
+    "CPU), float32, bfloat16 or float16 (default: auto)"
+)
 OVERWRITE_HELP = (
     "replace this command's own earlier output in {where} (nothing else there is touched; without it a "
     "non-empty {where} is refused)"
@@ -148,16 +155,20 @@ def incoherent_version() -> str:
 
 def add_common_arguments(parser: argparse.ArgumentParser, module) -> None:
     """The flags every command shares, after its own: ``--quiet``; ``--dry-run`` for a command that runs a Beam
-    pipeline (a command with its own ``--dry-run``, ``publish``, keeps it)."""
+    pipeline through :func:`pipelines.runtime.run.run_pipeline`, which honours Beam's ``--dry_run=True`` (a
+    command with its own ``--dry-run``, ``publish``, keeps it; ``DRY_RUN = False`` declares a command without)."""
     own = {flag for action in parser._actions for flag in action.option_strings}
-    if getattr(module, "TAKES_BEAM_ARGS", True) and "--dry-run" not in own:
+    dry_run = getattr(module, "DRY_RUN", getattr(module, "TAKES_BEAM_ARGS", True))
+    if dry_run and "--dry-run" not in own:
         parser.add_argument("--dry-run", action="store_true", help=DRY_RUN_HELP)
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
 def with_dry_run(args: argparse.Namespace, module, beam_args: list[str]) -> list[str]:
     """Beam's flags of a run, with ``--dry_run=True`` when ``--dry-run`` was given to a Beam command."""
-    if getattr(args, "dry_run", False) and getattr(module, "TAKES_BEAM_ARGS", True):
+    if getattr(args, "dry_run", False) and getattr(
+        module, "DRY_RUN", getattr(module, "TAKES_BEAM_ARGS", True)
+    ):
         return [*beam_args, "--dry_run=True"]
     return list(beam_args)
 
@@ -182,7 +193,9 @@ def build_parser(selected: str | None = None, every_command: bool = False) -> ar
         holder = top
         if len(words) == 2:
             if words[0] not in groups:
-                group = top.add_parser(words[0], help=f"{words[0]} commands", description=f"{words[0]} commands")
+                group = top.add_parser(
+                    words[0], help=f"{words[0]} commands", description=f"{words[0]} commands"
+                )
                 group.set_defaults(_help_of=group)
                 metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
                 groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar)

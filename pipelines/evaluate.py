@@ -19,6 +19,7 @@ import json
 import os
 import time
 
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -36,8 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="JSON output (MODEL_DIR/eval-<split>.json)"
     )
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    parser.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"), help=DTYPE_HELP
+    )
     parser.add_argument("--batch-size", type=int, default=16, help="examples per batch (16)")
     parser.add_argument(
         "--max-length", type=int, default=None, help="input tokens (default: the training value, else 512)"

@@ -32,6 +32,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite, list_flag
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
 from schemas import SCORES_SCHEMA
@@ -50,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="a folder of shuffle-<source>/ configs")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument(
-        "--config", default=None, help="comma-separated configs, e.g. shuffle-wsj (default: all)"
+    list_flag(
+        parser, "--config", metavar="CONFIG", help="only these configs, e.g. shuffle-wsj (default: all)"
     )
     parser.add_argument("--split", default="test", help="split to score (test)")
     parser.add_argument(
@@ -66,15 +67,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("exact", "laban"),
         help="exact: every token scored once (default); laban: the authors' released code",
     )
-    parser.add_argument("--join", default="space", choices=("space", "newline"), help="sentence separator")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument(
+        "--join",
+        default="space",
+        choices=("space", "newline"),
+        help="what joins the sentences of a text: space or newline (default: space)",
+    )
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    parser.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"), help=DTYPE_HELP
+    )
     parser.add_argument("--batch-size", type=int, default=16, help="windows per micro-batch (16)")
     parser.add_argument("--stride", type=int, default=None, help="exact windows: stride (half the window)")
     parser.add_argument(
         "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts per pool, whole documents (about 64)"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 def text_key(text: str) -> str:
@@ -236,7 +244,7 @@ class ScoreShufflePairs(beam.PTransform):
         return done, rejected
 
 
-def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
+def shuffle_files(data_dir: str, configs: list[str] | None, split: str) -> list[str]:
     """The ``shuffle-*/<split>-*.parquet`` files to score; a clear error when there are none."""
     files = list_tables(data_dir, "shuffle-")
     if not files:
@@ -245,7 +253,7 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
         )
     found = sorted({posixpath.basename(posixpath.dirname(f)) for f in files})
     if configs:
-        wanted = [c.strip() for c in configs.split(",") if c.strip()]
+        wanted = list(dict.fromkeys(configs))
         unknown = [c for c in wanted if c not in found]
         if unknown:
             raise InputError(f"--config: {', '.join(unknown)} not in {data_dir} (found: {', '.join(found)})")

@@ -55,7 +55,7 @@ class Stage:
 
 
 def _flags(options: dict) -> list[str]:
-    """``{"block_sizes": [1, 2], "overwrite": True}`` -> ``["--block-sizes", "1,2", "--overwrite"]``."""
+    """``{"block_sizes": [1, 2], "overwrite": True}`` -> ``["--block-sizes", "1", "2", "--overwrite"]``."""
     argv: list[str] = []
     for key, value in options.items():
         flag = "--" + str(key).replace("_", "-")
@@ -64,7 +64,7 @@ def _flags(options: dict) -> list[str]:
         elif value is False or value is None:
             continue
         elif isinstance(value, list):
-            argv += [flag, ",".join(str(v) for v in value)]
+            argv += [flag, *(str(v) for v in value)] if value else []
         else:
             argv += [flag, str(value)]
     return argv

@@ -10,6 +10,7 @@ import argparse
 
 import apache_beam as beam
 
+from pipelines.commands import add_overwrite
 from pipelines.runtime import progress, storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
 from pipelines.runtime.run import print_report, run_pipeline
@@ -50,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="records have no id field: ids are <file name>-<row> (the record's 0-based row in its file)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
     parser.add_argument(
         "--range-mb",
         type=limits.positive_float,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from pipelines.commands import add_overwrite
 from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
 from sources import bz2decode, limits
 from sources.paths import is_remote
@@ -36,8 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dumps", nargs="+", metavar="DUMP", help="MediaWiki XML dump (.xml, .xml.bz2, multistream)"
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier run's output in --out")
-    parser.add_argument("--source", default="wikipedia", help="source name: ids are <source>:<page id>")
+    add_overwrite(parser)
+    parser.add_argument(
+        "--source", default="wikipedia", help="source name: ids are <source>:<page id> (default: wikipedia)"
+    )
     parser.add_argument(
         "--range-mb",
         type=float,
@@ -48,11 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--multistream-index",
-        action="append",
+        nargs="+",
+        action="extend",
         default=None,
         metavar="INDEX",
         help="the *-multistream-index.txt.bz2 of a multistream dump, when it is not beside the dump under "
-        "Wikimedia's name; give it once per DUMP, in the same order",
+        "Wikimedia's name; one per DUMP, in the same order",
     )
     parser.add_argument(
         "--decompress-threads",

@@ -23,6 +23,7 @@ import apache_beam as beam
 
 from corpora import drift
 from corpora import intruders as logic
+from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
 from pipelines.intruders.retrieval import retrieval_for
 from pipelines.intruders.summary import print_table, summary_fields
 from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
@@ -48,18 +49,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "docs", nargs="+", metavar="DOCS_DIR", help="documents written by `incoherent ingest ...`"
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
-    parser.add_argument(
+    add_overwrite(parser)
+    list_flag(
+        parser,
         "--index",
-        action="append",
-        default=[],
         metavar="[SOURCE=]DIR",
         help="index of `incoherent index` (for one source with SOURCE=DIR); default: built for each DOCS_DIR",
     )
-    parser.add_argument(
+    list_flag(
+        parser,
         "--neighbors",
-        action="append",
-        default=[],
         metavar="[SOURCE=]DIR",
         help="output of `incoherent neighbors` (for one source with SOURCE=DIR); default: computed",
     )
@@ -94,19 +93,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--validation-fraction", type=float, default=0.0, help="share of documents in a validation split (0)"
     )
     parser.add_argument("--k", type=int, default=logic.DEFAULT_K, help="neighbours per document (default 10)")
-    parser.add_argument(
+    list_flag(
+        parser,
         "--sample",
-        action="append",
-        default=[],
         metavar="[SOURCE=]N|FRACTION",
         help="dataset documents: a stable sample by hash of (seed, id), N documents or a fraction, for every "
         "source or per source; every document stays in the retrieval and candidate pool (default: all)",
     )
     group = parser.add_argument_group("adversarial filter (with --filter MODEL_DIR)")
-    group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
-    group.add_argument("--batch-size", type=int, default=16)
-    group.add_argument("--max-length", type=int, default=512)
-    group.add_argument("--easy-threshold", type=float, default=0.5)
+    group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    group.add_argument(
+        "--batch-size",
+        type=int,
+        default=16,
+        help="candidates per micro-batch of the filter model (default: 16)",
+    )
+    group.add_argument(
+        "--max-length", type=int, default=512, help="tokens per sentence + document input (default: 512)"
+    )
+    group.add_argument(
+        "--easy-threshold",
+        type=float,
+        default=0.5,
+        help="a candidate whose intruder probability is >= this is easy; a hard one is drawn when a document "
+        "has one (default: 0.5)",
+    )
 
 
 def check_options(args: argparse.Namespace) -> None:
