@@ -19,6 +19,7 @@ import json
 import os
 import time
 
+from filters.model_source import cached_snapshot, resolve_model
 from pipelines.commands import DEVICE_HELP, DTYPE_HELP
 from schemas.records import InputError
 
@@ -69,9 +70,11 @@ def model_names(specs: list[str]) -> list[tuple[str, str]]:
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or os.path.isdir(spec):
-            path = spec
+            path = resolve_model(spec, "MODEL_DIR")  # a directory, or a Hub name in the local cache
             sources = _training_metrics(path).get("train_sources") or []
-            name = "+".join(sources) if sources else os.path.basename(path.rstrip("/"))
+            name = "+".join(sources) if sources else os.path.basename(spec.rstrip("/"))
+        else:
+            path = resolve_model(path, "MODEL_DIR")
         out.append((name, path))
     names = [n for n, _ in out]
     if len(set(names)) != len(names):
@@ -168,6 +171,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
         raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
+    if not args.out and cached_snapshot(args.model_dirs[0]) == models[0][1]:
+        raise InputError("--out: a model from the Hugging Face cache is never written to; name the JSON file")
     if len(models) > 1 and args.predictions:
         raise InputError("--predictions: only with one model")
     started = time.time()

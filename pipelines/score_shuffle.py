@@ -323,6 +323,7 @@ def read_scores(out_dir: str) -> list[dict]:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
     from filters.lm import check_language_model
+    from filters.model_source import resolve_model
     from filters.provenance import read_provenance
     from filters.shuffle_classifier import check_classifier
 
@@ -331,20 +332,21 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
     files = shuffle_files(args.data_dir, args.config, args.split)
+    model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
     if kind == "classifier":
         if args.window != "exact" or args.stride is not None:
             raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
-        if not is_remote(args.model_dir):
-            check_classifier(args.model_dir)
+        if not is_remote(model_dir):
+            check_classifier(model_dir)
         handler = ClassifierHandler(
-            args.model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
+            model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
         )
     else:
-        if not is_remote(args.model_dir):
-            kind = check_language_model(args.model_dir, args.scorer)
+        if not is_remote(model_dir):
+            kind = check_language_model(model_dir, args.scorer)
         handler = LanguageModelHandler(
-            args.model_dir,
+            model_dir,
             args.device,
             args.dtype,
             join=args.join,
@@ -353,7 +355,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             batch_size=args.batch_size,
             stride=args.stride,
         )
-    provenance = read_provenance(args.model_dir)
+    provenance = read_provenance(model_dir)
     label = model_label(provenance, kind)
 
     def build(p):

@@ -187,7 +187,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
     if filtered:
-        args.filter = storage.absolute(args.filter)
+        from filters.model_source import resolve_model
+
+        args.filter = storage.absolute(resolve_model(args.filter, "--filter"))
     if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
     if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
