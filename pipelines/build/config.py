@@ -354,7 +354,9 @@ def check_config(config: dict, config_path: str) -> dict:
         history = spec.get("history") or []
         if history and kind != "wikipedia":
             raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
+        unknown_keys = sorted(
+            set(spec) - {"kind", "inputs", "history", "options", "optional", "get", "license"}
+        )
         if unknown_keys:
             raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
         options = spec.get("options") or {}
@@ -376,6 +378,13 @@ def check_config(config: dict, config_path: str) -> dict:
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+        if spec.get("license") is not None:  # the terms of the source's text, for the card
+            terms = spec["license"]
+            if not isinstance(terms, str) or not terms.strip() or len(terms) > MAX_TEXT:
+                raise InputError(
+                    f"{config_path}: {where}.license: must be text of at most {MAX_TEXT} characters"
+                )
+            resolved[name]["license"] = terms.strip()
         if indexes:  # resolved like the inputs; the ingest stage gets one --multistream-index per dump
             resolved[name]["multistream_index"] = [
                 resolve_index(p, base, config_path, f"{where}.options.multistream_index") for p in indexes
