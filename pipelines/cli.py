@@ -25,6 +25,11 @@ from sources.paths import check_name
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
+# Every SDK worker process of --direct_running_mode=multi_processing warns that it has no staging folder, which
+# the local runner never gives it (and nothing of ours needs): the driver relays it, once per worker.
+logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(
+    lambda record: "No semi_persistent_directory found" not in record.getMessage()
+)
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:

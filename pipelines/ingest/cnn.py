@@ -10,7 +10,7 @@ import apache_beam as beam
 from pipelines.commands import add_overwrite
 from pipelines.runtime import storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.run import print_ingest_report, run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
 from sources import cnn, limits
 
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=lambda _summary: collect_descriptions(args.out),
     )
-    print_report(summary, args.out)
+    print_ingest_report(summary, args.out, STAGE, "stories")
     return 0

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     from pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
     from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import run_pipeline
+    from pipelines.runtime.run import print_ingest_report, run_pipeline
     from pipelines.runtime.tables import DropDuplicateIds, WriteRejected, WriteTable
 
     def build(pipeline: beam.Pipeline) -> None:
@@ -137,15 +137,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
     finally:
         bz2decode.stop_started_decoders()  # one no read took over (the run failed before reading)
-    counters = summary["counters"]
-    kept = counters.get(STAGE, {}).get("kept", 0)
-    dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}
-    read = counters.get(READ_STAGE, {})
-    print(f"{kept} documents -> {out}/documents-{source}/  (pages read: {read.get('pages_read', 0)})")
-    for reason, n in sorted(dropped.items()):
-        print(f"  rejected {reason}: {n}")
+    read = summary["counters"].get(READ_STAGE, {})
+    notes = []
     if read.get("trailing_junk_bytes"):
-        print(f"  ignored {read['trailing_junk_bytes']} bytes of junk after </mediawiki>")
+        notes.append(f"ignored {read['trailing_junk_bytes']:,} bytes of junk after </mediawiki>")
     if read.get(bz2decode.BZ2_GARBAGE):
-        print(f"  ignored {read[bz2decode.BZ2_GARBAGE]} bytes of garbage after the last bz2 stream")
+        notes.append(f"ignored {read[bz2decode.BZ2_GARBAGE]:,} bytes of garbage after the last bz2 stream")
+    print_ingest_report(summary, out, STAGE, "pages", read.get("pages_read", 0), notes)
     return 0
