@@ -207,3 +207,15 @@ def test_zsh_completion_names_every_command(capsys):
     assert script.startswith("#compdef incoherent")
     for command in COMMANDS:
         assert command.words[-1] in script
+
+
+def test_dry_run_flag_is_beams_dry_run(tmp_path, capsys):
+    """``--dry-run`` on a Beam command checks and builds the graph, writes nothing, and says so (as Beam's own
+    ``--dry_run=True``); a command that runs no pipeline has no such flag to ignore."""
+    out = tmp_path / "docs"
+    assert cli.main(["ingest", "cnn", "samples/cnn/frank", "--out", str(out), "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("dry run: `incoherent ingest cnn` job graph built and validated")
+    assert "nothing ran and nothing was written" in printed and not out.exists()
+    assert cli.main(["train-filter", "D", "--out", str(tmp_path / "m"), "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("error: --dry-run: unknown option")
