@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model_dirs",
         nargs="+",
         metavar="MODEL_DIR",
-        help="classifiers from `incoherent train-filter` ([NAME=]DIR; several: a train -> test matrix)",
+        help="classifiers from `incoherent train-filter` ([NAME=]DIR, DIR a directory or a Hub name in the "
+        "local Hugging Face cache; several: a train -> test matrix)",
     )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="an intruder build")
     parser.add_argument("--split", default="test", help="split to evaluate (test)")

@@ -21,7 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DATA_DIR",
         help="ingest output (documents-<source>/) or a build folder (its work/documents/)",
     )
-    parser.add_argument("--base-model", required=True, metavar="MODEL_DIR", help="a causal or masked LM")
+    parser.add_argument(
+        "--base-model",
+        required=True,
+        metavar="MODEL_DIR",
+        help="a causal or masked LM: a directory, or a Hub name in the local Hugging Face cache",
+    )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the fine-tuned model goes")
     list_flag(
         parser,

@@ -47,7 +47,9 @@ DROPPED = ("empty_document", "no_scored_tokens")  # counters of pairs that were 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "model_dir", metavar="MODEL_DIR", help="a causal or masked LM (Hugging Face directory)"
+        "model_dir",
+        metavar="MODEL_DIR",
+        help="a causal or masked LM: a Hugging Face directory, or a Hub name in the local cache (gpt2)",
     )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="a folder of shuffle-<source>/ configs")
     parser.add_argument("--out", required=True, help="output directory")

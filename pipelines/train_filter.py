@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the trained model goes")
     parser.add_argument(
-        "--base-model", default="xlnet-large-cased", help="checkpoint name or directory (xlnet-large-cased)"
+        "--base-model",
+        default="xlnet-large-cased",
+        help="a directory, or a Hub name in the local Hugging Face cache (default: xlnet-large-cased)",
     )
     parser.add_argument("--epochs", type=int, default=2, help="training epochs (2)")
     parser.add_argument("--learning-rate", type=float, default=1e-5, help="peak AdamW learning rate (1e-5)")

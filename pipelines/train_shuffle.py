@@ -33,7 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "data_dir", metavar="DATA_DIR", help="a shuffle dataset with a train split (shuffle-*/)"
     )
-    parser.add_argument("--base-model", required=True, metavar="MODEL_DIR", help="a local checkpoint")
+    parser.add_argument(
+        "--base-model",
+        required=True,
+        metavar="MODEL_DIR",
+        help="a checkpoint: a directory, or a Hub name in the local Hugging Face cache",
+    )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the classifier goes")
     parser.add_argument(
         "--k",

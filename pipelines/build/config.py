@@ -417,7 +417,15 @@ def check_config(config: dict, config_path: str) -> dict:
             parse_sample(sample, f"{config_path}: {name}.sample")
     model = intruders.get("filter", "none")
     if model not in (None, "none"):
-        intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
+        try:
+            found = resolve_path(model, base, config_path, "intruders.filter")
+        except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error
+            from filters.model_source import cached_snapshot
+
+            found = cached_snapshot(str(model))
+            if found is None:
+                raise
+        intruders = dict(intruders, filter=found)
     return {
         "sources": resolved,
         **({"skipped_sources": skipped} if skipped else {}),

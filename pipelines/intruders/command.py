@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--filter",
         default="none",
         metavar="none|MODEL_DIR",
-        help="adversarial filter: `none`, or a classifier trained with `incoherent train-filter`",
+        help="adversarial filter: `none` (the default), or a classifier trained with `incoherent train-filter` "
+        "(a directory, or a Hub name in the local Hugging Face cache)",
     )
     parser.add_argument(
         "--history",

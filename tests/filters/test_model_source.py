@@ -118,3 +118,23 @@ def test_a_broken_cached_model_is_checked_like_a_directory(hub_cache):
         check_language_model(resolve_model("gpt2", "MODEL_DIR"))
     shutil.rmtree(snapshot)
     assert cached_snapshot("gpt2") is None
+
+
+def test_a_build_config_filter_may_be_a_cached_name(hub_cache, tmp_path):
+    import yaml
+
+    from pipelines.build.config import check_config, load_config
+    from tests.conftest import ROOT
+
+    config = {"base": str(ROOT), "sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}}
+    for model, expected in (
+        ("my-org/tiny-xlnet", cached_snapshot("my-org/tiny-xlnet")),
+        ("no-such-model", None),
+    ):
+        path = tmp_path / f"{model.replace('/', '_')}.yaml"
+        path.write_text(yaml.safe_dump({**config, "intruders": {"filter": model}}))
+        if expected is None:
+            with pytest.raises(InputError, match=r"intruders\.filter: no-such-model not found"):
+                check_config(load_config(str(path)), str(path))
+        else:
+            assert check_config(load_config(str(path)), str(path))["intruders"]["filter"] == expected
