@@ -106,3 +106,14 @@ def test_a_resumed_build_drops_the_corpora_no_longer_wanted(tmp_path, capsys):
     assert {p.name: p.read_bytes() for p in (dataset / "shuffle-cnn").iterdir()} == shuffle_before
     card = (dataset / "README.md").read_text()
     assert "intruder-cnn" not in card and "shuffle-cnn" in card
+
+
+def test_a_dry_run_builds_only_the_wanted_graphs(tmp_path, capsys):
+    path = str(ROOT / "pipelines" / "configs" / "laban.yaml")
+    assert run_cli("build", path, "--out", tmp_path / "out", "--dry-run") == 0
+    printed = capsys.readouterr().out.splitlines()[-1]
+    assert printed.startswith(
+        "dry run: `incoherent build` config checked and 2 job graphs built and validated"
+    )
+    assert "; shuffle on 6 stand-in documents per source in a temporary folder," in printed
+    assert "intruders" not in printed and not (tmp_path / "out").exists()
