@@ -16,6 +16,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import sys
 from typing import NamedTuple
 
 from pipelines.runtime import progress
@@ -153,6 +154,17 @@ def incoherent_version() -> str:
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (no metadata read on every start)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"incoherent {incoherent_version()}\n", sys.stdout)
+        parser.exit()
+
+
 def add_common_arguments(parser: argparse.ArgumentParser, module) -> None:
     """The flags every command shares, after its own: ``--quiet``; ``--dry-run`` for a command that runs a Beam
     pipeline through :func:`pipelines.runtime.run.run_pipeline`, which honours Beam's ``--dry_run=True`` (a
@@ -181,7 +193,7 @@ def build_parser(selected: str | None = None, every_command: bool = False) -> ar
         description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
         "(e.g. --runner DataflowRunner, --direct_running_mode multi_processing --direct_num_workers 2).",
     )
-    parser.add_argument("--version", action="version", version=f"incoherent {incoherent_version()}")
+    parser.add_argument("--version", action=_Version, help="print the version of incoherent and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
     # Not required: with no command (or a group without its subcommand) the CLI prints that parser's help.
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
