@@ -20,10 +20,12 @@ An export folder (``annotate export``) holds:
   (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``.
 
 An import folder (``annotate import``) holds ``key.json`` (copied, or built from INSteD's file),
-``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`) and
-``import.json`` (counts, quality control per worker). ``annotate report`` adds ``report.json`` and
+``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`),
+``import.json`` (``written_by``: :data:`IMPORT_FORMAT`, the folder's marker; counts, quality control per worker
+and per assignment) and, for MTurk, ``mturk_results.csv`` (the results read, for ``annotate review``). ``annotate report`` adds ``report.json`` and
 ``figures/``; ``annotate verify`` writes ``<config>/<split>_verified-*.parquet`` (the schema of the config) and
-``human_verification/<config>.json`` into the dataset.
+``human_verification/<config>.json`` (with ``written``: the split files it wrote and their sha256) and, for
+intruder studies, ``human_verification/<config>-answers.jsonl`` (INSteD's released format) into the dataset.
 """
 
 from __future__ import annotations
@@ -33,10 +35,18 @@ TASKS_FORMAT = "incoherent.annotation.tasks"
 KEY_FORMAT = "incoherent.annotation.key"
 KINDS = ("intruder", "pair")
 
+# MTurk's assignment of an answer (null on other platforms): the HIT, the assignment, its status on MTurk
+# (``Submitted``, ``Approved``).
+ASSIGNMENT_FIELDS = ("hit_id", "assignment_id", "assignment_status")
+
 # One answer of one annotator to one item of one task. ``answer``: intruder position (0-based, never 0) or -1
 # for "none of the above"; for pairs the text judged original (0 = A, 1 = B). ``seconds``: time on the item
-# (null where the platform does not say).
-ANSWER_FIELDS = ("task_id", "item_id", "worker", "answer", "seconds")
+# (null where the platform does not say); then :data:`ASSIGNMENT_FIELDS`.
+ANSWER_FIELDS = ("task_id", "item_id", "worker", "answer", "seconds", *ASSIGNMENT_FIELDS)
+
+IMPORT_FORMAT = (
+    "incoherent.annotation.import"  # ``import.json``: the marker of a folder `annotate import` wrote
+)
 
 # A line of an in-lab answers file (``TASKS_DIR/answers/<annotator>.jsonl``).
 LAB_ANSWER_FIELDS = ("export_id", "task_id", "item_id", "annotator", "answer", "seconds", "answered_at")

@@ -154,25 +154,40 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", study,
                "--exclude-failing") == 0  # fmt: skip
     summary = json.loads((study / "import.json").read_text())
-    # quality control computed here: share of wrong answers on control items above 0.5
-    controls = [
-        (t, i) for t, items in key["tasks"].items() for i in items if key["items"][i]["role"] == "control"
-    ]
-    errors = {
-        w: sum(scripted(w, i, key["items"][i]["gold"], 9) != key["items"][i]["gold"] for _, i in controls)
-        for w in workers
+
+    # quality control computed here, per assignment (one worker's task): share of wrong control answers above 0.5
+    def control_errors(worker: str, task: str) -> float:
+        controls = [i for i in key["tasks"][task] if key["items"][i]["role"] == "control"]
+        wrong = sum(
+            scripted(worker, i, key["items"][i]["gold"], 9) != key["items"][i]["gold"] for i in controls
+        )
+        return wrong / len(controls)
+
+    failing = sorted((t, w) for t in key["tasks"] for w in workers if control_errors(w, t) > 0.5)
+    assert ("t0001", "spam") in failing and ("t0002", "spam") in failing
+    assert summary["excluded_assignments"] == sorted(f"{t}-{w}" for t, w in failing)
+    assert summary["rejected"] == {"excluded_assignment": 4 * len(failing)}
+    assert summary["assignments"]["t0001-spam"] == {
+        "worker": "spam", "task_id": "t0001", "hit_id": "t0001", "assignment_status": "Submitted",
+        "answers": 4, "controls": 1, "control_errors": 1, "control_error_rate": 1.0, "failing": True,
+        "seconds": 11.0 + 12 + 13 + 14, "median_seconds": 12.5,
+    }  # fmt: skip
+    kept = [json.loads(line) for line in (study / "answers.jsonl").read_text().splitlines()]
+    assert {(a["hit_id"], a["assignment_id"], a["assignment_status"]) for a in kept} == {
+        (t, f"{t}-{w}", "Submitted") for t in key["tasks"] for w in workers if (t, w) not in failing
     }
-    failing = sorted(w for w in workers if errors[w] / len(controls) > 0.5)
-    assert "spam" in failing and summary["excluded_workers"] == failing
-    assert summary["rejected"] == {"excluded_worker": 4 * len(failing) * len(key["tasks"])}
 
     assert cli("annotate", "report", study) == 0
     printed = capsys.readouterr().out
     assert "human accuracy" in printed and "Krippendorff" in printed
     report = json.loads((study / "report.json").read_text())
-    kept_workers = [w for w in workers if w not in failing]
+    task_of = {i: t for t, items in key["tasks"].items() for i in items}
     answers = {
-        iid: {w: scripted(w, iid, item["gold"], item["sentences"]) for w in kept_workers}
+        iid: {
+            w: scripted(w, iid, item["gold"], item["sentences"])
+            for w in workers
+            if (task_of[iid], w) not in failing
+        }
         for iid, item in key["items"].items()
         if item["role"] == "test"
     }
@@ -488,7 +503,7 @@ def test_platform_formats_of_pairs_and_script_safety():
     assert {"text_a", "text_b", "block_size"} <= set(ls_task["data"]) and "&lt;/script&gt;" in ls_task[
         "data"
     ]["text_a"]
-    assert '<Choice value="B"/>' in formats.labelstudio_config("pair")
+    assert '<Choice value="B" hotkey="b"/>' in formats.labelstudio_config("pair")
     iid = ls_task["data"]["item_id"]
     ls_task["annotations"] = [
         {"completed_by": 7, "result": [{"from_name": "answer", "value": {"choices": ["B"]}}], "lead_time": 3}
@@ -503,6 +518,9 @@ def test_platform_formats_of_pairs_and_script_safety():
             "answer": 1,
             "seconds": 3.0,
             "origin": "export.json:task 0",
+            "hit_id": None,
+            "assignment_id": None,
+            "assignment_status": None,
         }
     ]
     results = "WorkerId,Input.export_id,Input.task_id,Input.items,Answer.answer_1,WorkTimeInSeconds\n"
