@@ -229,10 +229,17 @@ def build_parser(selected: str | None = None, every_command: bool = False) -> ar
             holder = groups[words[0]]
         sub = holder.add_parser(words[-1], help=help_text, description=help_text)
         sub.set_defaults(_module=module, _help_of=None)
-        if every_command or module == selected:
+        if module == selected:
             command = importlib.import_module(module)
-            command.add_arguments(sub)
-            add_common_arguments(sub, command)
+        elif every_command:
+            try:  # a command whose optional dependencies are missing is listed, without its flags
+                command = importlib.import_module(module)
+            except ImportError:
+                continue
+        else:
+            continue
+        command.add_arguments(sub)
+        add_common_arguments(sub, command)
     return parser
 
 
