@@ -557,7 +557,13 @@ def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
 
 
 def parse_lab(text: str, path: str, collector: Collector) -> None:
-    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line."""
+    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line.
+
+    A line with ``"correction": true`` supersedes the annotator's earlier answers to that item (counted as
+    ``superseded``; the latest correction counts); practice answers (``"practice": true``) are never counted
+    as answers (``practice``).
+    """
+    parsed = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -569,6 +575,18 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
             continue
         if not isinstance(record, dict):
             collector.reject("bad_json", origin, "not a JSON object", line[:200])
+            continue
+        parsed.append((origin, record))
+    last_correction = {}
+    for place, (_, record) in enumerate(parsed):
+        if record.get("correction") is True:
+            last_correction[_lab_key(record)] = place
+    for place, (origin, record) in enumerate(parsed):
+        if record.get("practice") is True:
+            collector.reject("practice", origin, "a practice answer (not part of the study)", record)
+            continue
+        if place < last_correction.get(_lab_key(record), -1):
+            collector.reject("superseded", origin, "changed by a later correction of the annotator", record)
             continue
         collector.check_export(record.get("export_id"), path)
         raw = record.get("answer")
@@ -582,6 +600,10 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
             origin,
             record,
         )
+
+
+def _lab_key(record: dict) -> tuple[str, str, str]:
+    return tuple(str(record.get(f)) for f in ("task_id", "item_id", "annotator"))
 
 
 def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, int, dict]]]:

@@ -23,7 +23,9 @@ EXPORT_FILES = (
     "mturk/template.html",
     "labelstudio/tasks.json",
     "labelstudio/config.xml",
+    "instructions.html",
 )
+MAX_PRACTICE = 20
 IMPORT_FILES = ("key.json", "answers.jsonl", "rejected.jsonl", "import.json", "mturk_results.csv")
 MTURK_RESULTS = "mturk_results.csv"  # the MTurk results an import read, for `annotate review`
 FORMATS = ("mturk", "labelstudio", "lab", "insted")
@@ -119,9 +121,13 @@ def export(
     per_k: int | None = None,
     block_sizes: Sequence[int] | None = None,
     overwrite: bool = False,
+    instructions: str | None = None,
+    practice: int = 0,
 ) -> dict:
-    """Write an export folder (:data:`EXPORT_FILES`); returns the key."""
+    """Write an export folder (:data:`EXPORT_FILES`); returns the key. ``instructions``: a Markdown file (the
+    default text of the task kind when None); ``practice``: practice items for the in-lab app."""
     from annotation import formats, tasks
+    from annotation import instructions as guide
 
     kind = "intruder" if config.startswith("intruder-") else "pair" if config.startswith("shuffle-") else None
     if kind is None:
@@ -132,7 +138,11 @@ def export(
         raise InputError("--per-k/--block-sizes: only for shuffle configs (use --documents)")
     if kind == "pair" and documents is not None:
         raise InputError("--documents: only for intruder configs (use --per-k)")
+    if not 0 <= practice <= MAX_PRACTICE:
+        raise InputError(f"--practice: must be 0..{MAX_PRACTICE}, got {practice}")
+    text = guide.read(instructions, kind)
     rows = read_rows(dataset_dir, config, split)
+    train: list[dict] | None = None
     if kind == "intruder":
         controls = 1 if controls is None else controls
         workers = workers or 5
@@ -158,6 +168,7 @@ def export(
         if controls:
             raise InputError("--controls: shuffle pairs have no control items")
         controls, rule, workers = 0, None, workers or 2
+        pool = []
         chosen = tasks.select_pairs(rows, seed, per_k, block_sizes)
         task_list, key_items = tasks.pair_tasks(chosen, seed=seed, per_task=per_task)
     if not task_list:
@@ -172,7 +183,29 @@ def export(
         "workers": workers,
         "documents": len(chosen),
     }
-    tasks_doc, key = tasks.documents(kind, task_list, key_items, meta)
+    practice_items: list[dict] = []
+    if practice:
+        # from the train split where the config has one, else from the documents of the split not under study
+        source = "train" if train is not None else split
+        if train is None and split != "train":
+            try:
+                train, source = read_rows(dataset_dir, config, "train"), "train"
+            except InputError:
+                pass
+        busy = {item["id"] for item in key_items.values()}  # documents under study and the controls dealt
+        practice_items, practice_key = tasks.practice_items(
+            kind, rows if train is None else train, busy, seed, practice
+        )
+        if len(practice_items) < practice:
+            raise InputError(
+                f"--practice: {practice} practice items, but the {source} split of {config} has only "
+                f"{len(practice_items)} documents outside the study and its control items"
+            )
+    tasks_doc, key = tasks.documents(
+        kind, task_list, key_items, meta, instructions=text, practice=practice_items
+    )
+    if practice_items:
+        key["practice"] = dict(sorted(practice_key.items()))
     answers = os.path.join(out_dir, "answers")
     if os.path.isdir(answers) and os.listdir(answers):
         raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")
@@ -180,9 +213,16 @@ def export(
     write_json(os.path.join(out_dir, "tasks.json"), tasks_doc)
     write_json(os.path.join(out_dir, "key.json"), key)
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
-    write_text(os.path.join(out_dir, "mturk", "template.html"), formats.mturk_template(kind))
-    write_json(os.path.join(out_dir, "labelstudio", "tasks.json"), formats.labelstudio_tasks(tasks_doc))
-    write_text(os.path.join(out_dir, "labelstudio", "config.xml"), formats.labelstudio_config(kind))
+    write_text(
+        os.path.join(out_dir, "mturk", "template.html"),
+        guide.with_mturk_instructions(formats.mturk_template(kind), text),
+    )
+    ls_config, ls_tasks = guide.with_labelstudio_instructions(
+        formats.labelstudio_config(kind), formats.labelstudio_tasks(tasks_doc), text
+    )
+    write_json(os.path.join(out_dir, "labelstudio", "tasks.json"), ls_tasks)
+    write_text(os.path.join(out_dir, "labelstudio", "config.xml"), ls_config)
+    write_text(os.path.join(out_dir, "instructions.html"), guide.to_html(text))
     return key
 
 

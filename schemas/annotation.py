@@ -8,7 +8,9 @@ An export folder (``annotate export``) holds:
      "workers": 5, "tasks": [{"task_id": "t0001", "items": [{"item_id": "i1a2b...", "sentences": [...]}]}]}
 
   an intruder item has ``sentences``; a pair item (shuffle configs) has ``block_size`` and ``texts`` (two lists
-  of sentences, shown as A and B).
+  of sentences, shown as A and B). ``seed`` draws each in-lab annotator's order; ``instructions`` is the
+  Markdown shown to annotators; ``practice`` (``--practice N``) lists practice items, which carry their
+  ``answer`` for feedback (they are not under study).
 - ``key.json``, the gold, kept by the study's owner::
 
     {"format": "incoherent.annotation.key", "version": 1, "export_id": "3f0c...", "kind": "intruder",
@@ -17,7 +19,8 @@ An export folder (``annotate export``) holds:
      "items": {"i1a2b...": {"id": "wikipedia:12", "role": "test", "gold": 3, "sentences": 6}}}
 
   ``gold`` is the 0-based intruder position or -1 (coherent) for intruder items, and for pairs the shown text
-  (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``.
+  (0 = A, 1 = B) that is the original; pair items also carry ``block_size`` and ``permutation``. ``practice``
+  maps practice item ids (never in ``items``) to their document ``id``, ``role`` (``practice``) and ``gold``.
 
 An import folder (``annotate import``) holds ``key.json`` (copied, or built from INSteD's file),
 ``answers.jsonl`` (one :data:`ANSWER_FIELDS` record a line), ``rejected.jsonl`` (:data:`REJECTED_FIELDS`),
@@ -48,7 +51,9 @@ IMPORT_FORMAT = (
     "incoherent.annotation.import"  # ``import.json``: the marker of a folder `annotate import` wrote
 )
 
-# A line of an in-lab answers file (``TASKS_DIR/answers/<annotator>.jsonl``).
+# A line of an in-lab answers file (``TASKS_DIR/answers/<annotator>.jsonl``); a changed answer adds a line with
+# ``"correction": true`` that supersedes the earlier ones. Practice answers (``answers/practice/<annotator>.jsonl``)
+# carry ``"practice": true`` and ``right`` instead of ``answered_at``.
 LAB_ANSWER_FIELDS = ("export_id", "task_id", "item_id", "annotator", "answer", "seconds", "answered_at")
 
 # A rejected answer: why, where it came from (``file:line`` or ``file:row``), the record as read.

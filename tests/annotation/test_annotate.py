@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpora.seeding import unit_interval
+from tests.annotation.lab_client import LabSession, form_of
 from tests.conftest import run_cli
 from tests.sample_build import wikipedia_build
 
@@ -308,17 +309,15 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
     )
     key = json.loads((tasks / "key.json").read_text())
     assert key["workers"] == 2 and Counter(i["block_size"] for i in key["items"].values()) == {1: 3, 3: 3}
-    doc = json.loads((tasks / "tasks.json").read_text())
-    client = create_app(str(tasks)).test_client()
+    app = create_app(str(tasks))
     for worker, right in (("ann", {1, 3}), ("ben", {3})):  # ben is always wrong on k=1
-        for task in doc["tasks"]:
-            for item in task["items"]:
-                gold = key["items"][item["item_id"]]["gold"]
-                answer = gold if item["block_size"] in right else 1 - gold
-                form = {"task_id": task["task_id"], "item_id": item["item_id"], "answer": answer,
-                        "seconds": item["block_size"] * 2}  # fmt: skip
-                assert client.post(f"/a/{worker}/answer", data=form).status_code == 303
-    assert b"All 6 items answered" in client.get("/a/ann").data
+        lab = LabSession(app, worker)
+        for _ in range(6):
+            _, fields = form_of(lab.page())
+            item = key["items"][fields["item_id"]]
+            answer = item["gold"] if item["block_size"] in right else 1 - item["gold"]
+            assert lab.answer(lambda f, a=answer: a, seconds=item["block_size"] * 2).status_code == 303
+    assert "All 6 items answered" in lab.page()
     study = tmp_path / "study"
     assert (
         cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
