@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pipelines.commands import add_overwrite
 from retrieval.params import HASH_SIZE, NGRAM
 from schemas.records import InputError
 
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=HASH_SIZE,
         help=f"number of hash buckets (default: 2**24 = {HASH_SIZE})",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
+    add_overwrite(parser)
 
 
 def check_params(ngram: int, hash_size: int) -> IndexParams:

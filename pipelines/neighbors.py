@@ -21,6 +21,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
+from pipelines.commands import add_overwrite
 from pipelines.index import check_params
 from pipelines.runtime import storage
 from retrieval.params import HASH_SIZE, NGRAM
@@ -41,7 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ngram", type=int, default=NGRAM, help=f"n-gram order the index must have ({NGRAM})"
     )
     parser.add_argument(
-        "--hash-size", type=int, default=HASH_SIZE, help="hash buckets the index must have (2**24)"
+        "--hash-size",
+        type=int,
+        default=HASH_SIZE,
+        help=f"hash buckets the index must have (default: 2**24 = {HASH_SIZE})",
     )
     parser.add_argument(
         "--threads",
@@ -62,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only these documents are queries (a documents directory or a file of ids, one per line); "
         "default: every document",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:

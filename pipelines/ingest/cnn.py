@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
 from pipelines.runtime import storage
 from sources import cnn, limits
 
@@ -19,14 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directories of .story files, .story files, or cnn_stories.tgz",
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
     limits.add_limit_arguments(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipelines.ingest.cnn_read import STAGE, IngestCnn
     from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import print_report, run_pipeline
+    from pipelines.runtime.run import print_ingest_report, run_pipeline
     from pipelines.runtime.tables import WriteRejected, WriteTable
 
     inputs = cnn.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
@@ -46,5 +47,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=lambda _summary: collect_descriptions(args.out),
     )
-    print_report(summary, args.out)
+    print_ingest_report(summary, args.out, STAGE, "stories")
     return 0
