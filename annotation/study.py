@@ -48,38 +48,96 @@ def write_json(path: str, value) -> None:
     write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+MAX_INPUT_BYTES = 1 << 30  # a study file read whole (results, answers, keys, predictions): 1 GiB at most
+
+
 def read_json(path: str, what: str) -> dict:
+    text = read_text(path, what)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file ({what})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: not JSON ({what}: {exc})") from None
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, what: str = "") -> str:
+    """A UTF-8 text file read whole (a BOM dropped): a regular file of at most :data:`MAX_INPUT_BYTES`; a
+    folder, a device, a FIFO or a larger file is one line (a FIFO would wait forever, ``/dev/zero`` never end)."""
+    import stat
+
+    about = f" ({what})" if what else ""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(f"{path}: no such file{about}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{path}: a folder, not a file{about}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: not a regular file (a device, FIFO or socket){about}")
+    if info.st_size > MAX_INPUT_BYTES:
+        raise InputError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB{about}")
     try:
         with open(path, encoding="utf-8-sig") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: a folder, not a file") from None
+            return f.read(MAX_INPUT_BYTES + 1)
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        raise InputError(f"{path}: not UTF-8 text{about}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
 
 
-def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool) -> None:
-    """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced."""
-    if os.path.isfile(out_dir):
+LOCK_FILE = ".incoherent-build.lock"  # the --out lock of the CLI: not content of the folder
+
+
+def _entries(folder: str) -> list[str]:
+    return sorted(n for n in os.listdir(folder) if n != LOCK_FILE) if os.path.isdir(folder) else []
+
+
+def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str | None = None) -> None:
+    """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced.
+
+    ``--out`` itself is never a link (the files would land where it points), a sub-folder of ours that is a
+    link is replaced by a real folder, and a path below a file is one line. ``owner``: the file (of ``ours``)
+    that marks a folder this command wrote; ``--overwrite`` replaces only such a folder, never a user's own.
+    """
+    if os.path.islink(out_dir):
+        raise InputError(
+            f"{out_dir}: a link; --out must be a real folder (the files would land where it points)"
+        )
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"{out_dir}: output path is a file, not a directory")
-    if os.path.isdir(out_dir) and os.listdir(out_dir) and not overwrite:
+    above = os.path.dirname(os.path.abspath(out_dir))
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise InputError(f"{out_dir}: {above} is a file, not a directory")
+    if _entries(out_dir) and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+    if _entries(out_dir) and owner is not None and not _owned(os.path.join(out_dir, owner)):
+        raise InputError(
+            f"{out_dir}: not a folder `annotate {'import' if owner == 'import.json' else 'export'}` wrote "
+            f"(no {owner} of it); --overwrite replaces only those"
+        )
     os.makedirs(out_dir, exist_ok=True)
+    for sub in sorted({rel.split("/")[0] for rel in ours if "/" in rel}):
+        if os.path.islink(os.path.join(out_dir, sub)):
+            os.remove(os.path.join(out_dir, sub))  # a linked folder is replaced, never written through
     for rel in ours:
         if os.path.isfile(os.path.join(out_dir, rel)):
             os.remove(os.path.join(out_dir, rel))
+
+
+def _owned(marker: str) -> bool:
+    """``marker`` is the key of an export or the ``import.json`` of an import (what their --overwrite replaces)."""
+    try:
+        value = read_json(marker, "")
+    except InputError:
+        return False
+    if not isinstance(value, dict) or os.path.islink(marker):
+        return False
+    if os.path.basename(marker) == "key.json":
+        return value.get("format") == KEY_FORMAT
+    return value.get("written_by") == IMPORT_FORMAT
 
 
 def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
@@ -141,6 +199,14 @@ def export(
     if not 0 <= practice <= MAX_PRACTICE:
         raise InputError(f"--practice: must be 0..{MAX_PRACTICE}, got {practice}")
     text = guide.read(instructions, kind)
+    try:
+        leaked = json.loads(text)
+    except (ValueError, RecursionError):
+        leaked = None
+    if isinstance(leaked, dict) and leaked.get("format") == KEY_FORMAT:
+        raise InputError(
+            f"--instructions: {instructions} is the key of an export (the gold answers); annotators would see it"
+        )
     rows = read_rows(dataset_dir, config, split)
     train: list[dict] | None = None
     if kind == "intruder":
@@ -209,7 +275,7 @@ def export(
     answers = os.path.join(out_dir, "answers")
     if os.path.isdir(answers) and os.listdir(answers):
         raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")
-    prepare_out(out_dir, EXPORT_FILES, overwrite)
+    prepare_out(out_dir, EXPORT_FILES, overwrite, owner="key.json")
     write_json(os.path.join(out_dir, "tasks.json"), tasks_doc)
     write_json(os.path.join(out_dir, "key.json"), key)
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
@@ -329,8 +395,7 @@ def import_answers(
             fmt, "INSteD's released annotations"
         ),
     }
-    _refuse_foreign_folder(out_dir, overwrite)
-    prepare_out(out_dir, IMPORT_FILES, overwrite)
+    prepare_out(out_dir, IMPORT_FILES, overwrite, owner="import.json")
     write_json(os.path.join(out_dir, "import.json"), summary)  # the marker first: the folder is ours from now
     write_json(os.path.join(out_dir, "key.json"), key)
     if fmt == "mturk":
@@ -363,21 +428,6 @@ def _nothing_kept(fmt: str, paths: Sequence[str], collector) -> str:
         found = ", ".join(sorted(collector.answer_columns)) or "none"
         line += f"; answer columns expected: {', '.join(formats.MTURK_ANSWER_SHAPES)}; found: {found}"
     return line
-
-
-def _refuse_foreign_folder(out_dir: str, overwrite: bool) -> None:
-    """``--overwrite`` replaces only a folder an import wrote (its ``import.json`` says so), never a user's own."""
-    if not overwrite or not os.path.isdir(out_dir) or not os.listdir(out_dir):
-        return
-    try:
-        with open(os.path.join(out_dir, "import.json"), encoding="utf-8") as f:
-            marker = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        marker = None
-    if not isinstance(marker, dict) or marker.get("written_by") != IMPORT_FORMAT:
-        raise InputError(
-            f"{out_dir}: not a folder `annotate import` wrote (no import.json of it); --overwrite replaces only those"
-        )
 
 
 def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
@@ -484,6 +534,8 @@ def report(
             "predictions": os.path.basename(name.rstrip("/")),
             **agreement.with_model(result, model_answers),
         }
+    if os.path.islink(os.path.join(study_dir, "figures")):
+        os.remove(os.path.join(study_dir, "figures"))  # a linked folder is replaced, never written through
     result["figures"] = text.write_figures(result, study_dir)
     write_json(os.path.join(study_dir, "report.json"), result)
     return result
@@ -629,6 +681,17 @@ def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -
     study = os.path.realpath(study_dir)
     if os.path.dirname(real) == study and os.path.basename(real) in (*IMPORT_FILES, "report.json"):
         raise InputError(f"{out_path}: a file of the study folder {study_dir}; write elsewhere")
+    above = os.path.dirname(os.path.abspath(out_path))
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise InputError(f"{out_path}: {above} is a file, not a directory")
+    folder = os.path.dirname(real)
+    for level in (folder, os.path.dirname(folder)):  # an export (its key.json) or an import (its import.json)
+        if _owned(os.path.join(level, "key.json")) or _owned(os.path.join(level, "import.json")):
+            raise InputError(
+                f"{out_path}: inside the study folder {level} (an export or an import); write elsewhere"
+            )
     if os.path.lexists(out_path) and not overwrite:
         raise InputError(f"{out_path}: exists (pass --overwrite to replace it)")
     if os.path.islink(out_path):
