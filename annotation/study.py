@@ -332,9 +332,7 @@ def import_answers(
             raise InputError(f"--key: needed with --format {fmt} (the export folder or its key.json)")
         if os.path.isdir(key_path):
             key_path = os.path.join(key_path, "key.json")
-        key = read_json(key_path, "the key of an `annotate export`")
-        if key.get("format") != KEY_FORMAT:
-            raise InputError(f"{key_path}: not the key of an `annotate export`")
+        key = check_key(read_json(key_path, "the key of an `annotate export`"), key_path)
         collector = formats.Collector(key)
         parser = {
             "mturk": formats.parse_mturk,
@@ -430,13 +428,45 @@ def _nothing_kept(fmt: str, paths: Sequence[str], collector) -> str:
     return line
 
 
+def check_key(key, path: str) -> dict:
+    """``key`` if it has the shape of an export's key (what every command reads of it), else one line."""
+
+    def problem() -> str | None:
+        if not isinstance(key, dict) or key.get("format") != KEY_FORMAT:
+            return "no key format"
+        if key.get("kind") not in ("intruder", "pair") or not isinstance(key.get("export_id"), str):
+            return "kind, export_id"
+        items, tasks = key.get("items"), key.get("tasks")
+        if not isinstance(items, dict) or not isinstance(tasks, dict):
+            return "items, tasks"
+        for iid, item in items.items():
+            if not (
+                isinstance(item, dict)
+                and item.get("role") in ("test", "control")
+                and isinstance(item.get("id"), str)
+                and type(item.get("gold")) is int
+                and (item.get("sentences") is None or type(item["sentences"]) is int)
+            ):
+                return f"item {iid!r}"
+        for tid, listed in tasks.items():
+            if not isinstance(listed, list) or not all(isinstance(i, str) and i in items for i in listed):
+                return f"task {tid!r}"
+        return None
+
+    wrong = problem()
+    if wrong:
+        where = path if path.endswith(".json") else os.path.join(path, "key.json")
+        raise InputError(f"{where}: not the key of an `annotate export` ({wrong})")
+    return key
+
+
 def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     """``(key, answers, import summary)`` of an import folder; a line of ``answers.jsonl`` that is not an answer
     object is skipped and counted in the summary's ``skipped_lines``."""
-    key = read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder")
     summary = read_json(os.path.join(study_dir, "import.json"), "an `annotate import` folder")
-    if not isinstance(key, dict) or key.get("format") != KEY_FORMAT or not isinstance(summary, dict):
+    if not isinstance(summary, dict) or summary.get("written_by") != IMPORT_FORMAT:
         raise InputError(f"{study_dir}: not an `annotate import` folder (key.json, import.json)")
+    key = check_key(read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder"), study_dir)
     answers, skipped = [], 0
     items = key.get("items") or {}
     for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines():
@@ -525,7 +555,7 @@ def report(
             f"--min-agreement: {min_agreement} annotators must agree to keep a document, but no document has "
             f"more than {most} (pass --min-agreement {most} or fewer, or --allow-fewer-annotators to report anyway)"
         )
-    result["platform"] = summary["platform"]
+    result["platform"] = summary.get("platform")
     result["excluded_assignments"] = summary.get("excluded_assignments", [])
     result["skipped_lines"] = summary["skipped_lines"]
     if predictions:
@@ -555,10 +585,19 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
 
     key, _, summary = read_study(study_dir)
     result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
+    reported = result.get("items") if isinstance(result, dict) else None
+    if not isinstance(reported, dict) or not all(
+        iid in key["items"] and isinstance(p, dict) and isinstance(p.get("id"), str) and "kept" in p
+        for iid, p in reported.items()
+    ):
+        raise InputError(
+            f"{os.path.join(study_dir, 'report.json')}: not a report of `annotate report` on these answers "
+            "(run it again)"
+        )
     config, split = key.get("config"), key.get("split")
     if not config:
         raise InputError(f"{study_dir}: these answers come from no export of this dataset (INSteD's file?)")
-    split_name = split_name or f"{split}_verified"
+    split_name = f"{split}_verified" if split_name is None else split_name
     if not is_safe_name(split_name) or "-" in split_name:
         raise InputError(f"--split-name: {split_name!r} must be letters, digits, '_' or '.'")
     rows = read_rows(dataset_dir, config, split)
@@ -614,7 +653,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         "verified_split": split_name,
         "rows": len(chosen),
         "protocol": {
-            "platform": summary["platform"],
+            "platform": summary.get("platform"),
             "per_task": key.get("per_task"),
             "controls": key.get("controls"),
             "control_rule": key.get("control_rule"),
@@ -622,7 +661,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             "annotators_per_document": result.get("annotators_per_document"),
             "seed": key.get("seed"),
             "export_id": key["export_id"],
-            "max_control_errors": summary["max_control_errors"],
+            "max_control_errors": summary.get("max_control_errors"),
             "excluded_assignments": len(summary.get("excluded_assignments", [])),
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
@@ -762,8 +801,19 @@ def review(
         raise InputError(f"--min-seconds: must be a number >= 0, got {min_seconds}")
     text = read_text(os.path.join(study_dir, MTURK_RESULTS))
     assignments = summary.get("assignments") or {}
+    limit = summary.get("max_control_errors")
+    fields = ("answers", "controls", "control_errors", "failing", "seconds", "median_seconds")
+    if (
+        type(limit) not in (int, float)
+        or not 0 <= limit <= 1
+        or not isinstance(assignments, dict)
+        or not all(isinstance(a, dict) and all(f in a for f in fields) for a in assignments.values())
+    ):
+        raise InputError(
+            f"{os.path.join(study_dir, 'import.json')}: not what `annotate import` wrote (import again)"
+        )
     decisions = formats.review_decisions(
-        text, assignments, summary["max_control_errors"], min_seconds, os.path.join(study_dir, MTURK_RESULTS)
+        text, assignments, limit, min_seconds, os.path.join(study_dir, MTURK_RESULTS)
     )
     _write_out_file(out_path, study_dir, decisions["csv"], overwrite)
     return decisions

@@ -210,3 +210,46 @@ def test_review_and_release_out_files(tasks, tmp_path, capsys):
         assert "is a file, not a directory" in err
     assert tree(folder) == inputs
     assert (tmp_path / "r.csv").is_file()
+
+
+def test_study_files_of_another_shape(dataset, tasks, tmp_path, capsys):  # noqa: F811
+    """A folder import never wrote, or its files edited by hand: one line from every command, never a
+    traceback; the dataset is untouched."""
+    folder, key = tasks
+    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
+    study = tmp_path / "study"
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
+               "--out", study) == 0  # fmt: skip
+    assert cli("annotate", "report", study, "--min-agreement", "2") == 0
+    data = tree(dataset)
+    report = (study / "report.json").read_text()
+    for bad in ("[1, 2]", '{"items": 5}', '{"items": {"x": {"kept": true}}}'):
+        (study / "report.json").write_text(bad)
+        err = refused(capsys, "annotate", "verify", study, dataset)
+        assert "not a report of `annotate report`" in err
+    (study / "report.json").write_text(report)
+    err = refused(capsys, "annotate", "verify", study, dataset, "--split-name", "")
+    assert "--split-name: '' must be" in err
+    assert tree(dataset) == data
+    marker = (study / "import.json").read_text()
+    for bad in ("[]", "{}"):  # no marker of an import: not a study folder
+        (study / "import.json").write_text(bad)
+        for command in (["report", study], ["verify", study, dataset], ["release", study, "--out", tmp_path / "x"],
+                        ["review", study, "--out", tmp_path / "x.csv"]):  # fmt: skip
+            err = refused(capsys, "annotate", *command)
+            assert "not an `annotate import` folder" in err
+    summary = json.loads(marker)
+    summary["max_control_errors"] = "half"
+    (study / "import.json").write_text(json.dumps(summary))
+    err = refused(capsys, "annotate", "review", study, "--out", tmp_path / "x.csv")
+    assert "not what `annotate import` wrote" in err
+    (study / "import.json").write_text(marker)
+    for bad in ('{"format": "incoherent.annotation.key"}', "[1]"):
+        (study / "key.json").write_text(bad)
+        err = refused(capsys, "annotate", "report", study, "--min-agreement", "2")
+        assert "not the key of an `annotate export`" in err
+        (tmp_path / "k.json").write_text(bad)
+        err = refused(capsys, "annotate", "import", tmp_path / "r.csv", "--format", "mturk",
+                      "--key", tmp_path / "k.json", "--out", tmp_path / "s2")  # fmt: skip
+        assert "not the key of an `annotate export`" in err and not (tmp_path / "s2").exists()
+    assert tree(dataset) == data and not (tmp_path / "x").exists() and not (tmp_path / "x.csv").exists()
