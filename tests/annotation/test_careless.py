@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,15 @@ def test_study_files_of_another_shape(dataset, tasks, tmp_path, capsys):  # noqa
                       "--key", tmp_path / "k.json", "--out", tmp_path / "s2")  # fmt: skip
         assert "not the key of an `annotate export`" in err and not (tmp_path / "s2").exists()
     assert tree(dataset) == data and not (tmp_path / "x").exists() and not (tmp_path / "x.csv").exists()
+
+
+def test_undefined_kappa_is_quiet(tmp_path, capsys):
+    """Two annotators who agree on the only label: κ is undefined, reported as "-", with no warning text."""
+    (tmp_path / "a.jsonl").write_text('{"file_id": 1, "gold": "3", "annoated": ["3", "3"]}\n')
+    assert cli("annotate", "import", tmp_path / "a.jsonl", "--format", "insted", "--out", tmp_path / "s") == 0
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli("annotate", "report", tmp_path / "s", "--min-agreement", "2") == 0
+    assert [str(w.message) for w in caught] == [] and capsys.readouterr().err == ""
+    assert json.loads((tmp_path / "s" / "report.json").read_text())["cohen_kappa"] is None
