@@ -235,6 +235,13 @@ def export(
             raise InputError("--controls: shuffle pairs have no control items")
         controls, rule, workers = 0, None, workers or 2
         pool = []
+        found = sorted({int(r["block_size"]) for r in rows})
+        missing = sorted(set(block_sizes or ()) - set(found))
+        if missing:
+            raise InputError(
+                f"--block-sizes: {', '.join(map(str, missing))} not in split '{split}' of {config} "
+                f"(found: {', '.join(map(str, found))})"
+            )
         chosen = tasks.select_pairs(rows, seed, per_k, block_sizes)
         task_list, key_items = tasks.pair_tasks(chosen, seed=seed, per_task=per_task)
     if not task_list:

@@ -266,3 +266,13 @@ def test_undefined_kappa_is_quiet(tmp_path, capsys):
         assert cli("annotate", "report", tmp_path / "s", "--min-agreement", "2") == 0
     assert [str(w.message) for w in caught] == [] and capsys.readouterr().err == ""
     assert json.loads((tmp_path / "s" / "report.json").read_text())["cohen_kappa"] is None
+
+
+def test_export_numbers_out_of_reach(dataset, tmp_path, capsys):  # noqa: F811
+    pairs = ["annotate", "export", dataset, "--config", "shuffle-wikipedia", "--out", tmp_path / "p"]
+    for sizes in (["0"], ["1", "99"]):  # a block size the split does not hold is not silently left out
+        err = refused(capsys, *pairs, "--block-sizes", *sizes)
+        assert err.startswith("error: --block-sizes: ") and "not in split 'test'" in err
+    err = refused(capsys, *export_args(dataset, tmp_path / "w"), "--workers", "1000000000")
+    assert "--workers: must be 1..100" in err
+    assert not (tmp_path / "p").exists() and not (tmp_path / "w").exists()
