@@ -113,7 +113,12 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
         raise InputError(f"{out_dir}: {above} is a file, not a directory")
     if _entries(out_dir) and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-    if _entries(out_dir) and owner is not None and not _owned(os.path.join(out_dir, owner)):
+    other = "import.json" if owner == "key.json" else None  # an import folder holds a copy of the key
+    if (
+        _entries(out_dir)
+        and owner is not None
+        and (not _owned(os.path.join(out_dir, owner)) or (other and _owned(os.path.join(out_dir, other))))
+    ):
         raise InputError(
             f"{out_dir}: not a folder `annotate {'import' if owner == 'import.json' else 'export'}` wrote "
             f"(no {owner} of it); --overwrite replaces only those"

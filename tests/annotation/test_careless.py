@@ -58,6 +58,16 @@ def test_export_overwrite_replaces_only_an_export(dataset, tmp_path, capsys):  #
     assert tree(mine) == before and tree(dataset) == data
     assert cli(*export_args(dataset, tmp_path / "ours")) == 0  # an export's own folder is replaced
     assert cli(*export_args(dataset, tmp_path / "ours"), "--overwrite") == 0
+    # an import folder holds a copy of the key: still not an export's folder
+    (tmp_path / "r.csv").write_text(
+        mturk_results(tmp_path / "ours", ["ann"], json.loads((tmp_path / "ours" / "key.json").read_text()))
+    )
+    study = tmp_path / "study"
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", tmp_path / "ours",
+               "--out", study) == 0  # fmt: skip
+    before = tree(study)
+    err = refused(capsys, *export_args(dataset, study), "--overwrite", "--seed", "7")
+    assert "not a folder `annotate export` wrote" in err and tree(study) == before
 
 
 def test_export_never_writes_through_links(dataset, tmp_path, capsys):  # noqa: F811
