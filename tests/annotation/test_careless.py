@@ -286,3 +286,28 @@ def test_export_numbers_out_of_reach(dataset, tmp_path, capsys):  # noqa: F811
     err = refused(capsys, *export_args(dataset, tmp_path / "w"), "--workers", "1000000000")
     assert "--workers: must be 1..100" in err
     assert not (tmp_path / "p").exists() and not (tmp_path / "w").exists()
+
+
+def test_many_failing_workers_and_a_huge_file(tasks, tmp_path, capsys):
+    folder, key = tasks
+    spam = mturk_results(folder, ["spam"], key)
+
+    def crowd(rows):  # 12 spam workers, each on every task
+        out = [rows[0]]
+        for n in range(12):
+            out += [[c.replace("spam", f"spam{n:02d}") for c in row] for row in rows[1:]]
+        return out
+
+    (tmp_path / "r.csv").write_text(rewrite(spam, crowd))
+    capsys.readouterr()
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
+               "--out", tmp_path / "s") == 0  # fmt: skip
+    line = [x for x in capsys.readouterr().out.splitlines() if "control errors" in x][0]
+    assert "spam09 and 2 more, listed in import.json)" in line and "spam10" not in line
+    assert len(json.loads((tmp_path / "s" / "import.json").read_text())["failing_workers"]) == 12
+    huge = tmp_path / "huge.csv"
+    with open(huge, "wb") as f:  # sparse: no disk used
+        f.truncate((256 << 20) + 1)
+    err = refused(capsys, "annotate", "import", huge, "--format", "mturk", "--key", folder,
+                  "--out", tmp_path / "s2")  # fmt: skip
+    assert "larger than 256 MiB" in err
