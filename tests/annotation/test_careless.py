@@ -311,3 +311,26 @@ def test_many_failing_workers_and_a_huge_file(tasks, tmp_path, capsys):
     err = refused(capsys, "annotate", "import", huge, "--format", "mturk", "--key", folder,
                   "--out", tmp_path / "s2")  # fmt: skip
     assert "larger than 256 MiB" in err
+
+
+def test_serve_answers_never_into_the_export_or_a_build(tasks, tmp_path):
+    """Answers hold annotators' names: never beside the key, nor in a build whose dataset is published."""
+    import subprocess
+    import sys
+
+    folder, _ = tasks
+    build = tmp_path / "out"
+    (build / "dataset").mkdir(parents=True)
+    (build / ".incoherent-build.json").write_text("{}\n")
+    inputs = tree(folder)
+    for answers, why in (
+        (folder, "is or holds the export folder's files"),
+        (build / "dataset", "inside the build"),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "annotate", "serve", folder, "--port", "0", "--answers", answers],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()},
+        )  # fmt: skip
+        err = [x for x in run.stderr.splitlines() if not x.startswith("<frozen")]
+        assert run.returncode == 2 and len(err) == 1 and why in err[0], run.stderr
+    assert tree(folder) == inputs and list((build / "dataset").iterdir()) == []
