@@ -100,6 +100,8 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
     link is replaced by a real folder, and a path below a file is one line. ``owner``: the file (of ``ours``)
     that marks a folder this command wrote; ``--overwrite`` replaces only such a folder, never a user's own.
     """
+    if not out_dir.strip():
+        raise InputError("--out: an empty path; name the folder to write")
     if os.path.islink(out_dir):
         raise InputError(
             f"{out_dir}: a link; --out must be a real folder (the files would land where it points)"
@@ -726,6 +728,8 @@ def _written_by_verify(dataset_dir: str, marker: str) -> dict[str, str]:
 def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -> None:
     """``--out FILE`` of review and release: never a folder, a file of the study, or an existing file without
     ``--overwrite``; a link there is replaced, never written through."""
+    if not out_path.strip():
+        raise InputError("--out: an empty path; name the file to write")
     if os.path.isdir(out_path):
         raise InputError(f"{out_path}: a folder; --out names the file to write")
     real = os.path.realpath(out_path)

@@ -334,3 +334,20 @@ def test_serve_answers_never_into_the_export_or_a_build(tasks, tmp_path):
         err = [x for x in run.stderr.splitlines() if not x.startswith("<frozen")]
         assert run.returncode == 2 and len(err) == 1 and why in err[0], run.stderr
     assert tree(folder) == inputs and list((build / "dataset").iterdir()) == []
+
+
+def test_empty_out(dataset, tasks, tmp_path, capsys, monkeypatch):  # noqa: F811
+    folder, key = tasks
+    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
+               "--out", tmp_path / "study") == 0  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
+    for command in (
+        export_args(dataset, ""),
+        ["annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder, "--out", ""],
+        ["annotate", "release", tmp_path / "study", "--out", ""],
+        ["annotate", "review", tmp_path / "study", "--out", ""],
+    ):
+        assert "--out: an empty path" in refused(capsys, *command)
+    assert tree(tmp_path) == before
