@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="in-lab: N practice items with feedback before the study, never counted (0)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier export in TASKS_DIR")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
