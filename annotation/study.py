@@ -125,6 +125,7 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
             f"{out_dir}: not a folder `annotate {'import' if owner == 'import.json' else 'export'}` wrote "
             f"(no {owner} of it); --overwrite replaces only those"
         )
+    _check_places(out_dir, ours)
     os.makedirs(out_dir, exist_ok=True)
     for sub in sorted({rel.split("/")[0] for rel in ours if "/" in rel}):
         if os.path.islink(os.path.join(out_dir, sub)):
@@ -132,6 +133,23 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
     for rel in ours:
         if os.path.isfile(os.path.join(out_dir, rel)):
             os.remove(os.path.join(out_dir, rel))
+
+
+def _check_places(out_dir: str, files: Sequence[str]) -> None:
+    """A folder where one of ``files`` goes, or a file where one of their folders goes: one line, before
+    anything is written (a link is fine: it is replaced)."""
+    for rel in files:
+        path = os.path.join(out_dir, rel)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise InputError(f"{path}: a folder where a file goes; move it away")
+        folder = os.path.dirname(path)
+        if (
+            folder != out_dir
+            and os.path.lexists(folder)
+            and not os.path.islink(folder)
+            and not os.path.isdir(folder)
+        ):
+            raise InputError(f"{folder}: a file where a folder goes; move it away")
 
 
 def _owned(marker: str) -> bool:
@@ -578,6 +596,7 @@ def report(
             "predictions": os.path.basename(name.rstrip("/")),
             **agreement.with_model(result, model_answers),
         }
+    _check_places(study_dir, ("report.json", "figures/gold_agreement.png", "figures/model_by_agreement.png"))
     if os.path.islink(os.path.join(study_dir, "figures")):
         os.remove(os.path.join(study_dir, "figures"))  # a linked folder is replaced, never written through
     result["figures"] = text.write_figures(result, study_dir)

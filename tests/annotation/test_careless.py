@@ -351,3 +351,33 @@ def test_empty_out(dataset, tasks, tmp_path, capsys, monkeypatch):  # noqa: F811
     ):
         assert "--out: an empty path" in refused(capsys, *command)
     assert tree(tmp_path) == before
+
+
+def test_a_folder_where_a_file_goes(dataset, tasks, tmp_path, capsys):  # noqa: F811
+    folder, key = tasks
+    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
+    study = tmp_path / "study"
+    imp = ["annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder, "--out", study]
+    assert cli(*imp) == 0
+    (study / "report.json").mkdir()
+    assert "report.json: a folder where a file goes" in refused(capsys, "annotate", "report", study,
+                                                                "--min-agreement", "2")  # fmt: skip
+    (study / "report.json").rmdir()
+    (study / "figures").write_text("mine")
+    assert "figures: a file where a folder goes" in refused(capsys, "annotate", "report", study,
+                                                            "--min-agreement", "2")  # fmt: skip
+    assert (study / "figures").read_text() == "mine" and not (study / "report.json").exists()
+    (study / "answers.jsonl").unlink()
+    (study / "answers.jsonl").mkdir()
+    before = tree(study)
+    assert "answers.jsonl: a folder where a file goes" in refused(capsys, *imp, "--overwrite")
+    assert tree(study) == before
+    ours = tmp_path / "ours"
+    assert cli(*export_args(dataset, ours)) == 0
+    (ours / "tasks.json").unlink()
+    (ours / "tasks.json").mkdir()
+    before = tree(ours)
+    assert "tasks.json: a folder where a file goes" in refused(
+        capsys, *export_args(dataset, ours), "--overwrite"
+    )
+    assert tree(ours) == before
