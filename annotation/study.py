@@ -619,6 +619,9 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     key, _, summary = read_study(study_dir)
     result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
     reported = result.get("items") if isinstance(result, dict) else None
+    figures_listed = result.get("figures", []) if isinstance(result, dict) else None
+    if not isinstance(figures_listed, list) or not all(isinstance(f, str) for f in figures_listed):
+        reported = None
     if not isinstance(reported, dict) or not all(
         iid in key["items"] and isinstance(p, dict) and isinstance(p.get("id"), str) and "kept" in p
         for iid, p in reported.items()
@@ -664,6 +667,16 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
                 f"{path}: split '{split_name}' was not written by `annotate verify` (or changed since); "
                 "it is never replaced (choose another --split-name)"
             )
+    figures = [f"{VERIFICATION_DIR}/{config}-{os.path.basename(rel)}" for rel in result.get("figures", [])]
+    _check_places(  # before anything is written or removed: no half-written verification
+        dataset_dir,
+        [
+            f"{config}/{split_name}-00000-of-00001.parquet",
+            f"{VERIFICATION_DIR}/{config}.json",
+            f"{VERIFICATION_DIR}/{config}-answers.jsonl",
+            *figures,
+        ],
+    )
     for path in existing:
         os.remove(path)
         written.pop(os.path.relpath(path, dataset_dir).replace(os.sep, "/"), None)

@@ -381,3 +381,24 @@ def test_a_folder_where_a_file_goes(dataset, tasks, tmp_path, capsys):  # noqa: 
         capsys, *export_args(dataset, ours), "--overwrite"
     )
     assert tree(ours) == before
+
+
+def test_verify_writes_all_or_nothing(dataset, tasks, tmp_path, capsys):  # noqa: F811
+    folder, key = tasks
+    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
+    study = tmp_path / "study"
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
+               "--out", study) == 0  # fmt: skip
+    assert cli("annotate", "report", study, "--min-agreement", "2") == 0
+    answers = dataset / "human_verification" / "intruder-wikipedia-answers.jsonl"
+    answers.mkdir(parents=True)
+    before = tree(dataset)
+    err = refused(capsys, "annotate", "verify", study, dataset)
+    assert "intruder-wikipedia-answers.jsonl: a folder where a file goes" in err
+    assert tree(dataset) == before  # no split written before the refusal
+    answers.rmdir()
+    (dataset / "human_verification").rmdir()
+    (dataset / "human_verification").write_text("mine")
+    before = tree(dataset)
+    assert "human_verification" in refused(capsys, "annotate", "verify", study, dataset)
+    assert tree(dataset) == before
