@@ -108,11 +108,7 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
         )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"{out_dir}: output path is a file, not a directory")
-    above = os.path.dirname(os.path.abspath(out_dir))
-    while not os.path.exists(above) and os.path.dirname(above) != above:
-        above = os.path.dirname(above)
-    if not os.path.isdir(above):
-        raise InputError(f"{out_dir}: {above} is a file, not a directory")
+    _check_not_below_a_file(out_dir)
     if _entries(out_dir) and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
     other = "import.json" if owner == "key.json" else None  # an import folder holds a copy of the key
@@ -133,6 +129,15 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
     for rel in ours:
         if os.path.isfile(os.path.join(out_dir, rel)):
             os.remove(os.path.join(out_dir, rel))
+
+
+def _check_not_below_a_file(path: str) -> None:
+    """The nearest existing folder above ``path`` is a folder (else one line, not a traceback from makedirs)."""
+    above = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise InputError(f"{path}: {above} is a file, not a directory")
 
 
 def _check_places(out_dir: str, files: Sequence[str]) -> None:
@@ -768,11 +773,7 @@ def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -
     study = os.path.realpath(study_dir)
     if os.path.dirname(real) == study and os.path.basename(real) in (*IMPORT_FILES, "report.json"):
         raise InputError(f"{out_path}: a file of the study folder {study_dir}; write elsewhere")
-    above = os.path.dirname(os.path.abspath(out_path))
-    while not os.path.exists(above) and os.path.dirname(above) != above:
-        above = os.path.dirname(above)
-    if not os.path.isdir(above):
-        raise InputError(f"{out_path}: {above} is a file, not a directory")
+    _check_not_below_a_file(out_path)
     folder = os.path.dirname(real)
     for level in (folder, os.path.dirname(folder)):  # an export (its key.json) or an import (its import.json)
         if _owned(os.path.join(level, "key.json")) or _owned(os.path.join(level, "import.json")):
