@@ -1,0 +1,126 @@
+"""Function-word phenomena: ``demonstrative`` and ``conjunction`` (INSteD, Shen et al. 2021, Table 7).
+
+- ``demonstrative``: a singular demonstrative determiner to the plural (this -> these, that -> those), its
+  head noun to the plural and a present or past form of "be"/"have" right after the noun phrase to agree
+  (``this city was`` -> ``these cities were``). "this"/"that" as pronouns (``This is``) or complementisers
+  (``said that``) are not sites.
+- ``conjunction``: the first connective of the sentence to one of the opposite relation: contrast to
+  consequence (but -> and therefore, however -> therefore, although -> therefore, yet -> and therefore,
+  nevertheless -> therefore) and back (therefore/thus/hence/consequently -> however, so -> but, because ->
+  although); "and" joining clauses (after a comma, or before a verb) -> but. A sentence-initial "Although"
+  becomes "Because" (``Therefore X, Y`` would not parse).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from corpora.probes.edits import Edit, replace
+from corpora.probes.text import Token, analyse, match_case
+
+_AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
+_SINGULAR_NOUN = ("NN",)
+
+
+@functools.lru_cache(maxsize=4096)
+def plural(noun: str) -> str | None:
+    """The plural of a singular noun from lemminflect's dictionary (None when it has none).
+
+    >>> plural("city"), plural("child"), plural("xqzzy")
+    ('cities', 'children', None)
+    """
+    import lemminflect
+
+    forms = lemminflect.getInflection(noun.lower(), "NNS", inflect_oov=False)
+    if not forms or forms[0] == noun.lower():
+        return None
+    return match_case(noun, forms[0])
+
+
+def demonstrative(sentence: str) -> list[Edit]:
+    """The first singular demonstrative determiner and its noun phrase to the plural.
+
+    >>> from corpora.probes.edits import apply_edits
+    >>> s = "In that year this small city was renamed."
+    >>> apply_edits(s, demonstrative(s))
+    'In those years this small city was renamed.'
+    """
+    tokens = analyse(sentence)
+    for i, token in enumerate(tokens):
+        word = token.text.lower()
+        if word not in ("this", "that") or token.tag != "DT":
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].tag in ("JJ", "JJR", "JJS", "RB", "VBN", "VBG") and j - i <= 3:
+            j += 1
+        if j >= len(tokens) or tokens[j].tag not in _SINGULAR_NOUN:
+            continue
+        while j + 1 < len(tokens) and tokens[j + 1].tag == "NN":  # compound: the last noun is the head
+            j += 1
+        noun = plural(tokens[j].text)
+        if noun is None:
+            continue
+        edits = [
+            replace(token, match_case(token.text, "these" if word == "this" else "those")),
+            replace(tokens[j], noun),
+        ]
+        k = j + 1
+        if k < len(tokens) and tokens[k].text.lower() in _AGREEMENT:
+            edits.append(replace(tokens[k], match_case(tokens[k].text, _AGREEMENT[tokens[k].text.lower()])))
+        return edits
+    return []
+
+
+_SENTENCE_ADVERBS = {
+    "however": "therefore",
+    "nevertheless": "therefore",
+    "nonetheless": "therefore",
+    "therefore": "however",
+    "thus": "however",
+    "hence": "however",
+    "consequently": "however",
+}
+_CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
+
+
+def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> bool:
+    prev = tokens[i - 1] if i else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if prev is None or nxt is None:
+        return False
+    return prev.text == "," or nxt.tag in ("VBD", "VBZ", "VBP", "MD")
+
+
+def conjunction(sentence: str) -> list[Edit]:
+    """The first connective of the sentence to its opposite.
+
+    >>> [e.after for e in conjunction("He was injured, but he won the race.")]
+    ['and therefore']
+    >>> [e.after for e in conjunction("Although it rained, the match went ahead.")]
+    ['Because']
+    """
+    tokens = analyse(sentence)
+    for i, token in enumerate(tokens):
+        word = token.text.lower()
+        prev = tokens[i - 1].text.lower() if i else ""
+        nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
+        if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == ","):
+            after = _SENTENCE_ADVERBS[word]
+        elif word in ("although", "though") and i == 0:
+            after = "because"
+        elif word in ("although", "though") and prev == ",":
+            after = "therefore"
+        elif word in ("but", "yet") and token.tag == "CC" and nxt not in ("also", "rather", "only") and i > 0:
+            if prev in ("not", "anything", "nothing", "all", "last"):
+                continue
+            after = _CLAUSE_CONNECTIVES[word]
+        elif word == "because" and nxt != "of" and i > 0:
+            after = "although"
+        elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB"):
+            after = "but"
+        elif word == "and" and _and_joins_clauses(tokens, i):
+            after = "but"
+        else:
+            continue
+        return [replace(token, match_case(token.text, after))]
+    return []
