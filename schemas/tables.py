@@ -135,7 +135,9 @@ PROBE_EDIT = pa.struct(
 PROBE_SCHEMA = _versioned(
     "probe",
     [
-        pa.field("id", pa.string(), nullable=False),  # the document's id (INSteD JSONL: <file name>:<file_id>)
+        pa.field(
+            "id", pa.string(), nullable=False
+        ),  # the document's id (INSteD JSONL: <file name>:<file_id>)
         pa.field("source", pa.string(), nullable=False),
         pa.field("split", pa.string(), nullable=False),
         pa.field("phenomenon", pa.string(), nullable=False),  # gender, animacy-down, ... (one per config)

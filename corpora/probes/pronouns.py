@@ -5,7 +5,7 @@ Each is a pure function ``sentence -> list of edits`` (empty: the sentence has n
 - ``gender``: the third-person pronouns of the gender of the sentence's first gendered pronoun are flipped
   (he <-> she, him <-> her, his <-> her/hers, himself <-> herself); pronouns of the other gender refer to
   someone else and stay. "her" is an object (-> him) or a possessive (-> his) by its part of speech.
-- ``animacy-down``: the same pronouns to inanimate ones (he/she/him/her -> it, his/her -> its, hers/his -> its,
+- ``animacy-down``: the same pronouns to inanimate ones (he/she/him/her -> it, his/her -> its, hers/his (standing alone) -> its own,
   himself/herself -> itself). He, she and it are all third person singular: every verb still agrees.
 - ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself;
   ``gender`` picks the pronoun (``probes`` draws it from the seed and the document's id).
@@ -29,7 +29,9 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
         return False
     if nxt.tag.startswith(_NOMINAL) or nxt.text.lower() == "own":
         return True
-    if nxt.tag in ("DT", "IN", "TO", "RB", "PRP", "PRP$", "CC", "WDT", "WP", "MD") or nxt.tag.startswith("VB"):
+    if nxt.tag in ("DT", "IN", "TO", "RB", "PRP", "PRP$", "CC", "WDT", "WP", "MD") or nxt.tag.startswith(
+        "VB"
+    ):
         return False
     return tokens[i].tag == "PRP$"
 
@@ -50,9 +52,14 @@ def _flipped(tokens: tuple[Token, ...], i: int) -> str:
         if word == "his":
             return "her" if possessive else "hers"
         return "his" if possessive else "him"
-    return {"he": "she", "she": "he", "him": "her", "hers": "his", "himself": "herself", "herself": "himself"}[
-        word
-    ]
+    return {
+        "he": "she",
+        "she": "he",
+        "him": "her",
+        "hers": "his",
+        "himself": "herself",
+        "herself": "himself",
+    }[word]
 
 
 def gender(sentence: str) -> list[Edit]:
@@ -68,7 +75,8 @@ def gender(sentence: str) -> list[Edit]:
 
 
 def animacy_down(sentence: str) -> list[Edit]:
-    """Personal pronouns to inanimate: he/she/him/her -> it, his/her/hers -> its, himself/herself -> itself.
+    """Personal pronouns to inanimate: he/she/him/her -> it, his/her -> its, hers -> its own, himself/herself ->
+    itself.
 
     >>> [e.after for e in animacy_down("His son said he met her.")]
     ['Its', 'it']
@@ -77,8 +85,10 @@ def animacy_down(sentence: str) -> list[Edit]:
     edits = []
     for i in _gendered(tokens):
         word = tokens[i].text.lower()
-        if word in ("his", "her", "hers"):
-            after = "its" if word == "hers" or word == "his" or _possessive(tokens, i) else "it"
+        if word == "hers" or (word == "his" and not _possessive(tokens, i)):
+            after = "its own"  # the house was hers -> the house was its own
+        elif word in ("his", "her"):
+            after = "its" if word == "his" or _possessive(tokens, i) else "it"
         elif word in ("himself", "herself"):
             after = "itself"
         else:
@@ -105,7 +115,22 @@ def _subject(tokens: tuple[Token, ...], i: int) -> bool:
 
 
 _AUX_QUESTION = frozenset(
-    {"is", "was", "does", "did", "has", "had", "will", "would", "can", "could", "should", "may", "might", "must"}
+    {
+        "is",
+        "was",
+        "does",
+        "did",
+        "has",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+    }
 )
 
 
@@ -120,7 +145,9 @@ def animacy_up(sentence: str, gender: str = "f") -> list[Edit]:
     """
     if gender not in ("f", "m"):
         raise ValueError(f"gender must be 'f' or 'm', got {gender!r}")
-    subject, obj, possessive, reflexive = ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
+    subject, obj, possessive, reflexive = (
+        ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
+    )
     tokens = analyse(sentence)
     edits = []
     for i, token in enumerate(tokens):

@@ -60,7 +60,10 @@ def _is_day(tokens: tuple[Token, ...], i: int) -> bool:
     text = tokens[i].text
     if not text.isdigit() or not 1 <= int(text) <= 31:
         return False
-    return _word(tokens, i - 1).lower().rstrip(".") in MONTHS or _word(tokens, i + 1).lower().rstrip(".") in MONTHS
+    return (
+        _word(tokens, i - 1).lower().rstrip(".") in MONTHS
+        or _word(tokens, i + 1).lower().rstrip(".") in MONTHS
+    )
 
 
 def number(sentence: str) -> list[Edit]:

@@ -135,7 +135,9 @@ def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
         return Rejected("bad_json", source=source, detail=f"{origin}: {exc}", record=line)
     if not isinstance(record, dict) or any(k not in record for k in INSTED_FIELDS):
         missing = [k for k in INSTED_FIELDS if not isinstance(record, dict) or k not in record]
-        return Rejected("not_insted_format", source=source, detail=f"{origin}: missing {missing}", record=line)
+        return Rejected(
+            "not_insted_format", source=source, detail=f"{origin}: missing {missing}", record=line
+        )
     file_id, position, train = record["file_id"], record["sen_position"], record["train"]
     types_ok = (
         isinstance(file_id, int) and not isinstance(file_id, bool)
@@ -144,20 +146,30 @@ def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
     )  # fmt: skip
     doc_id = f"{source}:{file_id}"
     if not types_ok:
-        return Rejected("not_insted_format", id=doc_id, source=source, detail=f"{origin}: field types", record=line)
+        return Rejected(
+            "not_insted_format", id=doc_id, source=source, detail=f"{origin}: field types", record=line
+        )
     split = "train" if train == 1 else "test"
     base = {"id": doc_id, "source": source, "split": split, "source_id": str(file_id), "file_id": file_id}
     if position < 1:
         from sources.sentences import split_sentences
 
-        return base | {"sentences": split_sentences(record["ctx"]), "intruder_index": -1, "original_sentence": None}
+        return base | {
+            "sentences": split_sentences(record["ctx"]),
+            "intruder_index": -1,
+            "original_sentence": None,
+        }
     sentences = _split_around(record["ctx"], record["to_be_replaced"], position)
     if sentences is None:
         return Rejected("sentence_mismatch", id=doc_id, source=source,
                         detail=f"{origin}: to_be_replaced is not sentence {position} of ctx", record=line)  # fmt: skip
     document = list(sentences)
     document[position] = record["replace_with"]
-    return base | {"sentences": document, "intruder_index": position, "original_sentence": record["to_be_replaced"]}
+    return base | {
+        "sentences": document,
+        "intruder_index": position,
+        "original_sentence": record["to_be_replaced"],
+    }
 
 
 def insted_record(row: dict, validation_train: int = 1) -> dict:

@@ -114,7 +114,24 @@ _FIXED = {
 }  # fmt: skip
 _SUBJECT_PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
 _AUXILIARIES = frozenset(
-    {"be", "been", "being", "is", "are", "was", "were", "am", "has", "have", "had", "having", "'s", "'re", "'ve", "'d"}
+    {
+        "be",
+        "been",
+        "being",
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "has",
+        "have",
+        "had",
+        "having",
+        "'s",
+        "'re",
+        "'ve",
+        "'d",
+    }
 )
 
 
@@ -135,6 +152,11 @@ def fix_tags(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
             tag_ = token.tag if token.tag in ("PRP", "PRP$") else "PRP"
         if tag_ == "VBN" and i > 0 and _finite_participle(tokens, lowered, i):
             tag_ = "VBD"
+        elif tag_ == "VBD" and i > 1 and lowered[i - 1] in _SUBJECT_PRONOUNS:  # was he elected, did he win
+            if lowered[i - 2] in ("was", "were", "is", "are", "had", "has", "have"):
+                tag_ = "VBN"
+            elif lowered[i - 2] in ("did", "does", "do"):
+                tag_ = "VB"
         out.append(token._replace(tag=tag_))
     return tuple(out)
 
@@ -149,8 +171,10 @@ def _clause(tokens: tuple[Token, ...], i: int, step: int) -> list[int]:
 
 
 def _finite_participle(tokens: tuple[Token, ...], lowered: list[str], i: int) -> bool:
-    if lowered[i - 1] in _SUBJECT_PRONOUNS:
-        return True
+    if lowered[i - 1] in _SUBJECT_PRONOUNS:  # he elected -> finite; was he elected -> a participle
+        return i < 2 or (
+            lowered[i - 2] not in _AUXILIARIES and tokens[i - 2].tag not in ("MD", "VBD", "VBZ", "VBP")
+        )
     before, after = _clause(tokens, i, -1), _clause(tokens, i, 1)
     return (
         tokens[i - 1].tag.startswith("NN")

@@ -109,7 +109,7 @@ def past_to_future(sentence: str) -> list[Edit]:
         if word == "used" and nxt is not None and nxt.text.lower() == "to":
             continue
         base = lemma(word)
-        if base is None or base == word and word not in ("put", "set", "cut", "hit", "let", "read", "spread", "cost", "hurt", "shut", "quit", "bet"):
+        if base is None or (base == word and inflect(base, "VBD") != word):  # put, split: past = base
             continue
         edits.append(replace(token, match_case(token.text, "will " + base)))
     return edits
@@ -134,7 +134,7 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
     """Position of the main clause's finite verb: the first finite verb outside an opening subordinate
     clause (up to its comma) and not right after a relative pronoun's clause opener."""
     start = 0
-    if tokens and tokens[0].text.lower() in _SUBORDINATORS:
+    if tokens and tokens[0].text.lower() in _SUBORDINATORS and not _is_question(tokens):
         comma = next((i for i, t in enumerate(tokens) if t.text == ","), None)
         if comma is None:
             return None
@@ -143,7 +143,13 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
-        if word in _RELATIVES and token.tag in ("WDT", "WP", "WP$", "WRB") or (word == "that" and token.tag == "IN" and i > start and tokens[i - 1].tag.startswith("NN")):
+        if i == 0 and _is_question(tokens):
+            continue  # Who won ...? opens a question, not a relative clause
+        if (
+            word in _RELATIVES
+            and token.tag in ("WDT", "WP", "WP$", "WRB")
+            or (word == "that" and token.tag == "IN" and i > start and tokens[i - 1].tag.startswith("NN"))
+        ):
             relative = True  # the next finite verb is the relative clause's
             continue
         if token.tag in _FINITE:
@@ -181,7 +187,8 @@ def negation(sentence: str) -> list[Edit]:
         return _affirmative(sentence, tokens, i, base)
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
-    if _is_question(tokens) and i == 0 and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
+    opens = i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT"))  # Did he ...? / When did ...?
+    if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):
         if word in _NOT_ADD:

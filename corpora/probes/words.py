@@ -19,6 +19,24 @@ from corpora.probes.edits import Edit, replace
 from corpora.probes.text import Token, analyse, match_case
 
 _AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
+
+
+def _plural_verb(token: Token) -> str | None:
+    """The plural form of a singular present or past verb right after the noun phrase (None: it agrees as it
+    is). The tagger often calls a verb after a noun a noun (``team plays``): an -s word with a verb lemma
+    counts as a verb there."""
+    from corpora.probes.verbs import lemma
+
+    word = token.text.lower()
+    if word in _AGREEMENT:
+        return match_case(token.text, _AGREEMENT[word])
+    if token.tag == "VBZ" or (token.tag in ("NN", "NNS") and word.endswith("s")):
+        base = lemma(word)
+        if base is not None and base != word:
+            return match_case(token.text, base)
+    return None
+
+
 _SINGULAR_NOUN = ("NN",)
 
 
@@ -55,18 +73,25 @@ def demonstrative(sentence: str) -> list[Edit]:
             j += 1
         if j >= len(tokens) or tokens[j].tag not in _SINGULAR_NOUN:
             continue
-        while j + 1 < len(tokens) and tokens[j + 1].tag == "NN":  # compound: the last noun is the head
-            j += 1
+        while (
+            j + 2 < len(tokens) and tokens[j + 1].tag == "NN" and tokens[j + 2].tag.startswith(("VB", "MD"))
+        ):
+            j += 1  # a compound before its verb (that football club has): the last noun is the head
         noun = plural(tokens[j].text)
         if noun is None:
             continue
+        k = j + 1
+        while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
+            k += 1
+        if k < len(tokens) and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP")):
+            return []  # a relative clause or an apposition comes between: its verbs would have to agree too
         edits = [
             replace(token, match_case(token.text, "these" if word == "this" else "those")),
             replace(tokens[j], noun),
         ]
-        k = j + 1
-        if k < len(tokens) and tokens[k].text.lower() in _AGREEMENT:
-            edits.append(replace(tokens[k], match_case(tokens[k].text, _AGREEMENT[tokens[k].text.lower()])))
+        agreeing = _plural_verb(tokens[k]) if k < len(tokens) else None
+        if agreeing is not None:
+            edits.append(replace(tokens[k], agreeing))
         return edits
     return []
 
@@ -104,13 +129,18 @@ def conjunction(sentence: str) -> list[Edit]:
         word = token.text.lower()
         prev = tokens[i - 1].text.lower() if i else ""
         nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
-        if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == ","):
+        if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
             after = _SENTENCE_ADVERBS[word]
         elif word in ("although", "though") and i == 0:
             after = "because"
         elif word in ("although", "though") and prev == ",":
             after = "therefore"
-        elif word in ("but", "yet") and token.tag == "CC" and nxt not in ("also", "rather", "only") and i > 0:
+        elif (
+            word in ("but", "yet")
+            and (token.tag == "CC" or prev == ",")
+            and nxt not in ("also", "rather", "only")
+            and i > 0
+        ):
             if prev in ("not", "anything", "nothing", "all", "last"):
                 continue
             after = _CLAUSE_CONNECTIVES[word]
