@@ -34,7 +34,7 @@ _ABBREVIATIONS = r"(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Corp|Co|Ltd|No|vs|Gen|Gov|S
 _TOKEN = re.compile(
     r"(?:[A-Za-z]\.){2,}"  # U.S., e.g.
     rf"|{_ABBREVIATIONS}"
-    r"|\d+(?:[.,:/]\d+)*"  # 1,234.5  10:30  1/2
+    r"|\d+(?:[.,:/]\d+)*(?!\w)"  # 1,234.5  10:30  1/2 (1990s, 3rd: words)
     r"|\w+(?:[-'’]\w+)*"  # words, hyphenated words, contractions (split below)
     r"|\.\.\.|--|``|''"
     r"|[^\w\s]",

@@ -127,6 +127,9 @@ _CONTRACTED = {
     "can": "can't", "could": "couldn't", "should": "shouldn't", "must": "mustn't",
 }  # fmt: skip
 _AUXILIARY = frozenset({"be", "have", "do"})
+_NEGATIVE = frozenset(
+    {"never", "no", "nothing", "nobody", "none", "neither", "nor", "hardly", "scarcely", "nowhere"}
+)
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
 
 
@@ -143,7 +146,7 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
-        if i == 0 and _is_question(tokens):
+        if i == 0 and _is_question(tokens) and token.tag in ("WDT", "WP", "WP$", "WRB"):
             continue  # Who won ...? opens a question, not a relative clause
         if (
             word in _RELATIVES
@@ -180,8 +183,8 @@ def negation(sentence: str) -> list[Edit]:
     word = token.text.lower()
     nxt = _next_word(tokens, i)
     nxt_word = nxt.text.lower() if nxt is not None else ""
-    if nxt_word in ("never", "no", "nothing", "nobody", "none", "neither", "nor", "hardly", "scarcely"):
-        return []
+    if nxt_word in _NEGATIVE or any(t.text.lower() in _NEGATIVE for t in tokens[:i]):
+        return []  # negated otherwise (never, no one, nothing): no site
     base = lemma(word) if token.tag != "MD" else word
     if nxt_word in ("not", "n't"):
         return _affirmative(sentence, tokens, i, base)

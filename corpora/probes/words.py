@@ -55,6 +55,16 @@ def plural(noun: str) -> str | None:
     return match_case(noun, forms[0])
 
 
+def _determiner(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether this/that at ``i`` is a determiner: tagged so, or a ``that`` tagged a complementiser before a
+    singular noun that ends its clause (``disliked that film.``)."""
+    if tokens[i].tag == "DT":
+        return True
+    if tokens[i].text.lower() != "that" or i + 2 >= len(tokens) or tokens[i + 1].tag != "NN":
+        return False
+    return tokens[i + 2].tag in (".", ",", "IN", "TO", ":")
+
+
 def demonstrative(sentence: str) -> list[Edit]:
     """The first singular demonstrative determiner and its noun phrase to the plural.
 
@@ -66,7 +76,7 @@ def demonstrative(sentence: str) -> list[Edit]:
     tokens = analyse(sentence)
     for i, token in enumerate(tokens):
         word = token.text.lower()
-        if word not in ("this", "that") or token.tag != "DT":
+        if word not in ("this", "that") or not _determiner(tokens, i):
             continue
         j = i + 1
         while j < len(tokens) and tokens[j].tag in ("JJ", "JJR", "JJS", "RB", "VBN", "VBG") and j - i <= 3:
@@ -92,6 +102,13 @@ def demonstrative(sentence: str) -> list[Edit]:
         agreeing = _plural_verb(tokens[k]) if k < len(tokens) else None
         if agreeing is not None:
             edits.append(replace(tokens[k], agreeing))
+        if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
+            edits.insert(
+                0,
+                replace(
+                    tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()])
+                ),
+            )
         return edits
     return []
 
@@ -109,11 +126,24 @@ _CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because"
 
 
 def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> bool:
-    prev = tokens[i - 1] if i else None
-    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-    if prev is None or nxt is None:
+    """Whether ``and`` at ``i`` joins clauses (``..., and it won``; ``sang and danced``), not words of a list
+    (``dues and fees``, ``programs, and standards``): a finite verb follows it before the next comma, right
+    away or after a comma before ``and``."""
+    if i == 0 or i + 1 >= len(tokens):
         return False
-    return prev.text == "," or nxt.tag in ("VBD", "VBZ", "VBP", "MD")
+    if tokens[i + 1].tag in _FINITE:
+        return True
+    if tokens[i - 1].text != ",":
+        return False
+    for token in tokens[i + 1 :]:
+        if token.text in (",", ";", ":"):
+            return False
+        if token.tag in _FINITE:
+            return True
+    return False
+
+
+_FINITE = ("VBD", "VBZ", "VBP", "MD")
 
 
 def conjunction(sentence: str) -> list[Edit]:
