@@ -86,11 +86,31 @@ def classify_input(path: str) -> tuple[str, str]:
     dataset = posixpath.join(path, "dataset")
     if storage.list_files(posixpath.join(dataset, "intruder-*", "*.parquet")):
         return "build", dataset  # the OUT of `incoherent build`
-    if storage.list_files(path) == [path] or (not storage.is_remote(path) and os.path.isfile(path)):
+    if os.path.isfile(path) if not storage.is_remote(path) else storage.list_files(path) == [path]:
+        check_insted_head(path)
         return "jsonl", path
     raise InputError(
         f"{path}: neither an intruder build (no intruder-*/*.parquet) nor a JSONL file in INSteD's format"
     )
+
+
+def check_insted_head(path: str) -> None:
+    """The first record of a JSONL file must be an object with INSteD's fields (a file of another kind is
+    unusable input, not a file of bad records)."""
+    from corpora.probes.rows import INSTED_FIELDS
+
+    with FileSystems.open(path) as f:
+        head = f.readline(MAX_LINE_BYTES)
+        while head and not head.strip():
+            head = f.readline(MAX_LINE_BYTES)
+    try:
+        record = json.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        record = None
+    if not isinstance(record, dict) or not set(INSTED_FIELDS) <= set(record):
+        raise InputError(
+            f"{path}: not a JSONL file in INSteD's format (its first record lacks {', '.join(INSTED_FIELDS)})"
+        )
 
 
 def build_file_ids(dataset: str) -> dict[str, int]:
