@@ -1,9 +1,9 @@
 """Tokens with character spans and Penn Treebank part-of-speech tags, offline.
 
-The tagger is NLTK's averaged perceptron (:class:`nltk.tag.perceptron.PerceptronTagger`) with weights we
-trained on NLTK's Penn Treebank sample and ship as JSON (``corpora/probes/data/tagger-wsj.json``, written by
-``tools/train_probe_tagger.py``; its provenance, licence and held-out accuracy are in the file). Nothing is
-downloaded and nothing is unpickled. Tokens follow the treebank's conventions where the tagger needs them
+The tagger is NLTK's averaged perceptron with weights trained by NLTK on its Penn Treebank sample and shipped as
+JSON (``corpora/probes/data/tagger-wsj.json``, written by ``tools/train_probe_tagger.py``; its provenance,
+licence and held-out accuracy are in the file), tagging as :mod:`corpora.probes.tagger`. Nothing is downloaded
+and nothing is unpickled. Tokens follow the treebank's conventions where the tagger needs them
 (``don't`` -> ``do`` + ``n't``, ``John's`` -> ``John`` + ``'s``, brackets as ``-LRB-``), but keep their
 spans in the sentence, so an edit is a replacement of characters of the original text.
 
@@ -14,13 +14,11 @@ spans in the sentence, so an edit is a replacement of characters of the original
 from __future__ import annotations
 
 import functools
-import json
-import os
 import re
 from typing import NamedTuple
 
-WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tagger-wsj.json")
 MAX_SENTENCE_CHARS = 2000  # longer "sentences" are not analysed (a probe edits one sentence; see rows.py)
+SENTENCE_CACHE = 32  # tagged sentences kept: the phenomena of one document share one tagging, no more
 
 
 class Token(NamedTuple):
@@ -71,28 +69,16 @@ def _ptb_form(text: str, previous: str | None) -> str:
     return _PTB.get(text, text.replace("’", "'"))
 
 
-@functools.lru_cache(maxsize=1)
-def tagger():
-    """NLTK's ``PerceptronTagger`` with the shipped JSON weights (loaded once per process)."""
-    from nltk.tag.perceptron import PerceptronTagger
-
-    with open(WEIGHTS, encoding="utf-8") as f:
-        model = json.load(f)
-    tagger = PerceptronTagger(load=False)
-    tagger.decode_json_params((model["weights"], model["tagdict"], model["classes"]))
-    return tagger
-
-
 def tagger_info() -> dict:
-    """The weights file's description: provenance, licence and held-out accuracy (no weights)."""
-    with open(WEIGHTS, encoding="utf-8") as f:
-        model = json.load(f)
-    return {k: v for k, v in model.items() if k not in ("weights", "tagdict", "classes")}
+    """The tagger weights' provenance, licence and held-out accuracy."""
+    from corpora.probes import tagger
+
+    return tagger.info()
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=SENTENCE_CACHE)
 def tag(sentence: str) -> tuple[Token, ...]:
-    """Tagged tokens of a sentence (cached: every phenomenon of one sentence tags it once)."""
+    """Tagged tokens of a sentence (a small cache: the phenomena of one sentence tag it once)."""
     tokens = tokenize(sentence)
     if not tokens:
         return ()
@@ -100,7 +86,9 @@ def tag(sentence: str) -> tuple[Token, ...]:
     for token in tokens:
         forms.append(_ptb_form(token.text, previous))
         previous = forms[-1]
-    tags = [t for _, t in tagger().tag(forms)]
+    from corpora.probes import tagger
+
+    tags = tagger.load().tag(forms)
     return tuple(Token(t.text, t.start, t.end, tg) for t, tg in zip(tokens, tags, strict=True))
 
 
@@ -186,7 +174,7 @@ def _finite_participle(tokens: tuple[Token, ...], lowered: list[str], i: int) ->
 _BOUNDARY_TAGS = frozenset({"CC", "WDT", "WP", "WRB"})
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=SENTENCE_CACHE)
 def analyse(sentence: str) -> tuple[Token, ...]:
     """:func:`tag` followed by :func:`fix_tags`: the tokens every phenomenon reads.
 

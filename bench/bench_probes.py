@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Probe generation throughput (sentences/s) and the ``probes`` stage's peak memory.
+
+Input: the intruder tables of a finished build (the Quickstart build: ``incoherent build --out out/sample``).
+Its real intruder sentences are few (a few dozen), so N intruder documents are **synthesised by repeating the
+real incoherent documents of that build** in a fixed cycle, each copy with a fresh id (``bench:<n>``), into
+an intruder build under ``bench/work/probes-<N>/``. The cycle is longer than the phenomena's sentence cache
+(:data:`corpora.probes.text.SENTENCE_CACHE`), so no copy finds its sentence already tagged: every document
+pays its own tagging, as distinct sentences do.
+
+Two measurements, in this order:
+
+1. In this process, on the first ``--library`` documents: the tagger alone (tokenise + tag + tag fixes, the
+   baseline) and the eight phenomena (tagging included), as sentences per second, and their ratio.
+2. ``incoherent probes`` on all N documents in a child process under ``/usr/bin/time -v``: wall and CPU
+   seconds, sentences/s, and peak RSS (the largest resident set of the process; Beam's in-process engine runs
+   the stage in that process with ``--direct_num_workers 1``).
+
+    python bench/bench_probes.py out/sample/dataset --documents 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+sys.path.insert(0, str(ROOT))
+
+
+def real_documents(dataset: str) -> list[dict]:
+    """The incoherent documents of the build's intruder tables (every split), in a fixed order."""
+    import pyarrow.parquet as pq
+
+    rows = []
+    for path in sorted(glob.glob(os.path.join(dataset, "intruder-*", "*.parquet"))):
+        rows += [r for r in pq.read_table(path).to_pylist() if r["intruder_index"] > 0]
+    if not rows:
+        raise SystemExit(f"{dataset}: no incoherent documents in intruder-*/*.parquet")
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def synthesise(documents: list[dict], n: int, out: Path) -> Path:
+    """``out/intruder-bench/test-*.parquet``: ``n`` copies of the documents in a cycle, fresh ids."""
+    from pipelines.runtime.tables import write_shard
+    from schemas import INTRUDER_SCHEMA
+
+    folder = out / "intruder-bench"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    per_shard = 25_000
+    for shard, start in enumerate(range(0, n, per_shard)):
+        rows = []
+        for k in range(start, min(n, start + per_shard)):
+            row = dict(documents[k % len(documents)], id=f"bench:{k:07d}", source="bench", split="test")
+            rows.append(row)
+        total = -(-n // per_shard)
+        write_shard(str(folder / f"test-{shard:05d}-of-{total:05d}.parquet"), INTRUDER_SCHEMA, rows)
+    return out
+
+
+def library_throughput(documents: list[dict], n: int) -> dict:
+    from corpora.probes.rows import probe_document
+    from corpora.probes.text import analyse, tag
+
+    docs = [documents[k % len(documents)] for k in range(n)]
+    analyse("Warm up the tagger.")  # loads the weights and lemminflect's tables once, outside the timing
+    list(probe_document(dict(docs[0], id="warm", split="test"), PHENOMENA_ALL, 0))
+    tag.cache_clear(), analyse.cache_clear()
+    started = time.perf_counter()
+    for doc in docs:
+        analyse(doc["sentences"][doc["intruder_index"]])
+    tagging = time.perf_counter() - started
+    hits_tagging = analyse.cache_info().hits
+    tag.cache_clear(), analyse.cache_clear()
+    started = time.perf_counter()
+    probes = sum(
+        1
+        for k, doc in enumerate(docs)
+        for _ in probe_document(dict(doc, id=f"b{k}", split="test"), PHENOMENA_ALL, 0)
+    )
+    phenomena = time.perf_counter() - started
+    return {
+        "sentences": n,
+        "tagging_sentences_per_s": round(n / tagging, 1),
+        "phenomena_sentences_per_s": round(n / phenomena, 1),
+        "phenomena_vs_tagging": round(tagging / phenomena, 3),
+        "probes": probes,
+        "tagging_cache_hits": hits_tagging,
+    }
+
+
+def stage_run(data: Path, out: Path, n: int) -> dict:
+    if out.exists():
+        shutil.rmtree(out)
+    command = [
+        "/usr/bin/time", "-v", sys.executable, "-m", "pipelines.cli", "probes", str(data), "--out", str(out),
+        "--quiet", "--runner", "DirectRunner", "--direct_num_workers", "1",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    times = done.stderr
+
+    def field(name: str) -> float:
+        return float(re.search(rf"{re.escape(name)}: ([\d.]+)", times).group(1))
+
+    summary = json.loads((out / "run_summary.json").read_text())
+    cpu = field("User time (seconds)") + field("System time (seconds)")
+    return {
+        "documents": n,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "sentences_per_s_wall": round(n / wall, 1),
+        "sentences_per_cpu_s": round(n / cpu, 1),
+        "peak_rss_mb": round(field("Maximum resident set size (kbytes)") / 1024, 1),
+        "probes": {p: c["probes"] for p, c in summary["probes"].items()},
+    }
+
+
+PHENOMENA_ALL: list[str] = []
+
+
+def main() -> int:
+    from corpora.probes import PHENOMENA
+
+    PHENOMENA_ALL.extend(PHENOMENA)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", help="a build's dataset folder (intruder-*/ tables)")
+    parser.add_argument("--documents", type=int, default=100_000, help="synthesised intruder documents")
+    parser.add_argument("--library", type=int, default=5_000, help="documents for the in-process measurement")
+    parser.add_argument("--skip-stage", action="store_true", help="only the in-process measurement")
+    args = parser.parse_args()
+    documents = real_documents(args.dataset)
+    work = WORK / f"probes-{args.documents}"
+    report = {
+        "real_incoherent_documents": len(documents),
+        "distinct_intruder_sentences": len({d["sentences"][d["intruder_index"]] for d in documents}),
+        "load_before": os.getloadavg(),
+        "library": library_throughput(documents, min(args.library, args.documents)),
+    }
+    print(json.dumps(report, indent=2), flush=True)
+    if not args.skip_stage:
+        data = synthesise(documents, args.documents, work / "data")
+        report["stage"] = stage_run(data, work / "out", args.documents)
+        report["load_after"] = os.getloadavg()
+        print(json.dumps({k: report[k] for k in ("stage", "load_after")}, indent=2))
+    (WORK / f"probes-{args.documents}.json").write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
