@@ -62,7 +62,7 @@ def _flipped(tokens: tuple[Token, ...], i: int) -> str:
     }[word]
 
 
-def gender(sentence: str) -> list[Edit]:
+def gender(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """Flip the gender of the pronouns of the sentence's first gendered pronoun.
 
     >>> [e.after for e in gender("He thanked her and gave her mother his book.")]
@@ -70,18 +70,18 @@ def gender(sentence: str) -> list[Edit]:
     >>> [e.after for e in gender("She gave him her book, which was hers.")]
     ['He', 'his', 'his']
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in _gendered(tokens)]
 
 
-def animacy_down(sentence: str) -> list[Edit]:
+def animacy_down(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """Personal pronouns to inanimate: he/she/him/her -> it, his/her -> its, hers -> its own, himself/herself ->
     itself.
 
     >>> [e.after for e in animacy_down("His son said he met her.")]
     ['Its', 'it']
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     edits = []
     for i in _gendered(tokens):
         word = tokens[i].text.lower()
@@ -134,7 +134,7 @@ _AUX_QUESTION = frozenset(
 )
 
 
-def animacy_up(sentence: str, gender: str = "f") -> list[Edit]:
+def animacy_up(sentence: str, gender: str = "f", tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """Inanimate pronouns to personal ones of ``gender`` (``"f"`` or ``"m"``); every ``it``, ``its`` and
     ``itself`` of the sentence.
 
@@ -148,7 +148,7 @@ def animacy_up(sentence: str, gender: str = "f") -> list[Edit]:
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     edits = []
     for i, token in enumerate(tokens):
         word = token.text.lower()

@@ -66,7 +66,7 @@ def _is_day(tokens: tuple[Token, ...], i: int) -> bool:
     )
 
 
-def number(sentence: str) -> list[Edit]:
+def number(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first number of the sentence to an implausible value.
 
     >>> [e.after for e in number("The river is 51.7 km long.")]
@@ -76,7 +76,7 @@ def number(sentence: str) -> list[Edit]:
     >>> [e.after for e in number("The club has 18 members.")]
     ['1.8']
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     for i, token in enumerate(tokens):
         text = token.text
         if not _NUMBER.match(text) or _names_something(tokens, i) or _is_day(tokens, i):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from corpora.probes import PHENOMENA
 from corpora.probes.edits import apply_edits
-from corpora.probes.text import MAX_SENTENCE_CHARS
+from corpora.probes.text import MAX_SENTENCE_CHARS, analyse
 from corpora.seeding import rng_for
 from schemas.records import Rejected
 
@@ -58,12 +58,13 @@ def probe_document(
                        detail=f"{len(intruder)} characters > {MAX_SENTENCE_CHARS}", record=doc)  # fmt: skip
         return
     count("incoherent")
+    tokens = analyse(intruder)  # once, for every phenomenon
     for phenomenon in phenomena:
         function = PHENOMENA[phenomenon]
         if phenomenon == "animacy-up":
-            edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"))
+            edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), tokens=tokens)
         else:
-            edits = function(intruder)
+            edits = function(intruder, tokens=tokens)
         if not edits:
             count(f"no_site/{phenomenon}")
             continue

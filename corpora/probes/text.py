@@ -13,12 +13,10 @@ spans in the sentence, so an edit is a replacement of characters of the original
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import NamedTuple
 
 MAX_SENTENCE_CHARS = 2000  # longer "sentences" are not analysed (a probe edits one sentence; see rows.py)
-SENTENCE_CACHE = 32  # tagged sentences kept: the phenomena of one document share one tagging, no more
 
 
 class Token(NamedTuple):
@@ -76,9 +74,8 @@ def tagger_info() -> dict:
     return tagger.info()
 
 
-@functools.lru_cache(maxsize=SENTENCE_CACHE)
 def tag(sentence: str) -> tuple[Token, ...]:
-    """Tagged tokens of a sentence (a small cache: the phenomena of one sentence tag it once)."""
+    """Tagged tokens of a sentence."""
     tokens = tokenize(sentence)
     if not tokens:
         return ()
@@ -174,9 +171,9 @@ def _finite_participle(tokens: tuple[Token, ...], lowered: list[str], i: int) ->
 _BOUNDARY_TAGS = frozenset({"CC", "WDT", "WP", "WRB"})
 
 
-@functools.lru_cache(maxsize=SENTENCE_CACHE)
 def analyse(sentence: str) -> tuple[Token, ...]:
-    """:func:`tag` followed by :func:`fix_tags`: the tokens every phenomenon reads.
+    """:func:`tag` followed by :func:`fix_tags`: the tokens every phenomenon reads (a phenomenon analyses its
+    sentence unless given the tokens; ``probes`` analyses each intruder sentence once for all phenomena).
 
     >>> [(t.text, t.tag) for t in analyse("Did her mother smile?")][:3]
     [('Did', 'VBD'), ('her', 'PRP$'), ('mother', 'NN')]

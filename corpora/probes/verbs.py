@@ -64,7 +64,7 @@ def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
     return j < len(tokens) and tokens[j].tag == "VBN"
 
 
-def past_to_future(sentence: str) -> list[Edit]:
+def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """Every finite past-tense verb of the sentence to the future.
 
     >>> from corpora.probes.edits import apply_edits
@@ -72,7 +72,7 @@ def past_to_future(sentence: str) -> list[Edit]:
     >>> apply_edits(s, past_to_future(s))
     'The bridge will be built in 1890 and will lead to the town.'
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     edits: list[Edit] = []
     question = _is_question(tokens)
     skip: set[int] = set()
@@ -165,7 +165,7 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
     return None
 
 
-def negation(sentence: str) -> list[Edit]:
+def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """Negate the main clause (or make a negated one affirmative).
 
     >>> [e.after for e in negation("The town received its charter in 1201.")]
@@ -175,7 +175,7 @@ def negation(sentence: str) -> list[Edit]:
     >>> [e.after for e in negation("He did not win the race.")]
     ['won']
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     i = _main_verb(tokens)
     if i is None:
         return []

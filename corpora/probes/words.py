@@ -65,7 +65,7 @@ def _determiner(tokens: tuple[Token, ...], i: int) -> bool:
     return tokens[i + 2].tag in (".", ",", "IN", "TO", ":")
 
 
-def demonstrative(sentence: str) -> list[Edit]:
+def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first singular demonstrative determiner and its noun phrase to the plural.
 
     >>> from corpora.probes.edits import apply_edits
@@ -73,7 +73,7 @@ def demonstrative(sentence: str) -> list[Edit]:
     >>> apply_edits(s, demonstrative(s))
     'In those years this small city was renamed.'
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     for i, token in enumerate(tokens):
         word = token.text.lower()
         if word not in ("this", "that") or not _determiner(tokens, i):
@@ -146,7 +146,7 @@ def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> bool:
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
 
 
-def conjunction(sentence: str) -> list[Edit]:
+def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first connective of the sentence to its opposite.
 
     >>> [e.after for e in conjunction("He was injured, but he won the race.")]
@@ -154,7 +154,7 @@ def conjunction(sentence: str) -> list[Edit]:
     >>> [e.after for e in conjunction("Although it rained, the match went ahead.")]
     ['Because']
     """
-    tokens = analyse(sentence)
+    tokens = analyse(sentence) if tokens is None else tokens
     for i, token in enumerate(tokens):
         word = token.text.lower()
         prev = tokens[i - 1].text.lower() if i else ""
