@@ -69,9 +69,9 @@ def _ptb_form(text: str, previous: str | None) -> str:
 
 def tagger_info() -> dict:
     """The tagger weights' provenance, licence and held-out accuracy."""
-    from corpora.probes import tagger
+    from corpora.probes.tagger import info
 
-    return tagger.info()
+    return info()
 
 
 def tag(sentence: str) -> tuple[Token, ...]:
@@ -83,9 +83,9 @@ def tag(sentence: str) -> tuple[Token, ...]:
     for token in tokens:
         forms.append(_ptb_form(token.text, previous))
         previous = forms[-1]
-    from corpora.probes import tagger
+    from corpora.probes.tagger import load
 
-    tags = tagger.load().tag(forms)
+    tags = load().tag(forms)
     return tuple(Token(t.text, t.start, t.end, tg) for t, tg in zip(tokens, tags, strict=True))
 
 
