@@ -32,6 +32,7 @@ from corpora.seeding import stable_hash
 from pipelines.export_insted import insted_order
 from pipelines.runtime import storage
 from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.spill import CHUNK_VALUES
 from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
 from schemas.records import InputError, Rejected
 from sources.paths import is_safe_name
@@ -40,6 +41,7 @@ STAGE = "probes"
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
 EXAMPLES = 2  # per phenomenon, in the run summary and the card
+ROWS_PER_SHARD = 25_000  # a probe row holds its whole document: smaller shards than intruder tables
 DOC_COLUMNS = ["id", "source", "split", "sentences", "intruder_index", "original_sentence"]
 
 TAKES_BEAM_ARGS = True
@@ -323,7 +325,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             (
                 probes
                 | f"Only[{phenomenon}]" >> beam.Filter(lambda r, ph=phenomenon: r["phenomenon"] == ph)
-                | f"Write[{phenomenon}]" >> WriteTable(out, f"probe-{phenomenon}")
+                | f"Write[{phenomenon}]"
+                >> WriteTable(
+                    out,
+                    f"probe-{phenomenon}",
+                    rows_per_shard=ROWS_PER_SHARD,
+                    chunk_values=max(1, CHUNK_VALUES // len(phenomena)),
+                )
             )
         (
             (rejected_parts + [rejected])
