@@ -226,31 +226,41 @@ def _parse_line(item, source: str):
 # --------------------------------------------------------------------------------------------- outputs
 
 
-def _read_probe_rows(out: str, phenomenon: str) -> list[dict]:
-    rows = []
-    for path in storage.list_files(posixpath.join(out, f"probe-{phenomenon}", "*.parquet")):
-        with FileSystems.open(path) as f:
-            rows.extend(pq.read_table(f).to_pylist())
-    return sorted(rows, key=lambda r: (r["file_id"] if r["file_id"] is not None else -1, r["id"]))
+INSTED_COLUMNS = [
+    "id", "file_id", "split", "phenomenon", "sentences", "intruder_index", "original_sentence",
+    "intruder_sentence", "probed_sentence",
+]  # fmt: skip
 
 
 def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
-    """Write ``OUT/insted/<phenomenon>.jsonl`` from the written tables (ordered by file_id, id); returns per
-    phenomenon the probes written and a few examples."""
+    """Write ``OUT/insted/<phenomenon>.jsonl`` from the written tables, ordered by (file_id, id); returns per
+    phenomenon the probes written and a few examples. The tables are read a record batch at a time and only
+    each record's JSON line is kept until the file is written."""
     from corpora.probes.rows import insted_record
 
     report = {}
     for phenomenon in phenomena:
-        rows = _read_probe_rows(out, phenomenon)
-        text = "".join(json.dumps(insted_record(r), ensure_ascii=False) + "\n" for r in rows)
-        storage.write_bytes(posixpath.join(out, INSTED_DIR, f"{phenomenon}.jsonl"), text.encode("utf-8"))
-        examples = sorted(rows, key=lambda r: (stable_hash("example", r["id"]), r["id"]))[:EXAMPLES]
+        lines: list[tuple[tuple, bytes]] = []
+        examples: list[tuple] = []
+        for path in storage.list_files(posixpath.join(out, f"probe-{phenomenon}", "*.parquet")):
+            with FileSystems.open(path) as f:
+                for batch in pq.ParquetFile(f).iter_batches(batch_size=2048, columns=INSTED_COLUMNS):
+                    for row in batch.to_pylist():
+                        key = (row["file_id"] if row["file_id"] is not None else -1, row["id"])
+                        line = json.dumps(insted_record(row), ensure_ascii=False) + "\n"
+                        lines.append((key, line.encode("utf-8")))
+                        example = (stable_hash("example", row["id"]), row["id"])
+                        examples = sorted(
+                            [*examples, (*example, row["intruder_sentence"], row["probed_sentence"])]
+                        )
+                        del examples[EXAMPLES:]
+        lines.sort(key=lambda item: item[0])
+        storage.write_bytes(
+            posixpath.join(out, INSTED_DIR, f"{phenomenon}.jsonl"), b"".join(b for _, b in lines)
+        )
         report[phenomenon] = {
-            "probes": len(rows),
-            "examples": [
-                {"id": r["id"], "before": r["intruder_sentence"], "after": r["probed_sentence"]}
-                for r in examples
-            ],
+            "probes": len(lines),
+            "examples": [{"id": e[1], "before": e[2], "after": e[3]} for e in examples],
         }
     return report
 
