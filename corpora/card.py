@@ -728,21 +728,22 @@ def probes_section(stats: dict, summaries: list[dict]) -> list[str]:
         "everything else unchanged. A document whose intruder sentence has no site for a phenomenon is skipped "
         "for it (`no site`).",
         "",
-        "| phenomenon | probes (this folder) | with a site | no site |",
+        "| phenomenon | probes | with a site | no site |",
         "|---|---:|---:|---:|",
     ]
     counts: dict[str, dict] = {}
     for run in runs:
         for phenomenon, c in run["probes"].items():
-            total = counts.setdefault(phenomenon, {"with_site": 0, "no_site": 0, "examples": []})
+            total = counts.setdefault(phenomenon, {"probes": 0, "with_site": 0, "no_site": 0, "examples": []})
+            total["probes"] += int(c.get("probes", 0))
             total["with_site"] += int(c.get("with_site", 0))
             total["no_site"] += int(c.get("no_site", 0))
             total["examples"] += list(c.get("examples") or [])
     for phenomenon in sorted(set(counts) | set(stats.get("probe", {}))):
-        rows = sum(
-            n for splits in stats.get("probe", {}).get(phenomenon, {}).values() for n in splits.values()
-        )
         c = counts.get(phenomenon, {})
+        tables = stats.get("probe", {}).get(phenomenon)
+        # the tables described, else (probes written elsewhere in the build's folder) what their run wrote
+        rows = sum(n for splits in tables.values() for n in splits.values()) if tables else c.get("probes", 0)
         lines.append(
             f"| `{phenomenon}` | {rows:,} | {c.get('with_site', '-'):,} | {c.get('no_site', '-'):,} |"
             if c

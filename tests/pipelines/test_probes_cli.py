@@ -308,3 +308,18 @@ def test_card_of_a_probes_folder_has_a_probes_section(build, tmp_path):
                 in card
             )
             assert f"config_name: probe-{phenomenon}" in card
+
+
+def test_a_builds_card_gains_the_probes_section_when_probes_are_written_in_its_folder(build, tmp_path):
+    import shutil
+
+    copy = tmp_path / "build"
+    shutil.copytree(build, copy)
+    assert run_cli("probes", copy / "dataset", "--out", copy / "probes", "--split", "train") == 0
+    assert run_cli("card", copy / "dataset", "--name", "Build", beam=[]) == 0
+    card = (copy / "dataset" / "README.md").read_text()
+    summary = summary_of(copy / "probes")
+    assert "## Linguistic probes" in card and "config_name: probe-" not in card  # a section, not configs
+    for phenomenon, counts in summary["probes"].items():
+        row = f"| `{phenomenon}` | {counts['probes']:,} | {counts['with_site']:,} | {counts['no_site']:,} |"
+        assert row in card
