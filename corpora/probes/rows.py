@@ -68,7 +68,12 @@ def probe_document(
         if not edits:
             count(f"no_site/{phenomenon}")
             continue
-        probed = apply_edits(intruder, edits)
+        try:
+            probed = apply_edits(intruder, edits)
+        except ValueError as exc:  # overlapping edits: a fault of the phenomenon on this sentence, counted
+            yield Rejected(f"edit_failed/{phenomenon}", id=doc.get("id"), source=doc.get("source"),
+                           detail=str(exc)[:300], record=doc)  # fmt: skip
+            continue
         count(f"probed/{phenomenon}")
         document = list(sentences)
         document[index] = probed

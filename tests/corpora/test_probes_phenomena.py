@@ -253,3 +253,24 @@ def test_no_pickled_model_is_loaded(monkeypatch):
     words.plural.cache_clear()
     assert verbs.lemma("blorfed") is None and words.plural("xqzzy") is None
     assert [e.after for e in probe("past-to-future", "The zorbs glimmered.")] in ([], ["will glimmer"])
+
+
+def test_a_phenomenon_whose_edits_overlap_is_a_counted_dead_letter(monkeypatch):
+    from corpora.probes import rows
+
+    def broken(sentence, tokens=None):
+        return [Edit(0, 2, "He", "She"), Edit(1, 3, "e ", "x")]
+
+    monkeypatch.setitem(rows.PHENOMENA, "gender", broken)
+    doc = {
+        "id": "w:1",
+        "source": "w",
+        "split": "test",
+        "sentences": ["A.", "He left.", "C."],
+        "intruder_index": 1,
+    }
+    counted = []
+    out = list(rows.probe_document(doc, ["gender", "negation"], 0, counted.append))
+    assert [o.reason for o in out if not isinstance(o, dict)] == ["edit_failed/gender"]
+    assert [o["phenomenon"] for o in out if isinstance(o, dict)] == ["negation"]
+    assert counted == ["incoherent", "probed/negation"]
