@@ -29,6 +29,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpora.probes import PHENOMENA
 from corpora.seeding import stable_hash
+from pipelines.commands import add_overwrite, list_flag
 from pipelines.export_insted import insted_order
 from pipelines.runtime import storage
 from pipelines.runtime.run import print_report, run_pipeline
@@ -55,11 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an intruder build's dataset folder (intruder-<source>/) or an INSteD-format JSONL file",
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument(
+    list_flag(
+        parser,
         "--phenomena",
-        nargs="+",
         choices=list(PHENOMENA),
-        default=list(PHENOMENA),
         metavar="PHENOMENON",
         help=f"phenomena to generate (default: all of {', '.join(PHENOMENA)})",
     )
@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="at most N probes per phenomenon, a stable sample by hash of (seed, phenomenon, id) (default: all)",
     )
     parser.add_argument("--seed", type=int, default=0, help="sample and animacy-up's pronoun (default 0)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 # --------------------------------------------------------------------------------------------- inputs
@@ -293,7 +293,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from corpora.probes.text import tagger_info
 
     check_options(args)
-    phenomena = [p for p in PHENOMENA if p in args.phenomena]  # the registry's order
+    phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
     inputs = [classify_input(path) for path in args.data]
     if len({path for _, path in inputs}) != len(inputs):
         raise InputError("DATA: the same input is given twice")
