@@ -13,20 +13,28 @@ from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+MAX_WORKERS = 100  # annotators per task (INSteD asked 5, Laban et al. 2)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dataset_dir", metavar="DATASET_DIR", help="a built dataset (e.g. out/sample/dataset)"
     )
-    parser.add_argument("--config", required=True, help="intruder-<source> or shuffle-<source>")
+    parser.add_argument(
+        "--config",
+        required=True,
+        help="intruder-<source>, probe-<phenomenon> (`incoherent probes`) or shuffle-<source>",
+    )
     parser.add_argument("--split", default="test", help="split to annotate (test)")
     parser.add_argument("--out", required=True, metavar="TASKS_DIR", help="export folder")
     parser.add_argument("--seed", type=int, default=0, help="selection, control items and order (0)")
     parser.add_argument("--documents", type=int, default=None, help="intruder: documents to annotate (all)")
     parser.add_argument("--per-task", type=int, default=5, help="items per task, control items included (5)")
     parser.add_argument(
-        "--controls", type=int, default=None, help="intruder: quality-control items per task (1; 0 for pairs)"
+        "--controls",
+        type=int,
+        default=None,
+        help="intruder: quality-control items per task (1; 0 for pairs and probes)",
     )
     parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
     parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")
@@ -55,6 +63,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise InputError(f"--{flag.replace('_', '-')}: must be >= 1, got {value}")
+    if args.workers is not None and args.workers > MAX_WORKERS:
+        raise InputError(f"--workers: must be 1..{MAX_WORKERS} annotators per task, got {args.workers}")
     options = (
         "seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite",
         "instructions", "practice",
