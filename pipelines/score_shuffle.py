@@ -34,6 +34,7 @@ from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas import SCORES_SCHEMA
 from schemas.records import InputError, Rejected
 from sources import parquet
@@ -74,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts per pool, whole documents (about 64)"
     )
+    add_torch_threads_argument(parser)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
 
 
@@ -322,6 +324,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError("--batch-size/--pool-size: must be >= 1")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
+    threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)
     kind = args.scorer
     if kind == "classifier":
@@ -330,7 +333,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if not is_remote(args.model_dir):
             check_classifier(args.model_dir)
         handler = ClassifierHandler(
-            args.model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
+            args.model_dir,
+            args.device,
+            args.dtype,
+            join=args.join,
+            threads=threads,
+            batch_size=args.batch_size,
         )
     else:
         if not is_remote(args.model_dir):
@@ -340,6 +348,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             args.device,
             args.dtype,
             join=args.join,
+            threads=threads,
             scorer=kind,
             window=args.window,
             batch_size=args.batch_size,
@@ -373,6 +382,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "batch_size": args.batch_size,
         "stride": args.stride,
         "pool_size": args.pool_size,
+        "torch_threads": threads,
     }
 
     def results(summary: dict) -> dict:
