@@ -15,13 +15,16 @@ every size, for the ingest's read tasks), every input is uploaded to a GCS emula
 Split per stage by the lines the build prints: the peak RSS of the driver's process tree (the build, its fork
 server and stage processes) and of the largest SDK worker, sampled every 0.1 s, and the bytes each side read
 and wrote through Beam's filesystems (``bench/iohook/sitecustomize.py``, on the ``PYTHONPATH`` of the build
-and of the worker pool only, logs every file it closes), and every byte the driver's whole process tree
-wrote with ``write``/``send`` calls, to files, pipes and sockets alike (``bench/iohook/treeio.py`` runs the build
-as a child subreaper and reads the kernel's I/O counters of the reaped tree: ``driver_tree_written_mb``; per
-stage, sampled every 0.1 s from ``/proc/PID/io``, a lower bound: ``driver_syscall_written_kb``).
+and of the worker pool only, logs every file it closes), and the bytes the driver's whole process tree wrote
+with the ``write`` family of system calls, to files and pipes, temporary files included
+(``bench/iohook/treeio.py`` runs the build as a child subreaper and reads the kernel's I/O counters of the
+reaped tree: ``driver_tree_written_mb``; per stage, sampled every 0.1 s from ``/proc/PID/io``, a lower bound:
+``driver_syscall_written_kb``). Socket writes by ``send``/``sendmsg`` (gRPC, the storage client) are not in
+those counters: ``strace -f -e trace=write,writev,sendto,sendmsg`` of the build sees them
+(``bench/README_scale.md``).
 Read tasks: the ``read_tasks`` counter of the Wikipedia ingest, against the ranges the same dump gets on local
-disk. Ratios: each figure at the largest size over the smallest (targets: driver peak RSS and bytes written, files
-and sockets alike, ≤ 1.2× from 5,000 to 20,000 documents on the portable runner).
+disk. Ratios: each figure at the largest size over the smallest (targets: driver peak RSS and bytes written ≤ 1.2×
+from 5,000 to 20,000 documents on the portable runner).
 
     .venv/bin/python bench/bench_distributed.py                      # 5,000 and 20,000 documents, both runners
     .venv/bin/python bench/bench_distributed.py --sizes 2000,8000 --runners portable

@@ -1,9 +1,10 @@
-"""Bench-only: run a command and report every byte its whole process tree wrote and read, sockets included.
+"""Bench-only: run a command and report the bytes its whole process tree wrote and read with ``write``/``read``.
 
     python bench/iohook/treeio.py REPORT.json -- incoherent build ...
 
-Linux adds a reaped process's I/O counters (``rchar``/``wchar`` of ``/proc/PID/io``: every ``read``/``write``
-system call, to files, pipes and sockets alike) to its parent's. This process makes itself the child
+Linux adds a reaped process's I/O counters (``rchar``/``wchar`` of ``/proc/PID/io``: the ``read``/``write``
+family of system calls, on files, pipes and sockets alike; not ``send``/``sendto``/``sendmsg``, with which gRPC
+and the storage client write to their sockets) to its parent's. This process makes itself the child
 subreaper (``PR_SET_CHILD_SUBREAPER``), so that the descendants the command leaves behind (a fork server, its
 stage processes) are reparented to it and reaped here; when none is left its own counters, less what it had
 before starting the command, are the tree's. Writes ``{"rc", "wchar", "rchar", "syscw", "syscr"}`` to
