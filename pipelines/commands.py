@@ -75,9 +75,24 @@ COMMANDS: list[Command] = [
         "pipelines.annotate.import_answers",
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
+    Command(
+        ("annotate", "overlap"),
+        "pipelines.annotate.overlap",
+        "set annotators per task of a Label Studio project (its API)",
+    ),
+    Command(
+        ("annotate", "review"),
+        "pipelines.annotate.review",
+        "approve or reject each MTurk assignment (results CSV to upload)",
+    ),
     Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
     Command(
         ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
+    ),
+    Command(
+        ("annotate", "release"),
+        "pipelines.annotate.release",
+        "a study's per-document answers in INSteD's released format",
     ),
 ]
 
