@@ -2,12 +2,12 @@
 model code at once, never more threads than cores.
 
 Torch starts one intra-op thread per physical core of the machine, in every process that imports it. Under
-Beam's multi-process runner each SDK worker does so: two workers on two cores ran four threads, and on a
-machine busy with other work even two threads on two cores wait on each other at every operation (the
-shuffle test with a tiny GPT-2 took 48 s instead of 7 s). :func:`threads_per_worker` divides the cores among
-the workers (at least one thread each); :func:`torch_threads` reads the cores (:func:`available_cores`) and
+Beam's multi-process runner each SDK worker does so: two workers on two cores ran four threads, and the shuffle
+test with a tiny GPT-2 took 7.5 times as long as with one thread each (``bench/README_score_shuffle.md``).
+:func:`threads_per_worker` divides the cores among the workers (at least one thread each); :func:`torch_threads` reads the cores (:func:`available_cores`) and
 the workers (:func:`concurrent_workers`) from this machine and Beam's flags; ``--torch-threads N`` sets the
-count instead. The count is applied where the model is loaded, by :func:`filters.threads.use_torch_threads`.
+count instead (on a machine other jobs keep busy, one thread is often much faster than several). The count is
+applied where the model is loaded, by :func:`filters.threads.use_torch_threads`.
 
     >>> threads_per_worker(cores=16, workers=4), threads_per_worker(2, 2), threads_per_worker(2, 1, requested=8)
     (4, 1, 8)
