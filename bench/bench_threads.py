@@ -7,7 +7,7 @@ process, one after another, and the table gives its wall time (CLI, Beam start-u
 machine's load average before it, the threads it used and how its scores compare with the first variant's.
 
     python bench/bench_threads.py                                   # this tree's variants
-    python bench/bench_threads.py --baseline-tree /tmp/old          # also a checkout of older code, as "before"
+    python bench/bench_threads.py --baseline-tree ../before         # also a checkout of older code, as "before"
 
 Variants: the default in-process runner; the same with ``--torch-threads 1``; Beam's multi-process runner with
 two workers (``--direct_running_mode=multi_processing --direct_num_workers=2``), each with the default threads.
