@@ -97,8 +97,8 @@ def main() -> None:
     variants = []
     if args.baseline_tree:
         variants += [
-            ("before-multi", args.baseline_tree, MULTI),
-            ("before-in-process", args.baseline_tree, []),
+            ("before-multi", args.baseline_tree.resolve(), MULTI),  # the runs' cwd and PYTHONPATH
+            ("before-in-process", args.baseline_tree.resolve(), []),
         ]
     variants += [
         ("multi", ROOT, MULTI),
