@@ -52,6 +52,16 @@ COLUMN_DOCS = {
         "shuffled": "the same blocks in a different order, sentences inside a block unchanged",
         "block_order": "`shuffled` is `original`'s blocks in this order",
     },
+    "probe": {
+        "phenomenon": "INSteD's linguistic phenomenon (Shen et al. 2021, Table 7) the probe applies",
+        "sentences": "the document with the probed intruder sentence in place",
+        "intruder_index": "position of the (probed) intruder sentence",
+        "intruder_sentence": "the intruder sentence before the probe",
+        "probed_sentence": "the intruder sentence after the probe's minimal edit",
+        "edits": "the edit: character spans in the intruder sentence, the characters before and after",
+        "source_id": "the document's id in its input (an INSteD JSONL file: its `file_id`)",
+        "file_id": "INSteD's `file_id` (for a build: the numbering of `incoherent export insted`)",
+    },
     "candidates": {
         "replaced_index": "position of the sentence to replace",
         "candidate_sentence": "a non-opening sentence of a top-k neighbour",
@@ -262,8 +272,73 @@ def config_sources(configs: dict[str, dict[str, list[str]]], stats: dict) -> dic
     statistics counted rows of)."""
     out = {}
     for config in configs:
-        out[config] = {config.split("-", 1)[1]} if "-" in config else set(stats["candidates"])
+        if config.startswith("probe-"):  # probe-<phenomenon>: the sources of its rows
+            out[config] = set(stats.get("probe", {}).get(config.removeprefix("probe-"), {}))
+        else:
+            out[config] = {config.split("-", 1)[1]} if "-" in config else set(stats["candidates"])
     return out
+
+
+# The terms of each kind of source, as the card states them; a text collection's are the build config's
+# `sources.<name>.license` (the card cannot know them otherwise).
+KIND_TERMS = {
+    "wikipedia": "Wikipedia text: CC BY-SA 3.0/4.0 and GFDL; attribution by the page URLs (the `url` column)",
+    "cnn": "CNN stories: CNN's copyright, distributed for research in the DeepMind Q&A corpus (research use)",
+}
+KIND_NAMES = {"wikipedia": "Wikipedia dump", "cnn": "CNN stories", "text": "text collection"}
+TABLE_KINDS = {  # what each kind of table is, for the card's opening list (only the kinds that were built)
+    "intruder": "INSteD-style intruder-sentence detection (Shen et al., TACL 2021). Documents of 3-8 sentences; "
+    "in about half of them one non-opening sentence is replaced by a non-opening sentence of one of the 10 most "
+    "similar documents of the same source (DrQA hashed-bigram TF-IDF retrieval); candidates with TF-IDF cosine "
+    ">= the similarity threshold to the replaced sentence are dropped.",
+    "shuffle": "the k-block shuffle test (Laban et al., 2021): documents truncated to 20 sentences, blocks of k "
+    "consecutive sentences put in a different order.",
+    "candidates": "every intruder candidate with its similarity and filter score, so thresholds can be changed "
+    "without re-running retrieval or the model.",
+}
+
+
+def source_terms(source: str, kinds: dict[str, str], build: dict | None) -> str:
+    """The licence terms of one source's text: the build config's ``sources.<name>.license``, else its kind's.
+
+    >>> source_terms("cnn", {"cnn": "cnn"}, None).startswith("CNN stories: CNN's copyright")
+    True
+    >>> source_terms("wsj", {"wsj": "text"}, {"resolved": {"sources": {"wsj": {"license": "LDC, non-commercial"}}}})
+    'LDC, non-commercial'
+    """
+    spec = (((build or {}).get("resolved") or {}).get("sources") or {}).get(source) or {}
+    if spec.get("license"):
+        return str(spec["license"])
+    kind = kinds.get(source)
+    if kind in KIND_TERMS:
+        return KIND_TERMS[kind]
+    return (
+        "not recorded: give the collection's terms as `sources.<name>.license` in the build config, and check "
+        "them before redistributing"
+    )
+
+
+def built_section(
+    configs: dict, sources: dict[str, set[str]], kinds: dict[str, str], build: dict | None
+) -> list[str]:
+    """What this dataset holds: each source with its configs, and the build's sources that were not built."""
+    lines = ["## What was built", ""]
+    for source in sorted(set().union(*sources.values()) if sources else set()):
+        held = ", ".join(f"`{c}`" for c in sorted(configs) if source in sources[c])
+        kind = KIND_NAMES.get(kinds.get(source, ""), "source of unknown kind")
+        lines.append(f"- `{source}` ({kind}): {held}")
+    skipped = (build or {}).get("skipped_sources") or {}
+    if skipped:
+        lines += [
+            "",
+            f"Not built: {', '.join(f'`{s}`' for s in sorted(skipped))}, sources of the build config whose inputs "
+            "were missing when it ran (optional sources are skipped, and said so); this dataset holds none of "
+            "their text.",
+        ]
+    corpora = ((build or {}).get("resolved") or {}).get("corpora")
+    if corpora:
+        lines += ["", f"Corpora the build config asked for: {', '.join(corpora)}."]
+    return lines + [""]
 
 
 def derive_license(sources: set[str], kinds: dict[str, str]) -> tuple[str, str]:
@@ -374,12 +449,14 @@ def table_stats(config: str, paths: list[str], opener=None):
         return card_stats.shuffle_stats(paths, opener)
     if config == "candidates":
         return card_stats.candidate_stats(paths, opener)
+    if config.startswith("probe-"):
+        return card_stats.probe_stats(paths, opener)
     return None
 
 
 def assemble_stats(per_config: dict[str, object]) -> dict:
     """``{config: statistics}`` in the layout the card's tables and figures read."""
-    stats: dict = {"intruder": {}, "shuffle": {}, "candidates": {}}
+    stats: dict = {"intruder": {}, "shuffle": {}, "candidates": {}, "probe": {}}
     for config, value in sorted(per_config.items()):
         if value is None:
             continue
@@ -389,6 +466,8 @@ def assemble_stats(per_config: dict[str, object]) -> dict:
             stats["shuffle"][config.removeprefix("shuffle-")] = value
         elif config == "candidates":
             stats["candidates"] = value
+        elif config.startswith("probe-"):
+            stats["probe"][config.removeprefix("probe-")] = value
     return stats
 
 
@@ -718,6 +797,59 @@ def write_summaries(
     return written
 
 
+def probes_section(stats: dict, summaries: list[dict]) -> list[str]:
+    """The linguistic probes (``incoherent probes``): per phenomenon the probes in the tables, the documents
+    skipped for want of a site, examples; the tagger's held-out accuracy. Empty without probe tables or runs."""
+    runs = [s for s in summaries if s.get("command") == "probes" and isinstance(s.get("probes"), dict)]
+    if not stats.get("probe") and not runs:
+        return []
+    lines = [
+        "## Linguistic probes",
+        "",
+        "INSteD's linguistic probes (Shen et al., 2021, §7, Table 7), generated by `incoherent probes`: the intruder "
+        "sentence of an incoherent document minimally edited so that the incoherence should be easier to see, "
+        "everything else unchanged. A document whose intruder sentence has no site for a phenomenon is skipped "
+        "for it (`no site`).",
+        "",
+        "| phenomenon | probes | with a site | no site |",
+        "|---|---:|---:|---:|",
+    ]
+    counts: dict[str, dict] = {}
+    for run in runs:
+        for phenomenon, c in run["probes"].items():
+            total = counts.setdefault(phenomenon, {"probes": 0, "with_site": 0, "no_site": 0, "examples": []})
+            total["probes"] += int(c.get("probes", 0))
+            total["with_site"] += int(c.get("with_site", 0))
+            total["no_site"] += int(c.get("no_site", 0))
+            total["examples"] += list(c.get("examples") or [])
+    for phenomenon in sorted(set(counts) | set(stats.get("probe", {}))):
+        c = counts.get(phenomenon, {})
+        tables = stats.get("probe", {}).get(phenomenon)
+        # the tables described, else (probes written elsewhere in the build's folder) what their run wrote
+        rows = sum(n for splits in tables.values() for n in splits.values()) if tables else c.get("probes", 0)
+        lines.append(
+            f"| `{phenomenon}` | {rows:,} | {c.get('with_site', '-'):,} | {c.get('no_site', '-'):,} |"
+            if c
+            else f"| `{phenomenon}` | {rows:,} | - | - |"
+        )
+    lines.append("")
+    examples = [(p, e) for p, c in sorted(counts.items()) for e in c["examples"][:1]]
+    if examples:
+        lines += ["Examples (the intruder sentence before -> after the probe):", ""]
+        for phenomenon, example in examples:
+            lines.append(f"- `{phenomenon}`: {example['before']} -> **{example['after']}**")
+        lines.append("")
+    tagger = next((r["tagger"] for r in runs if isinstance(r.get("tagger"), dict)), None)
+    if tagger and isinstance(tagger.get("held_out"), dict):
+        held = tagger["held_out"]
+        lines += [
+            f"Part-of-speech tags: NLTK's averaged perceptron trained on the Penn Treebank sample, accuracy "
+            f"{held.get('accuracy')} on {held.get('tokens')} held-out tokens ({held.get('files')}).",
+            "",
+        ]
+    return lines
+
+
 # --------------------------------------------------------------------------------------------- the card
 
 
@@ -746,7 +878,8 @@ def render_card(
     build = load_build_summary(build_dir)
     kinds = source_kinds(summaries)
     stats = stats if stats is not None else collect_stats(configs, files)
-    all_sources = set().union(*config_sources(configs, stats).values())
+    by_config = config_sources(configs, stats)
+    all_sources = set().union(*by_config.values())
     derived, reason = derive_license(all_sources, kinds)
     chosen = license_id or derived
     meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files)
@@ -770,15 +903,13 @@ def render_card(
         "Coherence-evaluation corpora built with [`incoherent`](https://pypi.org/project/incoherent/) "
         f"{_incoherent_version()} (schema version {SCHEMA_VERSION}).",
         "",
-        "- `intruder-*`: INSteD-style intruder-sentence detection (Shen et al., TACL 2021). Documents of 3-8 sentences; "
-        "in about half of them one non-opening sentence is replaced by a non-opening sentence of one of the 10 most "
-        "similar documents of the same source (DrQA hashed-bigram TF-IDF retrieval); candidates with TF-IDF cosine "
-        ">= the similarity threshold to the replaced sentence are dropped.",
-        "- `shuffle-*`: the k-block shuffle test (Laban et al., 2021): documents truncated to 20 sentences, blocks of k "
-        "consecutive sentences put in a different order.",
-        "- `candidates`: every intruder candidate with its similarity and filter score, so thresholds can be changed "
-        "without re-running retrieval or the model.",
+        *(
+            f"- `{kind}{'' if kind == 'candidates' else '-*'}`: {text}"
+            for kind, text in TABLE_KINDS.items()
+            if any(c.split("-", 1)[0] == kind for c in configs)
+        ),
         "",
+        *built_section(configs, by_config, kinds, build),
         "## Usage",
         "",
         "```python",
@@ -799,6 +930,7 @@ def render_card(
     lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
     lines += statistics_section(stats)
     lines += funnel_section(intruders, threshold)
+    lines += probes_section(stats, summaries)
     if (
         files is LOCAL and verification is not None
     ):  # `incoherent annotate verify` writes into a local dataset
@@ -834,10 +966,11 @@ def render_card(
         lines.append(f"Licence `{derived}`: {reason}.")
     else:
         lines.append(f"Licence `other`: {reason}.")
+    lines += ["", "The terms of each source's text:", ""]
+    lines += [f"- `{source}`: {source_terms(source, kinds, build)}" for source in sorted(all_sources)]
     lines += [
         "",
-        "Wikipedia text is CC BY-SA 3.0/4.0 and GFDL. CNN stories are CNN's copyright and are distributed for research "
-        "in the DeepMind Q&A corpus; check the terms of every source you include before redistributing.",
+        "Check the terms of every source you include before redistributing.",
         "",
         "## Citation",
         "",

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 from corpora.seeding import stable_hash
 from filters.lm import CAUSAL, join_sentences, load_language_model, model_positions, special_tokens_around
+from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
@@ -49,6 +50,9 @@ class FinetuneConfig:
     device: str = "auto"
     max_steps: int | None = None
     overwrite: bool = False
+    precision: str = (
+        "auto"  # auto: bf16 autocast on a GPU (fp16 + loss scaling without bf16), float32 on a CPU
+    )
 
 
 def _parquet(path: str):
@@ -187,6 +191,17 @@ class Collator:
         return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
+def loss_terms(kind: str):
+    """The predicted tokens of a batch (the terms its mean loss averages): causal LMs predict token ``t + 1``
+    at position ``t``, so the first label of each row is never a term."""
+
+    def count(batch: dict) -> int:
+        labels = batch["labels"][:, 1:] if kind == CAUSAL else batch["labels"]
+        return int((labels != -100).sum())
+
+    return count
+
+
 def perplexity(model, batches: list[dict], device: str, kind: str) -> tuple[float, int]:
     """``(exp(mean NLL of the predicted tokens), tokens)`` over fixed batches."""
     import torch
@@ -233,11 +248,12 @@ def finetune(config: FinetuneConfig) -> dict:
             f"({excluded} excluded as shuffle test documents)"
         )
     train_docs, held_docs = heldout_split(kept, config.heldout_fraction)
-    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model], command="finetune-lm")
+    base_dir = resolve_model(config.base_model, "--base-model")  # a directory, or a Hub name in the cache
+    check_out(config.out, config.overwrite, [*config.data_dirs, base_dir], command="finetune-lm")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    model, tokenizer, kind = load_language_model(config.base_model, config.scorer, device)
-    base_provenance = read_provenance(config.base_model)
+    model, tokenizer, kind = load_language_model(base_dir, config.scorer, device)
+    base_provenance = read_provenance(base_dir)
     block = min(config.max_length, model_positions(model.config, config.base_model))
     if block < 4:
         raise InputError(f"--max-length: must be at least 4, got {config.max_length}")
@@ -267,6 +283,9 @@ def finetune(config: FinetuneConfig) -> dict:
         seed=config.seed,
         device=device,
         max_steps=config.max_steps,
+        precision=config.precision,
+        lengths=[len(b) for b in train_blocks],
+        terms=loss_terms(kind),
     )
     prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)

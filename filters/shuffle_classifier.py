@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from corpora.seeding import stable_hash
 from filters.lm import join_sentences, model_positions
 from filters.model import check_weights, load_config, load_pretrained, open_tokenizer
+from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
@@ -53,6 +54,9 @@ class ShuffleTrainConfig:
     device: str = "auto"
     max_steps: int | None = None
     overwrite: bool = False
+    precision: str = (
+        "auto"  # auto: bf16 autocast on a GPU (fp16 + loss scaling without bf16), float32 on a CPU
+    )
 
 
 def shuffle_split_files(data_dir: str) -> dict[str, list[str]]:
@@ -109,8 +113,7 @@ def load_base_classifier(model_dir: str, option: str = "--base-model"):
     """``(model, tokenizer)`` to fine-tune: a local checkpoint (no code, safetensors) with a fresh 2-label head."""
     from transformers import AutoModelForSequenceClassification
 
-    if not os.path.isdir(model_dir):
-        raise InputError(f"{option} {model_dir}: no such model directory")
+    model_dir = resolve_model(model_dir, option)  # a directory, or a Hub name in the local cache
     check_weights(model_dir)
     load_config(model_dir)
     tokenizer = open_tokenizer(model_dir)
@@ -231,10 +234,11 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         )
     if not train_pairs:
         raise InputError(f"{config.data_dir}: no train rows with block sizes {list(config.block_sizes)}")
-    check_out(config.out, config.overwrite, [config.data_dir, config.base_model], command="train-shuffle")
+    base_dir = resolve_model(config.base_model, "--base-model")
+    check_out(config.out, config.overwrite, [config.data_dir, base_dir], command="train-shuffle")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    model, tokenizer = load_base_classifier(config.base_model)
+    model, tokenizer = load_base_classifier(base_dir)
     max_length = min(config.max_length, model_positions(model.config, config.base_model))
     examples = [(encode(tokenizer, s, max_length), label) for _, s, label in examples_of(train_pairs)]
 
@@ -255,6 +259,8 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         device=device,
         optimizer="adam",
         max_steps=config.max_steps,
+        precision=config.precision,
+        lengths=[len(ids) for ids, _ in examples],
     )
     prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)

@@ -19,6 +19,8 @@ import json
 import os
 import time
 
+from filters.model_source import cached_snapshot, resolve_model
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -29,15 +31,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model_dirs",
         nargs="+",
         metavar="MODEL_DIR",
-        help="classifiers from `incoherent train-filter` ([NAME=]DIR; several: a train -> test matrix)",
+        help="classifiers from `incoherent train-filter` ([NAME=]DIR, DIR a directory or a Hub name in the "
+        "local Hugging Face cache; several: a train -> test matrix)",
     )
-    parser.add_argument("data_dir", metavar="DATA_DIR", help="an intruder build")
+    parser.add_argument(
+        "data_dir",
+        metavar="DATA_DIR",
+        help="an intruder build, or the output of `incoherent probes` (INSteD's Table 7: F1 and ΔF1 per phenomenon)",
+    )
     parser.add_argument("--split", default="test", help="split to evaluate (test)")
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="JSON output (MODEL_DIR/eval-<split>.json)"
     )
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    parser.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"), help=DTYPE_HELP
+    )
     parser.add_argument("--batch-size", type=int, default=16, help="examples per batch (16)")
     parser.add_argument(
         "--max-length", type=int, default=None, help="input tokens (default: the training value, else 512)"
@@ -66,9 +75,11 @@ def model_names(specs: list[str]) -> list[tuple[str, str]]:
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or os.path.isdir(spec):
-            path = spec
+            path = resolve_model(spec, "MODEL_DIR")  # a directory, or a Hub name in the local cache
             sources = _training_metrics(path).get("train_sources") or []
-            name = "+".join(sources) if sources else os.path.basename(path.rstrip("/"))
+            name = "+".join(sources) if sources else os.path.basename(spec.rstrip("/"))
+        else:
+            path = resolve_model(path, "MODEL_DIR")
         out.append((name, path))
     names = [n for n, _ in out]
     if len(set(names)) != len(names):
@@ -154,17 +165,58 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
             f.write(json.dumps(record) + "\n")
 
 
+def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
+    """INSteD's Table 7 on a probes folder: per phenomenon and model, sentence F1 unprobed and ΔF1 probed."""
+    from filters import probe_metrics
+    from filters.model import ScoringModel
+
+    if args.predictions:
+        raise InputError("--predictions: not with a probes folder (its JSON holds every figure)")
+    if len(models) > 1 and not args.out:
+        raise InputError("--out: several models write one table; name its JSON file with --out FILE")
+    tables = probe_metrics.read_probes(args.data_dir, args.split)
+    docs = probe_metrics.documents(tables)
+    started = time.time()
+    results = {}
+    for name, model_dir in models:
+        max_length = args.max_length or _training_max_length(model_dir) or 512
+        scorer = ScoringModel.load(model_dir, args.device, args.dtype, args.batch_size, max_length)
+        scores = dict(zip(map(tuple, docs), scorer.score_documents(docs), strict=True))
+        results[name] = probe_metrics.table7(tables, scores, args.threshold)
+    report = {
+        "data_dir": args.data_dir,
+        "split": args.split,
+        "threshold": args.threshold,
+        "seconds": round(time.time() - started, 2),
+        "models": {name: {"model_dir": d, "phenomena": results[name]} for name, d in models},
+    }
+    out = args.out or os.path.join(models[0][1], f"probes-{args.split}.json")
+    if os.path.dirname(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    title = f"probes {args.data_dir} [{args.split}]: sentence F1 unprobed, ΔF1 probed (INSteD Table 7 layout)"
+    print(probe_metrics.format_table7(results, title))
+    print(f"wrote {out}")
+    return 0
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from filters import data, metrics
+    from filters import data, metrics, probe_metrics
     from filters.model import ScoringModel
 
     if not 0.0 < args.threshold < 1.0:
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
     models = model_names(args.model_dirs)
+    if probe_metrics.is_probes_dir(args.data_dir):
+        return run_probes(args, models)
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
         raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
+    if not args.out and cached_snapshot(args.model_dirs[0]) == models[0][1]:
+        raise InputError("--out: a model from the Hugging Face cache is never written to; name the JSON file")
     if len(models) > 1 and args.predictions:
         raise InputError("--predictions: only with one model")
     started = time.time()

@@ -29,10 +29,14 @@ import os
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.commands import add_overwrite, list_flag
 from pipelines.runtime.tables import list_tables
 from schemas.records import InputError
 
 SEPARATOR = " "
+
+
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dir", metavar="DIR", help="output of `incoherent intruders` (holds intruder-<source>/)"
     )
     parser.add_argument("--out", required=True, help="JSONL file to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
-    parser.add_argument("--source", action="append", default=[], help="only these sources (default: all)")
+    add_overwrite(parser, "--out (the JSONL file)")
+    list_flag(parser, "--source", metavar="SOURCE", help="only these sources (default: all)")
     parser.add_argument("--no-id", action="store_true", help="leave out the extra `id` field")
     parser.add_argument(
         "--validation-as-test", action="store_true", help="write validation rows with train = 0 (default 1)"
@@ -79,6 +83,15 @@ def insted_record(row: dict, file_id: int, validation_train: int = 1, with_id: b
     return record
 
 
+def insted_order(row: dict) -> tuple:
+    """The order of documents that numbers them ``file_id`` 0..N-1: source, split (train, validation, test),
+    id. ``incoherent probes`` numbers a build's documents the same way."""
+    return (row["source"], SPLIT_ORDER.get(row["split"], 3), row["split"], row["id"])
+
+
+SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}
+
+
 def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
     files = list_tables(data_dir, "intruder-")
     if sources:
@@ -103,13 +116,10 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
                 rows.extend(pq.read_table(f, columns=columns).to_pylist())
             except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
                 raise InputError(f"{path}: not an intruder table ({exc})") from None
-    split_order = {"train": 0, "validation": 1, "test": 2}
-    return sorted(rows, key=lambda r: (r["source"], split_order.get(r["split"], 3), r["split"], r["id"]))
+    return sorted(rows, key=insted_order)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    if beam_args:
-        raise InputError(f"export insted: unknown arguments {' '.join(beam_args)}")
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"{args.out}: file exists (pass --overwrite to replace it)")
     rows = read_rows(args.dir, args.source)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
+from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -21,15 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DATA_DIR",
         help="ingest output (documents-<source>/) or a build folder (its work/documents/)",
     )
-    parser.add_argument("--base-model", required=True, metavar="MODEL_DIR", help="a causal or masked LM")
-    parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the fine-tuned model goes")
     parser.add_argument(
+        "--base-model",
+        required=True,
+        metavar="MODEL_DIR",
+        help="a causal or masked LM: a directory, or a Hub name in the local Hugging Face cache",
+    )
+    parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the fine-tuned model goes")
+    list_flag(
+        parser,
         "--exclude-shuffle-test",
-        action="append",
-        default=[],
         metavar="DIR",
-        help="a shuffle dataset (shuffle-*/): its test documents are left out of training (repeatable; a "
-        "build folder's dataset/ is found by itself)",
+        help="a shuffle dataset (shuffle-*/): its test documents are left out of training (several "
+        "folders may be given; a build folder's dataset/ is found by itself; default: none)",
     )
     parser.add_argument(
         "--scorer", default="auto", choices=("auto", "causal", "masked"), help="LM head (auto)"
@@ -44,10 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--heldout-fraction", type=float, default=0.1, help="documents held out for perplexity (0.1)"
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
     add_torch_threads_argument(parser, "torch threads (0: every core this process may use)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    add_precision_argument(parser)
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         device=args.device,
         max_steps=args.max_steps,
         overwrite=args.overwrite,
+        precision=args.precision,
     )
     from filters.threads import torch_threads_during
 

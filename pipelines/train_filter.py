@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
+from pipelines.commands import DEVICE_HELP, add_overwrite
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas.records import InputError
 
@@ -22,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the trained model goes")
     parser.add_argument(
-        "--base-model", default="xlnet-large-cased", help="checkpoint name or directory (xlnet-large-cased)"
+        "--base-model",
+        default="xlnet-large-cased",
+        help="a directory, or a Hub name in the local Hugging Face cache (default: xlnet-large-cased)",
     )
     parser.add_argument("--epochs", type=int, default=2, help="training epochs (2)")
     parser.add_argument("--learning-rate", type=float, default=1e-5, help="peak AdamW learning rate (1e-5)")
@@ -30,12 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-length", type=int, default=512, help="tokens per sentence + document input (512)"
     )
-    parser.add_argument("--bf16", action="store_true", help="bf16 autocast on GPU")
+    parser.add_argument("--bf16", action="store_true", help="the same as --precision bfloat16")
+    add_precision_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
     add_torch_threads_argument(parser, "torch threads (0: every core this process may use)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty MODEL_DIR")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -53,6 +58,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         bf16=args.bf16,
+        precision=args.precision,
         seed=args.seed,
         device=args.device,
         max_steps=args.max_steps,

@@ -10,10 +10,10 @@ import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from schemas import DOCUMENT_SCHEMA
 from schemas.records import document
+from tests.fixture import fixture
 from tests.tiny_model import _cached, sample_documents
 
 
@@ -29,7 +29,7 @@ def write_documents(out_dir: str, docs: list[tuple[str, list[str]]], source: str
     return out_dir
 
 
-@pytest.fixture(scope="module")
+@fixture(scope="module")
 def one_thread():
     """Tiny models train fastest on one torch thread (and do not fight other processes for the cores): torch
     here, and every command run in this process, sees one core (``--torch-threads`` 0 gives one thread)."""
@@ -43,7 +43,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def wsj_docs_dir(tmp_path_factory) -> str:
     """The WSJ sample's documents of at least 3 sentences, cut to 6 (small: tests train on them), as ingest
     output."""
@@ -54,7 +54,7 @@ def wsj_docs_dir(tmp_path_factory) -> str:
     )
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def wsj_shuffle_dir(tmp_path_factory, wsj_docs_dir) -> str:
     """``incoherent shuffle`` of those documents, k = 1..3, 30% test, 20% validation, the rest train."""
     from tests.conftest import run_cli
@@ -62,7 +62,7 @@ def wsj_shuffle_dir(tmp_path_factory, wsj_docs_dir) -> str:
     def make(path):
         out = os.path.join(path, "shuffle")
         code = run_cli(
-            "shuffle", wsj_docs_dir, "--out", out, "--block-sizes", "1,2,3",
+            "shuffle", wsj_docs_dir, "--out", out, "--block-sizes", "1", "2", "3",
             "--test-fraction", "0.3", "--validation-fraction", "0.2",
         )  # fmt: skip
         assert code == 0

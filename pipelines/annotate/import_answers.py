@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--exclude-failing", action="store_true", help="leave out the assignments above that share"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier import in DIR")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
+
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder of an intruder study")
     parser.add_argument("--out", required=True, metavar="FILE", help="the JSONL file to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace FILE")
+    add_overwrite(parser, "--out (the JSONL file)")
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

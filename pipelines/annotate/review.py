@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
+
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
@@ -21,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="reject assignments whose median seconds per item is below this (off)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace FILE")
+    add_overwrite(parser, "--out (the results CSV)")
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

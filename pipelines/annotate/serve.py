@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port (8000; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (8000; 0 picks a free one)")
     parser.add_argument("--answers", default=None, metavar="DIR", help="answers folder (TASKS_DIR/answers)")
 
 
