@@ -33,6 +33,7 @@ def write_documents(out_dir: str, docs: list[tuple[str, list[str]]], source: str
 def one_thread():
     """Tiny models train fastest on one torch thread (and do not fight other processes for the cores): torch
     here, and every command run in this process, sees one core (``--torch-threads`` 0 gives one thread)."""
+    import pytest  # only under pytest: these builders also serve bench/gpu_suite.py without it
     import torch
 
     before = torch.get_num_threads()
