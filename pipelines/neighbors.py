@@ -18,12 +18,12 @@ neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_th
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING
 
 from pipelines.commands import add_overwrite
 from pipelines.index import check_params
 from pipelines.runtime import storage
+from pipelines.runtime.threads import available_cores
 from retrieval.params import HASH_SIZE, NGRAM
 from schemas.records import InputError
 
@@ -82,7 +82,7 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
 
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     if not is_local_runner(options.view_as(StandardOptions).runner):
         auto, workers = 1, 64
     elif direct.direct_running_mode == "multi_processing":

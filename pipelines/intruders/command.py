@@ -25,6 +25,7 @@ from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
 from pipelines.runtime import storage
 from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.options import parse_per_source
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas.records import InputError
 
 # --------------------------------------------------------------------------------------------- options
@@ -105,6 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a candidate whose intruder probability is >= this is easy; a hard one is drawn when a document "
         "has one (default: 0.5)",
     )
+    add_torch_threads_argument(group)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -113,6 +115,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"--validation-fraction: must be in [0, 1), got {args.validation_fraction}")
     if args.k < 1:
         raise InputError(f"--k: must be >= 1, got {args.k}")
+    check_torch_threads(args.torch_threads)
     for name in ("similarity_threshold", "drift_threshold"):
         value = getattr(args, name)
         if not 0.0 < value <= 1.0:
@@ -211,12 +214,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if filtered:
         from pipelines.intruders.filter_stage import ScoreCandidates
 
+        threads = torch_threads(beam_args, args.torch_threads)
         score = ScoreCandidates(
             args.filter,
             device=args.device,
             batch_size=args.batch_size,
             max_length=args.max_length,
             easy_threshold=args.easy_threshold,
+            threads=threads,
         )
     params = {
         "docs": args.docs,
@@ -238,6 +243,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             batch_size=args.batch_size,
             max_length=args.max_length,
             easy_threshold=args.easy_threshold,
+            torch_threads=threads,
         )
     with retrieval_for(args.docs, sources_by_dir, index_map, neighbor_map, args.k, beam_args) as (
         indexes,
