@@ -42,6 +42,11 @@ CASES = {
         "sources.w.history: must be a list of paths",
     ),
     "alias bomb": (alias_bomb(), f"more than {MAX_NODES:,} values once its aliases are expanded"),
+    "duplicate key": (
+        "neighbors: {k: 5}\nshuffle: {block_sizes: [2]}\nneighbors: {k: 6}\n",
+        "the key 'neighbors' twice in one mapping (line 6)",
+    ),
+    "duplicate nested key": ("neighbors: {k: 5, k: 6}\n", "the key 'k' twice in one mapping (line 4)"),
     "deep nesting": ("card: {name: " + "[" * 5000 + "]" * 5000 + "}\n", "refused"),
 }
 
