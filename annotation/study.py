@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from schemas.annotation import ANSWER_FIELDS, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 from sources import parquet
+from sources.outputs import entries, make_folder, replace_file, replace_text
 from sources.paths import is_safe_name
 
 EXPORT_FILES = (
@@ -29,13 +30,22 @@ FORMATS = ("mturk", "labelstudio", "lab", "insted")
 
 
 def write_text(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    """Write a study's file whole; a link at ``path`` is replaced, never written through."""
+    replace_text(path, text)
 
 
 def write_json(path: str, value) -> None:
     write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def parquet_bytes(table) -> bytes:
+    """A table as the bytes of a zstd Parquet file (written whole by :func:`replace_file`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
 
 
 def read_json(path: str, what: str) -> dict:
@@ -62,7 +72,7 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool) -> None:
     """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced."""
     if os.path.isfile(out_dir):
         raise InputError(f"{out_dir}: output path is a file, not a directory")
-    if os.path.isdir(out_dir) and os.listdir(out_dir) and not overwrite:
+    if entries(out_dir) and not overwrite:
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
     os.makedirs(out_dir, exist_ok=True)
     for rel in ours:
@@ -354,7 +364,6 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     """Write the kept documents as ``<config>/<split>_verified-00000-of-00001.parquet`` (the config's schema),
     ``human_verification/<config>.json``, and the card again; returns the verification record."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from annotation.report import VERIFICATION_DIR
     from schemas.tables import schema_for
@@ -391,8 +400,8 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     schema = schema_for(config)
     table = pa.Table.from_pylist(chosen, schema=schema)
     path = os.path.join(dataset_dir, config, f"{split_name}-00000-of-00001.parquet")
-    pq.write_table(table, path, compression="zstd")
-    os.makedirs(os.path.join(dataset_dir, VERIFICATION_DIR), exist_ok=True)
+    replace_file(path, parquet_bytes(table))  # a link planted at the split's name is replaced
+    make_folder(os.path.join(dataset_dir, VERIFICATION_DIR))
     record = {
         "config": config,
         "source_split": split,
@@ -419,8 +428,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         name = f"{config}-{os.path.basename(rel)}"
         with open(os.path.join(study_dir, rel), "rb") as src:
             data = src.read()
-        with open(os.path.join(dataset_dir, VERIFICATION_DIR, name), "wb") as dst:
-            dst.write(data)
+        replace_file(os.path.join(dataset_dir, VERIFICATION_DIR, name), data)
         figures.append(f"{VERIFICATION_DIR}/{name}")
     record["figures"] = figures
     write_json(marker, record)

@@ -22,6 +22,8 @@ import time
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+OUT_IS_FILE = True  # --out names a JSON file: no folder lock (pipelines.cli)
+OUTPUTS = ("predictions",)  # written too: apart from every input, like --out (pipelines.runtime.safety)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -141,17 +143,28 @@ def _training_max_length(model_dir: str) -> int | None:
 def write_predictions(path: str, rows: list[dict], scores: list[list[float]], threshold: float) -> None:
     """One JSON line per document: ``{"id", "intruder_index" (gold), "predicted_index"}`` (-1: coherent)."""
     from filters.metrics import predicted_index
+    from sources.outputs import replace_text
 
-    if os.path.dirname(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for row, doc_scores in zip(rows, scores, strict=True):
-            record = {
-                "id": row["id"],
-                "intruder_index": row["intruder_index"],
-                "predicted_index": predicted_index(doc_scores, threshold),
-            }
-            f.write(json.dumps(record) + "\n")
+    lines = []
+    for row, doc_scores in zip(rows, scores, strict=True):
+        record = {
+            "id": row["id"],
+            "intruder_index": row["intruder_index"],
+            "predicted_index": predicted_index(doc_scores, threshold),
+        }
+        lines.append(json.dumps(record) + "\n")
+    replace_text(path, "".join(lines))
+
+
+def check_output_file(path: str, option: str) -> None:
+    """A file to write: not a folder, and its folder not below a file (one line before any work)."""
+    if os.path.isdir(path):
+        raise InputError(f"{option} {path}: is a directory, not a file")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InputError(f"{option} {path}: {parent} is a file, not a directory")
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -167,6 +180,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
     if len(models) > 1 and args.predictions:
         raise InputError("--predictions: only with one model")
+    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
+    for option, path in (("--out", out), ("--predictions", args.predictions)):
+        if path:
+            check_output_file(path, option)
     started = time.time()
     scored, reports = [], {}
     for name, model_dir in models:
@@ -203,12 +220,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     matrix = cross_domain(scored, rows, args.threshold) if len(models) > 1 or len(sources) > 1 else None
     if matrix is not None:
         report["matrix"] = matrix
-    out = args.out or os.path.join(model_dir, f"eval-{args.split}.json")
-    if os.path.dirname(out):
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
+    from sources.outputs import replace_text
+
+    replace_text(out, json.dumps(report, indent=2) + "\n")
     if args.predictions:
         write_predictions(args.predictions, rows, scored[0][1], args.threshold)
     for name, model_dir in models:

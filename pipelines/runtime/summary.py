@@ -12,6 +12,7 @@ import os
 import posixpath
 
 from pipelines.runtime import storage
+from sources.outputs import replace_text
 
 PARTIAL = ".partial"
 SUMMARY_FILE = "run_summary.json"
@@ -19,11 +20,7 @@ SUMMARY_FILE = "run_summary.json"
 
 def write_json_atomic(path: str, value: dict) -> None:
     """Write JSON to ``path`` through a temporary file, so a kill never leaves half a file."""
-    tmp = path + PARTIAL
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, default=str)
-        f.write("\n")
-    os.replace(tmp, path)
+    replace_text(path, json.dumps(value, indent=2, default=str) + "\n")
 
 
 def write_summary(out_dir: str, summary: dict) -> None:

@@ -1,0 +1,100 @@
+"""Writing a local output file or folder: the one writer every command uses, which never writes through a link.
+
+A file is written whole to a new temporary file beside it (created with ``O_EXCL``, so never through a link)
+and renamed over the final name: a symbolic link planted at that name (``dataset/README.md`` pointing at a file
+outside ``--out``) is replaced by the new file, its target left untouched, and a killed run never leaves half a
+file under the final name. A folder a command writes into is made by :func:`make_folder`, which replaces a link
+there by a real folder. The output lock's file (:data:`LOCK_FILE`) is not content: :func:`entries` leaves it
+out and :func:`clear_folder` keeps it, so a folder holding only a lock is empty and clearing it keeps the lock.
+
+This sits in the lowest layer that reads files, so ``corpora`` (the card), ``filters`` (models) and
+``annotation`` (studies) use it too.
+
+>>> import tempfile
+>>> root = tempfile.mkdtemp()
+>>> victim = os.path.join(root, "victim.txt")
+>>> _ = open(victim, "w").write("keep me")
+>>> os.symlink(victim, os.path.join(root, "README.md"))
+>>> replace_file(os.path.join(root, "README.md"), b"card")
+>>> open(victim).read(), os.path.islink(os.path.join(root, "README.md"))
+('keep me', False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import tempfile
+
+LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def make_folder(path: str) -> str:
+    """``path`` as a real folder (parents made): a symbolic link at ``path`` is removed first, never followed."""
+    if os.path.islink(path):
+        os.unlink(path)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def replace_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a new temporary file and a rename: a link at ``path`` is replaced,
+    never written through; a folder there is an error (``IsADirectoryError``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def replace_text(path: str, text: str) -> None:
+    """:func:`replace_file` of UTF-8 text (newlines written as given)."""
+    replace_file(path, text.encode("utf-8"))
+
+
+def finite(value):
+    """``value`` with every non-finite float (NaN, infinity) as ``None``, so it dumps as JSON (``null``), never as
+    the bare ``NaN`` that JSON readers reject.
+
+    >>> finite({"loss": float("nan"), "history": [1.5, float("inf")]})
+    {'loss': None, 'history': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def entries(folder: str) -> list[str]:
+    """The names in ``folder`` but the output lock's file; ``[]`` when it does not exist."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(name for name in os.listdir(folder) if name != LOCK_FILE)
+
+
+def clear_folder(folder: str) -> None:
+    """Delete everything in ``folder`` but the output lock's file (links are removed, never followed)."""
+    for name in entries(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
