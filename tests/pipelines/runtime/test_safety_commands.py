@@ -1,0 +1,296 @@
+"""Safety of every command, not only ``build`` (issue #31): every path a command writes obeys the ``--out``
+rule, every command that writes a folder holds its lock, and no command writes through a link.
+
+Each case checks the one-line message, exit status 2, and that the inputs (and whatever lies outside
+``--out``) hash the same before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines import cli, commands
+from pipelines.runtime import safety
+from sources.outputs import LOCK_FILE, clear_folder, entries, replace_file
+from tests.conftest import ROOT, SAMPLES
+from tests.pipelines.runtime.test_safety_out import tree
+from tests.tiny_model import tiny_base_dir, tiny_data_dir  # noqa: F401
+
+WSJ = SAMPLES / "wsj" / "wsj.jsonl"
+
+
+def refused(capsys, *argv) -> str:
+    """Run the CLI (no Beam flags added); it must exit 2 with exactly one line on stderr, which is returned."""
+    code = cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def copy(src: str | Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+# ------------------------------------------------------------------ every written path obeys the --out rule
+
+
+@pytest.fixture
+def model_and_data(tmp_path, tiny_base_dir, tiny_data_dir):  # noqa: F811
+    """Private copies (a failing check must not damage the session's models)."""
+    return copy(tiny_base_dir, tmp_path / "MODEL"), copy(tiny_data_dir, tmp_path / "data")
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "data/intruder-wsj/test-00000-of-00001.parquet",
+        "MODEL/model.safetensors",
+        "MODEL",
+        "data",
+        "MODEL/new-predictions.jsonl",
+        ".",
+        "link-to-split",
+    ],
+)
+def test_evaluate_predictions_onto_an_input_is_refused(model_and_data, tmp_path, capsys, target):
+    model, data = model_and_data
+    os.symlink(data / "intruder-wsj" / "test-00000-of-00001.parquet", tmp_path / "link-to-split")
+    before = tree(tmp_path)
+    err = refused(
+        capsys, "evaluate", model, data, "--predictions", tmp_path / target, "--out", tmp_path / "r.json"
+    )
+    assert err.startswith(f"error: --predictions {tmp_path / target} ") and "the input" in err, err
+    assert tree(tmp_path) == before  # nothing written, nothing replaced, the weights and split intact
+
+
+def test_evaluate_out_and_predictions_must_differ(model_and_data, tmp_path, capsys):
+    model, data = model_and_data
+    before = tree(tmp_path)
+    err = refused(
+        capsys, "evaluate", model, data, "--out", tmp_path / "r.json", "--predictions", tmp_path / "r.json"
+    )
+    assert "is the path of --out too" in err
+    err = refused(capsys, "evaluate", model, data, "--out", tmp_path / "r.json", "--predictions", tmp_path)
+    assert err.startswith(f"error: --predictions {tmp_path} contains the input")
+    assert tree(tmp_path) == before
+
+
+def test_evaluate_writes_through_no_link(model_and_data, tmp_path, capsys):
+    """A link planted at --out or --predictions is replaced by the file; its target is untouched."""
+    model, data = model_and_data
+    victim, other = tmp_path / "victim.txt", tmp_path / "other.txt"
+    victim.write_text("keep me\n")
+    other.write_text("keep me\n")
+    out, predictions = tmp_path / "res" / "r.json", tmp_path / "res" / "p.jsonl"
+    out.parent.mkdir()
+    os.symlink(victim, out)
+    os.symlink(other, predictions)
+    inputs = tree(model), tree(data)
+    assert (
+        cli.main(["evaluate", str(model), str(data), "--out", str(out), "--predictions", str(predictions)])
+        == 0
+    )
+    assert victim.read_text() == other.read_text() == "keep me\n"
+    assert not out.is_symlink() and json.loads(out.read_text())["split"] == "test"
+    assert not predictions.is_symlink() and len(predictions.read_text().splitlines()) == 30
+    assert (tree(model), tree(data)) == inputs
+
+
+def test_the_cli_checks_every_path_a_command_writes():
+    """``--out`` and the options a command module lists in ``OUTPUTS`` (``evaluate --predictions``); ``annotate
+    report --predictions`` is read, not written, so it is an input there."""
+    import importlib
+
+    def written(*argv: str) -> dict:
+        parser = commands.build_parser(commands.selected_module(list(argv)))
+        args, _ = parser.parse_known_args(list(argv))
+        return cli.outputs(args, importlib.import_module(args._module))
+
+    assert written("evaluate", "M", "D", "--predictions", "p.jsonl", "--out", "r.json") == {
+        "--out": "r.json",
+        "--predictions": "p.jsonl",
+    }
+    assert written("annotate", "report", "S", "--predictions", "p.jsonl") == {}
+    assert importlib.import_module("pipelines.build.command").OWN_LOCK is True
+    assert importlib.import_module("pipelines.export_insted").OUT_IS_FILE is True
+
+
+# -------------------------------------------------------------------------------- one lock per --out
+
+
+PAUSED_RUN = """
+import os, sys, time
+from pipelines import cli
+from pipelines.runtime import run
+
+ready, go = sys.argv[1], sys.argv[2]
+prepare = run.prepare_output
+
+def paused(*args, **kwargs):  # the first run, caught just after it prepared its --out
+    prepare(*args, **kwargs)
+    open(ready, "w").close()
+    deadline = time.time() + 120
+    while not os.path.exists(go) and time.time() < deadline:
+        time.sleep(0.05)
+
+run.prepare_output = paused
+sys.exit(cli.main(sys.argv[3:]))
+"""
+
+
+def test_two_commands_on_one_out_the_second_names_the_holder(tmp_path):
+    """``ingest text A --out oc & ingest text B --out oc``: two real processes. The second ends at once with
+    one line naming the first; the first finishes and its output is whole."""
+    out, ready, go = tmp_path / "oc", tmp_path / "ready", tmp_path / "go"
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    lines = WSJ.read_text().splitlines()
+    a.write_text("\n".join(lines[:20]) + "\n")
+    b.write_text("\n".join(lines[20:40]) + "\n")
+    inputs = tree(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_RUN, str(ready), str(go), "ingest", "text", str(a), "--out", str(out),
+         "--source", "a", "--quiet"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while not ready.exists() and first.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), first.communicate()[1]
+        written = tree(out)
+        second = subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "ingest", "text", str(b), "--out", str(out), "--source", "b"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        lines_err = second.stderr.strip().splitlines()
+        assert second.returncode == 2 and len(lines_err) == 1, second.stderr
+        assert lines_err[0] == (
+            f"error: {out}: another run is running there (`incoherent ingest text`, pid {first.pid} on "
+            f"{os.uname().nodename}, started {json.loads((out / LOCK_FILE).read_text())['started']}); wait "
+            "for it or choose another --out"
+        )
+        assert tree(out) == written  # the second deleted nothing of the first's
+        go.touch()
+        assert first.wait(timeout=300) == 0, first.communicate()[1]
+    finally:
+        go.touch()
+        if first.poll() is None:
+            first.kill()
+        first.wait(timeout=30)
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["complete"] and summary["outputs"] == {"documents-a": {"documents": 20}}
+    assert (out / LOCK_FILE).read_text() == ""  # released
+    assert {k: v for k, v in tree(tmp_path).items() if k in inputs} == inputs
+
+
+def test_a_refused_command_leaves_no_folder_and_no_lock(tmp_path, capsys):
+    out = tmp_path / "a" / "b" / "OUT"
+    err = refused(capsys, "ingest", "text", tmp_path / "missing.jsonl", "--out", out)
+    assert "missing.jsonl" in err
+    assert list(tmp_path.iterdir()) == []
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    err = refused(capsys, "ingest", "text", WSJ, "--out", mine)
+    assert "not the output of `incoherent ingest text`" in err
+    assert sorted(os.listdir(mine)) == ["notes.txt"]  # no lock file left in a folder the command refused
+
+
+def test_a_held_lock_stops_every_folder_command(tmp_path, capsys, tiny_base_dir, tiny_data_dir):  # noqa: F811
+    out = tmp_path / "OUT"
+    out.mkdir()
+    with safety.command_lock(str(out), "ingest text"):
+        before = tree(out)
+        for argv in (
+            ["ingest", "text", WSJ, "--out", out, "--overwrite"],
+            ["ingest", "cnn", SAMPLES / "cnn" / "allennlp", "--out", out],
+            ["train-filter", tiny_data_dir, "--base-model", tiny_base_dir, "--out", out, "--overwrite"],
+            ["annotate", "export", tiny_data_dir, "--config", "intruder-wsj", "--out", out],
+        ):
+            err = refused(capsys, *argv)
+            assert "another run is running there (`incoherent ingest text`, pid" in err, err
+            assert tree(out) == before
+
+
+def test_the_lock_file_is_not_content():
+    """A folder holding only a lock is empty to every command; clearing a folder keeps its lock."""
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    Path(folder, LOCK_FILE).write_text("")
+    assert entries(folder) == []
+    Path(folder, "x").mkdir()
+    os.symlink("/", Path(folder, "root-link"))
+    clear_folder(folder)
+    assert os.listdir(folder) == [LOCK_FILE]
+    shutil.rmtree(folder)
+
+
+# --------------------------------------------------------------------------------- never through a link
+
+
+def test_replace_file_replaces_a_link_and_refuses_a_folder(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    os.symlink(victim, tmp_path / "f")
+    replace_file(str(tmp_path / "f"), b"new")
+    assert victim.read_text() == "keep" and (tmp_path / "f").read_text() == "new"
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        replace_file(str(tmp_path / "d"), b"x")
+    assert sorted(os.listdir(tmp_path)) == ["d", "f", "victim"]  # no temporary file left
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    from tests.sample_build import wikipedia_build
+
+    return wikipedia_build(tmp_path_factory)
+
+
+def plant_links(dataset: Path, outside: Path) -> dict[str, str]:
+    """Links from the files and folders a card writes to a folder outside the build; returns its hashes."""
+    outside.mkdir()
+    (outside / "README.md").write_text("the victim's own file\n")
+    (outside / "figures").mkdir()
+    (outside / "figures" / "keep.png").write_bytes(b"\x89PNG victim")
+    (outside / "summaries").mkdir()
+    (outside / "summaries" / "keep.json").write_text("{}\n")
+    (dataset / "README.md").unlink()
+    os.symlink(outside / "README.md", dataset / "README.md")
+    for folder in ("figures", "summaries"):
+        shutil.rmtree(dataset / folder)
+        os.symlink(outside / folder, dataset / folder)
+    return tree(outside)
+
+
+def test_card_writes_through_no_link(built, tmp_path, capsys):
+    out = copy(built, tmp_path / "out")
+    victim = plant_links(out / "dataset", tmp_path / "outside")
+    assert cli.main(["card", str(out / "dataset")]) == 0
+    assert tree(tmp_path / "outside") == victim
+    for name in ("README.md", "figures", "summaries"):
+        assert not (out / "dataset" / name).is_symlink()
+    assert (out / "dataset" / "README.md").read_text().startswith("---\n")
+    assert any(p.suffix == ".png" for p in (out / "dataset" / "figures").iterdir())
+
+
+def test_a_resumed_build_writes_through_no_link(built, tmp_path):
+    out = copy(built, tmp_path / "out")
+    victim = plant_links(out / "dataset", tmp_path / "outside")
+    config = tmp_path / "build.yaml"
+    shutil.copy(built.parent / "build.yaml", config)
+    assert cli.main(["build", str(config), "--out", str(out), "--quiet", "--runner", "DirectRunner"]) == 0
+    assert tree(tmp_path / "outside") == victim
+    assert not (out / "dataset" / "README.md").is_symlink()
