@@ -294,3 +294,38 @@ def test_a_resumed_build_writes_through_no_link(built, tmp_path):
     assert cli.main(["build", str(config), "--out", str(out), "--quiet", "--runner", "DirectRunner"]) == 0
     assert tree(tmp_path / "outside") == victim
     assert not (out / "dataset" / "README.md").is_symlink()
+
+
+def test_annotate_verify_writes_through_no_link(built, tmp_path):
+    """``annotate verify`` writes ``human_verification/<config>.json`` and the card: a link planted at the
+    folder or at ``README.md`` is replaced, its target untouched."""
+    from tests.annotation.test_annotate import ACCURACY, mturk_results
+
+    dataset = copy(built / "dataset", tmp_path / "dataset")
+    tasks, study = tmp_path / "tasks", tmp_path / "study"
+    assert cli.main(["annotate", "export", str(dataset), "--config", "intruder-wikipedia", "--split", "train",
+                     "--documents", "6", "--per-task", "4", "--out", str(tasks)]) == 0  # fmt: skip
+    results = tmp_path / "results.csv"
+    results.write_text(mturk_results(tasks, list(ACCURACY), json.loads((tasks / "key.json").read_text())))
+    assert cli.main(["annotate", "import", str(results), "--format", "mturk", "--key", str(tasks),
+                     "--out", str(study)]) == 0  # fmt: skip
+    assert cli.main(["annotate", "report", str(study)]) == 0
+    outside = tmp_path / "outside"
+    (outside / "verification").mkdir(parents=True)
+    (outside / "verification" / "keep.json").write_text("{}\n")
+    (outside / "README.md").write_text("the victim's README\n")
+    verification = dataset / "human_verification"
+    shutil.rmtree(verification, ignore_errors=True)
+    os.symlink(outside / "verification", verification)
+    (dataset / "README.md").unlink()
+    os.symlink(outside / "README.md", dataset / "README.md")
+    victim = tree(outside)
+    assert cli.main(["annotate", "verify", str(study), str(dataset), "--split-name", "sample"]) == 0
+    assert tree(outside) == victim
+    assert not verification.is_symlink()
+    record = json.loads((verification / "intruder-wikipedia.json").read_text())
+    assert record["verified_split"] == "sample"
+    assert (
+        not (dataset / "README.md").is_symlink()
+        and "Human verification" in (dataset / "README.md").read_text()
+    )
