@@ -170,9 +170,12 @@ def check_output_file(path: str, option: str) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters import data, metrics
     from filters.model import ScoringModel
+    from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
 
-    if not 0.0 < args.threshold < 1.0:
+    if not 0.0 < args.threshold < 1.0:  # nan fails this too
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
+    # the same floor as train-filter's: a sentence and its document need room
+    check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
     models = model_names(args.model_dirs)
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
