@@ -241,10 +241,10 @@ def command_lock(out: str, command: str):
     """Hold ``out``'s :class:`OutLock` while a command other than ``build`` writes that folder.
 
     Taken before the command looks at or deletes anything in ``out``, so a second command on the same folder
-    ends at once, naming the holder. When the command fails, the lock file it created goes again, with the
-    folders it created for it (a refused command leaves nothing); a finished one leaves the emptied lock file,
-    as a build does. Remote folders, a path that is a file and one that cannot be created are left to the
-    command's own checks and messages.
+    ends at once, naming the holder. The lock file is removed when the command ends (it is not part of the
+    output), and when the command failed so are the folders made for it (a refused command leaves nothing).
+    Remote folders, a path that is a file and one that cannot be created are left to the command's own checks
+    and messages.
     """
     if is_remote(out) or (os.path.exists(out) and not os.path.isdir(out)):
         yield
@@ -272,7 +272,7 @@ def command_lock(out: str, command: str):
         yield
         ok = True
     finally:
-        if not ok and not existed:
+        if not existed:  # removed while still held: whoever opens it next makes a new one
             with contextlib.suppress(OSError):
                 os.unlink(lock.path)
         lock.release()

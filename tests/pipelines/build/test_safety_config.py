@@ -23,6 +23,7 @@ def alias_bomb(levels: int = 9) -> str:
 CASES = {
     "k ten": ("neighbors: {k: ten}\n", "neighbors.k: invalid int value: 'ten'"),
     "k zero": ("neighbors: {k: 0}\n", "neighbors.k: must be >= 1"),
+    "k absurd": ("neighbors: {k: 1000000000}\n", "neighbors.k: at most 100,000 neighbours per document"),
     "seed abc": ("seed: abc\n", "seed: must be a whole number"),
     "block size 0": ("shuffle: {block_sizes: [0]}\n", "shuffle.block_sizes: block sizes must be >= 1"),
     "similarity 2": (
