@@ -329,3 +329,43 @@ def test_annotate_verify_writes_through_no_link(built, tmp_path):
         not (dataset / "README.md").is_symlink()
         and "Human verification" in (dataset / "README.md").read_text()
     )
+
+
+# ------------------------------------------------------------------- an input that changes during the run
+
+
+@pytest.mark.parametrize("change", ["truncate", "rewrite"])
+def test_an_input_changed_while_ingest_text_reads_it_fails_the_run(tmp_path, capsys, monkeypatch, change):
+    """The reader alters the file after it read its first lines: before, exit 0 with the sha256 of the original
+    file in the summary; now one line naming the file, exit 2, no run summary (the run is not complete)."""
+    from sources import textfiles
+
+    path = tmp_path / "news.jsonl"
+    path.write_bytes(WSJ.read_bytes())
+    original = textfiles.json_file_records
+
+    def altering(*args, **kwargs):
+        for n, record in enumerate(original(*args, **kwargs)):
+            if n == 2:
+                data = path.read_bytes()
+                if change == "truncate":
+                    path.write_bytes(data[: len(data) // 2])
+                else:  # the same size, other bytes
+                    path.write_bytes(data.replace(b"Vinken", b"Vinkel"))
+            yield record
+
+    monkeypatch.setattr(textfiles, "json_file_records", altering)
+    out = tmp_path / "OUT"
+    err = refused(capsys, "ingest", "text", path, "--out", out, "--runner", "DirectRunner")
+    how = f"changed size ({WSJ.stat().st_size:,} -> {WSJ.stat().st_size // 2:,} bytes)"
+    assert err == (
+        f"error: {path}: {how if change == 'truncate' else 'was written to'} while this run read it; the output "
+        "and the input's sha256 would not match, run again once the input is stable"
+    )
+    assert not (out / "run_summary.json").exists() and not (out / "_inputs").exists()
+    monkeypatch.setattr(textfiles, "json_file_records", original)
+    assert (
+        cli.main(["ingest", "text", str(path), "--out", str(out), "--runner", "DirectRunner"]) == 0
+    )  # stable now
+    described = json.loads((out / "run_summary.json").read_text())["inputs"]
+    assert described[0]["size"] == path.stat().st_size and "_fingerprints" not in described[0]
