@@ -224,11 +224,17 @@ def _layer_keys(config) -> list[str]:
 
 
 def _meta_model(config):
-    """The base model of ``config`` on the meta device: shapes only, no memory."""
+    """The model ``config`` names (its first ``architectures`` class that transformers ships, else the base
+    model) on the meta device: shapes only, no memory."""
     import torch
-    from transformers import AutoModel
+    import transformers
+    from transformers import AutoModel, PreTrainedModel
 
+    names = getattr(config, "architectures", None) or []
+    cls = getattr(transformers, str(names[0]), None) if names else None
     with torch.device("meta"):
+        if isinstance(cls, type) and issubclass(cls, PreTrainedModel):
+            return cls._from_config(config)
         return AutoModel.from_config(config, trust_remote_code=False)
 
 
@@ -236,9 +242,14 @@ def _count(model) -> int:
     return sum(t.numel() for t in model.parameters()) + sum(t.numel() for t in model.buffers())
 
 
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+
+
 def check_config_fits_weights(model_dir: str, shapes: dict[str, tuple[int, ...]]) -> None:
     """Refuse a ``config.json`` that describes a model other than its weights (``shapes``: the safetensors
-    headers), before anything is allocated: see the module docstring."""
+    headers), or one transformers cannot build (a nested ``text_config`` a text model does not expect), before
+    anything is allocated: see the module docstring."""
     import copy
 
     from transformers import AutoConfig
@@ -250,22 +261,32 @@ def check_config_fits_weights(model_dir: str, shapes: dict[str, tuple[int, ...]]
         raise InputError(f"{where}: unreadable model config ({str(exc).splitlines()[0][:200]})") from None
     layers = {key: getattr(config, key) for key in _layer_keys(config)}
     models = []
-    for key in [None, *layers]:  # every stack at one layer, then each stack at two
-        small = copy.deepcopy(config)
-        for name in layers:
-            setattr(small, name, 2 if name == key else 1)
-        try:
+    try:
+        for key in [None, *layers]:  # every stack at one layer, then each stack at two
+            small = copy.deepcopy(config)
+            for name in layers:
+                setattr(small, name, 2 if name == key else 1)
             models.append(_meta_model(small))
-        except Exception:  # noqa: BLE001 - an architecture that cannot be built small: checked by load
-            return
+    except Exception:  # noqa: BLE001 - some architectures cannot be built small: build it whole (shapes only)
+        try:
+            models, layers = [_meta_model(config)], {}
+        except Exception as exc:  # noqa: BLE001 - what from_pretrained would raise, after the checks
+            raise InputError(
+                f"{where}: transformers cannot build the model this config describes ({_first_line(exc)}); "
+                "refusing the model"
+            ) from None
     one = models[0]
     prefix = getattr(one, "base_model_prefix", "") + "."
-    held = {(n[len(prefix) :] if n.startswith(prefix) else n): s for n, s in shapes.items()}
+
+    def bare(name: str) -> str:  # a base model's weights have no prefix, a model with a head has one
+        return name[len(prefix) :] if name.startswith(prefix) else name
+
+    held = {bare(n): s for n, s in shapes.items()}
     for name, tensor in [*one.named_parameters(), *one.named_buffers()]:
-        shape = held.get(name)
+        shape = held.get(bare(name))
         if shape is not None and tuple(tensor.shape) != shape:
             raise InputError(
-                f"{where}: the config makes {name} {list(tensor.shape)} but the weights hold {list(shape)}; "
+                f"{where}: the config makes {bare(name)} {list(tensor.shape)} but the weights hold {list(shape)}; "
                 "the config does not describe these weights, refusing the model"
             )
     described = _count(one) + sum(

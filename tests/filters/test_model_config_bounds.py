@@ -59,11 +59,14 @@ CASES = [  # (loader, fixture, config changes, expected start of the message aft
     ("check_language_model", "tiny_gpt2_dir", {"n_positions": 30_000_000}, "the config makes wpe.weight [30000000, 16]"),
     ("load_base_model", "tiny_base_dir", {"n_layer": 3000}, "the config describes a model of"),
     ("load_base_model", "tiny_base_dir", {"d_inner": 4_000_000}, "the config makes layer.0.ff.layer_1.weight"),
+    ("check_language_model", "tiny_gpt2_dir", {"text_config": {"model_type": "gpt2", "n_embd": 16}},
+     "transformers cannot build the model this config describes (AttributeError: "),
 ]  # fmt: skip
 
 
 def test_a_config_that_does_not_fit_its_weights_or_a_huge_vocab_is_refused_in_small_memory(request, tmp_path):
-    """Every case loads in one fresh interpreter (one import of torch): each is refused with its one line,
+    """A nested ``text_config`` in a text model's config passed the checks and failed inside RunInference.
+    Every case loads in one fresh interpreter (one import of torch): each is refused with its one line,
     and the interpreter's peak memory stays that of the imports."""
     models = []
     for i, (loader, fixture, changes, expected) in enumerate(CASES):
@@ -101,14 +104,30 @@ def test_a_config_that_does_not_fit_its_weights_or_a_huge_vocab_is_refused_in_sm
     assert {str(m): hashes(m) for _, m, _ in models} == before
 
 
-def test_score_shuffle_on_a_tampered_model_is_one_line_and_writes_nothing(tiny_gpt2_dir, tmp_path, capsys):  # noqa: F811
-    model = tampered(tiny_gpt2_dir, tmp_path / "model", n_positions=30_000_000)
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ({"n_positions": 30_000_000}, "the config makes wpe.weight [30000000, 16]"),
+        (
+            {"text_config": {"model_type": "gpt2"}},
+            "transformers cannot build the model this config describes",
+        ),
+    ],
+)
+def test_score_shuffle_on_a_tampered_model_is_one_line_and_writes_nothing(
+    tiny_gpt2_dir,  # noqa: F811
+    tmp_path,
+    capsys,
+    changes,
+    expected,
+):
+    model = tampered(tiny_gpt2_dir, tmp_path / "model", **changes)
     shuffles = write_shuffles(tmp_path / "shuffles", shuffle_rows(permutations=1, docs=2))
     before = hashes(model)
     out = tmp_path / "scores"
     assert run_cli("score-shuffle", model, shuffles, "--out", out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "the config makes wpe.weight [30000000, 16]" in err[0], err
+    assert len(err) == 1 and expected in err[0], err
     assert not out.exists() and hashes(model) == before
 
 
