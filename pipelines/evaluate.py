@@ -157,9 +157,10 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
 
 
 def check_output_file(path: str, option: str) -> None:
-    """A file to write: not a folder, and its folder not below a file (one line before any work)."""
-    if os.path.isdir(path):
-        raise InputError(f"{option} {path}: is a directory, not a file")
+    """A file to write: not a folder or a device, and its folder not below a file (one line before any work)."""
+    from sources.outputs import check_replaceable
+
+    check_replaceable(path, option)
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
@@ -177,16 +178,16 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # the same floor as train-filter's: a sentence and its document need room
     check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
     models = model_names(args.model_dirs)
+    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
+    for option, path in (("--out", out), ("--predictions", args.predictions)):
+        if path:
+            check_output_file(path, option)
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
         raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
     if len(models) > 1 and args.predictions:
         raise InputError("--predictions: only with one model")
-    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
-    for option, path in (("--out", out), ("--predictions", args.predictions)):
-        if path:
-            check_output_file(path, option)
     started = time.time()
     scored, reports = [], {}
     for name, model_dir in models:

@@ -31,7 +31,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.runtime.tables import list_tables
 from schemas.records import InputError
-from sources.outputs import replace_text
+from sources.outputs import check_replaceable, replace_text
 
 OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 
@@ -113,8 +113,7 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if beam_args:
         raise InputError(f"export insted: unknown arguments {' '.join(beam_args)}")
-    if os.path.isdir(args.out):
-        raise InputError(f"--out {args.out}: is a directory, not a file")
+    check_replaceable(args.out, "--out")
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"{args.out}: file exists (pass --overwrite to replace it)")
     rows = read_rows(args.dir, args.source)

@@ -26,7 +26,11 @@ import contextlib
 import math
 import os
 import shutil
+import stat
 import tempfile
+
+from schemas.records import InputError
+from sources.paths import file_kind
 
 LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
 
@@ -45,9 +49,23 @@ def make_folder(path: str) -> str:
     return path
 
 
+def check_replaceable(path: str, option: str = "") -> None:
+    """``path`` may be written by :func:`replace_file`: absent, a regular file or a link (replaced). A folder,
+    a device (``/dev/null``: renaming over it would delete the device), a FIFO or a socket is one
+    :class:`InputError` line."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        where = f"{option} {path}" if option else path
+        raise InputError(f"{where}: {file_kind(mode)}, not a regular file; choose a file to write")
+
+
 def replace_file(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` through a new temporary file and a rename: a link at ``path`` is replaced,
-    never written through; a folder there is an error (``IsADirectoryError``)."""
+    never written through; anything else but a regular file there is refused (:func:`check_replaceable`)."""
+    check_replaceable(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".partial")

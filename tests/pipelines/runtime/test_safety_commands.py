@@ -19,6 +19,7 @@ import pytest
 
 from pipelines import cli, commands
 from pipelines.runtime import safety
+from schemas.records import InputError
 from sources.outputs import LOCK_FILE, clear_folder, entries, replace_file
 from tests.conftest import ROOT, SAMPLES
 from tests.pipelines.runtime.test_safety_out import tree
@@ -247,9 +248,24 @@ def test_replace_file_replaces_a_link_and_refuses_a_folder(tmp_path):
     replace_file(str(tmp_path / "f"), b"new")
     assert victim.read_text() == "keep" and (tmp_path / "f").read_text() == "new"
     (tmp_path / "d").mkdir()
-    with pytest.raises(IsADirectoryError):
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InputError, match="a directory, not a regular file"):
         replace_file(str(tmp_path / "d"), b"x")
-    assert sorted(os.listdir(tmp_path)) == ["d", "f", "victim"]  # no temporary file left
+    with pytest.raises(InputError, match="a FIFO, not a regular file"):
+        replace_file(str(tmp_path / "fifo"), b"x")
+    assert sorted(os.listdir(tmp_path)) == ["d", "f", "fifo", "victim"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "argv", [["evaluate", "M", "D", "--out"], ["export", "insted", "D", "--overwrite", "--out"]]
+)
+def test_a_device_or_fifo_as_an_output_file_is_refused(tmp_path, capsys, argv):
+    """``--out /dev/null`` was replaced by a regular file (a rename over the device, as root); a FIFO hangs."""
+    os.mkfifo(tmp_path / "fifo")
+    for target in (tmp_path / "fifo", tmp_path):
+        err = refused(capsys, *argv, target)
+        assert err.endswith(", not a regular file; choose a file to write"), err
+    assert os.listdir(tmp_path) == ["fifo"]
 
 
 @pytest.fixture(scope="module")
