@@ -77,3 +77,14 @@ def test_a_nan_loss_is_written_as_null_never_bare_nan(tmp_path):
 
     value = json.loads((tmp_path / "provenance.json").read_text(), parse_constant=refuse)
     assert value == {"history": [{"epoch": 1, "heldout_perplexity": None}], "lr": None}
+
+
+@pytest.mark.parametrize("stride", ["0", "-4"])
+def test_score_shuffle_stride_below_one_is_one_line(tmp_path, capsys, stride):
+    """``--stride 0`` ran with the default stride (0 was taken for "not given")."""
+    code = cli.main(
+        ["score-shuffle", "M", "D", "--window", "exact", f"--stride={stride}", "--out", str(tmp_path / "o")]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == [f"error: --stride: must be >= 1, got {stride}"]
+    assert list(tmp_path.iterdir()) == []
