@@ -313,8 +313,8 @@ def test_a_resumed_build_writes_through_no_link(built, tmp_path):
 
 
 def test_annotate_verify_writes_through_no_link(built, tmp_path):
-    """``annotate verify`` writes ``human_verification/<config>.json`` and the card: a link planted at the
-    folder or at ``README.md`` is replaced, its target untouched."""
+    """``annotate report`` writes ``figures/``, ``annotate verify`` ``human_verification/<config>.json`` and
+    the card: a link planted at those folders or at ``README.md`` is replaced, its target untouched."""
     from tests.annotation.test_annotate import ACCURACY, mturk_results
 
     dataset = copy(built / "dataset", tmp_path / "dataset")
@@ -325,8 +325,12 @@ def test_annotate_verify_writes_through_no_link(built, tmp_path):
     results.write_text(mturk_results(tasks, list(ACCURACY), json.loads((tasks / "key.json").read_text())))
     assert cli.main(["annotate", "import", str(results), "--format", "mturk", "--key", str(tasks),
                      "--out", str(study)]) == 0  # fmt: skip
-    assert cli.main(["annotate", "report", str(study)]) == 0
     outside = tmp_path / "outside"
+    (outside / "figures").mkdir(parents=True)
+    shutil.rmtree(study / "figures", ignore_errors=True)
+    os.symlink(outside / "figures", study / "figures")  # annotate report writes its figures there
+    assert cli.main(["annotate", "report", str(study)]) == 0
+    assert not (study / "figures").is_symlink() and os.listdir(outside / "figures") == []
     (outside / "verification").mkdir(parents=True)
     (outside / "verification" / "keep.json").write_text("{}\n")
     (outside / "README.md").write_text("the victim's README\n")
