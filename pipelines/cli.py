@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import importlib
 import logging
+import os
 import sys
 
 from pipelines.commands import build_parser, selected_module
@@ -67,7 +68,12 @@ def check_out(args: argparse.Namespace, module=None) -> None:
 
 def out_lock(args: argparse.Namespace, module):
     """The ``--out`` lock of a command that writes a folder there (:func:`pipelines.runtime.safety.command_lock`);
-    ``build`` takes its own, and a command whose ``--out`` is a file (``OUT_IS_FILE``) takes none."""
+    ``build`` takes its own, and a command whose ``--out`` is a file (``OUT_IS_FILE``) takes none. A command
+    that writes into a dataset (``WRITES_DATASET``: the argument naming it) takes the lock of the build the
+    dataset belongs to (:func:`pipelines.runtime.safety.dataset_lock_folder`)."""
+    dataset = getattr(args, getattr(module, "WRITES_DATASET", "") or "-", None)
+    if isinstance(dataset, str) and os.path.isdir(dataset):  # card, annotate verify: the dataset's build
+        return safety.command_lock(safety.dataset_lock_folder(dataset), command_name(args))
     out = getattr(args, "out", None)
     if not isinstance(out, str) or not out or getattr(module, "OUT_IS_FILE", False):
         return contextlib.nullcontext()

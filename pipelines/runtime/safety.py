@@ -236,6 +236,15 @@ class OutLock:
         self.release()
 
 
+def dataset_lock_folder(dataset_dir: str) -> str:
+    """Where the lock of a dataset lies: the build folder when ``dataset_dir`` is ``OUT/dataset`` of a build
+    (the build holds that lock while it writes the dataset), else the dataset folder itself."""
+    parent = os.path.dirname(os.path.abspath(dataset_dir))
+    if any(os.path.isfile(os.path.join(parent, name)) for name in (BUILD_MARKER, "build_summary.json")):
+        return parent
+    return dataset_dir
+
+
 @contextlib.contextmanager
 def command_lock(out: str, command: str):
     """Hold ``out``'s :class:`OutLock` while a command other than ``build`` writes that folder.

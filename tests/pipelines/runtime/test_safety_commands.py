@@ -389,3 +389,20 @@ def test_an_input_changed_while_ingest_text_reads_it_fails_the_run(tmp_path, cap
     )  # stable now
     described = json.loads((out / "run_summary.json").read_text())["inputs"]
     assert described[0]["size"] == path.stat().st_size and "_fingerprints" not in described[0]
+
+
+def test_card_and_verify_wait_for_the_build_of_their_dataset(built, tmp_path, capsys):
+    """A card (or annotate verify) written into ``OUT/dataset`` while a build runs on ``OUT`` is refused."""
+    out = copy(built, tmp_path / "out")
+    lock = safety.OutLock(str(out))  # what a running build holds
+    lock.acquire()
+    try:
+        before = tree(out)
+        err = refused(capsys, "card", out / "dataset")
+        assert err.startswith(f"error: {out}: another build is running there (pid {os.getpid()} on ")
+        err = refused(capsys, "annotate", "verify", tmp_path / "study", out / "dataset")
+        assert "another build is running there" in err
+        assert tree(out) == before
+    finally:
+        lock.release()
+    assert cli.main(["card", str(out / "dataset")]) == 0  # the build ended: the card is written
