@@ -1,7 +1,7 @@
 """Writing a local output file or folder: the one writer every command uses, which never writes through a link.
 
-A file is written whole to a new temporary file beside it (created with ``O_EXCL``, so never through a link)
-and renamed over the final name: a symbolic link planted at that name (``dataset/README.md`` pointing at a file
+A file is written whole to a new file ``<name>.partial`` beside it (created with ``O_EXCL``, so never through a
+link; a leftover or a link there is removed first) and renamed over the final name: a symbolic link planted at that name (``dataset/README.md`` pointing at a file
 outside ``--out``) is replaced by the new file, its target left untouched, and a killed run never leaves half a
 file under the final name. A folder a command writes into is made by :func:`make_folder`, which replaces a link
 there by a real folder. The output lock's file (:data:`LOCK_FILE`) is not content: :func:`entries` leaves it
@@ -27,18 +27,12 @@ import math
 import os
 import shutil
 import stat
-import tempfile
 
 from schemas.records import InputError
 from sources.paths import file_kind
 
 LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+PARTIAL = ".partial"  # what is still being written: ``<name>.partial`` (pipelines.runtime.summary)
 
 
 def make_folder(path: str) -> str:
@@ -66,13 +60,15 @@ def replace_file(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` through a new temporary file and a rename: a link at ``path`` is replaced,
     never written through; anything else but a regular file there is refused (:func:`check_replaceable`)."""
     check_replaceable(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".partial")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + PARTIAL
+    if os.path.lexists(tmp) and not os.path.isdir(tmp):
+        os.unlink(tmp)  # a killed writer's leftover, or a link planted there: removed, never followed
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o666)  # O_EXCL: a new file, never one a link points at
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

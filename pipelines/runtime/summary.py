@@ -12,9 +12,10 @@ import os
 import posixpath
 
 from pipelines.runtime import storage
+from sources import outputs
 from sources.outputs import replace_text
 
-PARTIAL = ".partial"
+PARTIAL = outputs.PARTIAL  # ``<name>.partial``: one definition, where files are written (sources.outputs)
 SUMMARY_FILE = "run_summary.json"
 
 
