@@ -44,6 +44,58 @@ def quality_control(answers: list[dict], key: dict, max_errors: float) -> dict[s
     return dict(sorted(out.items()))
 
 
+def assignment_of(answer: dict) -> str:
+    """The assignment an answer belongs to: MTurk's ``AssignmentId``, else one worker's work on one task.
+
+    >>> assignment_of({"assignment_id": None, "worker": "ann", "task_id": "t0001"})
+    'ann/t0001'
+    """
+    return answer.get("assignment_id") or f"{answer['worker']}/{answer['task_id']}"
+
+
+def assignment_control(answers: list[dict], key: dict, max_errors: float) -> dict[str, dict]:
+    """Per assignment (:func:`assignment_of`): its worker, task, HIT and status, answers, control items answered
+    and wrong, the error rate and whether it is above ``max_errors``, and the seconds on its items (sum, median).
+
+    >>> key = {"items": {"c": {"role": "control", "gold": 2}, "d": {"role": "test", "gold": -1}}}
+    >>> rows = [{"item_id": "c", "worker": "w", "task_id": "t1", "answer": 2, "seconds": 3.0},
+    ...         {"item_id": "d", "worker": "w", "task_id": "t1", "answer": 4, "seconds": 5.0}]
+    >>> row = assignment_control(rows, key, 0.5)["w/t1"]
+    >>> row["control_errors"], row["failing"], row["seconds"]
+    (0, False, 8.0)
+    """
+    out: dict[str, dict] = {}
+    times: dict[str, list[float]] = defaultdict(list)
+    for a in answers:
+        name = assignment_of(a)
+        row = out.setdefault(
+            name,
+            {
+                "worker": a["worker"],
+                "task_id": a["task_id"],
+                "hit_id": a.get("hit_id"),
+                "assignment_status": a.get("assignment_status"),
+                "answers": 0,
+                "controls": 0,
+                "control_errors": 0,
+            },
+        )
+        row["answers"] += 1
+        item = key["items"][a["item_id"]]
+        if item["role"] == "control":
+            row["controls"] += 1
+            row["control_errors"] += a["answer"] != item["gold"]
+        if a.get("seconds") is not None:
+            times[name].append(a["seconds"])
+    for name, row in out.items():
+        rate = row["control_errors"] / row["controls"] if row["controls"] else None
+        row["control_error_rate"] = None if rate is None else round(rate, 4)
+        row["failing"] = rate is not None and rate > max_errors
+        row["seconds"] = round(sum(times[name]), 3) if times[name] else None
+        row["median_seconds"] = _median(times[name])
+    return dict(sorted(out.items()))
+
+
 def by_item(answers: list[dict], key: dict) -> dict[str, list[dict]]:
     """Answers to documents under study (controls left out), by item id, in key order."""
     grouped: dict[str, list[dict]] = {i: [] for i, item in key["items"].items() if item["role"] == "test"}
@@ -178,6 +230,8 @@ def summarise(answers: list[dict], key: dict, min_agreement: int) -> dict:
         "krippendorff_alpha": krippendorff_alpha(grouped),
         "cohen_kappa": cohen_kappa(grouped),
         "median_seconds": _median([a["seconds"] for a in answers if a.get("seconds") is not None]),
+        "mean_seconds": _mean([a["seconds"] for a in answers if a.get("seconds") is not None]),
+        "annotators_per_document": _spread([p["annotators"] for p in answered]),
     }
     if key["kind"] == "intruder":
         scores = document_scores([(p["majority"], p["gold"]) for p in kept])
@@ -198,8 +252,53 @@ def summarise(answers: list[dict], key: dict, min_agreement: int) -> dict:
     }
     controls = [a for a in answers if items[a["item_id"]]["role"] == "control"]
     report["control_accuracy"] = _rate([a["answer"] == items[a["item_id"]]["gold"] for a in controls])
+    studied = [a for a in answers if items[a["item_id"]]["role"] == "test"]
+    report["judgements"] = judgement_scores(studied, key)
+    report["per_annotator"] = {
+        w: judgement_scores([a for a in studied if a["worker"] == w], key)
+        for w in sorted({a["worker"] for a in studied})
+    }
     report["items"] = per_item
     return report
+
+
+def judgement_scores(answers: list[dict], key: dict) -> dict:
+    """Each answer to a document under study as one judgement: how many, the share with the gold answer
+    (``accuracy``; intruders: the right position or rightly none) and, for intruders, the share right on
+    coherent vs incoherent (``document_accuracy``), mean and median seconds.
+
+    >>> key = {"kind": "intruder", "items": {"d": {"gold": 3}}}
+    >>> judgement_scores([{"item_id": "d", "answer": 2, "seconds": 4.0}, {"item_id": "d", "answer": 3, "seconds": 2.0}], key)
+    {'judgements': 2, 'accuracy': 0.5, 'document_accuracy': 1.0, 'mean_seconds': 3.0, 'median_seconds': 3.0}
+    """
+    items = key["items"]
+    seconds = [a["seconds"] for a in answers if a.get("seconds") is not None]
+    out = {
+        "judgements": len(answers),
+        "accuracy": _rate([a["answer"] == items[a["item_id"]]["gold"] for a in answers]),
+    }
+    if key["kind"] == "intruder":
+        out["document_accuracy"] = _rate(
+            [(a["answer"] == -1) == (items[a["item_id"]]["gold"] == -1) for a in answers]
+        )
+    out["mean_seconds"] = _mean(seconds)
+    out["median_seconds"] = _median(seconds)
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(statistics.fmean(values), 3) if values else None
+
+
+def _spread(values: list[int]) -> dict:
+    """``{min, median, max}`` of counts (None when there are none).
+
+    >>> _spread([2, 3, 3, 1])
+    {'min': 1, 'median': 2.5, 'max': 3}
+    """
+    if not values:
+        return {"min": None, "median": None, "max": None}
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
 def _rate(flags: list[bool]) -> float | None:

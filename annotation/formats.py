@@ -16,9 +16,11 @@ import hashlib
 import html
 import io
 import json
+import math
+import re
 from collections.abc import Iterable
 
-from schemas.annotation import FORMAT_VERSION, KEY_FORMAT
+from schemas.annotation import ASSIGNMENT_FIELDS, FORMAT_VERSION, KEY_FORMAT
 from schemas.records import InputError
 
 INTRUDER_QUESTION = (
@@ -70,7 +72,19 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
   (function () {{
     var kind = "{kind}", none = "{none}";
     var items = JSON.parse(document.getElementById("incoherent-data").textContent);
-    var holder = document.getElementById("incoherent-items"), started = Date.now();
+    var holder = document.getElementById("incoherent-items");
+    // seconds_<slot>: the time spent on an item, counted between interactions (from the page or the previous
+    // answer to this answer) while the page is shown and focused; a change of mind adds to the item's time
+    var clock = 0, running = Date.now(), last = 0, spent = {{}};
+    function now() {{ return clock + (running === null ? 0 : Date.now() - running); }}
+    function pause() {{ if (running !== null) {{ clock += Date.now() - running; running = null; }} }}
+    function resume() {{ if (running === null && document.visibilityState !== "hidden") running = Date.now(); }}
+    document.addEventListener("visibilitychange", function () {{
+      if (document.visibilityState === "hidden") pause(); else resume();
+    }});
+    window.addEventListener("blur", pause);
+    window.addEventListener("focus", resume);
+    ["mousedown", "keydown", "touchstart", "scroll"].forEach(function (e) {{ window.addEventListener(e, resume, true); }});
     function el(tag, attrs, text) {{
       var e = document.createElement(tag);
       for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -80,7 +94,10 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
     function option(slot, value, text) {{
       var label = el("label"), input = el("input", {{type: "radio", name: "answer_" + slot, value: value, required: ""}});
       input.addEventListener("change", function () {{
-        document.getElementsByName("seconds_" + slot)[0].value = ((Date.now() - started) / 1000).toFixed(1);
+        var t = now();
+        spent[slot] = (spent[slot] || 0) + (t - last);
+        last = t;
+        document.getElementsByName("seconds_" + slot)[0].value = (spent[slot] / 1000).toFixed(1);
       }});
       label.appendChild(input);
       label.appendChild(document.createTextNode(" " + text));
@@ -148,8 +165,12 @@ def labelstudio_tasks(tasks_doc: dict) -> list[dict]:
             if tasks_doc["kind"] == "intruder":
                 sentences = item["sentences"]
                 data["html"] = _numbered_html(sentences)
-                data["options"] = [{"value": f"Sentence {j + 1}"} for j in range(1, len(sentences))]
-                data["options"].append({"value": NONE_LABEL})
+                # hotkeys as in the lab app: the sentence's own number (2-9), 0 for none of the above
+                data["options"] = [
+                    {"value": f"Sentence {j + 1}", **({"hotkey": str(j + 1)} if j + 1 <= 9 else {})}
+                    for j in range(1, len(sentences))
+                ]
+                data["options"].append({"value": NONE_LABEL, "hotkey": "0"})
             else:
                 data["block_size"] = item["block_size"]
                 data["text_a"], data["text_b"] = (_numbered_html(t) for t in item["texts"])
@@ -175,8 +196,8 @@ def labelstudio_config(kind: str) -> str:
         '  <Header value="Text B" size="5"/>\n'
         '  <HyperText name="text_b" value="$text_b"/>\n'
         '  <Choices name="answer" toName="text_a" choice="single-radio" required="true">\n'
-        '    <Choice value="A"/>\n'
-        '    <Choice value="B"/>\n'
+        '    <Choice value="A" hotkey="a"/>\n'
+        '    <Choice value="B" hotkey="b"/>\n'
         "  </Choices>\n"
         "</View>\n"
     )
@@ -207,11 +228,19 @@ def _to_int(value, offset: int = 0) -> int | None:
 
 
 def _seconds(value) -> float | None:
+    """Seconds as a finite, non-negative number (None for anything else: text, NaN, infinity, a huge int)."""
+    if isinstance(value, bool):
+        return None
     try:
         seconds = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return round(seconds, 3) if seconds >= 0 else None
+    return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _plain(value) -> bool:
+    """A value that can name a task, an item or a worker: text, or a (small) int."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 class Collector:
@@ -224,6 +253,7 @@ class Collector:
         self.answers: list[dict] = []
         self.rejected: list[dict] = []
         self._seen: set[tuple[str, str, str]] = set()
+        self.answer_columns: set[str] = set()  # MTurk: the Answer.* columns of the results read
 
     def reject(self, reason: str, origin: str, detail: str, record=None) -> None:
         self.rejected.append({"reason": reason, "origin": origin, "detail": detail, "record": record})
@@ -236,9 +266,23 @@ class Collector:
         n = self.items[item_id].get("sentences")
         return answer == -1 or (answer >= 1 and (n is None or answer < n))
 
-    def add(self, task_id, item_id, worker, raw_answer, answer, seconds, origin: str, record=None) -> None:
-        if not worker:
+    def add(
+        self,
+        task_id,
+        item_id,
+        worker,
+        raw_answer,
+        answer,
+        seconds,
+        origin: str,
+        record=None,
+        assignment: dict | None = None,
+    ) -> None:
+        """``assignment``: MTurk's ``hit_id``, ``assignment_id`` and ``assignment_status`` of the answer."""
+        if worker is None or worker == "":
             self.reject("missing_worker", origin, "no worker id", record)
+        elif not (_plain(worker) and _plain(task_id) and _plain(item_id)):
+            self.reject("bad_record", origin, "task, item or worker is not text", record)
         elif task_id not in self.tasks or item_id not in self.tasks[task_id]:
             self.reject(
                 "unknown_item", origin, f"task {task_id!r}, item {item_id!r} not in the export", record
@@ -261,6 +305,7 @@ class Collector:
                     "answer": answer,
                     "seconds": seconds,
                     "origin": origin,
+                    **{f: (assignment or {}).get(f) for f in ASSIGNMENT_FIELDS},
                 }
             )
 
@@ -274,14 +319,74 @@ class Collector:
 # ---------------------------------------------------------------------------------------------- parsers
 
 
-def parse_mturk(text: str, path: str, collector: Collector) -> None:
-    """MTurk's batch results CSV: ``WorkerId``, ``Input.*`` of the batch input, ``Answer.answer_<slot>``."""
+MAX_CSV_CELL = 32 * 1024 * 1024  # bytes in one cell of a results CSV (``Input.items`` of a big task)
+MTURK_ANSWER_SHAPES = ("Answer.answer_<n>", "Answer.answer_<n>.<value>", "Answer.taskAnswers")
+_FLAT = re.compile(r"^Answer\.answer_(\d+)\.(.+)$")
+
+
+def _mturk_rows(text: str, path: str) -> tuple[list[str], list[dict]]:
+    """Header and rows of a results CSV, cells up to :data:`MAX_CSV_CELL` (csv's default limit is 128 KiB)."""
+    previous = csv.field_size_limit(MAX_CSV_CELL)
     reader = csv.DictReader(io.StringIO(text))
+    rows: list[dict] = []
+    try:
+        fields = list(reader.fieldnames or [])
+        rows.extend(reader)
+    except csv.Error as exc:
+        raise InputError(
+            f"{path}: row {len(rows) + 1}: not a readable CSV row ({exc}; a cell may hold up to "
+            f"{MAX_CSV_CELL // 2**20} MiB)"
+        ) from None
+    finally:
+        csv.field_size_limit(previous)
+    return fields, rows
+
+
+def _task_answers(cell: str) -> dict | None:
+    """crowd-form's default answer format: the whole form as a JSON list holding one object."""
+    try:
+        value = json.loads(cell)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        return value[0]
+    return None
+
+
+def _chosen(value) -> str | None:
+    """A radio group's answer: a value, or crowd-form's ``{value: true|false, ...}`` with one value true."""
+    if isinstance(value, dict):
+        chosen = [k for k, v in value.items() if v is True or str(v).lower() == "true"]
+        return "|".join(chosen) or None
+    if value is None or isinstance(value, (list, bool)):
+        return None
+    return str(value)
+
+
+def parse_mturk(text: str, path: str, collector: Collector) -> None:
+    """MTurk's batch results CSV: ``HITId``, ``AssignmentId``, ``WorkerId``, ``AssignmentStatus``, ``Input.*`` of
+    the batch input and the answers in any of the three shapes MTurk gives (:data:`MTURK_ANSWER_SHAPES`):
+    ``Answer.answer_<n>`` = the value; ``Answer.answer_<n>.<value>`` = true/false, one column per option (what
+    crowd-form's ``flatten-objects`` gives for native radio buttons); ``Answer.taskAnswers`` = crowd-form's
+    default, the whole form as JSON (``[{"answer_1": {"2": true, "-1": false}, "seconds_1": "3.1"}]``).
+    """
+    fieldnames, rows = _mturk_rows(text, path)
     needed = {"WorkerId", "Input.export_id", "Input.task_id", "Input.items"}
-    if not reader.fieldnames or needed - set(reader.fieldnames):
+    if needed - set(fieldnames):
         raise InputError(f"{path}: not an MTurk batch results file (needs columns {sorted(needed)})")
-    for number, row in enumerate(reader, start=2):
+    flat: dict[int, list[tuple[str, str]]] = {}
+    for name in fieldnames:
+        match = _FLAT.match(name)
+        if match:
+            flat.setdefault(int(match.group(1)), []).append((name, match.group(2)))
+    collector.answer_columns |= {f for f in fieldnames if f.startswith("Answer.")}
+    for number, row in enumerate(rows, start=2):
         origin = f"{path}:{number}"
+        assignment = {
+            "hit_id": row.get("HITId") or None,
+            "assignment_id": row.get("AssignmentId") or None,
+            "assignment_status": row.get("AssignmentStatus") or None,
+        }
         if row.get("AssignmentStatus") == "Rejected":
             collector.reject(
                 "rejected_on_mturk", origin, "assignment rejected on MTurk", row.get("AssignmentId")
@@ -290,13 +395,37 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
         collector.check_export(row["Input.export_id"], path)
         try:
             items = json.loads(row["Input.items"])
-        except json.JSONDecodeError:
-            collector.reject("bad_record", origin, "Input.items is not JSON", row["Input.task_id"])
+        except (ValueError, RecursionError):
+            items = None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            collector.reject(
+                "bad_record", origin, "Input.items is not a JSON list of items", row["Input.task_id"]
+            )
             continue
+        form = None
+        if row.get("Answer.taskAnswers"):
+            form = _task_answers(row["Answer.taskAnswers"])
+            if form is None:
+                collector.reject(
+                    "bad_record",
+                    origin,
+                    "Answer.taskAnswers is not crowd-form's JSON list",
+                    row["Input.task_id"],
+                )
+                continue
         total = _seconds(row.get("WorkTimeInSeconds"))
         for slot, item in enumerate(items, start=1):
-            raw = row.get(f"Answer.answer_{slot}")
-            seconds = _seconds(row.get(f"Answer.seconds_{slot}") or None)
+            if form is not None:
+                raw = _chosen(form.get(f"answer_{slot}"))
+                seconds = _seconds(form.get(f"seconds_{slot}") or None)
+            else:
+                raw = row.get(f"Answer.answer_{slot}") or None
+                if raw is None and slot in flat:
+                    raw = (
+                        "|".join(v for name, v in flat[slot] if (row.get(name) or "").lower() == "true")
+                        or None
+                    )
+                seconds = _seconds(row.get(f"Answer.seconds_{slot}") or None)
             if seconds is None and total is not None:
                 seconds = round(total / len(items), 3)
             collector.add(
@@ -308,40 +437,117 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
                 seconds,
                 origin,
                 raw,
+                assignment,
             )
 
 
-def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
-    """Label Studio's JSON export: a list of tasks with ``data`` and ``annotations`` (``result`` choices)."""
-    try:
-        tasks = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not a Label Studio JSON export ({exc.msg})") from None
-    if not isinstance(tasks, list):
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def json_array_elements(text: str, path: str) -> list[str]:
+    """The texts of the elements of a top-level JSON array, found without parsing them (strings skipped, brackets
+    counted), so that one element nested too deep or holding a number too long for Python is a bad record,
+    not an unreadable file.
+
+    >>> json_array_elements('[{"a": [1]}, 2 , "x],"]', "f.json")
+    ['{"a": [1]}', '2', '"x],"']
+    """
+    body = text.strip()
+    if not body.startswith("[") or not body.endswith("]"):
         raise InputError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
-    for number, task in enumerate(tasks):
-        data = task.get("data") or {}
-        origin = f"{path}:task {task.get('id', number)}"
+    elements, depth, pos = [], 0, 1
+    for token in _JSON_TOKEN.finditer(body, 1, len(body) - 1):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            elements.append(body[pos : token.start()].strip())
+            pos = token.end()
+        if depth < 0:
+            break
+    last = body[pos : len(body) - 1].strip()
+    if last or elements:
+        elements.append(last)
+    if depth != 0:
+        raise InputError(f"{path}: not a Label Studio JSON export (unbalanced brackets)")
+    return elements
+
+
+def _choices(annotation: dict) -> list | None:
+    """The chosen values of the ``answer`` control of one annotation; None when its ``result`` is malformed."""
+    results = annotation.get("result") or []
+    if not isinstance(results, list):
+        return None
+    chosen = []
+    for r in results:
+        if not isinstance(r, dict):
+            return None
+        if r.get("from_name") != "answer":
+            continue
+        value = r.get("value") or {}
+        values = value.get("choices") if isinstance(value, dict) else None
+        if not isinstance(values or [], list) or not all(isinstance(c, str) for c in values or []):
+            return None
+        chosen += values or []
+    return chosen
+
+
+def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
+    """Label Studio's JSON export: a list of tasks with ``data`` and ``annotations`` (``result`` choices).
+
+    A task that is not a readable object (nested too deep, a number too long, a task that is an int, a
+    ``result`` that is not a list of objects) is rejected as ``bad_record``; the others are read.
+    """
+    try:  # the whole file at once; only a file that fails is read task by task
+        tasks = json.loads(text)
+        elements = None
+    except (ValueError, RecursionError):
+        tasks, elements = None, json_array_elements(text, path)
+    if elements is None and not isinstance(tasks, list):
+        raise InputError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
+    for number in range(len(tasks) if elements is None else len(elements)):
+        origin = f"{path}:task {number}"
+        if elements is None:
+            task, element = tasks[number], None
+        else:
+            element = elements[number]
+            try:
+                task = json.loads(element)
+            except (ValueError, RecursionError):
+                collector.reject("bad_record", origin, "not a readable JSON task", element[:200])
+                continue
+        data = task.get("data") if isinstance(task, dict) else None
+        annotations = task.get("annotations") or [] if isinstance(task, dict) else None
+        if not isinstance(data, dict) or not isinstance(annotations, list):
+            collector.reject(
+                "bad_record",
+                origin,
+                "a task is an object with data and annotations",
+                (element or json.dumps(task))[:200],
+            )
+            continue
+        if _plain(task.get("id")):
+            origin = f"{path}:task {task['id']}"
         collector.check_export(data.get("export_id"), path)
-        for annotation in task.get("annotations") or []:
+        for annotation in annotations:
+            choices = _choices(annotation) if isinstance(annotation, dict) else None
+            if choices is None:
+                collector.reject("bad_record", origin, "an annotation without a list of results", annotation)
+                continue
             who = annotation.get("completed_by")
             if isinstance(who, dict):
                 who = who.get("email") or who.get("id")
             if annotation.get("was_cancelled"):
                 collector.reject("cancelled", origin, f"annotation skipped by {who}", data.get("item_id"))
                 continue
-            choices = [
-                c
-                for r in annotation.get("result") or []
-                if r.get("from_name") == "answer"
-                for c in (r.get("value") or {}).get("choices") or []
-            ]
             raw = choices[0] if len(choices) == 1 else ("|".join(choices) or None)
             answer = _labelstudio_value(raw) if len(choices) == 1 else None
             collector.add(
                 data.get("task_id"),
                 data.get("item_id"),
-                None if who is None else str(who),
+                who if who is None or not _plain(who) else str(who),
                 raw,
                 answer,
                 _seconds(annotation.get("lead_time")),
@@ -351,18 +557,36 @@ def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
 
 
 def parse_lab(text: str, path: str, collector: Collector) -> None:
-    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line."""
+    """The in-lab JSONL of ``annotate serve``: one :data:`LAB_ANSWER_FIELDS` record a line.
+
+    A line with ``"correction": true`` supersedes the annotator's earlier answers to that item (counted as
+    ``superseded``; the latest correction counts); practice answers (``"practice": true``) are never counted
+    as answers (``practice``).
+    """
+    parsed = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         origin = f"{path}:{number}"
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
-            collector.reject("bad_json", origin, "not a JSON line", line[:200])
+        except (ValueError, RecursionError):  # also nesting too deep and ints too long for Python
+            collector.reject("bad_json", origin, "not a readable JSON line", line[:200])
             continue
         if not isinstance(record, dict):
             collector.reject("bad_json", origin, "not a JSON object", line[:200])
+            continue
+        parsed.append((origin, record))
+    last_correction = {}
+    for place, (_, record) in enumerate(parsed):
+        if record.get("correction") is True:
+            last_correction[_lab_key(record)] = place
+    for place, (origin, record) in enumerate(parsed):
+        if record.get("practice") is True:
+            collector.reject("practice", origin, "a practice answer (not part of the study)", record)
+            continue
+        if place < last_correction.get(_lab_key(record), -1):
+            collector.reject("superseded", origin, "changed by a later correction of the annotator", record)
             continue
         collector.check_export(record.get("export_id"), path)
         raw = record.get("answer")
@@ -376,6 +600,10 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
             origin,
             record,
         )
+
+
+def _lab_key(record: dict) -> tuple[str, str, str]:
+    return tuple(str(record.get(f)) for f in ("task_id", "item_id", "annotator"))
 
 
 def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, int, dict]]]:
@@ -435,3 +663,85 @@ def parse_insted(records: list[tuple[str, int, dict]], collector: Collector) -> 
             collector.add(
                 "insted", str(record["file_id"]), f"annotator-{place}", raw, answer, None, origin, raw
             )
+
+
+# ------------------------------------------------------------------------------------------- MTurk review
+
+
+def merged_results(texts: list[str]) -> str:
+    """MTurk results files as one CSV (every row, the columns of the first file then any new ones), so that
+    ``annotate review`` can fill the rows in and MTurk can take them back."""
+    header: list[str] = []
+    rows: list[dict] = []
+    for number, text in enumerate(texts):
+        fields, read = _mturk_rows(text, f"results file {number + 1}")
+        header += [f for f in fields if f not in header]
+        rows += read
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, header, quoting=csv.QUOTE_ALL, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def review_decisions(
+    text: str, assignments: dict[str, dict], max_errors: float, min_seconds: float | None, path: str
+) -> dict:
+    """Approve (``x``) or reject (a reason the worker reads) every submitted assignment of MTurk results.
+
+    ``assignments``: the import's per-assignment control results (:func:`annotation.agreement.assignment_control`).
+    Returns ``{"csv": the results with Approve/Reject filled, "assignments": [one row per assignment]}``.
+    """
+    fields, rows = _mturk_rows(text, path)
+    header = fields + [c for c in ("Approve", "Reject") if c not in fields]
+    decided = []
+    for row in rows:
+        aid, status = row.get("AssignmentId") or "", row.get("AssignmentStatus") or ""
+        qc = assignments.get(aid)
+        row["Approve"], row["Reject"] = "", ""
+        if status != "Submitted":
+            decision, reason = f"already {status.lower() or 'decided'}", ""
+        elif qc is None:
+            decision, reason = (
+                "reject",
+                "None of the answers could be used (an answer was missing for every document).",
+            )
+        elif qc["failing"]:
+            decision = "reject"
+            reason = (
+                f"Wrong answer on {qc['control_errors']} of {qc['controls']} check documents, whose out-of-place "
+                f"sentence is easy to see (more than {max_errors:.0%} wrong)."
+            )
+        elif min_seconds is not None and (qc["median_seconds"] or 0) < min_seconds:
+            decision = "reject"
+            reason = (
+                f"Answered in {qc['median_seconds'] or 0:.1f} seconds per document, less than the {min_seconds:g} "
+                "seconds needed to read one."
+            )
+        else:
+            decision, reason = "approve", ""
+        if decision == "approve":
+            row["Approve"] = "x"
+        elif decision == "reject":
+            row["Reject"] = reason
+        decided.append(
+            {
+                "assignment_id": aid,
+                "hit_id": row.get("HITId") or None,
+                "worker": row.get("WorkerId") or None,
+                "status": status or None,
+                "answers": qc["answers"] if qc else 0,
+                "controls": qc["controls"] if qc else 0,
+                "control_errors": qc["control_errors"] if qc else 0,
+                "seconds": qc["seconds"] if qc else None,
+                "median_seconds": qc["median_seconds"] if qc else None,
+                "work_time_seconds": _seconds(row.get("WorkTimeInSeconds")),
+                "decision": decision,
+                "reason": reason,
+            }
+        )
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, header, quoting=csv.QUOTE_ALL, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return {"csv": buffer.getvalue(), "assignments": decided}

@@ -28,21 +28,41 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 def tables(report: dict) -> str:
     """The report as text tables for the terminal."""
     kept = report["kept"]
+    spread = report["annotators_per_document"]
     lines = [
         f"{report['documents']} documents, {report['answers']} answers by {report['annotators']} annotators"
         f" ({report['unanswered']} documents unanswered)",
+        f"annotators per document: {_spread(spread)}",
         f"kept (>= {report['min_agreement']} agree): {kept['documents']} ({_fmt(kept['fraction'])})",
-        "",
     ]
+    if report.get("skipped_lines"):
+        lines.append(f"skipped: {report['skipped_lines']} lines of answers.jsonl that are not answers")
+    lines.append("")
     rows = [
         ["human accuracy", report["human_accuracy"]],
         ["human F1 (intruder position)", report["human_f1"]],
         ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
         ["Cohen's kappa (two annotators)", report["cohen_kappa"]],
         ["control accuracy", report["control_accuracy"]],
+        ["judgement accuracy", report["judgements"]["accuracy"]],
+        ["mean seconds per item", report["mean_seconds"]],
         ["median seconds per item", report["median_seconds"]],
     ]
     lines += _table(["", "value"], rows) + [""]
+    intruder = report["kind"] == "intruder"
+    lines += ["per annotator (documents under study):"]
+    lines += _table(
+        ["annotator", "judgements", "accuracy"]
+        + (["coherent/incoherent"] if intruder else [])
+        + ["mean s", "median s"],
+        [
+            [w, v["judgements"], v["accuracy"]]
+            + ([v["document_accuracy"]] if intruder else [])
+            + [v["mean_seconds"], v["median_seconds"]]
+            for w, v in [*report["per_annotator"].items(), ("all judgements", report["judgements"])]
+        ],
+    )
+    lines.append("")
     if report["kind"] == "intruder":
         u = report["unanimous"]
         lines += [f"unanimous documents: {u['documents']} ({u['right_position']} with the right position)"]
@@ -93,6 +113,36 @@ def tables(report: dict) -> str:
             ],
         )
     return "\n".join(lines)
+
+
+def _spread(spread: dict) -> str:
+    """``{min, median, max}`` as ``2-3 (median 3)``, or ``3`` when every document has the same number."""
+    if spread["min"] is None:
+        return "-"
+    if spread["min"] == spread["max"]:
+        return str(spread["min"])
+    return f"{spread['min']}-{spread['max']} (median {spread['median']:g})"
+
+
+def review_table(assignments: list[dict]) -> str:
+    """``annotate review``'s table: one row per assignment, its control results, times and the decision."""
+    return "\n".join(
+        _table(
+            ["assignment", "worker", "answers", "controls wrong", "item seconds", "work time", "decision"],
+            [
+                [
+                    a["assignment_id"],
+                    a["worker"],
+                    a["answers"],
+                    f"{a['control_errors']}/{a['controls']}",
+                    "-" if a["seconds"] is None else f"{a['seconds']:.1f}",
+                    "-" if a["work_time_seconds"] is None else f"{a['work_time_seconds']:g}",
+                    a["decision"] + (f": {a['reason']}" if a["reason"] else ""),
+                ]
+                for a in assignments
+            ],
+        )
+    )
 
 
 def write_figures(report: dict, out_dir: str) -> list[str]:
@@ -146,11 +196,17 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"### `{v['config']}` split `{v['verified_split']}`",
             "",
             f"Documents of split `{v['source_split']}` judged by people ({p['platform']}): tasks of "
-            f"{p['per_task']} items, {p['controls']} of them quality-control items ({p['control_rule'] or 'none'}), "
-            f"{p['workers']} annotators per task; {r['answers']} answers by {r['annotators']} annotators"
+            f"{p['per_task']} items, {p['controls']} of them quality-control items ({p['control_rule'] or 'none'}); "
+            f"{r['answers']} answers by {r['annotators']} annotators, "
             + (
-                f", {p['excluded_workers']} excluded for failing control items"
-                if p.get("excluded_workers")
+                f"{_spread(r['annotators_per_document'])} annotators per document"
+                if r.get("annotators_per_document")
+                else f"{p.get('workers_planned', p.get('workers'))} annotators per task"
+            )
+            + f" ({p.get('workers_planned', p.get('workers'))} planned)"
+            + (
+                f", {p['excluded_assignments']} assignments excluded for failing control items"
+                if p.get("excluded_assignments")
                 else ""
             )
             + f". A document is kept when at least {r['min_agreement']} annotators give the same answer: "
@@ -163,9 +219,17 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"| human F1 (intruder position) | {_fmt(r['human_f1'])} |",
             f"| Krippendorff's alpha (nominal) | {_fmt(r['krippendorff_alpha'])} |",
             f"| Cohen's kappa (two annotators) | {_fmt(r['cohen_kappa'])} |",
+            f"| judgement accuracy (each answer against the gold) | {_fmt((r.get('judgements') or {}).get('accuracy'))} |",
+            f"| mean seconds per item | {_fmt(r.get('mean_seconds'))} |",
             f"| median seconds per item | {_fmt(r['median_seconds'])} |",
             "",
         ]
+        if v.get("answers"):
+            lines += [
+                f"The answers of every annotator to every document are in [{v['answers']}]({v['answers']}), in "
+                "INSteD's released format (`file_id`, `gold`, `annoated`).",
+                "",
+            ]
         captions = {
             "gold_agreement.png": "Annotators who gave the gold answer (all and incoherent documents)",
             "model_by_agreement.png": "Model accuracy by the number of annotators who gave the gold answer",

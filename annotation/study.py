@@ -11,10 +11,10 @@ import json
 import os
 from collections.abc import Sequence
 
-from schemas.annotation import ANSWER_FIELDS, KEY_FORMAT, REJECTED_FIELDS
+from schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 from sources import parquet
-from sources.outputs import entries, make_folder, replace_file, replace_text
+from sources.outputs import entries, make_folder, replace_file
 from sources.paths import is_safe_name
 
 EXPORT_FILES = (
@@ -24,14 +24,22 @@ EXPORT_FILES = (
     "mturk/template.html",
     "labelstudio/tasks.json",
     "labelstudio/config.xml",
+    "instructions.html",
 )
-IMPORT_FILES = ("key.json", "answers.jsonl", "rejected.jsonl", "import.json")
+MAX_PRACTICE = 20
+IMPORT_FILES = ("key.json", "answers.jsonl", "rejected.jsonl", "import.json", "mturk_results.csv")
+MTURK_RESULTS = "mturk_results.csv"  # the MTurk results an import read, for `annotate review`
 FORMATS = ("mturk", "labelstudio", "lab", "insted")
 
 
+def write_bytes(path: str, data: bytes) -> None:
+    """Write a file whole; a link at ``path`` is replaced, never written through
+    (:func:`sources.outputs.replace_file`)."""
+    replace_file(path, data)
+
+
 def write_text(path: str, text: str) -> None:
-    """Write a study's file whole; a link at ``path`` is replaced, never written through."""
-    replace_text(path, text)
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str, value) -> None:
@@ -64,6 +72,8 @@ def read_text(path: str) -> str:
             return f.read()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: a folder, not a file") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
 
@@ -119,9 +129,13 @@ def export(
     per_k: int | None = None,
     block_sizes: Sequence[int] | None = None,
     overwrite: bool = False,
+    instructions: str | None = None,
+    practice: int = 0,
 ) -> dict:
-    """Write an export folder (:data:`EXPORT_FILES`); returns the key."""
+    """Write an export folder (:data:`EXPORT_FILES`); returns the key. ``instructions``: a Markdown file (the
+    default text of the task kind when None); ``practice``: practice items for the in-lab app."""
     from annotation import formats, tasks
+    from annotation import instructions as guide
 
     kind = "intruder" if config.startswith("intruder-") else "pair" if config.startswith("shuffle-") else None
     if kind is None:
@@ -132,7 +146,11 @@ def export(
         raise InputError("--per-k/--block-sizes: only for shuffle configs (use --documents)")
     if kind == "pair" and documents is not None:
         raise InputError("--documents: only for intruder configs (use --per-k)")
+    if not 0 <= practice <= MAX_PRACTICE:
+        raise InputError(f"--practice: must be 0..{MAX_PRACTICE}, got {practice}")
+    text = guide.read(instructions, kind)
     rows = read_rows(dataset_dir, config, split)
+    train: list[dict] | None = None
     if kind == "intruder":
         controls = 1 if controls is None else controls
         workers = workers or 5
@@ -158,6 +176,7 @@ def export(
         if controls:
             raise InputError("--controls: shuffle pairs have no control items")
         controls, rule, workers = 0, None, workers or 2
+        pool = []
         chosen = tasks.select_pairs(rows, seed, per_k, block_sizes)
         task_list, key_items = tasks.pair_tasks(chosen, seed=seed, per_task=per_task)
     if not task_list:
@@ -172,7 +191,29 @@ def export(
         "workers": workers,
         "documents": len(chosen),
     }
-    tasks_doc, key = tasks.documents(kind, task_list, key_items, meta)
+    practice_items: list[dict] = []
+    if practice:
+        # from the train split where the config has one, else from the documents of the split not under study
+        source = "train" if train is not None else split
+        if train is None and split != "train":
+            try:
+                train, source = read_rows(dataset_dir, config, "train"), "train"
+            except InputError:
+                pass
+        busy = {item["id"] for item in key_items.values()}  # documents under study and the controls dealt
+        practice_items, practice_key = tasks.practice_items(
+            kind, rows if train is None else train, busy, seed, practice
+        )
+        if len(practice_items) < practice:
+            raise InputError(
+                f"--practice: {practice} practice items, but the {source} split of {config} has only "
+                f"{len(practice_items)} documents outside the study and its control items"
+            )
+    tasks_doc, key = tasks.documents(
+        kind, task_list, key_items, meta, instructions=text, practice=practice_items
+    )
+    if practice_items:
+        key["practice"] = dict(sorted(practice_key.items()))
     answers = os.path.join(out_dir, "answers")
     if os.path.isdir(answers) and os.listdir(answers):
         raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")
@@ -180,9 +221,16 @@ def export(
     write_json(os.path.join(out_dir, "tasks.json"), tasks_doc)
     write_json(os.path.join(out_dir, "key.json"), key)
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
-    write_text(os.path.join(out_dir, "mturk", "template.html"), formats.mturk_template(kind))
-    write_json(os.path.join(out_dir, "labelstudio", "tasks.json"), formats.labelstudio_tasks(tasks_doc))
-    write_text(os.path.join(out_dir, "labelstudio", "config.xml"), formats.labelstudio_config(kind))
+    write_text(
+        os.path.join(out_dir, "mturk", "template.html"),
+        guide.with_mturk_instructions(formats.mturk_template(kind), text),
+    )
+    ls_config, ls_tasks = guide.with_labelstudio_instructions(
+        formats.labelstudio_config(kind), formats.labelstudio_tasks(tasks_doc), text
+    )
+    write_json(os.path.join(out_dir, "labelstudio", "tasks.json"), ls_tasks)
+    write_text(os.path.join(out_dir, "labelstudio", "config.xml"), ls_config)
+    write_text(os.path.join(out_dir, "instructions.html"), guide.to_html(text))
     return key
 
 
@@ -240,39 +288,63 @@ def import_answers(
             raise InputError(f"ANSWERS: no answer files in {', '.join(paths)}")
         for path in files:
             parser(read_text(path), path, collector)
+    if not collector.answers:
+        raise InputError(_nothing_kept(fmt, paths, collector))
     qc = agreement.quality_control(collector.answers, key, max_control_errors)
     failing = sorted(w for w, row in qc.items() if row["failing"])
+    assignments = agreement.assignment_control(collector.answers, key, max_control_errors)
+    failing_assignments = sorted(n for n, row in assignments.items() if row["failing"])
     answers = collector.answers
-    if exclude_failing:
+    if (
+        exclude_failing
+    ):  # per assignment: one failed task leaves out that task's answers, not the worker's others
+        dropped = set(failing_assignments)
         for a in answers:
-            if a["worker"] in failing:
+            if agreement.assignment_of(a) in dropped:
                 collector.reject(
-                    "excluded_worker", a["origin"], f"worker {a['worker']} failed control items", a["answer"]
+                    "excluded_assignment",
+                    a["origin"],
+                    f"assignment {agreement.assignment_of(a)} of {a['worker']} failed control items",
+                    a["answer"],
                 )
-        answers = [a for a in answers if a["worker"] not in failing]
+        answers = [a for a in answers if agreement.assignment_of(a) not in dropped]
+        if not answers:
+            raise InputError(
+                f"--exclude-failing: every one of the {len(assignments)} assignments failed control items; "
+                "no answers kept"
+            )
     order = {iid: n for n, iid in enumerate(key["items"])}
     answers.sort(key=lambda a: (a["task_id"], order[a["item_id"]], a["worker"]))
     rejected_counts: dict[str, int] = {}
     for r in collector.rejected:
         rejected_counts[r["reason"]] = rejected_counts.get(r["reason"], 0) + 1
     summary = {
+        "written_by": IMPORT_FORMAT,
         "format": fmt,
         "files": [os.path.basename(p) for p in paths],
         "export_id": key["export_id"],
         "answers_read": len(collector.answers)
-        + sum(v for k, v in rejected_counts.items() if k != "excluded_worker"),
+        + sum(v for k, v in rejected_counts.items() if k != "excluded_assignment"),
         "answers_kept": len(answers),
         "rejected": dict(sorted(rejected_counts.items())),
         "max_control_errors": max_control_errors,
         "failing_workers": failing,
-        "excluded_workers": failing if exclude_failing else [],
+        "failing_assignments": failing_assignments,
+        "excluded_assignments": failing_assignments if exclude_failing else [],
         "workers": qc,
+        "assignments": assignments,
         "platform": {"mturk": "Amazon Mechanical Turk", "labelstudio": "Label Studio", "lab": "in-lab"}.get(
             fmt, "INSteD's released annotations"
         ),
     }
+    _refuse_foreign_folder(out_dir, overwrite)
     prepare_out(out_dir, IMPORT_FILES, overwrite)
+    write_json(os.path.join(out_dir, "import.json"), summary)  # the marker first: the folder is ours from now
     write_json(os.path.join(out_dir, "key.json"), key)
+    if fmt == "mturk":
+        write_text(
+            os.path.join(out_dir, MTURK_RESULTS), formats.merged_results([read_text(p) for p in paths])
+        )
     lines = [
         json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
     ]
@@ -286,13 +358,64 @@ def import_answers(
     return summary
 
 
+def _nothing_kept(fmt: str, paths: Sequence[str], collector) -> str:
+    """The one line of an import that kept no answer: for MTurk, the answer columns expected and found."""
+    from annotation import formats
+
+    reasons = {}
+    for r in collector.rejected:
+        reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
+    counted = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "nothing read"
+    line = f"{', '.join(paths)}: no answers kept ({counted})"
+    if fmt == "mturk":
+        found = ", ".join(sorted(collector.answer_columns)) or "none"
+        line += f"; answer columns expected: {', '.join(formats.MTURK_ANSWER_SHAPES)}; found: {found}"
+    return line
+
+
+def _refuse_foreign_folder(out_dir: str, overwrite: bool) -> None:
+    """``--overwrite`` replaces only a folder an import wrote (its ``import.json`` says so), never a user's own."""
+    if not overwrite or not entries(out_dir):  # the --out lock file is not content
+        return
+    try:
+        with open(os.path.join(out_dir, "import.json"), encoding="utf-8") as f:
+            marker = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        marker = None
+    if not isinstance(marker, dict) or marker.get("written_by") != IMPORT_FORMAT:
+        raise InputError(
+            f"{out_dir}: not a folder `annotate import` wrote (no import.json of it); --overwrite replaces only those"
+        )
+
+
 def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
-    """``(key, answers, import summary)`` of an import folder."""
+    """``(key, answers, import summary)`` of an import folder; a line of ``answers.jsonl`` that is not an answer
+    object is skipped and counted in the summary's ``skipped_lines``."""
     key = read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder")
     summary = read_json(os.path.join(study_dir, "import.json"), "an `annotate import` folder")
-    answers = [
-        json.loads(line) for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines() if line
-    ]
+    if not isinstance(key, dict) or key.get("format") != KEY_FORMAT or not isinstance(summary, dict):
+        raise InputError(f"{study_dir}: not an `annotate import` folder (key.json, import.json)")
+    answers, skipped = [], 0
+    items = key.get("items") or {}
+    for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            record = None
+        if (
+            isinstance(record, dict)
+            and isinstance(record.get("item_id"), str)
+            and record["item_id"] in items
+            and isinstance(record.get("answer"), int)
+            and isinstance(record.get("worker"), str)
+            and isinstance(record.get("task_id"), str)
+        ):
+            answers.append(record)
+        else:
+            skipped += 1
+    summary["skipped_lines"] = skipped
     return key, answers, summary
 
 
@@ -314,7 +437,9 @@ def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
             try:
                 record = json.loads(line)
                 doc, predicted = record["id"], int(record["predicted_index"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                if not isinstance(doc, str):
+                    raise TypeError(doc)
+            except (KeyError, TypeError, ValueError, RecursionError):
                 raise InputError(
                     f"{path}:{number}: not an `evaluate --predictions` line (id, predicted_index)"
                 ) from None
@@ -335,8 +460,16 @@ def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
     return out, path
 
 
-def report(study_dir: str, min_agreement: int = 3, predictions: str | None = None) -> dict:
-    """Write ``report.json`` and ``figures/`` into the import folder; returns the report."""
+def report(
+    study_dir: str,
+    min_agreement: int = 3,
+    predictions: str | None = None,
+    allow_fewer_annotators: bool = False,
+) -> dict:
+    """Write ``report.json`` and ``figures/`` into the import folder; returns the report.
+
+    When no document has ``min_agreement`` annotators (nothing could be kept), it stops with one line unless
+    ``allow_fewer_annotators``."""
     from annotation import agreement
     from annotation import report as text
 
@@ -344,8 +477,15 @@ def report(study_dir: str, min_agreement: int = 3, predictions: str | None = Non
         raise InputError(f"--min-agreement: must be >= 1, got {min_agreement}")
     key, answers, summary = read_study(study_dir)
     result = agreement.summarise(answers, key, min_agreement)
+    most = result["annotators_per_document"]["max"] or 0
+    if most < min_agreement and not allow_fewer_annotators:
+        raise InputError(
+            f"--min-agreement: {min_agreement} annotators must agree to keep a document, but no document has "
+            f"more than {most} (pass --min-agreement {most} or fewer, or --allow-fewer-annotators to report anyway)"
+        )
     result["platform"] = summary["platform"]
-    result["excluded_workers"] = summary["excluded_workers"]
+    result["excluded_assignments"] = summary.get("excluded_assignments", [])
+    result["skipped_lines"] = summary["skipped_lines"]
     if predictions:
         model_answers, name = read_predictions(predictions, key)
         result["model"] = {
@@ -387,21 +527,40 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         raise InputError(
             f"{os.path.join(dataset_dir, config)}: {len(kept) - len(chosen)} kept documents are not in split '{split}' (another dataset?)"
         )
+    if not chosen:
+        raise InputError(
+            f"{study_dir}: report.json keeps no document (min agreement {result.get('min_agreement')}); "
+            "no split of 0 rows is written"
+        )
     for r in chosen:
         r["split"] = split_name
+    for folder in (os.path.join(dataset_dir, config), os.path.join(dataset_dir, VERIFICATION_DIR)):
+        if os.path.islink(folder):
+            raise InputError(f"{folder}: a link; verify writes only into folders of the dataset itself")
     marker = os.path.join(dataset_dir, VERIFICATION_DIR, f"{config}.json")
-    existing = glob.glob(os.path.join(dataset_dir, config, f"{split_name}-*.parquet"))
-    if existing and not os.path.isfile(marker):
-        raise InputError(
-            f"{existing[0]}: a split '{split_name}' not written by `annotate verify` exists (--split-name)"
-        )
+    written = _written_by_verify(dataset_dir, marker)
+    existing = sorted(glob.glob(os.path.join(dataset_dir, config, f"{split_name}-*.parquet")))
+    for path in existing:
+        rel = os.path.relpath(path, dataset_dir).replace(os.sep, "/")
+        if split_name == split or written.get(rel) != _sha256(path):
+            raise InputError(
+                f"{path}: split '{split_name}' was not written by `annotate verify` (or changed since); "
+                "it is never replaced (choose another --split-name)"
+            )
     for path in existing:
         os.remove(path)
+        written.pop(os.path.relpath(path, dataset_dir).replace(os.sep, "/"), None)
     schema = schema_for(config)
     table = pa.Table.from_pylist(chosen, schema=schema)
     path = os.path.join(dataset_dir, config, f"{split_name}-00000-of-00001.parquet")
     replace_file(path, parquet_bytes(table))  # a link planted at the split's name is replaced
-    make_folder(os.path.join(dataset_dir, VERIFICATION_DIR))
+    written[os.path.relpath(path, dataset_dir).replace(os.sep, "/")] = _sha256(path)
+    make_folder(os.path.join(dataset_dir, VERIFICATION_DIR))  # a link there is replaced by a folder
+    release = None
+    if key["kind"] == "intruder":  # the per-document answers in INSteD's released format, beside the record
+        _, answers, _ = read_study(study_dir)
+        release = f"{VERIFICATION_DIR}/{config}-answers.jsonl"
+        write_text(os.path.join(dataset_dir, release), release_text(key, answers))
     record = {
         "config": config,
         "source_split": split,
@@ -412,11 +571,12 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             "per_task": key.get("per_task"),
             "controls": key.get("controls"),
             "control_rule": key.get("control_rule"),
-            "workers": key.get("workers"),
+            "workers_planned": key.get("workers"),  # the export's --workers; who answered is below
+            "annotators_per_document": result.get("annotators_per_document"),
             "seed": key.get("seed"),
             "export_id": key["export_id"],
             "max_control_errors": summary["max_control_errors"],
-            "excluded_workers": len(summary["excluded_workers"]),
+            "excluded_assignments": len(summary.get("excluded_assignments", [])),
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
     }
@@ -428,11 +588,127 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         name = f"{config}-{os.path.basename(rel)}"
         with open(os.path.join(study_dir, rel), "rb") as src:
             data = src.read()
-        replace_file(os.path.join(dataset_dir, VERIFICATION_DIR, name), data)
+        write_bytes(os.path.join(dataset_dir, VERIFICATION_DIR, name), data)
         figures.append(f"{VERIFICATION_DIR}/{name}")
     record["figures"] = figures
+    record["answers"] = release
+    record["written"] = dict(sorted(written.items()))
     write_json(marker, record)
     return record
+
+
+def _sha256(path: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _written_by_verify(dataset_dir: str, marker: str) -> dict[str, str]:
+    """The split files earlier runs of `annotate verify` wrote for a config, with their sha256 (its record)."""
+    try:
+        with open(marker, encoding="utf-8") as f:
+            record = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError):
+        raise InputError(f"{marker}: not a record of `annotate verify`") from None
+    written = record.get("written") if isinstance(record, dict) else None
+    if not isinstance(written, dict):
+        return {}
+    return {k: v for k, v in written.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+# ---------------------------------------------------------------------------------------------- release
+
+
+def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -> None:
+    """``--out FILE`` of review and release: never a folder, a file of the study, or an existing file without
+    ``--overwrite``; a link there is replaced, never written through."""
+    if os.path.isdir(out_path):
+        raise InputError(f"{out_path}: a folder; --out names the file to write")
+    real = os.path.realpath(out_path)
+    study = os.path.realpath(study_dir)
+    if os.path.dirname(real) == study and os.path.basename(real) in (*IMPORT_FILES, "report.json"):
+        raise InputError(f"{out_path}: a file of the study folder {study_dir}; write elsewhere")
+    if os.path.lexists(out_path) and not overwrite:
+        raise InputError(f"{out_path}: exists (pass --overwrite to replace it)")
+    if os.path.islink(out_path):
+        os.remove(out_path)
+    write_text(out_path, text)
+
+
+def release_text(key: dict, answers: list[dict]) -> str:
+    """The per-document answers of an intruder study in INSteD's released format (what ``import --format
+    insted`` reads), one line per document under study with answers, by document id; the answers in the order
+    of the workers' names::
+
+        {"file_id": "wikipedia:12", "gold": "3", "annoated": ["3", "3", "-1"]}
+    """
+    if key["kind"] != "intruder":
+        raise InputError("release: INSteD's format holds intruder answers; shuffle pairs have no such format")
+    by_doc: dict[str, list[tuple[str, int]]] = {}
+    for a in answers:
+        item = key["items"][a["item_id"]]
+        if item["role"] == "test":
+            by_doc.setdefault(item["id"], []).append((a["worker"], a["answer"]))
+    gold = {item["id"]: item["gold"] for item in key["items"].values() if item["role"] == "test"}
+    lines = [
+        json.dumps(
+            {"file_id": doc, "gold": str(gold[doc]), "annoated": [str(v) for _, v in sorted(given)]},
+            ensure_ascii=False,
+        )
+        for doc, given in sorted(by_doc.items())
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def release(study_dir: str, out_path: str, overwrite: bool = False) -> int:
+    """Write :func:`release_text` of an import folder to ``out_path``; returns the number of documents."""
+    key, answers, _ = read_study(study_dir)
+    text = release_text(key, answers)
+    if not text:
+        raise InputError(f"{study_dir}: no answers to documents under study; nothing to release")
+    _write_out_file(out_path, study_dir, text, overwrite)
+    return text.count("\n")
+
+
+# ----------------------------------------------------------------------------------------------- review
+
+
+def review(
+    study_dir: str,
+    out_path: str,
+    *,
+    min_seconds: float | None = None,
+    overwrite: bool = False,
+) -> dict:
+    """The MTurk results an import read, with ``Approve`` (``x``) or ``Reject`` (the reason) filled for every
+    submitted assignment, as MTurk's "Upload CSV" of a batch's review takes them back; returns the decisions.
+
+    An assignment is rejected when its share of wrong control answers is above the import's
+    ``--max-control-errors``, when none of its answers could be used, or (with ``min_seconds``) when its median
+    seconds per item is below ``min_seconds``; assignments already approved or rejected are left as they are.
+    """
+    from annotation import formats
+
+    key, _, summary = read_study(study_dir)
+    if summary.get("format") != "mturk":
+        raise InputError(
+            f"{study_dir}: review needs an import of MTurk results (this one read {summary.get('format')})"
+        )
+    if min_seconds is not None and not (min_seconds >= 0 and min_seconds < float("inf")):
+        raise InputError(f"--min-seconds: must be a number >= 0, got {min_seconds}")
+    text = read_text(os.path.join(study_dir, MTURK_RESULTS))
+    assignments = summary.get("assignments") or {}
+    decisions = formats.review_decisions(
+        text, assignments, summary["max_control_errors"], min_seconds, os.path.join(study_dir, MTURK_RESULTS)
+    )
+    _write_out_file(out_path, study_dir, decisions["csv"], overwrite)
+    return decisions
 
 
 def load_verifications(dataset_dir: str) -> list[dict]:

@@ -93,15 +93,15 @@ def intruder_tasks(
         }
         return {"item_id": iid, "sentences": list(row["sentences"])}
 
+    # controls are dealt from the pool shuffled once, so no control repeats before the pool is used up
+    pool = list(controls_pool)
+    rng_for(seed, "controls", "pool").shuffle(pool)
     tasks = []
     for number, chunk in enumerate(_chunks(list(rows), per_task - controls), start=1):
         task_id = f"t{number:04d}"
         items = [add(r, "test") for r in chunk]
-        if controls:
-            items += [
-                add(r, "control")
-                for r in rng_for(seed, "controls", task_id).sample(list(controls_pool), controls)
-            ]
+        start = (number - 1) * controls
+        items += [add(pool[(start + j) % len(pool)], "control") for j in range(controls)]
         rng_for(seed, "order", task_id).shuffle(items)
         tasks.append({"task_id": task_id, "items": items})
     return tasks, key
@@ -133,6 +133,8 @@ def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[
             "permutation": int(row["permutation"]),
         }
         items.append({"item_id": iid, "block_size": int(row["block_size"]), "texts": texts})
+    # block sizes mixed across tasks (never grouped by k, which would confound k with position in the session)
+    items.sort(key=lambda item: stable_hash(seed, "pair-mix", item["item_id"]))
     tasks = []
     for number, chunk in enumerate(_chunks(items, per_task), start=1):
         task_id = f"t{number:04d}"
@@ -144,27 +146,132 @@ def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[
 def select_pairs(
     rows: Sequence[dict], seed: int, per_k: int | None, block_sizes: Sequence[int] | None
 ) -> list[dict]:
-    """``per_k`` rows of each block size (first permutation only), by hash of ``(seed, id, k)``, k ascending."""
-    chosen = []
+    """``per_k`` rows of each block size (first permutation only), each document at one block size at most.
+
+    Each block size ranks its documents by the hash of ``(seed, id, k)``; the block sizes then take turns
+    (ascending k) picking their best document not yet taken, so no document is shown twice at two block sizes.
+    Without ``per_k`` every document goes to one block size. Returned by k ascending, then pick order.
+
+    >>> rows = [{"id": d, "block_size": k, "permutation": 0} for d in "abc" for k in (1, 2)]
+    >>> picked = select_pairs(rows, 0, 1, None)
+    >>> sorted(r["block_size"] for r in picked), len({r["id"] for r in picked})
+    ([1, 2], 2)
+    """
     sizes = sorted({int(r["block_size"]) for r in rows}) if not block_sizes else sorted(set(block_sizes))
+    ranked = {}
     for k in sizes:
         of_k = [r for r in rows if int(r["block_size"]) == k and int(r["permutation"]) == 0]
-        of_k.sort(key=lambda r: (_order(seed, f"{r['id']}|{k}"), r["id"]))
-        chosen += of_k if per_k is None else of_k[:per_k]
-    return chosen
+        ranked[k] = sorted(of_k, key=lambda r, k=k: (_order(seed, f"{r['id']}|{k}"), r["id"]))
+    chosen: dict[int, list[dict]] = {k: [] for k in sizes}
+    taken: set[str] = set()
+    place = dict.fromkeys(sizes, 0)
+    progress = True
+    while progress:
+        progress = False
+        for k in sizes:
+            if per_k is not None and len(chosen[k]) >= per_k:
+                continue
+            while place[k] < len(ranked[k]) and ranked[k][place[k]]["id"] in taken:
+                place[k] += 1
+            if place[k] < len(ranked[k]):
+                row = ranked[k][place[k]]
+                chosen[k].append(row)
+                taken.add(row["id"])
+                progress = True
+    return [r for k in sizes for r in chosen[k]]
 
 
-def documents(kind: str, tasks: list[dict], key_items: dict[str, dict], meta: dict) -> tuple[dict, dict]:
-    """The ``tasks.json`` and ``key.json`` documents of an export (``meta``: config, split, seed, ...)."""
+def annotator_sequence(tasks_doc: dict, name: str) -> list[tuple[str, dict]]:
+    """``(task_id, item)`` in the order one annotator of the in-lab app sees them.
+
+    The order of the tasks and of the items inside each task is drawn from the export's seed and the
+    annotator's name (the same name always gets the same order); an item shown in an earlier task (a control
+    item dealt to two tasks) is not shown again.
+    """
+    seed = tasks_doc.get("seed", 0)
+    order = list(tasks_doc["tasks"])
+    rng_for(seed, "lab-tasks", name).shuffle(order)
+    sequence, seen = [], set()
+    for task in order:
+        items = list(task["items"])
+        rng_for(seed, "lab-items", f"{name}|{task['task_id']}").shuffle(items)
+        for item in items:
+            if item["item_id"] not in seen:
+                seen.add(item["item_id"])
+                sequence.append((task["task_id"], item))
+    return sequence
+
+
+def practice_items(
+    kind: str, rows: Sequence[dict], exclude: set[str], seed: int, count: int
+) -> tuple[list[dict], dict[str, dict]]:
+    """``(items, key entries)``: ``count`` practice items (with their answer, for feedback) from ``rows`` whose
+    id is not in ``exclude``, and their document ids and answers for the key.
+
+    Intruder rows alternate incoherent and coherent documents where both exist; pair rows are first
+    permutations. Practice items are never part of the study: their ids start with ``p``.
+    """
+    key: dict[str, dict] = {}
+    if count <= 0:
+        return [], key
+    pool = [r for r in rows if r["id"] not in exclude and (kind == "intruder" or int(r["permutation"]) == 0)]
+    ranked = sorted(pool, key=lambda r: (_order(seed, f"practice|{r['id']}|{r.get('block_size')}"), r["id"]))
+    if kind == "intruder":
+        incoherent = [r for r in ranked if r.get("label") == 1]
+        coherent = [r for r in ranked if r.get("label") != 1]
+        mixed = []
+        for pair in zip(incoherent, coherent, strict=False):
+            mixed += pair
+        longer = incoherent if len(incoherent) > len(coherent) else coherent
+        ranked = mixed + longer[min(len(incoherent), len(coherent)) :]
+    out, seen = [], set()
+    for row in ranked:
+        if row["id"] in seen:
+            continue
+        seen.add(row["id"])
+        name = f"practice|{row['id']}|{row.get('block_size')}"
+        pid = "p" + item_id(seed, name)[1:]
+        if kind == "intruder":
+            out.append(
+                {"item_id": pid, "sentences": list(row["sentences"]), "answer": int(row["intruder_index"])}
+            )
+        else:
+            gold = int(rng_for(seed, "pair-order", name).random() < 0.5)
+            texts = [list(row["shuffled"]), list(row["original"])]
+            if gold == 0:
+                texts.reverse()
+            out.append({"item_id": pid, "block_size": int(row["block_size"]), "texts": texts, "answer": gold})
+        key[pid] = {"id": row["id"], "role": "practice", "gold": out[-1]["answer"]}
+        if len(out) == count:
+            break
+    return out, key
+
+
+def documents(
+    kind: str,
+    tasks: list[dict],
+    key_items: dict[str, dict],
+    meta: dict,
+    *,
+    instructions: str | None = None,
+    practice: Sequence[dict] = (),
+) -> tuple[dict, dict]:
+    """The ``tasks.json`` and ``key.json`` documents of an export (``meta``: config, split, seed, ...);
+    ``instructions`` (Markdown) and ``practice`` items go into ``tasks.json`` for the in-lab app."""
     export_id = _export_id(meta["seed"], tasks)
     tasks_doc = {
         "format": TASKS_FORMAT,
         "version": FORMAT_VERSION,
         "export_id": export_id,
         "kind": kind,
+        "seed": meta["seed"],
         "workers": meta["workers"],
         "tasks": tasks,
     }
+    if instructions is not None:
+        tasks_doc["instructions"] = instructions
+    if practice:
+        tasks_doc["practice"] = list(practice)
     key_doc = {
         "format": KEY_FORMAT,
         "version": FORMAT_VERSION,

@@ -158,7 +158,7 @@ def single_commands(n: int, beam_args: list[str]) -> dict:
                        "--neighbors", f"bench={nbrs}", "--seed", seed, "--k", k,
                        "--filter", config["intruders"]["filter"]]),
         ("shuffle", ["shuffle", str(docs), "--out", str(shuffle), "--seed", seed,
-                     "--block-sizes", ",".join(map(str, shuffle_opts["block_sizes"])),
+                     "--block-sizes", *map(str, shuffle_opts["block_sizes"]),
                      "--max-sentences", str(shuffle_opts["max_sentences"])]),
     ]  # fmt: skip
     seconds, peaks, cpu = {}, {}, {}

@@ -246,6 +246,68 @@ def config_sources(configs: dict[str, dict[str, list[str]]], stats: dict) -> dic
     return out
 
 
+# The terms of each kind of source, as the card states them; a text collection's are the build config's
+# `sources.<name>.license` (the card cannot know them otherwise).
+KIND_TERMS = {
+    "wikipedia": "Wikipedia text: CC BY-SA 3.0/4.0 and GFDL; attribution by the page URLs (the `url` column)",
+    "cnn": "CNN stories: CNN's copyright, distributed for research in the DeepMind Q&A corpus (research use)",
+}
+KIND_NAMES = {"wikipedia": "Wikipedia dump", "cnn": "CNN stories", "text": "text collection"}
+TABLE_KINDS = {  # what each kind of table is, for the card's opening list (only the kinds that were built)
+    "intruder": "INSteD-style intruder-sentence detection (Shen et al., TACL 2021). Documents of 3-8 sentences; "
+    "in about half of them one non-opening sentence is replaced by a non-opening sentence of one of the 10 most "
+    "similar documents of the same source (DrQA hashed-bigram TF-IDF retrieval); candidates with TF-IDF cosine "
+    ">= the similarity threshold to the replaced sentence are dropped.",
+    "shuffle": "the k-block shuffle test (Laban et al., 2021): documents truncated to 20 sentences, blocks of k "
+    "consecutive sentences put in a different order.",
+    "candidates": "every intruder candidate with its similarity and filter score, so thresholds can be changed "
+    "without re-running retrieval or the model.",
+}
+
+
+def source_terms(source: str, kinds: dict[str, str], build: dict | None) -> str:
+    """The licence terms of one source's text: the build config's ``sources.<name>.license``, else its kind's.
+
+    >>> source_terms("cnn", {"cnn": "cnn"}, None).startswith("CNN stories: CNN's copyright")
+    True
+    >>> source_terms("wsj", {"wsj": "text"}, {"resolved": {"sources": {"wsj": {"license": "LDC, non-commercial"}}}})
+    'LDC, non-commercial'
+    """
+    spec = (((build or {}).get("resolved") or {}).get("sources") or {}).get(source) or {}
+    if spec.get("license"):
+        return str(spec["license"])
+    kind = kinds.get(source)
+    if kind in KIND_TERMS:
+        return KIND_TERMS[kind]
+    return (
+        "not recorded: give the collection's terms as `sources.<name>.license` in the build config, and check "
+        "them before redistributing"
+    )
+
+
+def built_section(
+    configs: dict, sources: dict[str, set[str]], kinds: dict[str, str], build: dict | None
+) -> list[str]:
+    """What this dataset holds: each source with its configs, and the build's sources that were not built."""
+    lines = ["## What was built", ""]
+    for source in sorted(set().union(*sources.values()) if sources else set()):
+        held = ", ".join(f"`{c}`" for c in sorted(configs) if source in sources[c])
+        kind = KIND_NAMES.get(kinds.get(source, ""), "source of unknown kind")
+        lines.append(f"- `{source}` ({kind}): {held}")
+    skipped = (build or {}).get("skipped_sources") or {}
+    if skipped:
+        lines += [
+            "",
+            f"Not built: {', '.join(f'`{s}`' for s in sorted(skipped))}, sources of the build config whose inputs "
+            "were missing when it ran (optional sources are skipped, and said so); this dataset holds none of "
+            "their text.",
+        ]
+    corpora = ((build or {}).get("resolved") or {}).get("corpora")
+    if corpora:
+        lines += ["", f"Corpora the build config asked for: {', '.join(corpora)}."]
+    return lines + [""]
+
+
 def derive_license(sources: set[str], kinds: dict[str, str]) -> tuple[str, str]:
     """``(licence id, reason)``: CC BY-SA 4.0 when every source is Wikipedia-derived, ``other`` otherwise.
 
@@ -724,7 +786,8 @@ def render_card(
     build = load_build_summary(build_dir)
     kinds = source_kinds(summaries)
     stats = stats if stats is not None else collect_stats(configs, files)
-    all_sources = set().union(*config_sources(configs, stats).values())
+    by_config = config_sources(configs, stats)
+    all_sources = set().union(*by_config.values())
     derived, reason = derive_license(all_sources, kinds)
     chosen = license_id or derived
     meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files)
@@ -748,15 +811,13 @@ def render_card(
         "Coherence-evaluation corpora built with [`incoherent`](https://pypi.org/project/incoherent/) "
         f"{_incoherent_version()} (schema version {SCHEMA_VERSION}).",
         "",
-        "- `intruder-*`: INSteD-style intruder-sentence detection (Shen et al., TACL 2021). Documents of 3-8 sentences; "
-        "in about half of them one non-opening sentence is replaced by a non-opening sentence of one of the 10 most "
-        "similar documents of the same source (DrQA hashed-bigram TF-IDF retrieval); candidates with TF-IDF cosine "
-        ">= the similarity threshold to the replaced sentence are dropped.",
-        "- `shuffle-*`: the k-block shuffle test (Laban et al., 2021): documents truncated to 20 sentences, blocks of k "
-        "consecutive sentences put in a different order.",
-        "- `candidates`: every intruder candidate with its similarity and filter score, so thresholds can be changed "
-        "without re-running retrieval or the model.",
+        *(
+            f"- `{kind}{'' if kind == 'candidates' else '-*'}`: {text}"
+            for kind, text in TABLE_KINDS.items()
+            if any(c.split("-", 1)[0] == kind for c in configs)
+        ),
         "",
+        *built_section(configs, by_config, kinds, build),
         "## Usage",
         "",
         "```python",
@@ -812,10 +873,11 @@ def render_card(
         lines.append(f"Licence `{derived}`: {reason}.")
     else:
         lines.append(f"Licence `other`: {reason}.")
+    lines += ["", "The terms of each source's text:", ""]
+    lines += [f"- `{source}`: {source_terms(source, kinds, build)}" for source in sorted(all_sources)]
     lines += [
         "",
-        "Wikipedia text is CC BY-SA 3.0/4.0 and GFDL. CNN stories are CNN's copyright and are distributed for research "
-        "in the DeepMind Q&A corpus; check the terms of every source you include before redistributing.",
+        "Check the terms of every source you include before redistributing.",
         "",
         "## Citation",
         "",

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 from corpora.seeding import stable_hash
 from filters.lm import CAUSAL, join_sentences, load_language_model, model_positions, special_tokens_around
+from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
@@ -233,11 +234,12 @@ def finetune(config: FinetuneConfig) -> dict:
             f"({excluded} excluded as shuffle test documents)"
         )
     train_docs, held_docs = heldout_split(kept, config.heldout_fraction)
-    check_out(config.out, config.overwrite, [*config.data_dirs, config.base_model], command="finetune-lm")
+    base_dir = resolve_model(config.base_model, "--base-model")  # a directory, or a Hub name in the cache
+    check_out(config.out, config.overwrite, [*config.data_dirs, base_dir], command="finetune-lm")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    model, tokenizer, kind = load_language_model(config.base_model, config.scorer, device)
-    base_provenance = read_provenance(config.base_model)
+    model, tokenizer, kind = load_language_model(base_dir, config.scorer, device)
+    base_provenance = read_provenance(base_dir)
     block = min(config.max_length, model_positions(model.config, config.base_model))
     if block < 4:
         raise InputError(f"--max-length: must be at least 4, got {config.max_length}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from filters import task
 from filters.model_files import check_model_files
+from filters.model_source import resolve_model
 from schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
@@ -203,15 +204,13 @@ def load_base_model(name_or_path: str, option: str = "--base-model"):
     from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification
 
-    if os.path.isdir(name_or_path):
-        check_weights(name_or_path)
-    elif name_or_path.startswith(("/", ".", "~")) or os.path.exists(name_or_path):
-        raise InputError(f"{option} {name_or_path}: no such model directory")
+    given, name_or_path = name_or_path, resolve_model(name_or_path, option)  # a folder, maybe in the HF cache
+    check_weights(name_or_path)
     try:
         config = load_config(name_or_path)
     except InputError:
         raise InputError(
-            f"{option} {name_or_path}: cannot load its config (a local directory, or a cached hub name)"
+            f"{option} {given}: cannot load its config (a local directory, or a cached hub name)"
         ) from None
     tokenizer = load_tokenizer(name_or_path, config)
     try:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from corpora.seeding import stable_hash
 from filters.lm import join_sentences, model_positions
 from filters.model import check_weights, load_config, load_pretrained, open_tokenizer
+from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, write_provenance
 from filters.training import check_out, fit, prepare_out
 from schemas.records import InputError
@@ -109,8 +110,7 @@ def load_base_classifier(model_dir: str, option: str = "--base-model"):
     """``(model, tokenizer)`` to fine-tune: a local checkpoint (no code, safetensors) with a fresh 2-label head."""
     from transformers import AutoModelForSequenceClassification
 
-    if not os.path.isdir(model_dir):
-        raise InputError(f"{option} {model_dir}: no such model directory")
+    model_dir = resolve_model(model_dir, option)  # a directory, or a Hub name in the local cache
     check_weights(model_dir)
     load_config(model_dir)
     tokenizer = open_tokenizer(model_dir)
@@ -240,10 +240,11 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         )
     if not train_pairs:
         raise InputError(f"{config.data_dir}: no train rows with block sizes {list(config.block_sizes)}")
-    check_out(config.out, config.overwrite, [config.data_dir, config.base_model], command="train-shuffle")
+    base_dir = resolve_model(config.base_model, "--base-model")
+    check_out(config.out, config.overwrite, [config.data_dir, base_dir], command="train-shuffle")
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
-    model, tokenizer = load_base_classifier(config.base_model)
+    model, tokenizer = load_base_classifier(base_dir)
     max_length = min(
         config.max_length, classifier_positions(model.config, config.base_model, config.max_length)
     )

@@ -27,7 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder searched for run_summary.json files (default: the build folder when DATASET_DIR is "
         "OUT/dataset of `incoherent build`, else DATASET_DIR and below)",
     )
-    parser.add_argument("--name", default="incoherent coherence corpora", help="pretty name of the dataset")
+    parser.add_argument(
+        "--name",
+        default="incoherent coherence corpora",
+        help="pretty name of the dataset (default: %(default)s)",
+    )
     parser.add_argument(
         "--license",
         help="licence id for the card's metadata (default: from the sources: cc-by-sa-4.0 when every config "
@@ -55,6 +59,11 @@ def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: st
     from corpora.card import write_card
 
     return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)
+
+
+DRY_RUN = (
+    False  # the card of a remote dataset runs a pipeline, but a card is small: no dry run (no --dry-run)
+)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

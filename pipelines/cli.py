@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 
-from pipelines.commands import build_parser, selected_module
+from pipelines.commands import build_parser, selected_module, with_dry_run
 from pipelines.runtime import progress, safety
 from pipelines.runtime.errors import disk_full_message
 from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
@@ -27,6 +27,11 @@ from sources.paths import check_name
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
+# Every SDK worker process of --direct_running_mode=multi_processing warns that it has no staging folder, which
+# the local runner never gives it (and nothing of ours needs): the driver relays it, once per worker.
+logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(
+    lambda record: "No semi_persistent_directory found" not in record.getMessage()
+)
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:
@@ -91,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
+    if args._help_of is not None:  # no command, or a group without its subcommand: its help, exit status 0
+        if beam_args:
+            args._help_of.error(f"unrecognized arguments: {' '.join(beam_args)}")
+        args._help_of.print_help()
+        return 0
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -102,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     progress.configure(quiet=getattr(args, "quiet", False))
     try:
         module = importlib.import_module(args._module)
+        beam_args = with_dry_run(args, module, beam_args)
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
         use_storage_options(beam_args)

@@ -16,6 +16,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import sys
 from typing import NamedTuple
 
 from pipelines.runtime import progress
@@ -75,11 +76,60 @@ COMMANDS: list[Command] = [
         "pipelines.annotate.import_answers",
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
+    Command(
+        ("annotate", "overlap"),
+        "pipelines.annotate.overlap",
+        "set annotators per task of a Label Studio project (its API)",
+    ),
+    Command(
+        ("annotate", "review"),
+        "pipelines.annotate.review",
+        "approve or reject each MTurk assignment (results CSV to upload)",
+    ),
     Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
     Command(
         ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
     ),
+    Command(
+        ("annotate", "release"),
+        "pipelines.annotate.release",
+        "a study's per-document answers in INSteD's released format",
+    ),
+    Command(("completion",), "pipelines.completion", "shell completion script (bash, zsh, tcsh) on stdout"),
 ]
+
+# The options every command shares, with one meaning everywhere (docs/commands.md#common-behaviour).
+QUIET_HELP = (
+    "nothing but the result on the terminal: no progress bars, no model-loading bars or library warnings "
+    "(a run without a terminal prints none either)"
+)
+DRY_RUN_HELP = (
+    "check the inputs and options and build the job graph (Beam's --dry_run=True), run nothing and write "
+    "nothing; says that it was a dry run"
+)
+DEVICE_HELP = (
+    "where the model runs: auto (a CUDA GPU when torch sees one, else the CPU), cuda or cpu (default: auto)"
+)
+DTYPE_HELP = (
+    "the model's number type: auto (bfloat16 on GPUs that support it, else float16 on a GPU, float32 on the "
+    "CPU), float32, bfloat16 or float16 (default: auto)"
+)
+OVERWRITE_HELP = (
+    "replace this command's own earlier output in {where} (nothing else there is touched; without it a "
+    "non-empty {where} is refused)"
+)
+
+
+def add_overwrite(parser: argparse.ArgumentParser, where: str = "--out") -> None:
+    """The one ``--overwrite`` flag: it replaces only the command's own earlier output in ``where``."""
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP.format(where=where))
+
+
+def list_flag(parser: argparse.ArgumentParser, *flags: str, **kwargs) -> argparse.Action:
+    """A flag taking a list as repeated values, the one convention of every command: ``--block-sizes 1 2 3``
+    (and ``--block-sizes 1 --block-sizes 2`` adds to the list)."""
+    kwargs.setdefault("default", [])
+    return parser.add_argument(*flags, nargs="+", action="extend", **kwargs)
 
 
 def module_of(*words: str) -> str:
@@ -109,15 +159,60 @@ def selected_module(argv: list[str]) -> str | None:
     return None
 
 
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; only the selected command's module is imported (fast start, isolated failures)."""
+def incoherent_version() -> str:
+    """The installed version of ``incoherent`` (``unknown`` when it runs from a tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("incoherent")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (no metadata read on every start)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"incoherent {incoherent_version()}\n", sys.stdout)
+        parser.exit()
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, module) -> None:
+    """The flags every command shares, after its own: ``--quiet``; ``--dry-run`` for a command that runs a Beam
+    pipeline through :func:`pipelines.runtime.run.run_pipeline`, which honours Beam's ``--dry_run=True`` (a
+    command with its own ``--dry-run``, ``publish``, keeps it; ``DRY_RUN = False`` declares a command without)."""
+    own = {flag for action in parser._actions for flag in action.option_strings}
+    dry_run = getattr(module, "DRY_RUN", getattr(module, "TAKES_BEAM_ARGS", True))
+    if dry_run and "--dry-run" not in own:
+        parser.add_argument("--dry-run", action="store_true", help=DRY_RUN_HELP)
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+
+
+def with_dry_run(args: argparse.Namespace, module, beam_args: list[str]) -> list[str]:
+    """Beam's flags of a run, with ``--dry_run=True`` when ``--dry-run`` was given to a Beam command."""
+    if getattr(args, "dry_run", False) and getattr(
+        module, "DRY_RUN", getattr(module, "TAKES_BEAM_ARGS", True)
+    ):
+        return [*beam_args, "--dry_run=True"]
+    return list(beam_args)
+
+
+def build_parser(selected: str | None = None, every_command: bool = False) -> argparse.ArgumentParser:
+    """The argument parser; only the selected command's module is imported (fast start, isolated failures),
+    or, with ``every_command``, every command's (for shell completion and the flag reference)."""
     parser = argparse.ArgumentParser(
         prog="incoherent",
         description="Build coherence-evaluation corpora with Apache Beam. Unknown flags are passed to Beam "
         "(e.g. --runner DataflowRunner, --direct_running_mode multi_processing --direct_num_workers 2).",
     )
+    parser.add_argument("--version", action=_Version, help="print the version of incoherent and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log Beam's progress")
-    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Not required: with no command (or a group without its subcommand) the CLI prints that parser's help.
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.set_defaults(_help_of=parser)
     groups: dict[str, argparse._SubParsersAction] = {}
     for words, module, help_text, _stage in COMMANDS:
         if not _available(module):
@@ -125,15 +220,26 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         holder = top
         if len(words) == 2:
             if words[0] not in groups:
-                group = top.add_parser(words[0], help=f"{words[0]} commands")
+                group = top.add_parser(
+                    words[0], help=f"{words[0]} commands", description=f"{words[0]} commands"
+                )
+                group.set_defaults(_help_of=group)
                 metavar = "SOURCE" if words[0] == "ingest" else "COMMAND"
-                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar, required=True)
+                groups[words[0]] = group.add_subparsers(dest="subcommand", metavar=metavar)
             holder = groups[words[0]]
         sub = holder.add_parser(words[-1], help=help_text, description=help_text)
-        sub.set_defaults(_module=module)
+        sub.set_defaults(_module=module, _help_of=None)
         if module == selected:
-            importlib.import_module(module).add_arguments(sub)
-            sub.add_argument("--quiet", action="store_true", help="no progress bars on the terminal")
+            command = importlib.import_module(module)
+        elif every_command:
+            try:  # a command whose optional dependencies are missing is listed, without its flags
+                command = importlib.import_module(module)
+            except ImportError:
+                continue
+        else:
+            continue
+        command.add_arguments(sub)
+        add_common_arguments(sub, command)
     return parser
 
 
@@ -146,9 +252,11 @@ def run_in_process(argv: list[str], beam_args: list[str], quiet: bool = True) ->
         raise InputError(f"build: the `{' '.join(words)}` command is not available in this installation")
     parser = build_parser(selected_module(argv))
     args, extra = parser.parse_known_args(argv + list(beam_args))
+    module = importlib.import_module(args._module)
+    extra = with_dry_run(args, module, extra)
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
-            importlib.import_module(args._module).run(args, extra)
+            module.run(args, extra)
     finally:
         progress.close_all()

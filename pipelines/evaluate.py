@@ -19,6 +19,8 @@ import json
 import os
 import time
 
+from filters.model_source import cached_snapshot, resolve_model
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -31,15 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model_dirs",
         nargs="+",
         metavar="MODEL_DIR",
-        help="classifiers from `incoherent train-filter` ([NAME=]DIR; several: a train -> test matrix)",
+        help="classifiers from `incoherent train-filter` ([NAME=]DIR, DIR a directory or a Hub name in the "
+        "local Hugging Face cache; several: a train -> test matrix)",
     )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="an intruder build")
     parser.add_argument("--split", default="test", help="split to evaluate (test)")
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="JSON output (MODEL_DIR/eval-<split>.json)"
     )
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    parser.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"), help=DTYPE_HELP
+    )
     parser.add_argument("--batch-size", type=int, default=16, help="examples per batch (16)")
     parser.add_argument(
         "--max-length", type=int, default=None, help="input tokens (default: the training value, else 512)"
@@ -68,9 +73,11 @@ def model_names(specs: list[str]) -> list[tuple[str, str]]:
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or os.path.isdir(spec):
-            path = spec
+            path = resolve_model(spec, "MODEL_DIR")  # a directory, or a Hub name in the local cache
             sources = _training_metrics(path).get("train_sources") or []
-            name = "+".join(sources) if sources else os.path.basename(path.rstrip("/"))
+            name = "+".join(sources) if sources else os.path.basename(spec.rstrip("/"))
+        else:
+            path = resolve_model(path, "MODEL_DIR")
         out.append((name, path))
     names = [n for n, _ in out]
     if len(set(names)) != len(names):
@@ -186,6 +193,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
         raise InputError("--out: several models write one matrix; name its JSON file with --out FILE")
+    if not args.out and cached_snapshot(args.model_dirs[0]) == models[0][1]:
+        raise InputError("--out: a model from the Hugging Face cache is never written to; name the JSON file")
     if len(models) > 1 and args.predictions:
         raise InputError("--predictions: only with one model")
     started = time.time()

@@ -29,6 +29,7 @@ import os
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.commands import add_overwrite, list_flag
 from pipelines.runtime.tables import list_tables
 from schemas.records import InputError
 from sources.outputs import check_replaceable, replace_text
@@ -38,13 +39,16 @@ OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 SEPARATOR = " "
 
 
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dir", metavar="DIR", help="output of `incoherent intruders` (holds intruder-<source>/)"
     )
     parser.add_argument("--out", required=True, help="JSONL file to write")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
-    parser.add_argument("--source", action="append", default=[], help="only these sources (default: all)")
+    add_overwrite(parser, "--out (the JSONL file)")
+    list_flag(parser, "--source", metavar="SOURCE", help="only these sources (default: all)")
     parser.add_argument("--no-id", action="store_true", help="leave out the extra `id` field")
     parser.add_argument(
         "--validation-as-test", action="store_true", help="write validation rows with train = 0 (default 1)"
@@ -111,8 +115,6 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    if beam_args:
-        raise InputError(f"export insted: unknown arguments {' '.join(beam_args)}")
     check_replaceable(args.out, "--out")
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"{args.out}: file exists (pass --overwrite to replace it)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
+
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
@@ -19,15 +21,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DATA_DIR",
         help="ingest output (documents-<source>/) or a build folder (its work/documents/)",
     )
-    parser.add_argument("--base-model", required=True, metavar="MODEL_DIR", help="a causal or masked LM")
-    parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the fine-tuned model goes")
     parser.add_argument(
+        "--base-model",
+        required=True,
+        metavar="MODEL_DIR",
+        help="a causal or masked LM: a directory, or a Hub name in the local Hugging Face cache",
+    )
+    parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the fine-tuned model goes")
+    list_flag(
+        parser,
         "--exclude-shuffle-test",
-        action="append",
-        default=[],
         metavar="DIR",
-        help="a shuffle dataset (shuffle-*/): its test documents are left out of training (repeatable; a "
-        "build folder's dataset/ is found by itself)",
+        help="a shuffle dataset (shuffle-*/): its test documents are left out of training (several "
+        "folders may be given; a build folder's dataset/ is found by itself; default: none)",
     )
     parser.add_argument(
         "--scorer", default="auto", choices=("auto", "causal", "masked"), help="LM head (auto)"
@@ -42,9 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--heldout-fraction", type=float, default=0.1, help="documents held out for perplexity (0.1)"
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import apache_beam as beam
 import numpy as np
 
+from pipelines.commands import add_overwrite
 from pipelines.runtime import storage
 from pipelines.runtime.run import print_report, run_pipeline
 from pipelines.runtime.tables import ReadDocuments, count, document_files
@@ -50,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=HASH_SIZE,
         help=f"number of hash buckets (default: 2**24 = {HASH_SIZE})",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
+    add_overwrite(parser)
 
 
 def check_params(ngram: int, hash_size: int) -> IndexParams:

@@ -28,6 +28,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.utils import shared
 
+from pipelines.commands import add_overwrite
 from pipelines.index import check_params
 from pipelines.runtime import progress, storage
 from pipelines.runtime.options import is_local_runner
@@ -50,7 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ngram", type=int, default=NGRAM, help=f"n-gram order the index must have ({NGRAM})"
     )
     parser.add_argument(
-        "--hash-size", type=int, default=HASH_SIZE, help="hash buckets the index must have (2**24)"
+        "--hash-size",
+        type=int,
+        default=HASH_SIZE,
+        help=f"hash buckets the index must have (default: 2**24 = {HASH_SIZE})",
     )
     parser.add_argument(
         "--threads",
@@ -71,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only these documents are queries (a documents directory or a file of ids, one per line); "
         "default: every document",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 class _Loaded:

@@ -32,6 +32,7 @@ from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from corpora.seeding import stable_hash
 from corpora.shuffle_results import compare, format_table, format_table1, plot_accuracy, summarize, table1
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite, list_flag
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
 from schemas import SCORES_SCHEMA
@@ -46,12 +47,14 @@ DROPPED = ("empty_document", "no_scored_tokens")  # counters of pairs that were 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "model_dir", metavar="MODEL_DIR", help="a causal or masked LM (Hugging Face directory)"
+        "model_dir",
+        metavar="MODEL_DIR",
+        help="a causal or masked LM: a Hugging Face directory, or a Hub name in the local cache (gpt2)",
     )
     parser.add_argument("data_dir", metavar="DATA_DIR", help="a folder of shuffle-<source>/ configs")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument(
-        "--config", default=None, help="comma-separated configs, e.g. shuffle-wsj (default: all)"
+    list_flag(
+        parser, "--config", metavar="CONFIG", help="only these configs, e.g. shuffle-wsj (default: all)"
     )
     parser.add_argument("--split", default="test", help="split to score (test)")
     parser.add_argument(
@@ -66,15 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("exact", "laban"),
         help="exact: every token scored once (default); laban: the authors' released code",
     )
-    parser.add_argument("--join", default="space", choices=("space", "newline"), help="sentence separator")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument(
+        "--join",
+        default="space",
+        choices=("space", "newline"),
+        help="what joins the sentences of a text: space or newline (default: space)",
+    )
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    parser.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"), help=DTYPE_HELP
+    )
     parser.add_argument("--batch-size", type=int, default=16, help="windows per micro-batch (16)")
     parser.add_argument("--stride", type=int, default=None, help="exact windows: stride (half the window)")
     parser.add_argument(
         "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts per pool, whole documents (about 64)"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 def text_key(text: str) -> str:
@@ -236,7 +246,7 @@ class ScoreShufflePairs(beam.PTransform):
         return done, rejected
 
 
-def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
+def shuffle_files(data_dir: str, configs: list[str] | None, split: str) -> list[str]:
     """The ``shuffle-*/<split>-*.parquet`` files to score; a clear error when there are none."""
     files = list_tables(data_dir, "shuffle-")
     if not files:
@@ -245,7 +255,7 @@ def shuffle_files(data_dir: str, configs: str | None, split: str) -> list[str]:
         )
     found = sorted({posixpath.basename(posixpath.dirname(f)) for f in files})
     if configs:
-        wanted = [c.strip() for c in configs.split(",") if c.strip()]
+        wanted = list(dict.fromkeys(configs))
         unknown = [c for c in wanted if c not in found]
         if unknown:
             raise InputError(f"--config: {', '.join(unknown)} not in {data_dir} (found: {', '.join(found)})")
@@ -315,6 +325,7 @@ def read_scores(out_dir: str) -> list[dict]:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
     from filters.lm import check_language_model
+    from filters.model_source import resolve_model
     from filters.provenance import read_provenance
     from filters.shuffle_classifier import check_classifier
 
@@ -325,20 +336,21 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
     files = shuffle_files(args.data_dir, args.config, args.split)
+    model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
     if kind == "classifier":
         if args.window != "exact" or args.stride is not None:
             raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
-        if not is_remote(args.model_dir):
-            check_classifier(args.model_dir)
+        if not is_remote(model_dir):
+            check_classifier(model_dir)
         handler = ClassifierHandler(
-            args.model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
+            model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
         )
     else:
-        if not is_remote(args.model_dir):
-            kind = check_language_model(args.model_dir, args.scorer)
+        if not is_remote(model_dir):
+            kind = check_language_model(model_dir, args.scorer)
         handler = LanguageModelHandler(
-            args.model_dir,
+            model_dir,
             args.device,
             args.dtype,
             join=args.join,
@@ -347,7 +359,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             batch_size=args.batch_size,
             stride=args.stride,
         )
-    provenance = read_provenance(args.model_dir)
+    provenance = read_provenance(model_dir)
     label = model_label(provenance, kind)
 
     def build(p):

@@ -9,6 +9,7 @@ import apache_beam as beam
 from corpora.sampling import in_sample
 from corpora.seeding import assign_split
 from corpora.shuffle import shuffle_document
+from pipelines.commands import add_overwrite, list_flag
 from pipelines.runtime.run import print_report, run_pipeline
 from pipelines.runtime.tables import (
     ApplyWithRejects,
@@ -25,20 +26,24 @@ from schemas.records import InputError
 STAGE = "shuffle"
 
 
-def _block_sizes(text: str) -> list[int]:
-    try:
-        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise InputError(f"--block-sizes: expected comma-separated integers, got {text!r}") from None
+def _block_sizes(values: list[int]) -> list[int]:
+    sizes = sorted(set(values))
     if not sizes or sizes[0] < 1:
-        raise InputError(f"--block-sizes: block sizes must be >= 1, got {text!r}")
+        raise InputError(f"--block-sizes: block sizes must be >= 1, got {' '.join(map(str, values))}")
     return sizes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("docs_dir", metavar="DOCS_DIR", help="output of `incoherent ingest ...`")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--block-sizes", default="1,2,3,4,5", help="block sizes k (default: 1,2,3,4,5)")
+    parser.add_argument(
+        "--block-sizes",
+        nargs="+",
+        type=int,
+        default=[1, 2, 3, 4, 5],
+        metavar="K",
+        help="block sizes k (default: 1 2 3 4 5)",
+    )
     parser.add_argument(
         "--max-sentences", type=int, default=20, help="truncate documents to this many sentences (20)"
     )
@@ -58,14 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--validation-fraction", type=float, default=0.0, help="share in validation (default: 0)"
     )
-    parser.add_argument(
+    list_flag(
+        parser,
         "--sample",
-        action="append",
-        default=[],
         metavar="[SOURCE=]N|FRACTION",
         help="shuffle only a stable sample by hash of (seed, id): N documents or a fraction (default: all)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
 
 
 class ShuffleDocuments(beam.PTransform):

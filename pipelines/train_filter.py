@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import DEVICE_HELP, add_overwrite
+
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
@@ -19,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the trained model goes")
     parser.add_argument(
-        "--base-model", default="xlnet-large-cased", help="checkpoint name or directory (xlnet-large-cased)"
+        "--base-model",
+        default="xlnet-large-cased",
+        help="a directory, or a Hub name in the local Hugging Face cache (default: xlnet-large-cased)",
     )
     parser.add_argument("--epochs", type=int, default=2, help="training epochs (2)")
     parser.add_argument("--learning-rate", type=float, default=1e-5, help="peak AdamW learning rate (1e-5)")
@@ -29,9 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast on GPU")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty MODEL_DIR")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -11,23 +11,21 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import DEVICE_HELP, add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
-def block_sizes(text: str) -> tuple[int, ...]:
-    """``"1,3"`` -> ``(1, 3)``.
+def block_sizes(values: list[int]) -> tuple[int, ...]:
+    """``--k 3 1`` -> ``(1, 3)``.
 
-    >>> block_sizes("3,1")
+    >>> block_sizes([3, 1, 3])
     (1, 3)
     """
-    try:
-        sizes = tuple(sorted({int(p) for p in text.split(",") if p.strip()}))
-    except ValueError:
-        raise InputError(f"--k: expected block sizes like 1 or 1,2,3, got {text!r}") from None
+    sizes = tuple(sorted(set(values)))
     if not sizes or min(sizes) < 1:
-        raise InputError(f"--k: block sizes must be >= 1, got {text!r}")
+        raise InputError(f"--k: block sizes must be >= 1, got {' '.join(map(str, values))}")
     return sizes
 
 
@@ -35,17 +33,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "data_dir", metavar="DATA_DIR", help="a shuffle dataset with a train split (shuffle-*/)"
     )
-    parser.add_argument("--base-model", required=True, metavar="MODEL_DIR", help="a local checkpoint")
+    parser.add_argument(
+        "--base-model",
+        required=True,
+        metavar="MODEL_DIR",
+        help="a checkpoint: a directory, or a Hub name in the local Hugging Face cache",
+    )
     parser.add_argument("--out", required=True, metavar="MODEL_DIR", help="where the classifier goes")
-    parser.add_argument("--k", default="1", help="block sizes whose shuffles are the incoherent examples (1)")
+    parser.add_argument(
+        "--k",
+        nargs="+",
+        type=int,
+        default=[1],
+        metavar="K",
+        help="block sizes whose shuffles are the incoherent examples (default: 1)",
+    )
     parser.add_argument("--epochs", type=int, default=3, help="training epochs (3)")
     parser.add_argument("--learning-rate", type=float, default=1e-5, help="Adam learning rate (1e-5)")
     parser.add_argument("--batch-size", type=int, default=16, help="examples per step (16)")
     parser.add_argument("--max-length", type=int, default=512, help="input tokens (512, at most the model's)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help="(auto)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

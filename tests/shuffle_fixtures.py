@@ -59,7 +59,7 @@ def wsj_shuffle_dir(tmp_path_factory, wsj_docs_dir) -> str:
     def make(path):
         out = os.path.join(path, "shuffle")
         code = run_cli(
-            "shuffle", wsj_docs_dir, "--out", out, "--block-sizes", "1,2,3",
+            "shuffle", wsj_docs_dir, "--out", out, "--block-sizes", "1", "2", "3",
             "--test-fraction", "0.3", "--validation-fraction", "0.2",
         )  # fmt: skip
         assert code == 0

@@ -3,8 +3,11 @@
 Every relative link of ``README.md``, ``docs/*.md`` and ``bench/*.md`` must name a file of the repository and,
 with ``#anchor``, a heading of it. Every ``incoherent ...`` line in a code block of ``README.md`` and
 ``docs/*.md`` must parse with the real command-line parser (``pipelines.cli``: the command's own flags, then
-Beam's pipeline options); nothing is run. A block preceded by ``<!-- needs: external data -->`` needs data the
-repository does not bundle (docs/README.md explains the marker); its lines are parsed all the same.
+Beam's pipeline options). A block preceded by ``<!-- needs: WHAT -->`` needs something the repository does not
+bundle (docs/README.md explains the marker); its lines are parsed all the same. Every other ``bash`` block that
+is not a synopsis is run (:func:`test_unmarked_blocks_run`), page by page, in a folder holding the samples, the
+configs and the Quickstart build. ``docs/cli-reference.md`` must be what ``python -m pipelines.reference``
+writes, and the shard names, index files and progress units the pages state must be the real ones.
 """
 
 from __future__ import annotations
@@ -12,16 +15,21 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = "<!-- needs: external data -->"
+MARKER = re.compile(r"^<!-- needs: \S.* -->$")  # what the block needs beyond the repository
 README_MAX_LINES = 250
+SHELLS = ("bash", "sh", "shell", "console")
 
 
 def pages(*patterns: str) -> list[Path]:
@@ -32,15 +40,16 @@ LINKED = pages("README.md", "docs/*.md", "bench/*.md")
 WITH_COMMANDS = pages("README.md", "docs/*.md")
 
 
-def code_blocks(text: str) -> list[tuple[str, bool]]:
-    """The fenced code blocks of a Markdown text, each with whether the marker stands right before it.
+def fenced_blocks(text: str) -> list[dict]:
+    """The fenced code blocks of a Markdown text: ``language``, ``body``, ``marked`` (a ``needs`` marker stands
+    right before it) and ``line`` (of the opening fence, 1-based).
 
-    >>> code_blocks("a\\n<!-- needs: external data -->\\n```bash\\nx\\n```\\n```\\ny\\n```\\n")
-    [('x', True), ('y', False)]
+    >>> [(b["language"], b["body"], b["marked"]) for b in fenced_blocks("<!-- needs: a GPU -->\\n```bash\\nx\\n```\\n```\\ny\\n```")]
+    [('bash', 'x', True), ('', 'y', False)]
     """
     blocks, lines, i = [], text.splitlines(), 0
     while i < len(lines):
-        fence = re.match(r"^(\s*)(```+|~~~+)", lines[i])
+        fence = re.match(r"^(\s*)(```+|~~~+)\s*(\S*)", lines[i])
         if not fence:
             i += 1
             continue
@@ -48,9 +57,21 @@ def code_blocks(text: str) -> list[tuple[str, bool]]:
         end = i + 1
         while end < len(lines) and not lines[end].strip().startswith(fence.group(2)):
             end += 1
-        blocks.append(("\n".join(lines[i + 1 : end]), before == MARKER))
+        body = "\n".join(lines[i + 1 : end])
+        blocks.append(
+            {"language": fence.group(3), "body": body, "marked": bool(MARKER.match(before)), "line": i + 1}
+        )
         i = end + 1
     return blocks
+
+
+def code_blocks(text: str) -> list[tuple[str, bool]]:
+    """The fenced code blocks of a Markdown text, each with whether a ``needs`` marker stands right before it.
+
+    >>> code_blocks("a\\n<!-- needs: external data -->\\n```bash\\nx\\n```\\n```\\ny\\n```\\n")
+    [('x', True), ('y', False)]
+    """
+    return [(block["body"], block["marked"]) for block in fenced_blocks(text)]
 
 
 def prose(text: str) -> str:
@@ -120,19 +141,26 @@ def command_lines(text: str) -> list[tuple[list[str], bool]]:
 
     >>> command_lines("```bash\\npip install . && .venv/bin/incoherent build   # the samples\\n```")
     [(['build'], False)]
+    >>> command_lines("```bash\\nincoherent completion bash > ~/x\\n```")
+    [(['completion', 'bash'], False)]
     """
     found = []
     for block, marked in code_blocks(text):
         for line in block.replace("\\\n", " ").splitlines():
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
             lexer.whitespace_split = True
             try:
                 tokens = list(lexer)
             except ValueError:  # not shell (a YAML or Python block)
                 continue
             segment: list[str] = []
+            redirect = False
             for token in tokens + [";"]:
-                if token in {";", "&&", "||", "|", "&"}:
+                if redirect:  # the file of a redirection is not an argument
+                    redirect = False
+                elif set(token) <= set("<>") and token:
+                    redirect = True
+                elif token in {";", "&&", "||", "|", "&"}:
                     if segment and Path(segment[0]).name == "incoherent":  # a synopsis's [--flag VALUE] too
                         found.append(([a.removeprefix("[").removesuffix("]") for a in segment[1:]], marked))
                     segment = []
@@ -196,7 +224,9 @@ def test_marker_stands_before_a_block():
     for page in WITH_COMMANDS:
         lines = page.read_text(encoding="utf-8").splitlines()
         for i, line in enumerate(lines):
-            if line.strip() == MARKER:
+            if line.strip().startswith("<!-- needs") and not MARKER.match(line.strip()):
+                pytest.fail(f"{page.relative_to(ROOT)}:{i + 1}: write the marker as <!-- needs: WHAT -->")
+            if MARKER.match(line.strip()):
                 after = next((x for x in lines[i + 1 :] if x.strip()), "")
                 if not after.lstrip().startswith(("```", "~~~")):
                     pytest.fail(
@@ -225,3 +255,151 @@ def test_helper_examples():
 
     failed, attempted = doctest.testmod(sys.modules[__name__])
     assert attempted >= 4 and not failed
+
+
+def test_cli_reference_is_generated_from_the_parser():
+    """docs/cli-reference.md is what ``python -m pipelines.reference`` writes: every flag of every command."""
+    from pipelines import reference
+
+    page = (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8")
+    assert page == reference.render(), (
+        "docs/cli-reference.md is out of date: run `python -m pipelines.reference > docs/cli-reference.md`"
+    )
+
+
+def test_every_flag_is_documented():
+    """Every flag of every command appears in the flag reference (and so on a page of docs/)."""
+    import argparse
+
+    from pipelines import reference
+    from pipelines.commands import COMMANDS, build_parser
+
+    page = (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## `incoherent ([^`]+)`\n(.*?)(?=^## |\Z)", page, flags=re.M | re.S))
+    parser, missing = build_parser(every_command=True), []
+    for command in COMMANDS:
+        name = " ".join(command.words)
+        sub = reference.command_parser(parser, command.words)
+        for action in sub._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help") and f"`{flag}" not in sections.get(name, ""):
+                    missing.append(f"{name} {flag}")
+    assert sections and not missing, missing
+    assert not isinstance(parser, argparse.Namespace)
+
+
+def test_progress_units_are_the_documented_ones():
+    """docs/build.md names the rate each ingest bar shows (``progress.advance(..., unit=...)``)."""
+    progress = (ROOT / "docs" / "build.md").read_text(encoding="utf-8").split("**Progress.**", 1)[1]
+    progress = progress.split("\n\n", 1)[0]
+    units = set()
+    for path in (ROOT / "pipelines" / "ingest").glob("*.py"):
+        for call in re.findall(r"progress\.advance\(([^)]*)\)", path.read_text(encoding="utf-8")):
+            unit = re.search(r"unit=\"(\w+)\"", call)
+            units.add(unit.group(1) if unit else "doc")  # progress.advance's default unit
+    assert units and all(f"{unit}s/s" in progress for unit in units), (units, progress)
+    assert "MB/s" not in progress.split("(after", 1)[0]
+
+
+SHARD = re.compile(r"-\d{5}-of-\d{5}\.parquet")
+PLACEHOLDER = re.compile(r"\[.*|.*\]|[A-Z][A-Z0-9_]{2,}(\.\.\.)?(/.*)?")
+
+
+def is_synopsis(block: str) -> bool:
+    """A block whose command lines hold a placeholder (``DATASET_DIR``) or an optional ``[--flag]``.
+
+    >>> is_synopsis("incoherent annotate report DIR [--min-agreement 3]"), is_synopsis("incoherent build")
+    (True, False)
+    """
+    return any(
+        PLACEHOLDER.fullmatch(arg) for argv, _ in command_lines(f"```bash\n{block}\n```") for arg in argv
+    )
+
+
+def runnable_blocks(page: Path) -> list[dict]:
+    blocks = fenced_blocks(page.read_text(encoding="utf-8"))
+    return [b for b in blocks if b["language"] in SHELLS and not b["marked"] and not is_synopsis(b["body"])]
+
+
+RUN_PAGES = [p for p in WITH_COMMANDS if runnable_blocks(p)]
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory) -> Path:
+    """The Quickstart's ``incoherent build`` (``out/sample``), built once for every page."""
+    root = tmp_path_factory.mktemp("quickstart")
+    run = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "build", "--out", str(root / "out" / "sample")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr
+    return root / "out" / "sample"
+
+
+def page_folder(tmp_path: Path, quickstart: Path) -> tuple[Path, dict]:
+    """A working folder with the samples, the configs and a copy of the Quickstart build, and an environment
+    whose ``incoherent`` is this tree's CLI (offline)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("samples", "pipelines"):
+        (work / name).symlink_to(ROOT / name)
+    shutil.copytree(quickstart, work / "out" / "sample")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "incoherent"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pipelines.cli "$@"\n')
+    shim.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", PYTHONPATH=str(ROOT))
+    env.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hf-cache"), HOME=str(tmp_path))
+    return work, env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_unmarked_blocks_run(page, quickstart, tmp_path):
+    """Every unmarked ``bash`` block that is not a synopsis runs, in page order, needing only the repository's
+    samples and configs, the Quickstart build and the blocks above it."""
+    work, env = page_folder(tmp_path, quickstart)
+    for block in runnable_blocks(page):
+        run = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block["body"]],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        where = f"{page.relative_to(ROOT)}:{block['line']}"
+        assert run.returncode == 0, f"{where}: exit {run.returncode}\n{run.stderr[-3000:]}"
+    if page.name == "commands.md":  # the files the page says `index` writes are the files it writes
+        text = page.read_text(encoding="utf-8").split("The index is", 1)[1].split(";", 1)[0]
+        named = set(re.findall(r"`([\w.]+\.(?:npz|json))`", text))
+        written = {p.name for p in (work / "out" / "wsj-index").iterdir()} - {"run_summary.json"}
+        assert named == {name for name in written if not name.startswith(".")}, (named, written)
+
+
+@pytest.mark.slow
+def test_shard_names_shown_are_those_a_build_writes(quickstart):
+    """Every ``-NNNNN-of-NNNNN.parquet`` name on a page ends like a file of the Quickstart build."""
+    written = {SHARD.search(p.name).group(0) for p in quickstart.rglob("*.parquet")}
+    shown = {
+        (page.name, m) for page in WITH_COMMANDS for m in SHARD.findall(page.read_text(encoding="utf-8"))
+    }
+    external = ("huggingface.co", "FiscalNote", "billsum")  # a file name of someone else's dataset
+    wrong = sorted(
+        (page, name)
+        for page, name in shown
+        if name not in written
+        and not any(
+            word in line
+            for line in (ROOT / ("README.md" if page == "README.md" else f"docs/{page}"))
+            .read_text()
+            .splitlines()
+            if name in line
+            for word in external
+        )
+    )
+    assert written and shown and not wrong, (wrong, written)

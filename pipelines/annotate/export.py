@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -30,7 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
     parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")
     parser.add_argument("--block-sizes", type=int, nargs="+", default=None, help="shuffle: block sizes (all)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier export in TASKS_DIR")
+    parser.add_argument(
+        "--instructions",
+        default=None,
+        metavar="FILE.md",
+        help="instructions (Markdown; consent text may be part of them) shown in-lab, on MTurk and in Label "
+        "Studio (a default text with a worked example per task kind)",
+    )
+    parser.add_argument(
+        "--practice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="in-lab: N practice items with feedback before the study, never counted (0)",
+    )
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -40,14 +55,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise InputError(f"--{flag.replace('_', '-')}: must be >= 1, got {value}")
-    options = ("seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite")
+    options = (
+        "seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite",
+        "instructions", "practice",
+    )  # fmt: skip
     key = export(
         args.dataset_dir, args.config, args.split, args.out, **{o: getattr(args, o) for o in options}
     )
     roles = [item["role"] for item in key["items"].values()]
+    practice = f", {len(key['practice'])} practice items" if key.get("practice") else ""
     print(
         f"{len(key['tasks'])} tasks of up to {key['per_task']} items ({roles.count('test')} documents, "
-        f"{roles.count('control')} control items), {key['workers']} annotators each -> {args.out} "
+        f"{roles.count('control')} control items{practice}), {key['workers']} annotators each -> {args.out} "
         f"(export {key['export_id']}; keep key.json to yourself)"
     )
     return 0

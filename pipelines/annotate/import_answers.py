@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -29,8 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-control-errors", type=float, default=0.5, help="largest share of wrong control answers (0.5)"
     )
-    parser.add_argument("--exclude-failing", action="store_true", help="leave out workers above that share")
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier import in DIR")
+    parser.add_argument(
+        "--exclude-failing", action="store_true", help="leave out the assignments above that share"
+    )
+    add_overwrite(parser)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -50,8 +53,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     rejected = ", ".join(f"{k}: {v}" for k, v in summary["rejected"].items()) or "none"
     print(f"{summary['answers_kept']} answers kept of {summary['answers_read']} read -> {args.out}")
     print(f"  rejected: {rejected}")
-    failing = summary["failing_workers"]
+    failing = summary["failing_assignments"]
     if failing:
         verb = "excluded" if args.exclude_failing else "kept (--exclude-failing leaves them out)"
-        print(f"  workers above {args.max_control_errors:.0%} control errors: {', '.join(failing)}; {verb}")
+        workers = sorted({summary["assignments"][a]["worker"] for a in failing})
+        print(
+            f"  assignments above {args.max_control_errors:.0%} control errors: {len(failing)} of "
+            f"{len(summary['assignments'])} (workers {', '.join(workers)}); {verb}"
+        )
     return 0

@@ -17,13 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder")
     parser.add_argument("--min-agreement", type=int, default=3, help="same answers to keep a document (3)")
     parser.add_argument("--predictions", metavar="FILE", help="a model's answers to compare with the humans")
+    parser.add_argument(
+        "--allow-fewer-annotators",
+        action="store_true",
+        help="report even when no document has --min-agreement annotators (nothing can be kept)",
+    )
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.report import tables
     from annotation.study import report
 
-    result = report(args.study_dir, args.min_agreement, args.predictions)
+    result = report(args.study_dir, args.min_agreement, args.predictions, args.allow_fewer_annotators)
     print(tables(result))
     print(f"wrote {os.path.join(args.study_dir, 'report.json')} and {', '.join(result['figures'])}")
     return 0

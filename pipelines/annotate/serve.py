@@ -1,16 +1,23 @@
 """``incoherent annotate serve TASKS_DIR``: the in-lab annotation web application (127.0.0.1 by default).
 
 Answers go to ``TASKS_DIR/answers/<annotator>.jsonl`` (``--answers DIR`` elsewhere), one line per answer,
-flushed and fsynced before the next item is shown.
+written and fsynced before the next item is shown.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import re
+import socket
 
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,22 +25,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (127.0.0.1: this machine only)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port (8000)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (8000; 0 picks a free one)")
     parser.add_argument("--answers", default=None, metavar="DIR", help="answers folder (TASKS_DIR/answers)")
 
 
+def check_host(host: str) -> str:
+    """``host`` if it is an IP address or a name that resolves, else :class:`InputError` (one line)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host.strip("[]")
+    except ValueError:
+        pass
+    if re.fullmatch(r"[0-9.]+", host) or not _HOSTNAME.match(host):
+        raise InputError(f"--host: {host!r} is not an IP address or a host name")
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise InputError(f"--host: cannot resolve {host!r} ({exc.strerror or exc})") from None
+    return host
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.webapp import make_server
+    from annotation.webapp import answers_folder, load_tasks, make_server
 
     if not 0 <= args.port < 65536:
         raise InputError(f"--port: must be 0..65535, got {args.port}")
+    host = check_host(args.host)
+    load_tasks(args.tasks_dir)  # TASKS_DIR and --answers are checked before the address is taken
+    answers_folder(args.tasks_dir, args.answers)
     try:
-        server = make_server(args.tasks_dir, args.answers, args.host, args.port)
-    except OSError as exc:
-        raise InputError(
-            f"--host/--port: cannot listen on {args.host}:{args.port} ({exc.strerror})"
-        ) from None
-    print(f"annotation study on http://{args.host}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
+        server = make_server(args.tasks_dir, args.answers, host, args.port)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"--host/--port: cannot listen on {host}:{args.port} ({reason})") from None
+    shown = f"[{host}]" if ":" in host else host
+    print(f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
     try:
         server.run()
     finally:

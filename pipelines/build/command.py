@@ -52,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="redo every stage (default: resume an earlier build in --out, skipping its finished stages)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="the same as --force")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="the same as --force: redo every stage, replacing only the build's own earlier output in --out "
+        "(dataset/, work/, build_summary.json; nothing else there is touched)",
+    )
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -34,6 +34,7 @@ MAX_CONFIG_BYTES = 1 << 20  # a build config is a page of text
 MAX_NODES = 100_000  # YAML values after alias expansion
 MAX_TEXT = 1000  # characters of a card's name or licence
 SCALARS = (str, int, float, bool, type(None))
+CORPORA = ("intruders", "shuffle")  # what a config may ask for under `corpora` (default: both)
 
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
 # From the one table of commands (pipelines.commands.COMMANDS): config section -> (module, keys the build sets).
@@ -162,8 +163,26 @@ def _check_flat(values, path: str, where: str, nested: tuple[str, ...] = ()) -> 
             )
 
 
+def check_corpora(value, path: str) -> list[str]:
+    """``corpora: [shuffle]`` -> the corpora a build makes, in :data:`CORPORA` order (absent: all of them).
+
+    >>> check_corpora(["shuffle", "intruders"], "c.yaml"), check_corpora(None, "c.yaml")
+    (['intruders', 'shuffle'], ['intruders', 'shuffle'])
+    """
+    if value is None:
+        return list(CORPORA)
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        raise _fault(path, "corpora", f"must be a list of {' and '.join(CORPORA)}, got {value!r:.80}")
+    unknown = [v for v in values if v not in CORPORA]
+    if unknown:
+        raise _fault(path, "corpora", f"unknown corpus {unknown[0]!r} (known: {', '.join(CORPORA)})")
+    return [c for c in CORPORA if c in values]
+
+
 def check_types(config: dict, path: str) -> None:
     """Types of the top-level values (the stages check their own flags: :func:`check_stage_options`)."""
+    check_corpora(config.get("corpora"), path)
     seed = config.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise _fault(path, "seed", f"must be a whole number >= 0, got {seed!r:.80}")
@@ -326,7 +345,7 @@ def check_keys(
 
 def check_config(config: dict, config_path: str) -> dict:
     """The config with every input path resolved and checked; raises :class:`InputError` on the first fault."""
-    known = {"base", "out", "seed", "sources", "neighbors", "intruders", "shuffle", "card"}
+    known = {"base", "out", "seed", "corpora", "sources", "neighbors", "intruders", "shuffle", "card"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise InputError(f"{config_path}: unknown keys {unknown} (known: {sorted(known)})")
@@ -353,7 +372,9 @@ def check_config(config: dict, config_path: str) -> dict:
         history = spec.get("history") or []
         if history and kind != "wikipedia":
             raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(set(spec) - {"kind", "inputs", "history", "options", "optional", "get"})
+        unknown_keys = sorted(
+            set(spec) - {"kind", "inputs", "history", "options", "optional", "get", "license"}
+        )
         if unknown_keys:
             raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
         options = spec.get("options") or {}
@@ -375,6 +396,13 @@ def check_config(config: dict, config_path: str) -> dict:
             "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
             "options": options,
         }
+        if spec.get("license") is not None:  # the terms of the source's text, for the card
+            terms = spec["license"]
+            if not isinstance(terms, str) or not terms.strip() or len(terms) > MAX_TEXT:
+                raise InputError(
+                    f"{config_path}: {where}.license: must be text of at most {MAX_TEXT} characters"
+                )
+            resolved[name]["license"] = terms.strip()
         if indexes:  # resolved like the inputs; the ingest stage gets one --multistream-index per dump
             resolved[name]["multistream_index"] = [
                 resolve_index(p, base, config_path, f"{where}.options.multistream_index") for p in indexes
@@ -407,11 +435,20 @@ def check_config(config: dict, config_path: str) -> dict:
             parse_sample(sample, f"{config_path}: {name}.sample")
     model = intruders.get("filter", "none")
     if model not in (None, "none"):
-        intruders = dict(intruders, filter=resolve_path(model, base, config_path, "intruders.filter"))
+        try:
+            found = resolve_path(model, base, config_path, "intruders.filter")
+        except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error
+            from filters.model_source import cached_snapshot
+
+            found = cached_snapshot(str(model))
+            if found is None:
+                raise
+        intruders = dict(intruders, filter=found)
     return {
         "sources": resolved,
         **({"skipped_sources": skipped} if skipped else {}),
         "seed": int(config.get("seed", 0)),
+        "corpora": check_corpora(config.get("corpora"), config_path),
         "neighbors": neighbors,
         "intruders": intruders,
         "shuffle": shuffle,

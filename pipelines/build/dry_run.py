@@ -76,7 +76,7 @@ def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
     built with the given runner and options (on Dataflow: translated and validated, the package staged). The
     stand-ins are deleted; the `DryRun` message says all of this.
     """
-    built = []
+    built, later = [], []
     for stage in plan(config, storage.join(out, WORK)):
         if stage.argv[0] == "ingest":
             built.append(_dry_run_stage(stage.argv, beam_args))
@@ -92,13 +92,20 @@ def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
                 stage.make(stage.out)  # the sample's query ids, from the stand-in documents
             else:
                 built.append(_dry_run_stage(stage.argv, beam_args))
+                later += [stage.argv[0]] if stage.argv[0] not in later else []
                 if stage.argv[0] in ("index", "neighbors"):  # what the next stages' checks read
                     run_in_process(stage.argv, [])
     finally:
         shutil.rmtree(standin, ignore_errors=True)
+    names = ", ".join(later[:-1]) + (" and " if len(later) > 1 else "") + (later[-1] if later else "")
+    searched = (
+        ", indexed and searched here in a temporary folder,"
+        if "index" in later
+        else " in a temporary folder,"
+    )
     raise DryRun(
         f"dry run: `incoherent build` config checked and {len(built)} job graphs built and validated (ingest on "
-        f"the real inputs, listed but not read; index, neighbors, intruders and shuffle on {STANDIN_DOCUMENTS} "
-        "stand-in documents per source, indexed and searched here in a temporary folder, since their real "
-        "inputs are what ingest writes); nothing was submitted and nothing was written"
+        f"the real inputs, listed but not read; {names} on {STANDIN_DOCUMENTS} stand-in documents per "
+        f"source{searched} since their real inputs are what ingest writes); nothing was submitted and nothing "
+        "was written"
     )

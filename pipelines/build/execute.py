@@ -156,11 +156,12 @@ def remove_stale(out: str, stages: list[Stage]) -> list[str]:
     Returns what was removed."""
     removed = []
     dataset, work = os.path.join(out, DATASET), os.path.join(out, WORK)
-    tables = {"candidates"} | {table for stage in stages for table in stage.tables}
+    tables = {table for stage in stages for table in stage.tables}
     if os.path.isdir(dataset):
         for name in sorted(os.listdir(dataset)):
             path = os.path.join(dataset, name)
-            if name.startswith(TABLE_PREFIXES) and name not in tables and os.path.isdir(path):
+            ours = name.startswith(TABLE_PREFIXES) or name == "candidates"
+            if ours and name not in tables and os.path.isdir(path):
                 remove(path)
                 removed.append(path)
     keep = {os.path.normpath(stage.out) for stage in stages}
@@ -308,7 +309,9 @@ def build(
     card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
     timings["card"] = round(time.time() - started, 2)
     progress.write(f"[build] card: {card_path}")
-    intruders_summary = json.loads(storage.read_bytes(storage.join(work, "intruders", SUMMARY_FILE)))
+    intruders_file = storage.join(work, "intruders", SUMMARY_FILE)
+    built_intruders = any(stage.name == "intruders" for stage in stages)  # `corpora` may leave them out
+    intruders_summary = json.loads(storage.read_bytes(intruders_file)) if built_intruders else {}
     summary["complete"] = True
     summary["total_seconds"] = round(sum(timings.values()), 2)
     summary["dataset"] = dataset_listing(dataset)

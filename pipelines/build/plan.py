@@ -55,7 +55,7 @@ class Stage:
 
 
 def _flags(options: dict) -> list[str]:
-    """``{"block_sizes": [1, 2], "overwrite": True}`` -> ``["--block-sizes", "1,2", "--overwrite"]``."""
+    """``{"block_sizes": [1, 2], "overwrite": True}`` -> ``["--block-sizes", "1", "2", "--overwrite"]``."""
     argv: list[str] = []
     for key, value in options.items():
         flag = "--" + str(key).replace("_", "-")
@@ -64,7 +64,7 @@ def _flags(options: dict) -> list[str]:
         elif value is False or value is None:
             continue
         elif isinstance(value, list):
-            argv += [flag, ",".join(str(v) for v in value)]
+            argv += [flag, *(str(v) for v in value)] if value else []
         else:
             argv += [flag, str(value)]
     return argv
@@ -116,7 +116,27 @@ def history_label(path: str) -> str:
 
 
 def plan(config: dict, work: str) -> list[Stage]:
-    """The stages of a build, in order."""
+    """The stages of a build, in order: those of the corpora the config asks for (``corpora``: intruders,
+    shuffle, or both, the default). Shuffle corpora need only the documents; intruder corpora need the index,
+    neighbours, older dumps (history) and sample lists too."""
+    corpora = config.get("corpora") or ["intruders", "shuffle"]
+    stages = [stage for stage in _all_stages(config, work) if _wanted(stage, corpora)]
+    if "intruders" not in corpora:  # ingest only what some wanted stage reads
+        read = {up for stage in stages for up in stage.upstream}
+        stages = [s for s in stages if not s.name.startswith("ingest-history/") or s.name in read]
+    return stages
+
+
+def _wanted(stage: Stage, corpora: list[str]) -> bool:
+    section = stage.name.split("/", 1)[0]
+    if section in ("index", "neighbors", "sample", "intruders"):
+        return "intruders" in corpora
+    if section == "shuffle":
+        return "shuffle" in corpora
+    return True  # ingest (and history, filtered by plan)
+
+
+def _all_stages(config: dict, work: str) -> list[Stage]:
     stages: list[Stage] = []
     seed = str(config["seed"])
     names = list(config["sources"])

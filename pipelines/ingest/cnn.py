@@ -7,9 +7,10 @@ import functools
 
 import apache_beam as beam
 
+from pipelines.commands import add_overwrite
 from pipelines.runtime import storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.run import print_ingest_report, run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
 from sources import cnn, limits
 
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directories of .story files, .story files, or cnn_stories.tgz",
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
     limits.add_limit_arguments(parser)
 
 
@@ -76,5 +77,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=lambda _summary: collect_descriptions(args.out),
     )
-    print_report(summary, args.out)
+    print_ingest_report(summary, args.out, STAGE, "stories")
     return 0

@@ -10,9 +10,10 @@ import argparse
 
 import apache_beam as beam
 
+from pipelines.commands import add_overwrite
 from pipelines.runtime import progress, storage
 from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.run import print_ingest_report, run_pipeline
 from pipelines.runtime.tables import (
     ApplyWithRejects,
     DropDuplicateIds,
@@ -50,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="records have no id field: ids are <file name>-<row> (the record's 0-based row in its file)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_overwrite(parser)
     parser.add_argument(
         "--range-mb",
         type=limits.positive_float,
@@ -237,5 +238,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=lambda _summary: collect_descriptions(args.out),
     )
-    print_report(summary, args.out)
+    print_ingest_report(summary, args.out, STAGE)
     return 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from pipelines.commands import add_overwrite
 from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
 from sources import bz2decode, limits
 from sources.paths import is_remote
@@ -36,8 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dumps", nargs="+", metavar="DUMP", help="MediaWiki XML dump (.xml, .xml.bz2, multistream)"
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier run's output in --out")
-    parser.add_argument("--source", default="wikipedia", help="source name: ids are <source>:<page id>")
+    add_overwrite(parser)
+    parser.add_argument(
+        "--source", default="wikipedia", help="source name: ids are <source>:<page id> (default: wikipedia)"
+    )
     parser.add_argument(
         "--range-mb",
         type=float,
@@ -48,11 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--multistream-index",
-        action="append",
+        nargs="+",
+        action="extend",
         default=None,
         metavar="INDEX",
         help="the *-multistream-index.txt.bz2 of a multistream dump, when it is not beside the dump under "
-        "Wikimedia's name; give it once per DUMP, in the same order",
+        "Wikimedia's name; one per DUMP, in the same order",
     )
     parser.add_argument(
         "--decompress-threads",
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     from pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
     from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import run_pipeline
+    from pipelines.runtime.run import print_ingest_report, run_pipeline
     from pipelines.runtime.tables import DropDuplicateIds, WriteRejected, WriteTable
 
     def build(pipeline: beam.Pipeline) -> None:
@@ -133,15 +137,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
     finally:
         bz2decode.stop_started_decoders()  # one no read took over (the run failed before reading)
-    counters = summary["counters"]
-    kept = counters.get(STAGE, {}).get("kept", 0)
-    dropped = {k: v for k, v in counters.get(STAGE, {}).items() if k != "kept"}
-    read = counters.get(READ_STAGE, {})
-    print(f"{kept} documents -> {out}/documents-{source}/  (pages read: {read.get('pages_read', 0)})")
-    for reason, n in sorted(dropped.items()):
-        print(f"  rejected {reason}: {n}")
+    read = summary["counters"].get(READ_STAGE, {})
+    notes = []
     if read.get("trailing_junk_bytes"):
-        print(f"  ignored {read['trailing_junk_bytes']} bytes of junk after </mediawiki>")
+        notes.append(f"ignored {read['trailing_junk_bytes']:,} bytes of junk after </mediawiki>")
     if read.get(bz2decode.BZ2_GARBAGE):
-        print(f"  ignored {read[bz2decode.BZ2_GARBAGE]} bytes of garbage after the last bz2 stream")
+        notes.append(f"ignored {read[bz2decode.BZ2_GARBAGE]:,} bytes of garbage after the last bz2 stream")
+    print_ingest_report(summary, out, STAGE, "pages", read.get("pages_read", 0), notes)
     return 0

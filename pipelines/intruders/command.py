@@ -23,6 +23,7 @@ import apache_beam as beam
 
 from corpora import drift
 from corpora import intruders as logic
+from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
 from pipelines.intruders.retrieval import retrieval_for
 from pipelines.intruders.summary import print_table, summary_fields
 from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
@@ -48,18 +49,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "docs", nargs="+", metavar="DOCS_DIR", help="documents written by `incoherent ingest ...`"
     )
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
-    parser.add_argument(
+    add_overwrite(parser)
+    list_flag(
+        parser,
         "--index",
-        action="append",
-        default=[],
         metavar="[SOURCE=]DIR",
         help="index of `incoherent index` (for one source with SOURCE=DIR); default: built for each DOCS_DIR",
     )
-    parser.add_argument(
+    list_flag(
+        parser,
         "--neighbors",
-        action="append",
-        default=[],
         metavar="[SOURCE=]DIR",
         help="output of `incoherent neighbors` (for one source with SOURCE=DIR); default: computed",
     )
@@ -67,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--filter",
         default="none",
         metavar="none|MODEL_DIR",
-        help="adversarial filter: `none`, or a classifier trained with `incoherent train-filter`",
+        help="adversarial filter: `none` (the default), or a classifier trained with `incoherent train-filter` "
+        "(a directory, or a Hub name in the local Hugging Face cache)",
     )
     parser.add_argument(
         "--history",
@@ -94,19 +94,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--validation-fraction", type=float, default=0.0, help="share of documents in a validation split (0)"
     )
     parser.add_argument("--k", type=int, default=logic.DEFAULT_K, help="neighbours per document (default 10)")
-    parser.add_argument(
+    list_flag(
+        parser,
         "--sample",
-        action="append",
-        default=[],
         metavar="[SOURCE=]N|FRACTION",
         help="dataset documents: a stable sample by hash of (seed, id), N documents or a fraction, for every "
         "source or per source; every document stays in the retrieval and candidate pool (default: all)",
     )
     group = parser.add_argument_group("adversarial filter (with --filter MODEL_DIR)")
-    group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
-    group.add_argument("--batch-size", type=int, default=16)
-    group.add_argument("--max-length", type=int, default=512)
-    group.add_argument("--easy-threshold", type=float, default=0.5)
+    group.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
+    group.add_argument(
+        "--batch-size",
+        type=int,
+        default=16,
+        help="candidates per micro-batch of the filter model (default: 16)",
+    )
+    group.add_argument(
+        "--max-length", type=int, default=512, help="tokens per sentence + document input (default: 512)"
+    )
+    group.add_argument(
+        "--easy-threshold",
+        type=float,
+        default=0.5,
+        help="a candidate whose intruder probability is >= this is easy; a hard one is drawn when a document "
+        "has one (default: 0.5)",
+    )
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -176,7 +188,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
     if filtered:
-        args.filter = storage.absolute(args.filter)
+        from filters.model_source import resolve_model
+
+        args.filter = storage.absolute(resolve_model(args.filter, "--filter"))
     if filtered and not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
     if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):

@@ -4,10 +4,15 @@ The CLI calls :func:`configure` once, in the driver process, before any command 
 process only: DoFns that run in it (Beam's default in-process runner) advance a shared bar per task with
 :func:`advance`; in worker processes (``--direct_running_mode=multi_processing``, distributed runners) the
 module is never configured, so nothing is drawn there and Beam's counters remain the source of truth.
+
+When bars are off (``--quiet``, or no terminal) the libraries stay quiet too (:func:`quiet_libraries`):
+transformers' and huggingface_hub's bars ("Loading weights", "Writing model shards") and their warnings
+(``loss_type=None``, load reports), in this process and, through the environment, in the processes it starts.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -23,7 +28,33 @@ def configure(quiet: bool, stream=None) -> bool:
     global _ENABLED
     stream = sys.stdout if stream is None else stream
     _ENABLED = not quiet and hasattr(stream, "isatty") and stream.isatty()
+    if not _ENABLED:
+        quiet_libraries()
     return _ENABLED
+
+
+# The environment transformers and huggingface_hub read when they are imported: no bars, errors only.
+QUIET_ENVIRONMENT = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
+
+
+def quiet_libraries() -> None:
+    """No progress bars and no warnings from transformers and huggingface_hub: set in the environment (for
+    processes started from here: a build's stages, Beam's worker processes, and imports still to come) and,
+    where they are already imported, in the libraries themselves."""
+    os.environ.update(QUIET_ENVIRONMENT)
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()
+        transformers_logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
 
 
 def enabled() -> bool:
@@ -39,6 +70,8 @@ def inherit(on: bool, outer: int) -> None:
     """In a build's stage process: bars on or off as in the build, drawn below its ``outer`` open bars."""
     global _ENABLED, _OUTER
     _ENABLED, _OUTER = on, outer
+    if not on:
+        quiet_libraries()
 
 
 def bar(**kwargs):

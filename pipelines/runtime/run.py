@@ -277,6 +277,33 @@ def run_pipeline(
     return summary
 
 
+def print_ingest_report(
+    summary: dict, out_dir: str, stage: str, unit: str = "records", read: int | None = None, notes=()
+) -> None:
+    """What an ingest command wrote, the one format of every ``ingest`` command: documents per table, what was
+    read, drops per reason (``rejected <reason>: n``), ``notes`` (bytes ignored ...), the summary file.
+
+    >>> print_ingest_report({"outputs": {"documents-cnn": {"documents": 24}}, "seconds": 3.04,
+    ...     "counters": {"ingest-cnn": {"kept": 24, "empty": 2}}}, "out", "ingest-cnn", "stories", notes=["ignored 1 byte"])
+    24 documents -> out/documents-cnn/  (read: 26 stories)
+      rejected empty: 2
+      ignored 1 byte
+    out/run_summary.json (3.0 s)
+    """
+    counters = summary["counters"].get(stage, {})
+    dropped = {reason: n for reason, n in counters.items() if reason != "kept"}
+    read = counters.get("kept", 0) + sum(dropped.values()) if read is None else read
+    for table, splits in summary["outputs"].items():
+        if table.startswith("documents-"):  # not the dead letters: their reasons follow
+            rows = sum(splits.values())
+            print(f"{rows:,} documents -> {posixpath.join(out_dir, table)}/  (read: {read:,} {unit})")
+    for reason, n in sorted(dropped.items()):
+        print(f"  rejected {reason}: {n:,}")
+    for note in notes:
+        print(f"  {note}")
+    print(f"{posixpath.join(out_dir, SUMMARY_FILE)} ({summary['seconds']:.1f} s)")
+
+
 def print_report(summary: dict, out_dir: str) -> None:
     """What a command wrote, for the terminal: rows per table and split, drops per reason."""
     for config, splits in summary["outputs"].items():

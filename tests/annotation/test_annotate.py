@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpora.seeding import unit_interval
+from tests.annotation.lab_client import LabSession, form_of
 from tests.conftest import run_cli
 from tests.sample_build import wikipedia_build
 
@@ -154,25 +155,40 @@ def test_intruder_study_end_to_end(dataset, tmp_path, capsys):
     assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", study,
                "--exclude-failing") == 0  # fmt: skip
     summary = json.loads((study / "import.json").read_text())
-    # quality control computed here: share of wrong answers on control items above 0.5
-    controls = [
-        (t, i) for t, items in key["tasks"].items() for i in items if key["items"][i]["role"] == "control"
-    ]
-    errors = {
-        w: sum(scripted(w, i, key["items"][i]["gold"], 9) != key["items"][i]["gold"] for _, i in controls)
-        for w in workers
+
+    # quality control computed here, per assignment (one worker's task): share of wrong control answers above 0.5
+    def control_errors(worker: str, task: str) -> float:
+        controls = [i for i in key["tasks"][task] if key["items"][i]["role"] == "control"]
+        wrong = sum(
+            scripted(worker, i, key["items"][i]["gold"], 9) != key["items"][i]["gold"] for i in controls
+        )
+        return wrong / len(controls)
+
+    failing = sorted((t, w) for t in key["tasks"] for w in workers if control_errors(w, t) > 0.5)
+    assert ("t0001", "spam") in failing and ("t0002", "spam") in failing
+    assert summary["excluded_assignments"] == sorted(f"{t}-{w}" for t, w in failing)
+    assert summary["rejected"] == {"excluded_assignment": 4 * len(failing)}
+    assert summary["assignments"]["t0001-spam"] == {
+        "worker": "spam", "task_id": "t0001", "hit_id": "t0001", "assignment_status": "Submitted",
+        "answers": 4, "controls": 1, "control_errors": 1, "control_error_rate": 1.0, "failing": True,
+        "seconds": 11.0 + 12 + 13 + 14, "median_seconds": 12.5,
+    }  # fmt: skip
+    kept = [json.loads(line) for line in (study / "answers.jsonl").read_text().splitlines()]
+    assert {(a["hit_id"], a["assignment_id"], a["assignment_status"]) for a in kept} == {
+        (t, f"{t}-{w}", "Submitted") for t in key["tasks"] for w in workers if (t, w) not in failing
     }
-    failing = sorted(w for w in workers if errors[w] / len(controls) > 0.5)
-    assert "spam" in failing and summary["excluded_workers"] == failing
-    assert summary["rejected"] == {"excluded_worker": 4 * len(failing) * len(key["tasks"])}
 
     assert cli("annotate", "report", study) == 0
     printed = capsys.readouterr().out
     assert "human accuracy" in printed and "Krippendorff" in printed
     report = json.loads((study / "report.json").read_text())
-    kept_workers = [w for w in workers if w not in failing]
+    task_of = {i: t for t, items in key["tasks"].items() for i in items}
     answers = {
-        iid: {w: scripted(w, iid, item["gold"], item["sentences"]) for w in kept_workers}
+        iid: {
+            w: scripted(w, iid, item["gold"], item["sentences"])
+            for w in workers
+            if (task_of[iid], w) not in failing
+        }
         for iid, item in key["items"].items()
         if item["role"] == "test"
     }
@@ -293,17 +309,15 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
     )
     key = json.loads((tasks / "key.json").read_text())
     assert key["workers"] == 2 and Counter(i["block_size"] for i in key["items"].values()) == {1: 3, 3: 3}
-    doc = json.loads((tasks / "tasks.json").read_text())
-    client = create_app(str(tasks)).test_client()
+    app = create_app(str(tasks))
     for worker, right in (("ann", {1, 3}), ("ben", {3})):  # ben is always wrong on k=1
-        for task in doc["tasks"]:
-            for item in task["items"]:
-                gold = key["items"][item["item_id"]]["gold"]
-                answer = gold if item["block_size"] in right else 1 - gold
-                form = {"task_id": task["task_id"], "item_id": item["item_id"], "answer": answer,
-                        "seconds": item["block_size"] * 2}  # fmt: skip
-                assert client.post(f"/a/{worker}/answer", data=form).status_code == 303
-    assert b"All 6 items answered" in client.get("/a/ann").data
+        lab = LabSession(app, worker)
+        for _ in range(6):
+            _, fields = form_of(lab.page())
+            item = key["items"][fields["item_id"]]
+            answer = item["gold"] if item["block_size"] in right else 1 - item["gold"]
+            assert lab.answer(lambda f, a=answer: a, seconds=item["block_size"] * 2).status_code == 303
+    assert "All 6 items answered" in lab.page()
     study = tmp_path / "study"
     assert (
         cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
@@ -488,7 +502,7 @@ def test_platform_formats_of_pairs_and_script_safety():
     assert {"text_a", "text_b", "block_size"} <= set(ls_task["data"]) and "&lt;/script&gt;" in ls_task[
         "data"
     ]["text_a"]
-    assert '<Choice value="B"/>' in formats.labelstudio_config("pair")
+    assert '<Choice value="B" hotkey="b"/>' in formats.labelstudio_config("pair")
     iid = ls_task["data"]["item_id"]
     ls_task["annotations"] = [
         {"completed_by": 7, "result": [{"from_name": "answer", "value": {"choices": ["B"]}}], "lead_time": 3}
@@ -503,6 +517,9 @@ def test_platform_formats_of_pairs_and_script_safety():
             "answer": 1,
             "seconds": 3.0,
             "origin": "export.json:task 0",
+            "hit_id": None,
+            "assignment_id": None,
+            "assignment_status": None,
         }
     ]
     results = "WorkerId,Input.export_id,Input.task_id,Input.items,Answer.answer_1,WorkTimeInSeconds\n"

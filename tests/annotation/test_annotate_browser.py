@@ -7,18 +7,16 @@ import csv
 import io
 import json
 import os
-import select
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.annotation.lab_client import Server
 from tests.annotation.test_annotate import dataset  # noqa: F401 - the module's private copy of the sample build
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -73,6 +71,8 @@ def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noq
     radios = browser.find_elements(By.CSS_SELECTOR, "input[type=radio][name=answer_1]")
     assert len(radios) == len(items[0]["sentences"])  # every non-opening sentence and None of the above
     assert items[0]["sentences"][0] in boxes[0].text and "None of the above" in boxes[0].text
+    guide = browser.find_element(By.ID, "incoherent-instructions")  # the instructions, above the documents
+    assert "Worked example" in guide.text and guide.location["y"] < boxes[0].location["y"]
     shot = tmp_path / "hit.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 5000
     source = browser.page_source
@@ -81,46 +81,43 @@ def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noq
         assert item["id"] not in source
 
 
-class Server:
-    """``incoherent annotate serve TASKS_DIR --port 0`` in its own process (stopped, or killed, by the test)."""
+def page_text(browser) -> str:
+    return browser.execute_script("return document.body ? document.body.innerText : ''") or ""
 
-    def __init__(self, tasks: Path):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        command = [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
-        )
-        ready, _, _ = select.select([self.process.stdout], [], [], 30)
-        line = self.process.stdout.readline() if ready else ""
-        assert line.startswith("annotation study on http://127.0.0.1:"), line
-        self.base = line.split()[3].rstrip("/")
 
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            self.process.wait(timeout=10)
+def wait_text(browser, text: str) -> None:
+    for _ in range(200):
+        if text in page_text(browser):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"page never showed {text!r}: {page_text(browser)[:300]}")
+
+
+def login(browser, base: str, name: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.delete_all_cookies()
+    browser.get(base + "/")
+    browser.find_element(By.ID, "annotator").send_keys(name)
+    browser.find_element(By.ID, "start").click()
 
 
 def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
+    from annotation.tasks import annotator_sequence
+
     tasks = tmp_path / "tasks"
     key = export(dataset, tasks)
     doc = json.loads((tasks / "tasks.json").read_text())
-    sequence = [(t["task_id"], item) for t in doc["tasks"] for item in t["items"]]
+    sequence = annotator_sequence(doc, "ann")
 
     def wait_for(text: str) -> None:
-        for _ in range(200):
-            if text in (browser.execute_script("return document.body ? document.body.innerText : ''") or ""):
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"page never showed {text!r}")
+        wait_text(browser, text)
 
     def log_in(base: str) -> None:
-        browser.get(base + "/")
-        browser.find_element(By.ID, "annotator").send_keys("ann")
-        browser.find_element(By.ID, "start").click()
+        login(browser, base, "ann")
 
     given = []
     server = Server(tasks)
@@ -163,3 +160,199 @@ def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
     assert all(r["annotator"] == "ann" and r["export_id"] == key["export_id"] for r in lines)
     assert all(isinstance(r["seconds"], float) and 0 < r["seconds"] < 120 for r in lines)
     assert os.path.getsize(tasks / "answers" / "ann.jsonl") > 0
+
+
+def answer_lines(tasks: Path, name: str) -> list[dict]:
+    path = tasks / "answers" / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def shown_item(browser) -> str:
+    from selenium.webdriver.common.by import By
+
+    return browser.find_element(By.CSS_SELECTOR, "input[name=item_id]").get_attribute("value")
+
+
+def test_back_button_never_submits_and_an_answer_can_be_corrected(dataset, browser, tmp_path):  # noqa: F811
+    """Back after an answer shows the answered item with nothing chosen; Enter there saves nothing; choosing
+    again is a correction, appended, and `import` keeps the latest answer."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    tasks = tmp_path / "tasks"
+    export(dataset, tasks)
+    server = Server(tasks)
+    try:
+        login(browser, server.base, "bob")
+        wait_text(browser, "item 1 of")
+        first = shown_item(browser)
+        browser.find_element(By.ID, "choice-2").click()
+        browser.find_element(By.ID, "submit").click()
+        wait_text(browser, "item 2 of")
+        second = shown_item(browser)
+        browser.find_element(By.ID, "choice-none").click()  # chosen on item 2 but not sent
+        browser.back()
+        wait_text(browser, "You answered this item: sentence 2")
+        assert shown_item(browser) == first
+        checked = "return document.querySelectorAll('input[type=radio]:checked').length"
+        assert browser.execute_script(checked) == 0  # no value restored by the browser
+        browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ENTER)  # Enter with nothing chosen
+        time.sleep(0.5)
+        assert "item 1 of" in page_text(browser) and len(answer_lines(tasks, "bob")) == 1
+        browser.forward()
+        wait_text(browser, "item 2 of")
+        assert browser.execute_script(checked) == 0
+        browser.refresh()  # reload never resubmits (POST-redirect-GET)
+        wait_text(browser, "item 2 of")
+        assert len(answer_lines(tasks, "bob")) == 1
+        # the correction of item 1, reached with the page's own link
+        browser.find_element(By.ID, "back").click()
+        wait_text(browser, "You answered this item")
+        browser.find_element(By.TAG_NAME, "body").send_keys("n")
+        browser.find_element(By.ID, "submit").click()
+        wait_text(browser, "item 2 of")  # back where the annotator was
+        assert shown_item(browser) == second
+        browser.find_element(By.ID, "choice-3").click()
+        browser.find_element(By.ID, "submit").click()
+        wait_text(browser, "item 3 of")
+    finally:
+        server.stop()
+    history = answer_lines(tasks, "bob")
+    assert [(r["item_id"], r["answer"], r.get("correction", False)) for r in history] == [
+        (first, 1, False),
+        (first, -1, True),
+        (second, 2, False),
+    ]
+    study = tmp_path / "study"
+    assert run_cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study, beam=[]) == 0  # fmt: skip
+    kept = {
+        a["item_id"]: a["answer"] for a in map(json.loads, (study / "answers.jsonl").read_text().splitlines())
+    }
+    assert kept == {first: -1, second: 2}
+
+
+def test_order_per_annotator_and_practice_items(dataset, browser, tmp_path):  # noqa: F811
+    """Two annotators see the items in two orders, each drawn from the seed and the name (the same on a second
+    export); the practice item comes first, shows the right answer and is not counted."""
+    from selenium.webdriver.common.by import By
+
+    from annotation.tasks import annotator_sequence
+
+    tasks = tmp_path / "tasks"
+    assert run_cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",
+                   "--documents", "4", "--per-task", "3", "--practice", "1", "--out", tasks, beam=[]) == 0  # fmt: skip
+    doc = json.loads((tasks / "tasks.json").read_text())
+    practice = doc["practice"][0]
+    shown: dict[str, list[str]] = {}
+    server = Server(tasks)
+    try:
+        for name in ("ann", "ben"):
+            login(browser, server.base, name)
+            wait_text(browser, "practice item 1 of 1 (not counted)")
+            assert shown_item(browser) == practice["item_id"]
+            browser.find_element(By.ID, "choice-none").click()
+            browser.find_element(By.ID, "submit").click()
+            wait_text(browser, "The right answer")
+            right = "None of the above" if practice["answer"] == -1 else f"sentence {practice['answer'] + 1}"
+            assert browser.find_element(By.ID, "right").text == right
+            assert browser.find_element(By.ID, "given").text == "None of the above"
+            browser.find_element(By.ID, "next").click()
+            shown[name] = []
+            for number in range(1, 4):
+                wait_text(browser, f"item {number} of")
+                shown[name].append(shown_item(browser))
+                browser.find_element(By.ID, "choice-2").click()
+                browser.find_element(By.ID, "submit").click()
+            wait_text(browser, "item 4 of")
+    finally:
+        server.stop()
+    expected = {name: [i["item_id"] for _, i in annotator_sequence(doc, name)][:3] for name in shown}
+    assert shown == expected and shown["ann"] != shown["ben"]
+    again = tmp_path / "again"  # the same seed: the same export, the same orders
+    assert run_cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",
+                   "--documents", "4", "--per-task", "3", "--practice", "1", "--out", again, beam=[]) == 0  # fmt: skip
+    redo = json.loads((again / "tasks.json").read_text())
+    assert [i["item_id"] for _, i in annotator_sequence(redo, "ann")][:3] == shown["ann"]
+    assert all(practice["item_id"] not in (r["item_id"] for r in answer_lines(tasks, n)) for n in shown)
+    study = tmp_path / "study"
+    assert run_cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study, beam=[]) == 0  # fmt: skip
+    summary = json.loads((study / "import.json").read_text())
+    assert summary["answers_kept"] == 6 and summary["rejected"] == {}
+
+
+class Attacker:
+    """A page on another origin that auto-submits a forged answer to the app (plain http.server, own thread)."""
+
+    def __init__(self, host: str, target: str, fields: dict[str, str]):
+        import html
+        import http.server
+        import threading
+
+        inputs = "".join(
+            f'<input type="hidden" name="{k}" value="{html.escape(v)}">' for k, v in fields.items()
+        )
+        body = (f'<!doctype html><form id="f" method="post" action="{html.escape(target)}">{inputs}</form>'
+                '<script>document.getElementById("f").submit();</script>').encode()  # fmt: skip
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
+        self.url = f"http://{host}:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_cross_site_post_is_refused_and_the_real_answer_kept(dataset, browser, tmp_path):  # noqa: F811
+    """An annotator logged in on 127.0.0.1:P1 visits pages on 127.0.0.1:P2 (same site, another origin: the
+    session cookie is sent) and on 127.0.0.2 (another site) that auto-submit an answer for the item the app
+    shows. Neither is stored; the annotator's own answer is."""
+    from selenium.webdriver.common.by import By
+
+    tasks = tmp_path / "tasks"
+    export(dataset, tasks)
+    server = Server(tasks)
+    attackers = []
+    try:
+        login(browser, server.base, "eve")
+        wait_text(browser, "item 1 of")
+        item_id = shown_item(browser)
+        task_id = browser.find_element(By.CSS_SELECTOR, "input[name=task_id]").get_attribute("value")
+        forged = {"task_id": task_id, "item_id": item_id, "answer": "-1", "seconds": "1", "correction": "0",
+                  "csrf": "guessed"}  # fmt: skip
+        target = server.base + "/a/eve/item/1"
+        for host in ("127.0.0.1", "127.0.0.2"):
+            attacker = Attacker(host, target, forged)
+            attackers.append(attacker)
+            browser.get(attacker.url)
+            wait_text(browser, "nothing was saved")
+            assert browser.current_url.startswith(
+                server.base
+            )  # the forged POST reached the app and was refused
+            assert answer_lines(tasks, "eve") == []
+        browser.get(server.base + "/a/eve")
+        wait_text(browser, "item 1 of")
+        browser.find_element(By.ID, "choice-2").click()
+        browser.find_element(By.ID, "submit").click()
+        wait_text(browser, "item 2 of")
+        browser.get(attackers[0].url)  # again, now as a correction of the answered item
+        attackers[0].stop()
+        wait_text(browser, "nothing was saved")
+    finally:
+        for attacker in attackers[1:]:
+            attacker.stop()
+        log = server.stop()
+    assert [(r["item_id"], r["answer"]) for r in answer_lines(tasks, "eve")] == [(item_id, 1)]
+    assert log.count("refused a POST") >= 2 and "Traceback" not in log

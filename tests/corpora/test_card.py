@@ -394,3 +394,47 @@ def test_ingest_records_every_input_hashed_where_it_lies(build):
     assert summary["inputs"] == [describe_input(str(dump), "wikipedia")]
     assert summary["inputs"][0]["sha256"] == hashlib.sha256(dump.read_bytes()).hexdigest()
     assert not (build / "work" / "documents" / "wikipedia" / "_inputs").exists()
+
+
+def licence_section(text: str) -> str:
+    return text.split("## Sources and licences", 1)[1].split("## Citation", 1)[0]
+
+
+@pytest.mark.slow
+def test_laban_card_names_only_what_was_built_with_each_sources_terms(tmp_path):
+    """With only the bundled WSJ sample (BillSum and Reddit TIFU absent), the card claims WSJ alone."""
+    out = tmp_path / "out"
+    assert run_cli("build", ROOT / "pipelines" / "configs" / "laban.yaml", "--out", out) == 0
+    text = (out / "dataset" / "README.md").read_text()
+    body = text.split("---\n", 2)[2].split("## How it was built", 1)[0]
+    assert "BillSum" not in body and "Reddit" not in body and "(WSJ, BillSum" not in text
+    built = body.split("## What was built", 1)[1].split("## Usage", 1)[0]
+    assert "- `wsj` (text collection): `shuffle-wsj`" in built
+    assert (
+        "Not built: `billsum`, `reddit`" in built and "Corpora the build config asked for: shuffle." in built
+    )
+    assert "`intruder-*`" not in body and "`candidates`" not in body  # no intruder corpora were built
+    licences = licence_section(text)
+    assert "- `wsj`: WSJ text from NLTK's 10% sample of the Penn Treebank, (C) LDC 1995" in licences
+    assert "Wikipedia" not in licences.replace("not only Wikipedia text", "") and "CNN" not in licences
+    assert "BillSum" not in licences and "Reddit" not in licences
+
+
+@pytest.mark.slow
+def test_build_card_gives_the_terms_of_each_source_it_holds(build):
+    text = (build / "dataset" / "README.md").read_text()
+    licences = licence_section(text)
+    assert "- `wikipedia`: Wikipedia text: CC BY-SA 3.0/4.0 and GFDL" in licences and "CNN" not in licences
+    built = text.split("## What was built", 1)[1].split("## Usage", 1)[0]
+    assert "- `wikipedia` (Wikipedia dump): `candidates`, `intruder-wikipedia`, `shuffle-wikipedia`" in built
+    assert "Not built" not in built
+
+
+def test_a_text_source_without_recorded_terms_says_so(shuffled):
+    from corpora.card import source_terms
+
+    assert source_terms("news", {"news": "text"}, None).startswith(
+        "not recorded: give the collection's terms"
+    )
+    text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
+    assert "- `cnn`: not recorded" in licence_section(text)  # no ingest summary here: the kind is unknown

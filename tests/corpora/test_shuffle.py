@@ -123,8 +123,8 @@ def test_cli_shuffle_sample_is_a_subset_of_the_full_rows(tmp_path):
 
 
 def test_cli_bad_block_sizes(tmp_path, capsys):
-    assert run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "1,x") == 2
-    assert (
-        capsys.readouterr().err.strip()
-        == "error: --block-sizes: expected comma-separated integers, got '1,x'"
-    )
+    assert run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "2", "0") == 2
+    assert capsys.readouterr().err.strip() == "error: --block-sizes: block sizes must be >= 1, got 2 0"
+    with pytest.raises(SystemExit):  # one value per block size: a comma list is argparse's one-line error
+        run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "1,x")
+    assert "--block-sizes: invalid int value: '1,x'" in capsys.readouterr().err

@@ -120,7 +120,7 @@ def test_beam_flag_values_are_not_taken_for_the_config(config, beam, expected):
 
 def test_stage_options_become_flags():
     assert _flags({"block_sizes": [1, 2], "max_sentences": 20, "filter": "none", "x": False, "y": True}) == [
-        "--block-sizes", "1,2", "--max-sentences", "20", "--filter", "none", "--y",
+        "--block-sizes", "1", "2", "--max-sentences", "20", "--filter", "none", "--y",
     ]  # fmt: skip
 
 

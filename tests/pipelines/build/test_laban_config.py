@@ -64,7 +64,7 @@ def test_the_three_domains_when_the_downloads_are_there(tmp_path):
     argv = {s.name: s.argv for s in plan(config, "work")}
     assert argv["ingest/billsum"][-5:] == ["--text-field", "text", "--row-ids", "--head", "1000"]
     assert "--tail" in argv["ingest/reddit"] and "documents" in argv["ingest/reddit"]
-    assert argv["shuffle/reddit"][-4:] == ["--block-sizes", "1,2,3,4,5", "--max-sentences", "20"]
+    assert argv["shuffle/reddit"][-8:] == ["--block-sizes", "1", "2", "3", "4", "5", "--max-sentences", "20"]
 
 
 def test_every_source_missing_is_an_error(tmp_path):
@@ -117,7 +117,7 @@ def test_score_shuffle_prints_table1_over_several_domains(tmp_path, tiny_gpt2_di
     )
     shutil.copytree(wsj / "documents-wsj", docs / "documents-wsj")
     shuffled = tmp_path / "shuffled"
-    assert run_cli("shuffle", docs, "--out", shuffled, "--block-sizes", "1,2") == 0
+    assert run_cli("shuffle", docs, "--out", shuffled, "--block-sizes", "1", "2") == 0
     capsys.readouterr()
     out = tmp_path / "scores"
     assert run_cli("score-shuffle", tiny_gpt2_dir, shuffled, "--out", out, "--device", "cpu") == 0

@@ -123,7 +123,29 @@ def test_the_cli_checks_every_path_a_command_writes():
     }
     assert written("annotate", "report", "S", "--predictions", "p.jsonl") == {}
     assert importlib.import_module("pipelines.build.command").OWN_LOCK is True
-    assert importlib.import_module("pipelines.export_insted").OUT_IS_FILE is True
+
+
+def test_every_command_with_a_file_out_says_so():
+    """The CLI locks ``--out`` as a folder unless the module says ``OUT_IS_FILE``: a command whose ``--out``
+    is a file (``metavar="FILE"``) must say so, or the lock would make a folder of that name."""
+    import argparse
+    import importlib
+
+    files = []
+    for command in commands.COMMANDS:
+        try:
+            module = importlib.import_module(command.module)
+        except ImportError:  # optional dependencies missing
+            continue
+        parser = argparse.ArgumentParser()
+        module.add_arguments(parser)
+        out = parser._option_string_actions.get("--out")
+        if out is None:
+            continue
+        is_file = out.metavar == "FILE" or command.words == ("export", "insted")
+        assert bool(getattr(module, "OUT_IS_FILE", False)) == is_file, command.words
+        files += [command.words] if is_file else []
+    assert ("evaluate",) in files and ("export", "insted") in files
 
 
 # -------------------------------------------------------------------------------- one lock per --out

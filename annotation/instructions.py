@@ -1,0 +1,142 @@
+"""Instructions of an annotation study: the default text per task kind, a user's Markdown file, safe HTML.
+
+The instructions (Markdown; consent text may be part of them) are shown on the in-lab start page, at the top of
+the MTurk HIT and above each Label Studio task. Markdown is rendered with raw HTML escaped (``<b>`` shows as
+text) and unsafe link schemes (``javascript:``) refused, so an instructions file cannot inject script. The
+defaults follow the wording of INSteD (Shen et al. 2021, §4.5) and Laban et al. (2021, §4), with one worked
+example each.
+"""
+
+from __future__ import annotations
+
+import os
+
+from schemas.records import InputError
+
+MAX_BYTES = 64 * 1024
+
+DEFAULT_INTRUDER = """\
+## Instructions
+
+You will read short documents, one at a time. In some documents **one sentence was replaced by a sentence
+from another document** (an *intruder*): it breaks the flow of the content. Other documents are unchanged.
+
+- Read the whole document, then choose the sentence that creates an incoherence or break in the content flow.
+- There is **at most one** such sentence. The first sentence is never the answer.
+- If every sentence fits, choose **None of the above**.
+- Judge the flow of the text, not its grammar or style. Do not search the web.
+
+### Worked example
+
+1. The Danube is the second-longest river in Europe.
+2. It rises in the Black Forest and flows through ten countries.
+3. Its delta on the Black Sea is a protected wetland.
+4. The recipe calls for two cups of flour and a pinch of salt.
+5. Many species of birds nest in the delta every spring.
+
+Sentence 4 is about cooking, not the river: the answer is **sentence 4**. Had sentence 4 said "The delta
+grows by about 40 metres a year", every sentence would fit and the answer would be **None of the above**.
+
+Keys: `2`-`9` choose a sentence by its number, `0` or `n` None of the above, `Enter` goes on.
+
+### Taking part
+
+Your answers are stored under the name you type (a pseudonym is fine) and used only for this study. You may
+stop at any time; the answers you gave so far are kept unless you ask the organiser to delete them.
+"""
+
+DEFAULT_PAIR = """\
+## Instructions
+
+You will see two texts side by side, **Text A** and **Text B**. They hold the same sentences, but in one of
+them blocks of sentences were put in a different order. Choose the text that is the **original**, the one
+whose sentences follow each other naturally.
+
+- Read both texts before you answer. Exactly one of them is the original.
+- Judge the order of the sentences: which text reads as a coherent whole.
+
+### Worked example
+
+**Text A**: Maria bought a bicycle. She rode it to work the next morning. By noon it had a flat tyre.
+
+**Text B**: By noon it had a flat tyre. Maria bought a bicycle. She rode it to work the next morning.
+
+Text B starts with "it", which refers to nothing yet, and tells the flat tyre before the purchase: the
+original is **Text A**.
+
+Keys: `a` or `b` choose a text, `Enter` goes on.
+
+### Taking part
+
+Your answers are stored under the name you type (a pseudonym is fine) and used only for this study. You may
+stop at any time; the answers you gave so far are kept unless you ask the organiser to delete them.
+"""
+
+
+def default(kind: str) -> str:
+    """The default instructions (Markdown) of a task kind (``intruder`` or ``pair``)."""
+    return DEFAULT_INTRUDER if kind == "intruder" else DEFAULT_PAIR
+
+
+def read(path: str | None, kind: str) -> str:
+    """The instructions Markdown of ``--instructions FILE.md`` (the default of ``kind`` when None)."""
+    if path is None:
+        return default(kind)
+    try:
+        if not os.path.isfile(path):
+            raise InputError(f"--instructions: {path}: not a file")
+        if os.path.getsize(path) > MAX_BYTES:
+            raise InputError(f"--instructions: {path}: larger than {MAX_BYTES // 1024} KiB")
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"--instructions: {path}: cannot read ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"--instructions: {path}: not UTF-8 text") from None
+    if not text.strip():
+        raise InputError(f"--instructions: {path}: empty")
+    return text.replace("\r\n", "\n")
+
+
+def to_html(markdown: str) -> str:
+    """Safe HTML of the instructions: CommonMark with raw HTML escaped and unsafe links left as text.
+
+    >>> to_html("**Read** <script>x</script>")
+    '<p><strong>Read</strong> &lt;script&gt;x&lt;/script&gt;</p>\\n'
+    """
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).render(markdown)
+
+
+def mturk_block(markdown: str) -> str:
+    """The instructions as a self-contained block for the top of the HIT template (``$`` escaped, so that
+    MTurk's ``${...}`` substitution never touches the text)."""
+    body = to_html(markdown).replace("$", "&#36;")
+    return (
+        "<!-- incoherent: instructions (annotate export --instructions) -->\n"
+        '<div id="incoherent-instructions" style="border:1px solid #bbb;border-radius:4px;padding:4px 14px;'
+        'margin:0 0 12px;background:#fafafa">\n' + body + "</div>\n"
+    )
+
+
+def with_mturk_instructions(template: str, markdown: str) -> str:
+    """The HIT template with :func:`mturk_block` before its ``<crowd-form>``."""
+    at = template.index("<crowd-form")
+    return template[:at] + mturk_block(markdown) + template[at:]
+
+
+LABELSTUDIO_TAG = (
+    '  <HyperText name="instructions" value="$instructions" inline="true" selectionEnabled="false"/>\n'
+)
+
+
+def with_labelstudio_instructions(config: str, tasks: list[dict], markdown: str) -> tuple[str, list[dict]]:
+    """Label Studio's config with the instructions at the top (from each task's ``instructions`` field)."""
+    at = config.index("<View>") + len("<View>\n")
+    html = to_html(markdown)
+    return config[:at] + LABELSTUDIO_TAG + config[at:], [
+        {**t, "data": {**t["data"], "instructions": html}} for t in tasks
+    ]
