@@ -184,11 +184,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
     # the same floor as train-filter's: a sentence and its document need room
     check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
-    models = model_names(args.model_dirs)
-    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
-    for option, path in (("--out", out), ("--predictions", args.predictions)):
+    for option, path in (("--out", args.out), ("--predictions", args.predictions)):
         if path:
             check_output_file(path, option)
+    models = model_names(args.model_dirs)
+    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
+    check_output_file(out, "--out")
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:

@@ -334,9 +334,10 @@ def test_a_resumed_build_writes_through_no_link(built, tmp_path):
     assert not (out / "dataset" / "README.md").is_symlink()
 
 
-def test_annotate_verify_writes_through_no_link(built, tmp_path):
+def test_annotate_verify_writes_through_no_link(built, tmp_path, capsys):
     """``annotate report`` writes ``figures/``, ``annotate verify`` ``human_verification/<config>.json`` and
-    the card: a link planted at those folders or at ``README.md`` is replaced, its target untouched."""
+    the card: a link planted at ``figures/`` or ``README.md`` is replaced, at ``human_verification/`` refused;
+    the targets are untouched."""
     from tests.annotation.test_annotate import ACCURACY, mturk_results
 
     dataset = copy(built / "dataset", tmp_path / "dataset")
@@ -362,9 +363,14 @@ def test_annotate_verify_writes_through_no_link(built, tmp_path):
     (dataset / "README.md").unlink()
     os.symlink(outside / "README.md", dataset / "README.md")
     victim = tree(outside)
-    assert cli.main(["annotate", "verify", str(study), str(dataset), "--split-name", "sample"]) == 0
+    argv = ["annotate", "verify", str(study), str(dataset), "--split-name", "sample"]
+    assert refused(capsys, *argv) == (
+        f"error: {verification}: a link; verify writes only into folders of the dataset itself"
+    )
     assert tree(outside) == victim
-    assert not verification.is_symlink()
+    verification.unlink()
+    assert cli.main(argv) == 0
+    assert tree(outside) == victim
     record = json.loads((verification / "intruder-wikipedia.json").read_text())
     assert record["verified_split"] == "sample"
     assert (
