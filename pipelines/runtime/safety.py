@@ -273,8 +273,8 @@ def command_lock(out: str, command: str):
     existed = os.path.exists(lock.path)
     try:
         lock.acquire()
-    except BaseException:
-        _remove_made(made, lock.path if not existed else None)
+    except BaseException:  # the holder's lock file stays (it may have made it a moment before we looked)
+        _remove_made(made)
         raise
     ok = False
     try:
@@ -286,13 +286,10 @@ def command_lock(out: str, command: str):
                 os.unlink(lock.path)
         lock.release()
         if not ok:
-            _remove_made(made, None)
+            _remove_made(made)
 
 
-def _remove_made(made: list[str], lock_path: str | None) -> None:
-    if lock_path:
-        with contextlib.suppress(OSError):
-            os.unlink(lock_path)
+def _remove_made(made: list[str]) -> None:
     for folder in made:  # deepest first; only folders left empty
         with contextlib.suppress(OSError):
             os.rmdir(folder)
