@@ -57,7 +57,8 @@ def check_number(value, option: str, rule: Rule) -> None:
         return
     bad = isinstance(value, float) and not math.isfinite(value)
     bad = bad or value < rule.low or (rule.low_open and value == rule.low) or value > rule.high
-    bad = bad or (rule.whole and value > MAX_WHOLE)
+    if not bad and rule.whole and value > MAX_WHOLE:
+        raise InputError(f"{option}: must be at most {MAX_WHOLE:,}, got {value}")
     if rule is FRACTION and not bad:
         bad = value >= 1
     if bad:

@@ -57,6 +57,7 @@ def test_a_bad_hyper_parameter_is_one_line_before_any_loading(
     [
         ("--max-length", "1", "--max-length: must be between 16 and 16777216, got 1"),
         ("--batch-size", "0", "--batch-size: must be at least 1, got 0"),
+        ("--batch-size", "99999999999", "--batch-size: must be at most 2,147,483,647, got 99999999999"),
         ("--threshold", "nan", "--threshold: must be in (0, 1), got nan"),
     ],
 )

@@ -23,6 +23,10 @@ def alias_bomb(levels: int = 9) -> str:
 CASES = {
     "k ten": ("neighbors: {k: ten}\n", "neighbors.k: invalid int value: 'ten'"),
     "k zero": ("neighbors: {k: 0}\n", "neighbors.k: must be >= 1"),
+    "permutations absurd": (
+        "shuffle: {block_sizes: [2], permutations: 99999999999}\n",
+        "shuffle.permutations: at most 1,000 shuffles per document and block size, got 99,999,999,999",
+    ),
     "k absurd": ("neighbors: {k: 1000000000}\n", "neighbors.k: at most 100,000 neighbours per document"),
     "seed abc": ("seed: abc\n", "seed: must be a whole number"),
     "block size 0": ("shuffle: {block_sizes: [0]}\n", "shuffle.block_sizes: block sizes must be >= 1"),
