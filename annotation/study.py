@@ -137,9 +137,16 @@ def export(
     from annotation import formats, tasks
     from annotation import instructions as guide
 
-    kind = "intruder" if config.startswith("intruder-") else "pair" if config.startswith("shuffle-") else None
+    # a probe-* config (`incoherent probes`) asks the intruder question of its probed documents
+    kind = (
+        "intruder"
+        if config.startswith(("intruder-", "probe-"))
+        else "pair"
+        if config.startswith("shuffle-")
+        else None
+    )
     if kind is None:
-        raise InputError(f"--config: {config!r} is neither an intruder-* nor a shuffle-* config")
+        raise InputError(f"--config: {config!r} is neither an intruder-*, probe-* nor a shuffle-* config")
     if per_task < 1 or per_task > formats.MAX_ITEMS:
         raise InputError(f"--per-task: must be 1..{formats.MAX_ITEMS}, got {per_task}")
     if kind == "intruder" and (per_k is not None or block_sizes):
@@ -152,7 +159,9 @@ def export(
     rows = read_rows(dataset_dir, config, split)
     train: list[dict] | None = None
     if kind == "intruder":
-        controls = 1 if controls is None else controls
+        controls = (
+            (0 if config.startswith("probe-") else 1) if controls is None else controls
+        )  # probes: no train split
         workers = workers or 5
         if not 0 <= controls < per_task:
             raise InputError(f"--controls: must be 0..{per_task - 1} (fewer than --per-task), got {controls}")

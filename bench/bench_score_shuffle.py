@@ -138,7 +138,7 @@ def ceiling(model_dir: str, device: str, rows: int = 64) -> dict:
     chunks our scorer uses), best of three."""
     import torch
 
-    from filters.lm import LanguageModelScorer
+    from filters.lm import LanguageModelScorer, token_nll
 
     scorer = LanguageModelScorer.load(model_dir, device=device)
     model, window = scorer.model, scorer.positions
@@ -153,9 +153,7 @@ def ceiling(model_dir: str, device: str, rows: int = 64) -> dict:
             started = time.perf_counter()
             hidden = model.base_model(input_ids=ids).last_hidden_state.reshape(rows * window, -1)
             middle = time.perf_counter()
-            for c in range(0, len(gold), scorer.head_rows):
-                logits = model.lm_head(hidden[c : c + scorer.head_rows]).float()
-                torch.nn.functional.cross_entropy(logits, gold[c : c + scorer.head_rows], reduction="none")
+            token_nll(hidden, model.lm_head, gold, scorer.head_rows, scorer.vocab_chunk)
             if device == "cuda":
                 torch.cuda.synchronize()
             body.append(middle - started)

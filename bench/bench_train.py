@@ -59,9 +59,9 @@ def build_data(work: str) -> tuple[str, str]:
 
 
 def trainer_run(
-    model, dataset, collator, batch_size: int, learning_rate: float, device: str, out: str
+    model, dataset, collator, batch_size: int, learning_rate: float, device: str, out: str, **flags
 ) -> float:
-    """Seconds of ``Trainer.train()`` for one epoch."""
+    """Seconds of ``Trainer.train()`` for one epoch (``flags``: more ``TrainingArguments``)."""
     from transformers import Trainer, TrainingArguments
 
     args = TrainingArguments(
@@ -80,11 +80,12 @@ def trainer_run(
         dataloader_num_workers=0,
         seed=0,
         disable_tqdm=True,
+        **flags,
     )
     trainer = Trainer(model=model, args=args, train_dataset=dataset, data_collator=collator)
     started = time.perf_counter()
     trainer.train()
-    if device == "cuda":
+    if device.startswith("cuda"):
         import torch
 
         torch.cuda.synchronize()

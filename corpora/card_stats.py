@@ -129,6 +129,19 @@ def shuffle_stats(
     return out
 
 
+def probe_stats(
+    files: list[str], opener: Callable[[str], BinaryIO] | None = None
+) -> dict[str, dict[str, int]]:
+    """``{source: {split: rows}}`` of one probe table (``incoherent probes``)."""
+    counts: Counter = Counter()
+    for batch in _batches(files, ["source", "split"], opener):
+        counts.update(zip(batch.column("source").to_pylist(), batch.column("split").to_pylist(), strict=True))
+    out: dict[str, dict[str, int]] = {}
+    for (source, split), n in sorted(counts.items()):
+        out.setdefault(source, {})[split] = n
+    return out
+
+
 # Per-file statistics add up: a distributed card computes them per file on workers and merges them.
 
 

@@ -50,6 +50,9 @@ class FinetuneConfig:
     device: str = "auto"
     max_steps: int | None = None
     overwrite: bool = False
+    precision: str = (
+        "auto"  # auto: bf16 autocast on a GPU (fp16 + loss scaling without bf16), float32 on a CPU
+    )
 
 
 def _parquet(path: str):
@@ -188,6 +191,17 @@ class Collator:
         return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
+def loss_terms(kind: str):
+    """The predicted tokens of a batch (the terms its mean loss averages): causal LMs predict token ``t + 1``
+    at position ``t``, so the first label of each row is never a term."""
+
+    def count(batch: dict) -> int:
+        labels = batch["labels"][:, 1:] if kind == CAUSAL else batch["labels"]
+        return int((labels != -100).sum())
+
+    return count
+
+
 def perplexity(model, batches: list[dict], device: str, kind: str) -> tuple[float, int]:
     """``(exp(mean NLL of the predicted tokens), tokens)`` over fixed batches."""
     import torch
@@ -269,6 +283,9 @@ def finetune(config: FinetuneConfig) -> dict:
         seed=config.seed,
         device=device,
         max_steps=config.max_steps,
+        precision=config.precision,
+        lengths=[len(b) for b in train_blocks],
+        terms=loss_terms(kind),
     )
     prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)

@@ -118,12 +118,15 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
         dtype: str = "auto",
         pool_factor: int = DEFAULT_POOL_FACTOR,
         share_across_processes: bool = False,
+        compile: bool = False,
     ):
+        """``compile``: :class:`filters.model.ScoringModel`'s ``torch.compile`` of the model (GPU only)."""
         # Pools of at least one micro-batch (BatchElements starts at min_batch_size and grows with speed).
         super().__init__(min_batch_size=batch_size, max_batch_size=batch_size * pool_factor)
         self._model_dir, self._device, self._dtype = model_dir, device, dtype
         self._batch_size, self._max_length = batch_size, max_length
         self._share_across_processes = share_across_processes
+        self._compile = compile
         # Fail before the pipeline starts on options that can never work (e.g. cuda on a CPU machine).
         resolve_dtype(dtype, resolve_device(device))
 
@@ -134,6 +137,7 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
             self._dtype,
             batch_size=self._batch_size,
             max_length=self._max_length,
+            compile=self._compile,
         )
 
     def run_inference(

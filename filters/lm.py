@@ -26,7 +26,9 @@ their pieces, runs identical pieces once (the shuffles of a document share the w
 in place; a causal window that begins with another's tokens reuses its keys and values there,
 :func:`shared_bodies`), sorts them by length into micro-batches (:func:`filters.model.length_batches`), runs them (a GPU
 out-of-memory error halves the batch, :func:`filters.model.forward_with_halving`) and adds the losses up per
-text. The LM head and the log-softmax run only on the predicted positions, in cache-sized chunks on a CPU.
+text. The LM head and the log-softmax run only on the predicted positions, as a chunked matmul + logsumexp +
+gold pick (:func:`token_nll`; cache-sized chunks on a CPU, memory-sized on a GPU), never as full-vocabulary
+logits of a whole batch; micro-batches and the keys and values kept for reuse are bounded by the free memory.
 A text's score depends only on the pool it is scored with, which the pipeline makes deterministic.
 """
 
@@ -62,9 +64,12 @@ JOINS = {"space": " ", "newline": "\n"}
 LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
 HEAD_ROWS_PER_THREAD = 128  # predicted positions per LM-head call on a CPU, per torch thread
 HEAD_BYTES_CPU = 64 << 20  # at most this much of logits per LM-head call on a CPU
-HEAD_ROWS_GPU = 4096  # predicted positions per LM-head call on a GPU
+HEAD_MEMORY_SHARE = 0.125  # on a GPU, one LM-head call's logits take at most this share of the free memory
+HEAD_ROWS_GPU_MIN, HEAD_ROWS_GPU_MAX = 256, 32768  # predicted positions per LM-head call on a GPU
 MIN_SHARED_POSITIONS = 16  # a window reuses another's keys and values for at least this many leading tokens
 KV_BUDGET = 2  # keys and values kept for sharing: at most this many micro-batches' worth of positions
+KV_MEMORY_SHARE = 0.25  # ... and at most this share of the free memory (GPU) or available RAM (CPU)
+BATCH_MEMORY_SHARE = 0.5  # a micro-batch's activations: at most this share of the free memory or RAM
 # Causal models whose base model takes position ids, a padding mask and past keys/values (a DynamicCache).
 PAST_CAUSAL = {"gpt2", "llama", "mistral", "qwen2"}
 # Models whose logits are their one head module applied to the base model's last hidden state.
@@ -189,18 +194,116 @@ def output_head(model):
     return heads[0] if len(heads) == 1 else None
 
 
-def head_rows(model, device) -> int:
-    """Predicted positions per LM-head call. On a CPU, :data:`HEAD_ROWS_PER_THREAD` per torch thread, fewer
-    when their logits would pass :data:`HEAD_BYTES_CPU`. Measured with one and two threads on vocabularies of
-    4,000 (width 32), 30,522 (128) and 50,257 (768): 128-256 rows are within 10% of the best for all three.
-    Fewer rows re-read a large head's weights too often (GPT-2 small: 16 rows ran at 40% of 256 rows' speed);
-    more leave the logits out of cache."""
-    if not str(device).startswith("cpu"):
-        return HEAD_ROWS_GPU
+def head_rows(model, device, free_bytes: int | None = None) -> tuple[int, int | None]:
+    """``(rows, vocabulary chunk)`` of one LM-head call: predicted positions per call, and the vocabulary
+    entries per matmul (None: the whole vocabulary at once).
+
+    On a CPU, :data:`HEAD_ROWS_PER_THREAD` per torch thread, fewer when their logits would pass
+    :data:`HEAD_BYTES_CPU`. Measured with one and two threads on vocabularies of 4,000 (width 32), 30,522 (128)
+    and 50,257 (768): 128-256 rows are within 10% of the best for all three. Fewer rows re-read a large head's
+    weights too often (GPT-2 small: 16 rows ran at 40% of 256 rows' speed); more leave the logits out of cache.
+
+    On a GPU, from the free memory (``free_bytes``, read when not given): as many rows as let their logits
+    (float32, plus the model-dtype product) fill :data:`HEAD_MEMORY_SHARE` of it, between
+    :data:`HEAD_ROWS_GPU_MIN` and :data:`HEAD_ROWS_GPU_MAX`; when even the minimum would not fit (a huge
+    vocabulary on a full GPU), the vocabulary is cut into chunks instead (:func:`token_nll`)."""
     import torch
 
+    from filters.hardware import free_memory, is_cuda
+
     vocab = int(getattr(model.config, "vocab_size", 0) or 1)
-    return max(16, min(HEAD_ROWS_PER_THREAD * torch.get_num_threads(), HEAD_BYTES_CPU // (4 * vocab)))
+    if not is_cuda(device):
+        return max(
+            16, min(HEAD_ROWS_PER_THREAD * torch.get_num_threads(), HEAD_BYTES_CPU // (4 * vocab))
+        ), None
+    budget = int((free_memory(device) if free_bytes is None else free_bytes) * HEAD_MEMORY_SHARE)
+    per_logit = 4 + 2 + 4  # float32 logits, the bf16/fp16 product, the exponentials of the logsumexp
+    rows = budget // (per_logit * vocab)
+    if rows >= HEAD_ROWS_GPU_MIN:
+        return int(min(rows, HEAD_ROWS_GPU_MAX)), None
+    return HEAD_ROWS_GPU_MIN, max(1024, budget // (per_logit * HEAD_ROWS_GPU_MIN))
+
+
+def token_nll(hidden, head, gold, rows: int, vocab_chunk: int | None = None):
+    """``-log softmax(head(hidden))[gold]`` of every row, float32, without materialising more than ``rows x
+    vocab_chunk`` logits at once (the technique of Liger-Kernel's fused linear cross-entropy and of Cut
+    Cross-Entropy, Wijmans et al. 2024, for inference: no gradient is kept).
+
+    For each chunk of ``rows`` hidden states and (when ``head`` is a ``torch.nn.Linear``) each chunk of
+    ``vocab_chunk`` rows of its weight: the logits ``h @ W_c^T + b_c`` in the model's dtype (bf16/fp16 matmuls
+    accumulate in float32), read as float32, folded into a running ``logsumexp`` and, where the gold token
+    falls in the chunk, its logit picked. The loss is ``logsumexp - gold logit``: what
+    ``cross_entropy(head(hidden).float(), gold)`` computes, up to float32 rounding. A ``head`` that is not a
+    plain linear layer (BERT's transform + decoder) runs whole on each chunk of rows.
+
+    >>> import torch
+    >>> head = torch.nn.Linear(4, 10)
+    >>> h, g = torch.randn(6, 4), torch.tensor([0, 3, 9, 2, 2, 7])
+    >>> want = torch.nn.functional.cross_entropy(head(h), g, reduction="none")
+    >>> bool(torch.allclose(token_nll(h, head, g, rows=4, vocab_chunk=3), want, atol=1e-5))
+    True
+    """
+    import torch
+
+    n = hidden.shape[0]
+    out = torch.empty(n, dtype=torch.float32, device=hidden.device)
+    linear = isinstance(head, torch.nn.Linear)
+    vocab = head.weight.shape[0] if linear else None
+    step_v = vocab if not linear or vocab_chunk is None or vocab_chunk >= vocab else vocab_chunk
+    for r in range(0, n, rows):
+        h, g = hidden[r : r + rows], gold[r : r + rows]
+        if not linear or step_v == vocab:
+            logits = (head(h) if not linear else _logits(h, head.weight, head.bias)).float()
+            lse = torch.logsumexp(logits, dim=-1)
+            out[r : r + rows] = lse - logits.gather(1, g[:, None])[:, 0]
+            continue
+        lse = torch.full((h.shape[0],), float("-inf"), dtype=torch.float32, device=h.device)
+        picked = torch.zeros(h.shape[0], dtype=torch.float32, device=h.device)
+        for v in range(0, vocab, step_v):
+            bias = head.bias[v : v + step_v] if head.bias is not None else None
+            logits = _logits(h, head.weight[v : v + step_v], bias).float()
+            lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=-1))
+            inside = (g >= v) & (g < v + logits.shape[1])
+            at = (g - v).clamp(0, logits.shape[1] - 1)
+            picked = torch.where(inside, logits.gather(1, at[:, None])[:, 0], picked)
+        out[r : r + rows] = lse - picked
+    return out
+
+
+_OUT_DTYPE_MM = [True]  # whether torch.mm(..., out_dtype=float32) works here (CUDA builds with bf16/fp16)
+
+
+def _logits(h, weight, bias):
+    """``h @ weight^T + bias``; on a GPU with bf16/fp16 weights, the float32 accumulator is kept (``torch.mm``
+    with ``out_dtype``) instead of being rounded to the model's dtype, where this torch build allows it."""
+    import torch
+
+    if _OUT_DTYPE_MM[0] and h.is_cuda and h.dtype in (torch.bfloat16, torch.float16):
+        try:
+            out = torch.mm(h, weight.t(), out_dtype=torch.float32)
+            return out + bias.float() if bias is not None else out
+        except (RuntimeError, TypeError, NotImplementedError):
+            _OUT_DTYPE_MM[0] = False
+    return torch.nn.functional.linear(h, weight, bias)
+
+
+def kv_bytes_per_position(config, dtype_bytes: int) -> int:
+    """Bytes of keys and values one position takes over all layers (grouped-query attention: the KV heads)."""
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None) or 1
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None) or 1
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None) or 1
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or hidden // heads
+    return int(2 * layers * kv_heads * head_dim * dtype_bytes)
+
+
+def activation_bytes_per_token(config, dtype_bytes: int) -> int:
+    """A rough upper bound of the memory one token of a micro-batch takes during an inference forward pass:
+    its keys and values in every layer (kept when a window's are reused), a few hidden-width buffers and
+    one MLP-width buffer of the layer running (SDPA attention needs no length-squared buffer)."""
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None) or 1
+    inner = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * hidden
+    return kv_bytes_per_position(config, dtype_bytes) + (8 * hidden + 2 * inner) * dtype_bytes
 
 
 def fuse_activations(model) -> int:
@@ -323,11 +426,22 @@ class LanguageModelScorer:
         self.stride = stride or max(1, self.span // 2)
         if not 0 < self.stride < self.span:
             raise InputError(f"--stride: must be between 1 and {self.span - 1}, got {self.stride}")
-        self.max_tokens = batch_size * self.positions if max_tokens is None else max_tokens
+        from filters.hardware import free_memory
+
+        free = free_memory(device)
+        dtype_bytes = next(model.parameters()).element_size()
+        if max_tokens is None:  # batch_size windows, fewer when their activations would not fit in memory
+            fits = int(free * BATCH_MEMORY_SHARE) // activation_bytes_per_token(model.config, dtype_bytes)
+            max_tokens = max(self.positions, min(batch_size * self.positions, fits))
+        self.max_tokens = max_tokens
+        # keys and values kept for reuse (positions): at most KV_MEMORY_SHARE of the memory free now
+        self.kv_positions = max(
+            self.positions, int(free * KV_MEMORY_SHARE) // kv_bytes_per_position(model.config, dtype_bytes)
+        )
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.mask_id = tokenizer.mask_token_id
         self._head = output_head(model)
-        self.head_rows = head_rows(model, device)
+        self.head_rows, self.vocab_chunk = head_rows(model, device)
         self.share_bodies = (
             kind == CAUSAL
             and self._head is not None
@@ -446,7 +560,10 @@ class LanguageModelScorer:
         past = int(skips.max())
         if past:
             inputs.update(self._past_inputs(items, skips, lengths, width, past))
-        elif (lengths < width).any():  # all the same length (most windows): no padding to mask
+        elif self.kind != CAUSAL and (lengths < width).any():
+            # A causal model needs no padding mask: the padding sits after every real token (right padding),
+            # where causal attention never looks, and its outputs are never read. Without a mask the model
+            # runs its causal attention kernel (SDPA's is_causal path) instead of a masked one.
             inputs["attention_mask"] = torch.from_numpy(valid.astype(np.int64)).to(self.device)
         keep = [item[3] for item in items]
         if self.share_bodies:
@@ -467,14 +584,10 @@ class LanguageModelScorer:
                 del out
             else:
                 picked = self.model(**inputs).logits[rows_t, cols_t]
-            nll = torch.empty(len(gold), dtype=torch.float32, device=self.device)
-            step = self.head_rows
-            for c in range(0, len(gold), step):
-                chunk = picked[c : c + step]
-                logits = (self._head(chunk) if self._head is not None else chunk).float()
-                nll[c : c + step] = torch.nn.functional.cross_entropy(
-                    logits, gold_t[c : c + step], reduction="none"
-                )
+            if self._head is not None:
+                nll = token_nll(picked, self._head, gold_t, self.head_rows, self.vocab_chunk)
+            else:  # the model's own logits, already whole: log-softmax in chunks of rows
+                nll = token_nll(picked, torch.nn.Identity(), gold_t, self.head_rows)
         flat = nll.cpu().numpy().astype(np.float64)
         return list(zip(np.split(flat, np.cumsum(counts)[:-1]), kept, strict=True))
 
@@ -507,6 +620,31 @@ class LanguageModelScorer:
     def _shrink(self) -> None:
         self.max_tokens = max(self.max_tokens // 2, self.positions)
         self.batch_size = max(1, self.batch_size // 2)
+
+    def _alone(self, items: list, stats: ScoreStats) -> list:
+        """One item that ran out of memory even alone: run it without the keys and values it reuses (its
+        whole window; counter ``oom_past_dropped``), then with ever smaller LM-head chunks (at least 16 rows;
+        ``oom_head_halved``). The scores are the same; an out-of-memory error that survives it all is raised."""
+        from filters.hardware import oom_errors, release_cached
+
+        piece, skip, _, keep = items[0]
+        whole = [(piece, 0, None, keep)]
+        if skip:
+            stats.extra["oom_past_dropped"] = stats.extra.get("oom_past_dropped", 0) + 1
+            try:
+                return self._run(whole)
+            except oom_errors():
+                pass
+            release_cached(self.device)
+        while self.head_rows > 16:
+            self.head_rows //= 2
+            stats.extra["oom_head_halved"] = stats.extra.get("oom_head_halved", 0) + 1
+            try:
+                return self._run(whole)
+            except oom_errors():
+                pass
+            release_cached(self.device)
+        return self._run(whole)
 
     def score_texts(self, texts: Sequence[str]) -> tuple[list[tuple[float, int]], dict[str, int]]:
         """``(score, tokens)`` of every text, in input order, and counters (``texts``, ``forward_rows``: rows
@@ -583,7 +721,9 @@ class LanguageModelScorer:
             for group in length_batches(lengths, self.batch_size, self.max_tokens):
                 stats.padded_tokens += max(lengths[i] for i in group) * len(group)
                 batch = [items[i] for i in group]
-                done = forward_with_halving(self._run, batch, stats, self._shrink)
+                done = forward_with_halving(
+                    self._run, batch, stats, self._shrink, lambda one: self._alone(one, stats), self.device
+                )
                 for i, (nll, kv) in zip(group, done, strict=True):
                     results[indices[i]] = nll
                     if kv is not None:
@@ -593,7 +733,7 @@ class LanguageModelScorer:
         roots = [j for j in range(len(pending)) if keep[j]]
         at = 0
         while at < len(roots):  # a few micro-batches' worth of shared keys and values at a time
-            chunk, budget = [], KV_BUDGET * self.max_tokens
+            chunk, budget = [], min(KV_BUDGET * self.max_tokens, self.kv_positions)
             while at < len(roots) and (not chunk or budget >= keep[roots[at]]):
                 budget -= keep[roots[at]]
                 chunk.append(roots[at])
@@ -618,6 +758,7 @@ class LanguageModelScorer:
         counters["shared_rows"] = len(pieces) - len(todo)
         counters["shared_targets"] = sum(src[1] for src in sources if src is not None)
         counters["shared_positions"] = sum(body[1] for body in bodies if body is not None)
+        counters.update(stats.extra)
         return scores, counters
 
 

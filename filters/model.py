@@ -33,6 +33,8 @@ LABEL2ID = {v: k for k, v in ID2LABEL.items()}
 DEVICES = ("auto", "cuda", "cpu")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 EVAL_POOL = 4096  # examples sorted by length together when scoring whole documents
+BATCH_MEMORY_SHARE = 0.5  # a micro-batch's activations: at most this share of the free GPU memory
+COMPILE_BUCKET = 64  # compiled models see widths rounded up to a multiple of this (few distinct shapes)
 
 
 # --------------------------------------------------------------------------------------------- device
@@ -331,35 +333,62 @@ class ScoreStats:
 
 
 def forward_with_halving(
-    forward: Callable[[list], list], items: list, stats: ScoreStats, shrink: Callable[[], None]
+    forward: Callable[[list], list],
+    items: list,
+    stats: ScoreStats,
+    shrink: Callable[[], None],
+    single: Callable[[list], list] | None = None,
+    device="cuda",
 ):
-    """``forward(items)``; on GPU out-of-memory, ``shrink()`` the later batches, halve this one and retry
-    (counted in ``stats.oom_retries``). A single item that does not fit re-raises."""
-    import torch
+    """``forward(items)``; on out-of-memory (:func:`filters.hardware.oom_errors`), ``shrink()`` the later
+    batches, halve this one and retry (counted in ``stats.oom_retries``). A single item that does not fit
+    goes to ``single(items)`` (a cheaper way to run it, which may raise out-of-memory itself), else it is one
+    line naming the cause (:class:`~schemas.records.InputError`), never a traceback."""
+    from filters.hardware import oom_errors, release_cached
 
     try:
         stats.batches += 1
         return forward(items)
-    except torch.cuda.OutOfMemoryError:
-        if len(items) == 1:
-            raise
-        torch.cuda.empty_cache()
-        stats.oom_retries += 1
-        half = len(items) // 2
-        LOG.warning(
-            "GPU out of memory on a batch of %d, retrying as %d + %d", len(items), half, len(items) - half
+    except oom_errors():
+        pass  # leave the handler first: the exception's frames hold the batch's tensors
+    release_cached(device)
+    stats.oom_retries += 1
+    if len(items) == 1:
+        if single is not None:
+            try:
+                return single(items)
+            except oom_errors():
+                release_cached(device)
+        raise InputError(
+            f"{device}: out of memory on a single input of the micro-batch (even alone); use a smaller model, "
+            "a shorter --max-length / window, or another device"
         )
-        shrink()
-        return forward_with_halving(forward, items[:half], stats, shrink) + forward_with_halving(
-            forward, items[half:], stats, shrink
-        )
+    half = len(items) // 2
+    LOG.warning("out of memory on a batch of %d, retrying as %d + %d", len(items), half, len(items) - half)
+    shrink()
+    return forward_with_halving(forward, items[:half], stats, shrink, single, device) + forward_with_halving(
+        forward, items[half:], stats, shrink, single, device
+    )
+
+
+def classifier_bytes_per_token(config, max_length: int, dtype_bytes: int) -> int:
+    """A rough upper bound of the memory one padded token of a classifier micro-batch takes in an inference
+    forward pass: a few hidden-width buffers, one feed-forward buffer and a row of attention scores per head
+    (XLNet's relative attention: content, position and the two-length position scores)."""
+    hidden = getattr(config, "d_model", None) or getattr(config, "hidden_size", None) or 1
+    inner = getattr(config, "d_inner", None) or getattr(config, "intermediate_size", None) or 4 * hidden
+    heads = getattr(config, "n_head", None) or getattr(config, "num_attention_heads", None) or 1
+    return (8 * hidden + 2 * inner + 4 * heads * max_length) * dtype_bytes
 
 
 class ScoringModel:
     """The classifier ready for scoring: ``score([(sentences, position), ...]) -> ([p_intruder], counters)``.
 
     ``bucket=False`` and ``pad_to_max=True`` reproduce the naive baseline of the benchmark (inputs in arrival
-    order, every input padded to ``max_length``).
+    order, every input padded to ``max_length``). On a GPU, micro-batches are capped by the free memory
+    (:func:`classifier_bytes_per_token`). ``compile=True`` (GPU only, off by default: it pays only where
+    measured, see ``bench/README_gpu.md``) runs the model through ``torch.compile(dynamic=True)`` with widths
+    rounded up to a multiple of :data:`COMPILE_BUCKET` (left padding is masked: the same scores).
     """
 
     def __init__(
@@ -372,6 +401,7 @@ class ScoringModel:
         max_tokens: int | None = None,
         bucket: bool = True,
         pad_to_max: bool = False,
+        compile: bool = False,
     ):
         self.model, self.tokenizer, self.device = model, tokenizer, device
         self.batch_size, self.max_length = batch_size, max_length
@@ -379,6 +409,21 @@ class ScoringModel:
         self.bucket, self.pad_to_max = bucket, pad_to_max
         self.types = token_types(model.config, tokenizer)
         self.last_counters: dict[str, int] = {}
+        from filters.hardware import free_memory, is_cuda
+
+        if is_cuda(device):
+            dtype_bytes = next(model.parameters()).element_size()
+            per_token = classifier_bytes_per_token(model.config, max_length, dtype_bytes)
+            self.max_tokens = max(
+                max_length, min(self.max_tokens, int(free_memory(device) * BATCH_MEMORY_SHARE) // per_token)
+            )
+        self.compiled = bool(compile)
+        if compile:
+            if not is_cuda(device):
+                raise InputError("--compile: needs a GPU (torch.compile of the classifier is GPU only)")
+            import torch
+
+            self.model = torch.compile(model, dynamic=True)
 
     @classmethod
     def load(
@@ -405,6 +450,9 @@ class ScoringModel:
         import torch
 
         pad_to = self.max_length if self.pad_to_max else None
+        if self.compiled:  # few distinct shapes: widths rounded up to a multiple of COMPILE_BUCKET
+            width = max(len(e.input_ids) for e in encoded)
+            pad_to = min(-(-width // COMPILE_BUCKET) * COMPILE_BUCKET, max(self.max_length, width))
         batch = {
             k: v.to(self.device) for k, v in pad_batch(self.tokenizer, encoded, pad_to, self.types).items()
         }
@@ -418,7 +466,7 @@ class ScoringModel:
 
     def _run(self, encoded: list[task.Encoded], stats: ScoreStats) -> list[float]:
         """Forward one micro-batch; on GPU out-of-memory, halve it and retry (counted)."""
-        return forward_with_halving(self._forward, encoded, stats, self._shrink)
+        return forward_with_halving(self._forward, encoded, stats, self._shrink, device=self.device)
 
     def score(self, items: Sequence[tuple[list[str], int]]) -> tuple[list[float], dict[str, int]]:
         """Intruder probability of sentence ``position`` of each document, in input order, and counters."""

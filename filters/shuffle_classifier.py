@@ -54,6 +54,9 @@ class ShuffleTrainConfig:
     device: str = "auto"
     max_steps: int | None = None
     overwrite: bool = False
+    precision: str = (
+        "auto"  # auto: bf16 autocast on a GPU (fp16 + loss scaling without bf16), float32 on a CPU
+    )
 
 
 def shuffle_split_files(data_dir: str) -> dict[str, list[str]]:
@@ -267,6 +270,8 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         device=device,
         optimizer="adam",
         max_steps=config.max_steps,
+        precision=config.precision,
+        lengths=[len(ids) for ids, _ in examples],
     )
     prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)

@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass
 
 from corpora.seeding import rng_for
 from filters import data, metrics, task
+from filters.hardware import adamw, enable_tf32, training_precision
 from filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
+from filters.training import length_grouped, train_step
 from schemas.records import InputError
 from sources.outputs import clear_folder, entries, finite, replace_text
 
@@ -39,12 +41,15 @@ class TrainConfig:
     learning_rate: float = 1e-5
     batch_size: int = 16
     max_length: int = 512
-    bf16: bool = False
+    bf16: bool = False  # the same as precision="bfloat16"
     seed: int = 0
     device: str = "auto"
     weight_decay: float = 0.01
     max_steps: int | None = None  # stop early (smoke runs)
     overwrite: bool = False
+    precision: str = (
+        "auto"  # auto: bf16 autocast on a GPU (fp16 + loss scaling without bf16), float32 on a CPU
+    )
 
 
 def training_examples(rows: list[dict]) -> list[tuple[list[str], int, int]]:
@@ -128,6 +133,10 @@ def train(config: TrainConfig) -> dict:
         raise InputError(f"{config.data_dir}: the train split is empty")
     _check_out(config.out, config.overwrite)
     device = resolve_device(config.device)
+    precision, autocast_dtype, scaler = training_precision(
+        device, "bfloat16" if config.bf16 and config.precision == "auto" else config.precision
+    )
+    enable_tf32(device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_model(config.base_model)
     clear_folder(config.out)  # --overwrite: no stale files from an earlier model (the --out lock stays)
@@ -147,15 +156,16 @@ def train(config: TrainConfig) -> dict:
     no_decay = [
         p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))
     ]
-    optimizer = torch.optim.AdamW(
+    optimizer = adamw(
         [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.learning_rate,
+        config.learning_rate,
+        device,
     )
     warmup = max(1, int(total * WARMUP_SHARE))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_schedule(s, total, warmup))
-    autocast = config.bf16 and device == "cuda"
-    if config.bf16 and not autocast:
-        LOG.warning("--bf16: ignored on the CPU (training in float32)")
+    lengths = [len(e.input_ids) for e in encoded]
+    params = list(model.parameters())
+    state = {"parts": 1, "oom_retries": 0}
     scorer = ScoringModel(model, tokenizer, device, config.batch_size, config.max_length)
     history, best, best_state, step = [], None, None, 0
     LOG.info(
@@ -173,23 +183,17 @@ def train(config: TrainConfig) -> dict:
         order = list(range(len(examples)))
         rng_for(config.seed, "train-filter", f"epoch-{epoch}").shuffle(order)
         losses = []
-        for start in range(0, len(order), config.batch_size):
+        for chunk in length_grouped(order, lengths, config.batch_size):
             if step >= total:
                 break
-            chunk = order[start : start + config.batch_size]
             batch = {
-                k: v.to(device)
+                k: v.to(device, non_blocking=True)
                 for k, v in pad_batch(tokenizer, [encoded[i] for i in chunk], types=types).items()
             }
-            labels = torch.tensor([targets[i] for i in chunk], device=device)
-            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=autocast):
-                loss = model(**batch, labels=labels).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
+            batch["labels"] = torch.tensor([targets[i] for i in chunk], device=device)
+            loss = train_step(model, batch, optimizer, params, state, autocast_dtype, scaler)
             scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
+            losses.append(loss)
             step += 1
             progress.update(1)
         model.eval()
@@ -212,6 +216,8 @@ def train(config: TrainConfig) -> dict:
         "task": "intruder sentence detection (Shen et al., 2021, section 5)",
         "config": asdict(config),
         "device": device,
+        "precision": precision,
+        "oom_retries": state["oom_retries"],
         "train_documents": len(train_rows),
         "train_sources": sorted({r.get("source") or "" for r in train_rows} - {""}),
         "train_examples": len(examples),

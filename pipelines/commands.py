@@ -58,6 +58,9 @@ COMMANDS: list[Command] = [
         "pipelines.build.command",
         "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
     ),
+    Command(
+        ("probes",), "pipelines.probes", "linguistic probes of intruder sentences (INSteD's eight phenomena)"
+    ),
     Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
     Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
     Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),

@@ -36,7 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="classifiers from `incoherent train-filter` ([NAME=]DIR, DIR a directory or a Hub name in the "
         "local Hugging Face cache; several: a train -> test matrix)",
     )
-    parser.add_argument("data_dir", metavar="DATA_DIR", help="an intruder build")
+    parser.add_argument(
+        "data_dir",
+        metavar="DATA_DIR",
+        help="an intruder build, or the output of `incoherent probes` (INSteD's Table 7: F1 and ΔF1 per phenomenon)",
+    )
     parser.add_argument("--split", default="test", help="split to evaluate (test)")
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="JSON output (MODEL_DIR/eval-<split>.json)"
@@ -175,8 +179,44 @@ def check_output_file(path: str, option: str) -> None:
         raise InputError(f"{option} {path}: {parent} is a file, not a directory")
 
 
+def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
+    """INSteD's Table 7 on a probes folder: per phenomenon and model, sentence F1 unprobed and ΔF1 probed."""
+    from filters import probe_metrics
+    from filters.model import ScoringModel
+
+    if args.predictions:
+        raise InputError("--predictions: not with a probes folder (its JSON holds every figure)")
+    if len(models) > 1 and not args.out:
+        raise InputError("--out: several models write one table; name its JSON file with --out FILE")
+    tables = probe_metrics.read_probes(args.data_dir, args.split)
+    docs = probe_metrics.documents(tables)
+    started = time.time()
+    results = {}
+    for name, model_dir in models:
+        max_length = args.max_length or _training_max_length(model_dir) or 512
+        scorer = ScoringModel.load(model_dir, args.device, args.dtype, args.batch_size, max_length)
+        scores = dict(zip(map(tuple, docs), scorer.score_documents(docs), strict=True))
+        results[name] = probe_metrics.table7(tables, scores, args.threshold)
+    report = {
+        "data_dir": args.data_dir,
+        "split": args.split,
+        "threshold": args.threshold,
+        "seconds": round(time.time() - started, 2),
+        "models": {name: {"model_dir": d, "phenomena": results[name]} for name, d in models},
+    }
+    out = args.out or os.path.join(models[0][1], f"probes-{args.split}.json")
+    check_output_file(out, "--out")
+    from sources.outputs import replace_text
+
+    replace_text(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")  # a link is replaced
+    title = f"probes {args.data_dir} [{args.split}]: sentence F1 unprobed, ΔF1 probed (INSteD Table 7 layout)"
+    print(probe_metrics.format_table7(results, title))
+    print(f"wrote {out}")
+    return 0
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from filters import data, metrics
+    from filters import data, metrics, probe_metrics
     from filters.model import ScoringModel
     from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
 
@@ -188,6 +228,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if path:
             check_output_file(path, option)
     models = model_names(args.model_dirs)
+    if probe_metrics.is_probes_dir(args.data_dir):
+        return run_probes(args, models)
     out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
     check_output_file(out, "--out")
     rows = data.read_split(args.data_dir, args.split)

@@ -86,6 +86,15 @@ def insted_record(row: dict, file_id: int, validation_train: int = 1, with_id: b
     return record
 
 
+def insted_order(row: dict) -> tuple:
+    """The order of documents that numbers them ``file_id`` 0..N-1: source, split (train, validation, test),
+    id. ``incoherent probes`` numbers a build's documents the same way."""
+    return (row["source"], SPLIT_ORDER.get(row["split"], 3), row["split"], row["id"])
+
+
+SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}
+
+
 def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
     files = list_tables(data_dir, "intruder-")
     if sources:
@@ -110,8 +119,7 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
                 rows.extend(pq.read_table(f, columns=columns).to_pylist())
             except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
                 raise InputError(f"{path}: not an intruder table ({exc})") from None
-    split_order = {"train": 0, "validation": 1, "test": 2}
-    return sorted(rows, key=lambda r: (r["source"], split_order.get(r["split"], 3), r["split"], r["id"]))
+    return sorted(rows, key=insted_order)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    add_precision_argument(parser)
     add_overwrite(parser)
 
 
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         device=args.device,
         max_steps=args.max_steps,
         overwrite=args.overwrite,
+        precision=args.precision,
     )
     p = finetune(config)
     print(

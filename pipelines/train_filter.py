@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -31,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-length", type=int, default=512, help="tokens per sentence + document input (512)"
     )
-    parser.add_argument("--bf16", action="store_true", help="bf16 autocast on GPU")
+    parser.add_argument("--bf16", action="store_true", help="the same as --precision bfloat16")
+    add_precision_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         bf16=args.bf16,
+        precision=args.precision,
         seed=args.seed,
         device=args.device,
         max_steps=args.max_steps,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
 from schemas.records import InputError
 
@@ -55,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    add_precision_argument(parser)
     add_overwrite(parser)
 
 
@@ -77,6 +79,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         device=args.device,
         max_steps=args.max_steps,
         overwrite=args.overwrite,
+        precision=args.precision,
     )
     p = train_shuffle(config)
     print(

@@ -14,11 +14,13 @@ SCHEMA_VERSION = "2"  # 2: shuffle rows gained `permutation`; the `scores` table
 _STR_LIST = pa.list_(pa.string())
 
 
-def _versioned(name: str, fields: list[pa.Field]) -> pa.Schema:
-    return pa.schema(
-        fields,
-        metadata={b"incoherent.table": name.encode(), b"incoherent.schema_version": SCHEMA_VERSION.encode()},
-    )
+def _versioned(name: str, fields: list[pa.Field], version: str | None = None) -> pa.Schema:
+    """A schema with the project's schema version and, for tables added later, the table's own version
+    (``incoherent.table_version``; bump it when a column of that table changes)."""
+    metadata = {b"incoherent.table": name.encode(), b"incoherent.schema_version": SCHEMA_VERSION.encode()}
+    if version is not None:
+        metadata[b"incoherent.table_version"] = version.encode()
+    return pa.schema(fields, metadata=metadata)
 
 
 DOCUMENT_SCHEMA = _versioned(
@@ -121,6 +123,37 @@ SCORES_SCHEMA = _versioned(
     ],
 )
 
+PROBE_EDIT = pa.struct(
+    [
+        pa.field("start", pa.int32()),  # character span [start, end) in the intruder sentence
+        pa.field("end", pa.int32()),
+        pa.field("before", pa.string()),  # the characters replaced
+        pa.field("after", pa.string()),  # what replaced them
+    ]
+)
+
+PROBE_SCHEMA = _versioned(
+    "probe",
+    [
+        pa.field(
+            "id", pa.string(), nullable=False
+        ),  # the document's id (INSteD JSONL: <file name>:<file_id>)
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("phenomenon", pa.string(), nullable=False),  # gender, animacy-down, ... (one per config)
+        pa.field("sentences", _STR_LIST, nullable=False),  # the document with the probed intruder in place
+        pa.field("label", pa.int64(), nullable=False),  # always 1: a probe is an incoherent document
+        pa.field("intruder_index", pa.int32(), nullable=False),
+        pa.field("original_sentence", pa.string()),  # the sentence the intruder replaced
+        pa.field("intruder_sentence", pa.string(), nullable=False),  # the intruder before the probe
+        pa.field("probed_sentence", pa.string(), nullable=False),  # the intruder after the probe
+        pa.field("edits", pa.list_(PROBE_EDIT), nullable=False),
+        pa.field("source_id", pa.string(), nullable=False),  # the row's id in its input (INSteD: file_id)
+        pa.field("file_id", pa.int64()),  # INSteD's file_id (export insted's numbering for a build)
+    ],
+    version="1",
+)
+
 REJECTED_SCHEMA = _versioned(
     "rejected",
     [
@@ -141,6 +174,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "candidates": CANDIDATE_SCHEMA,
     "scores": SCORES_SCHEMA,
     "rejected": REJECTED_SCHEMA,
+    "probe": PROBE_SCHEMA,
 }
 
 

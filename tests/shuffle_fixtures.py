@@ -10,10 +10,10 @@ import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from schemas import DOCUMENT_SCHEMA
 from schemas.records import document
+from tests.fixture import fixture
 from tests.tiny_model import _cached, sample_documents
 
 
@@ -29,7 +29,7 @@ def write_documents(out_dir: str, docs: list[tuple[str, list[str]]], source: str
     return out_dir
 
 
-@pytest.fixture(scope="module")
+@fixture(scope="module")
 def one_thread():
     """Tiny models train fastest on one torch thread (and do not fight other processes for the cores)."""
     import torch
@@ -40,7 +40,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def wsj_docs_dir(tmp_path_factory) -> str:
     """The WSJ sample's documents of at least 3 sentences, cut to 6 (small: tests train on them), as ingest
     output."""
@@ -51,7 +51,7 @@ def wsj_docs_dir(tmp_path_factory) -> str:
     )
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def wsj_shuffle_dir(tmp_path_factory, wsj_docs_dir) -> str:
     """``incoherent shuffle`` of those documents, k = 1..3, 30% test, 20% validation, the rest train."""
     from tests.conftest import run_cli

@@ -17,10 +17,10 @@ import random
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from schemas import INTRUDER_SCHEMA
 from schemas.tables import empty_row
+from tests.fixture import fixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
@@ -137,7 +137,7 @@ def _cached(name: str, factory, tmp_path_factory) -> str:
     return _CACHE[name]
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def tiny_base_dir(tmp_path_factory) -> str:
     """An untrained tiny XLNet classifier with its tokenizer."""
 
@@ -147,7 +147,7 @@ def tiny_base_dir(tmp_path_factory) -> str:
     return _cached("tiny-base", make, tmp_path_factory)
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def tiny_data_dir(tmp_path_factory) -> str:
     """A small intruder build from the WSJ samples: train / validation / test splits."""
 
@@ -158,7 +158,7 @@ def tiny_data_dir(tmp_path_factory) -> str:
     return _cached("tiny-data", make, tmp_path_factory)
 
 
-@pytest.fixture(scope="session")
+@fixture(scope="session")
 def tiny_trained_dir(tmp_path_factory, tiny_base_dir, tiny_data_dir) -> str:
     """The tiny classifier fine-tuned for a few steps on the tiny build (via ``filters.train.train``)."""
     from filters.train import TrainConfig, train

@@ -19,14 +19,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dataset_dir", metavar="DATASET_DIR", help="a built dataset (e.g. out/sample/dataset)"
     )
-    parser.add_argument("--config", required=True, help="intruder-<source> or shuffle-<source>")
+    parser.add_argument(
+        "--config",
+        required=True,
+        help="intruder-<source>, probe-<phenomenon> (`incoherent probes`) or shuffle-<source>",
+    )
     parser.add_argument("--split", default="test", help="split to annotate (test)")
     parser.add_argument("--out", required=True, metavar="TASKS_DIR", help="export folder")
     parser.add_argument("--seed", type=int, default=0, help="selection, control items and order (0)")
     parser.add_argument("--documents", type=int, default=None, help="intruder: documents to annotate (all)")
     parser.add_argument("--per-task", type=int, default=5, help="items per task, control items included (5)")
     parser.add_argument(
-        "--controls", type=int, default=None, help="intruder: quality-control items per task (1; 0 for pairs)"
+        "--controls",
+        type=int,
+        default=None,
+        help="intruder: quality-control items per task (1; 0 for pairs and probes)",
     )
     parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
     parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")

@@ -209,7 +209,8 @@ class WriteTable(beam.PTransform):
     number of shards of a split is ``ceil(rows / rows_per_shard)``; a row's shard is a stable hash of its
     ``id``; rows are sorted by ``sort_keys`` inside a shard. Returns a PCollection with one small dict per
     written file. With ``batched=True`` the elements are lists of rows (same files: only Beam's per-element
-    cost is paid once per list).
+    cost is paid once per list). On the local runner a worker buffers up to ``chunk_values`` rows before it
+    spills them (lower it when a pipeline writes several tables of large rows at once).
     """
 
     def __init__(
@@ -221,10 +222,11 @@ class WriteTable(beam.PTransform):
         rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
         schema: pa.Schema | None = None,
         batched: bool = False,
+        chunk_values: int = spill.CHUNK_VALUES,
     ):
         super().__init__()
         self._out_dir, self._config, self._split = storage.absolute(out_dir), config, split
-        self._batched = batched
+        self._batched, self._chunk_values = batched, chunk_values
         self._schema = schema or schema_for(config)
         self._sort_keys, self._rows_per_shard = tuple(sort_keys), rows_per_shard
         if split is None and "split" not in self._schema.names:
@@ -247,7 +249,9 @@ class WriteTable(beam.PTransform):
                     split_of, per_shard, self._schema
                 )
             else:
-                grouped = rows | "SpillShards" >> spill_shards.SpillShards(split_of, per_shard)
+                grouped = rows | "SpillShards" >> spill_shards.SpillShards(
+                    split_of, per_shard, self._chunk_values
+                )
         else:
             if self._batched:
                 rows = rows | "EachRow" >> beam.FlatMap(_each_row)

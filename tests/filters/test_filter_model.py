@@ -120,6 +120,25 @@ def test_bucketing_changes_no_score(tiny_base_dir):  # noqa: F811
     assert counters["padded_tokens"] < naive_counters["padded_tokens"] == 256 * len(items)
 
 
+def test_compiled_shapes_change_no_score(tiny_base_dir):  # noqa: F811
+    """``compile=True`` rounds widths up to multiples of 64 (few shapes for torch.compile): the same scores.
+    (torch.compile itself is GPU only: refused on a CPU.)"""
+    items = [(s, i) for _, s in sample_documents()[:6] for i in range(1, len(s))]
+    plain = fm.ScoringModel.load(tiny_base_dir, "cpu", batch_size=4, max_length=256)
+    bucketed = fm.ScoringModel.load(tiny_base_dir, "cpu", batch_size=4, max_length=256)
+    bucketed.compiled = True  # the shapes a compiled model gets, run eagerly
+    widths = []
+    bucketed.model.register_forward_pre_hook(
+        lambda m, a, kw: widths.append(kw["input_ids"].shape[1]), with_kwargs=True
+    )
+    scores, _ = bucketed.score(items)
+    want, _ = plain.score(items)
+    assert scores == pytest.approx(want, abs=1e-5)
+    assert widths and all(w % fm.COMPILE_BUCKET == 0 for w in widths)
+    with pytest.raises(InputError, match="--compile: needs a GPU"):
+        fm.ScoringModel.load(tiny_base_dir, "cpu", compile=True)
+
+
 class _OomModel(torch.nn.Module):
     """Raises CUDA out-of-memory on batches larger than 2; otherwise answers 0.25 / 0.75 by parity."""
 

@@ -1,0 +1,203 @@
+"""Probe rows of documents, and INSteD's released JSONL format in and out.
+
+A document is an intruder row (:data:`schemas.INTRUDER_SCHEMA`, or one read from INSteD's JSONL by
+:func:`insted_document`); a probe edits its intruder sentence only, everything else is kept byte for byte.
+Coherent documents have no intruder to probe (counted ``coherent``); a phenomenon without a site in the
+intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``).
+
+>>> doc = {"id": "w:1", "source": "w", "split": "test", "sentences": ["A.", "He left.", "C."],
+...        "intruder_index": 1, "original_sentence": "B.", "file_id": 0}
+>>> [(r["phenomenon"], r["probed_sentence"]) for r in probe_document(doc, ["gender", "number"], 0, print)]
+incoherent
+probed/gender
+no_site/number
+[('gender', 'She left.')]
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from corpora.probes import PHENOMENA
+from corpora.probes.edits import apply_edits
+from corpora.probes.text import MAX_SENTENCE_CHARS, analyse
+from corpora.seeding import rng_for
+from schemas.records import Rejected
+
+Count = Callable[[str], None]
+INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
+SEPARATOR = " "
+
+
+def _no_count(name: str) -> None:
+    return None
+
+
+def probe_document(
+    doc: dict, phenomena: Sequence[str], seed: int, count: Count = _no_count
+) -> Iterator[dict | Rejected]:
+    """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site."""
+    index = doc.get("intruder_index")
+    sentences = doc.get("sentences")
+    if index is None or index < 0:
+        count("coherent")
+        return
+    if not isinstance(sentences, list | tuple) or not 1 <= index < len(sentences):
+        yield Rejected("bad_intruder_index", id=doc.get("id"), source=doc.get("source"),
+                       detail=f"intruder_index {index} of {len(sentences or [])} sentences", record=doc)  # fmt: skip
+        return
+    intruder = sentences[index]
+    if not isinstance(intruder, str) or not intruder.strip():
+        yield Rejected("empty_intruder", id=doc.get("id"), source=doc.get("source"), record=doc)
+        return
+    if len(intruder) > MAX_SENTENCE_CHARS:
+        yield Rejected("sentence_too_long", id=doc.get("id"), source=doc.get("source"),
+                       detail=f"{len(intruder)} characters > {MAX_SENTENCE_CHARS}", record=doc)  # fmt: skip
+        return
+    count("incoherent")
+    tokens = analyse(intruder)  # once, for every phenomenon
+    for phenomenon in phenomena:
+        function = PHENOMENA[phenomenon]
+        if phenomenon == "animacy-up":
+            edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), tokens=tokens)
+        else:
+            edits = function(intruder, tokens=tokens)
+        if not edits:
+            count(f"no_site/{phenomenon}")
+            continue
+        try:
+            probed = apply_edits(intruder, edits)
+        except ValueError as exc:  # overlapping edits: a fault of the phenomenon on this sentence, counted
+            yield Rejected(f"edit_failed/{phenomenon}", id=doc.get("id"), source=doc.get("source"),
+                           detail=str(exc)[:300], record=doc)  # fmt: skip
+            continue
+        count(f"probed/{phenomenon}")
+        document = list(sentences)
+        document[index] = probed
+        yield {
+            "id": doc["id"],
+            "source": doc["source"],
+            "split": doc["split"],
+            "phenomenon": phenomenon,
+            "sentences": document,
+            "label": 1,
+            "intruder_index": index,
+            "original_sentence": doc.get("original_sentence"),
+            "intruder_sentence": intruder,
+            "probed_sentence": probed,
+            "edits": [e.to_row() for e in sorted(edits)],
+            "source_id": doc.get("source_id", doc["id"]),
+            "file_id": doc.get("file_id"),
+        }
+
+
+# --------------------------------------------------------------------------------------------- INSteD JSONL
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def insted_name(path: str) -> str:
+    """The source name of an INSteD JSONL file: its file name without extension, as a safe name.
+
+    >>> insted_name("gs://b/official wikipedia.jsonl")
+    'official_wikipedia'
+    """
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    name = _UNSAFE.sub("_", stem).strip("._-")[:64]
+    return name if name[:1].isalnum() else "insted"
+
+
+def _split_around(ctx: str, original: str, position: int) -> list[str] | None:
+    """The sentences of ``ctx`` with ``original`` as sentence ``position``, or None if it is not there."""
+    from sources.sentences import split_sentences
+
+    sentences = split_sentences(ctx)
+    if 0 <= position < len(sentences) and sentences[position] == original:
+        return sentences
+    start = ctx.find(original)
+    if start < 0 or ctx.find(original, start + 1) >= 0:
+        return None
+    before, after = split_sentences(ctx[:start]), split_sentences(ctx[start + len(original) :])
+    return before + [original] + after if len(before) == position else None
+
+
+def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
+    """A document row from one line of INSteD's released JSONL (what ``incoherent export insted`` writes).
+
+    ``ctx`` is the original document; it is split into sentences (``to_be_replaced`` must be sentence
+    ``sen_position``) and the intruder ``replace_with`` put in its place. ``train`` 1 is the train split, 0 test.
+
+    >>> line = '{"file_id": 3, "ctx": "A b. C d. E f.", "to_be_replaced": "C d.", "replace_with": "X y.", "sen_position": 1, "train": 0}'
+    >>> doc = insted_document(line, "f.jsonl:1", "f")
+    >>> doc["id"], doc["sentences"], doc["split"]
+    ('f:3', ['A b.', 'X y.', 'E f.'], 'test')
+    """
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        return Rejected("bad_json", source=source, detail=f"{origin}: {exc}", record=line)
+    if not isinstance(record, dict) or any(k not in record for k in INSTED_FIELDS):
+        missing = [k for k in INSTED_FIELDS if not isinstance(record, dict) or k not in record]
+        return Rejected(
+            "not_insted_format", source=source, detail=f"{origin}: missing {missing}", record=line
+        )
+    file_id, position, train = record["file_id"], record["sen_position"], record["train"]
+    types_ok = (
+        isinstance(file_id, int) and not isinstance(file_id, bool)
+        and isinstance(position, int) and not isinstance(position, bool)
+        and train in (0, 1) and all(isinstance(record[k], str) for k in ("ctx", "to_be_replaced", "replace_with"))
+    )  # fmt: skip
+    doc_id = f"{source}:{file_id}"
+    if not types_ok:
+        return Rejected(
+            "not_insted_format", id=doc_id, source=source, detail=f"{origin}: field types", record=line
+        )
+    split = "train" if train == 1 else "test"
+    base = {"id": doc_id, "source": source, "split": split, "source_id": str(file_id), "file_id": file_id}
+    if position < 1:
+        from sources.sentences import split_sentences
+
+        return base | {
+            "sentences": split_sentences(record["ctx"]),
+            "intruder_index": -1,
+            "original_sentence": None,
+        }
+    sentences = _split_around(record["ctx"], record["to_be_replaced"], position)
+    if sentences is None:
+        return Rejected("sentence_mismatch", id=doc_id, source=source,
+                        detail=f"{origin}: to_be_replaced is not sentence {position} of ctx", record=line)  # fmt: skip
+    document = list(sentences)
+    document[position] = record["replace_with"]
+    return base | {
+        "sentences": document,
+        "intruder_index": position,
+        "original_sentence": record["to_be_replaced"],
+    }
+
+
+def insted_record(row: dict, validation_train: int = 1) -> dict:
+    """A probe row in INSteD's released format: ``replace_with`` is the probed sentence, plus ``phenomenon``
+    and ``original_replace_with`` (the intruder before the probe) and ``id``.
+
+    >>> row = {"id": "w:1", "file_id": 4, "sentences": ["A.", "She left.", "C."], "intruder_index": 1,
+    ...        "original_sentence": "B.", "intruder_sentence": "He left.", "probed_sentence": "She left.",
+    ...        "split": "test", "phenomenon": "gender"}
+    >>> insted_record(row)["ctx"], insted_record(row)["replace_with"]
+    ('A. B. C.', 'She left.')
+    """
+    sentences = list(row["sentences"])
+    sentences[row["intruder_index"]] = row["original_sentence"] or ""
+    return {
+        "file_id": row["file_id"],
+        "ctx": SEPARATOR.join(sentences),
+        "to_be_replaced": row["original_sentence"] or "",
+        "replace_with": row["probed_sentence"],
+        "sen_position": int(row["intruder_index"]),
+        "train": {"train": 1, "test": 0}.get(row["split"], validation_train),
+        "phenomenon": row["phenomenon"],
+        "original_replace_with": row["intruder_sentence"],
+        "id": row["id"],
+    }

@@ -1,0 +1,225 @@
+"""Verb phenomena: ``past-to-future`` and ``negation`` (INSteD, Shen et al. 2021, Table 7).
+
+Lemmas and inflections come from lemminflect's dictionary (the NIH SPECIALIST lexicon); its neural models for
+out-of-vocabulary words (stored as pickle) are never used, so a verb the dictionary does not know is not a site.
+
+- ``past-to-future``: every finite past-tense verb to the future: ``was``/``were`` -> ``will be``
+  (progressives and passives follow: ``was built`` -> ``will be built``), ``had`` + participle -> ``will
+  have``, ``did`` (auxiliary) -> ``will``, ``didn't``/``wasn't`` -> ``won't``/``won't be``, any other past
+  verb -> ``will`` + its lemma (``led`` -> ``will lead``). In a question that starts with ``Was``/``Were``
+  and a pronoun, ``be`` goes after the pronoun (``Was he ...?`` -> ``Will he be ...?``).
+- ``negation``: the main clause's finite verb negated: ``be``, modals and auxiliaries take ``not``
+  (``was`` -> ``was not``, ``can`` -> ``cannot``), a lexical verb takes ``do`` (``received`` -> ``did not
+  receive``, ``has`` -> ``does not have``). A clause already negated with ``not``/``n't`` is made affirmative
+  (``did not win`` -> ``won``, ``was not`` -> ``was``); one negated otherwise (``never``, ``no``) is no site.
+  A question opened by an auxiliary takes the contracted form (``Did he win?`` -> ``Didn't he win?``). The
+  main clause is the first one not opened by a subordinator or a relative pronoun.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from corpora.probes.edits import Edit, replace
+from corpora.probes.text import Token, analyse, match_case
+
+_BE_PAST = frozenset({"was", "were"})
+_PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
+
+
+@functools.lru_cache(maxsize=8192)
+def lemma(verb: str) -> str | None:
+    """The base form of a verb from lemminflect's dictionary (None if it is not there).
+
+    >>> lemma("led"), lemma("was"), lemma("received"), lemma("blorfed")
+    ('lead', 'be', 'receive', None)
+    """
+    import lemminflect
+
+    forms = lemminflect.getLemma(verb.lower(), "VERB", lemmatize_oov=False)
+    return forms[0] if forms else None
+
+
+@functools.lru_cache(maxsize=8192)
+def inflect(base: str, tag: str) -> str | None:
+    """A form of a verb from lemminflect's dictionary (``inflect("win", "VBD") == "won"``)."""
+    import lemminflect
+
+    forms = lemminflect.getInflection(base, tag, inflect_oov=False)
+    return forms[0] if forms else None
+
+
+def _next_word(tokens: tuple[Token, ...], i: int) -> Token | None:
+    return tokens[i + 1] if i + 1 < len(tokens) else None
+
+
+def _is_question(tokens: tuple[Token, ...]) -> bool:
+    return bool(tokens) and tokens[-1].text == "?"
+
+
+def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
+        j += 1
+    return j < len(tokens) and tokens[j].tag == "VBN"
+
+
+def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
+    """Every finite past-tense verb of the sentence to the future.
+
+    >>> from corpora.probes.edits import apply_edits
+    >>> s = "The bridge was built in 1890 and led to the town."
+    >>> apply_edits(s, past_to_future(s))
+    'The bridge will be built in 1890 and will lead to the town.'
+    """
+    tokens = analyse(sentence) if tokens is None else tokens
+    edits: list[Edit] = []
+    question = _is_question(tokens)
+    skip: set[int] = set()
+    for i, token in enumerate(tokens):
+        if token.tag != "VBD" or i in skip:
+            continue
+        word = token.text.lower()
+        nxt = _next_word(tokens, i)
+        negated = nxt is not None and nxt.text.lower() in ("not", "n't")
+        if word in _BE_PAST:
+            if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
+                edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
+                skip.add(i + 1)
+            elif negated:  # was not -> will not be
+                edits.append(_span(sentence, token, nxt, match_case(token.text, "will not be")))
+                skip.add(i + 1)
+            elif question and i == 0 and nxt is not None and nxt.text.lower() in _PRONOUNS:
+                edits.append(replace(token, match_case(token.text, "will")))
+                edits.append(replace(nxt, nxt.text + " be"))
+                skip.add(i + 1)
+            else:
+                edits.append(replace(token, match_case(token.text, "will be")))
+            continue
+        if word == "did" and (negated or (nxt is not None and nxt.tag in ("VB", "PRP", "NNP", "DT", "RB"))):
+            if nxt is not None and nxt.text.lower() == "n't":
+                edits.append(_span(sentence, token, nxt, match_case(token.text, "won't")))
+                skip.add(i + 1)
+            else:
+                edits.append(replace(token, match_case(token.text, "will")))
+            continue
+        if word == "had" and (_participle_follows(tokens, i) or negated):
+            edits.append(replace(token, match_case(token.text, "will have")))
+            continue
+        if word == "used" and nxt is not None and nxt.text.lower() == "to":
+            continue
+        base = lemma(word)
+        if base is None or (base == word and inflect(base, "VBD") != word):  # put, split: past = base
+            continue
+        edits.append(replace(token, match_case(token.text, "will " + base)))
+    return edits
+
+
+_SUBORDINATORS = frozenset(
+    {"although", "though", "when", "while", "after", "before", "because", "if", "since", "as", "once",
+     "until", "unless", "whereas", "whether", "despite"}
+)  # fmt: skip
+_RELATIVES = frozenset({"who", "which", "that", "whom", "whose", "where"})
+_NOT_ADD = {"can": "cannot"}
+_CONTRACTED = {
+    "did": "didn't", "does": "doesn't", "do": "don't", "is": "isn't", "are": "aren't", "was": "wasn't",
+    "were": "weren't", "has": "hasn't", "have": "haven't", "had": "hadn't", "will": "won't", "would": "wouldn't",
+    "can": "can't", "could": "couldn't", "should": "shouldn't", "must": "mustn't",
+}  # fmt: skip
+_AUXILIARY = frozenset({"be", "have", "do"})
+_NEGATIVE = frozenset(
+    {"never", "no", "nothing", "nobody", "none", "neither", "nor", "hardly", "scarcely", "nowhere"}
+)
+_FINITE = ("VBD", "VBZ", "VBP", "MD")
+
+
+def _main_verb(tokens: tuple[Token, ...]) -> int | None:
+    """Position of the main clause's finite verb: the first finite verb outside an opening subordinate
+    clause (up to its comma) and not right after a relative pronoun's clause opener."""
+    start = 0
+    if tokens and tokens[0].text.lower() in _SUBORDINATORS and not _is_question(tokens):
+        comma = next((i for i, t in enumerate(tokens) if t.text == ","), None)
+        if comma is None:
+            return None
+        start = comma + 1
+    relative = False
+    for i in range(start, len(tokens)):
+        token = tokens[i]
+        word = token.text.lower()
+        if i == 0 and _is_question(tokens) and token.tag in ("WDT", "WP", "WP$", "WRB"):
+            continue  # Who won ...? opens a question, not a relative clause
+        if (
+            word in _RELATIVES
+            and token.tag in ("WDT", "WP", "WP$", "WRB")
+            or (word == "that" and token.tag == "IN" and i > start and tokens[i - 1].tag.startswith("NN"))
+        ):
+            relative = True  # the next finite verb is the relative clause's
+            continue
+        if token.tag in _FINITE:
+            if relative:
+                relative = False
+                continue
+            return i
+        if token.text == ",":
+            relative = False
+    return None
+
+
+def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
+    """Negate the main clause (or make a negated one affirmative).
+
+    >>> [e.after for e in negation("The town received its charter in 1201.")]
+    ['did not receive']
+    >>> [e.after for e in negation("It has a population of 500.")]
+    ['does not have']
+    >>> [e.after for e in negation("He did not win the race.")]
+    ['won']
+    """
+    tokens = analyse(sentence) if tokens is None else tokens
+    i = _main_verb(tokens)
+    if i is None:
+        return []
+    token = tokens[i]
+    word = token.text.lower()
+    nxt = _next_word(tokens, i)
+    nxt_word = nxt.text.lower() if nxt is not None else ""
+    if nxt_word in _NEGATIVE or any(t.text.lower() in _NEGATIVE for t in tokens[:i]):
+        return []  # negated otherwise (never, no one, nothing): no site
+    base = lemma(word) if token.tag != "MD" else word
+    if nxt_word in ("not", "n't"):
+        return _affirmative(sentence, tokens, i, base)
+    if word == "cannot":
+        return [replace(token, match_case(token.text, "can"))]
+    opens = i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT"))  # Did he ...? / When did ...?
+    if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
+        return [replace(token, match_case(token.text, _CONTRACTED[word]))]
+    if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):
+        if word in _NOT_ADD:
+            return [replace(token, match_case(token.text, _NOT_ADD[word]))]
+        return [replace(token, token.text + " not")]  # he's -> he's not
+    if base == "do" and nxt is not None and nxt.tag == "VB":
+        return [replace(token, token.text + " not")]
+    if base is None:
+        return []
+    do = {"VBD": "did", "VBZ": "does", "VBP": "do"}[token.tag]
+    return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+def _span(sentence: str, first: Token, last: Token, after: str) -> Edit:
+    """The edit replacing the characters from ``first`` to ``last`` (tokens) by ``after``."""
+    return Edit(first.start, last.end, sentence[first.start : last.end], after)
+
+
+def _affirmative(sentence: str, tokens: tuple[Token, ...], i: int, base: str | None) -> list[Edit]:
+    """Remove the ``not``/``n't`` after the verb at ``i``; ``do`` + not + verb -> the verb in ``do``'s tense."""
+    token, negator = tokens[i], tokens[i + 1]
+    if base == "do" and i + 2 < len(tokens) and tokens[i + 2].tag == "VB":
+        verb = tokens[i + 2]
+        form = inflect(verb.text.lower(), {"did": "VBD", "does": "VBZ"}.get(token.text.lower(), "VBP"))
+        if form is None:
+            return []
+        return [_span(sentence, token, verb, match_case(token.text, form))]
+    if negator.text.lower() == "n't":  # isn't -> is, can't -> can, won't -> will
+        head = {"ca": "can", "wo": "will", "sha": "shall"}.get(token.text.lower(), token.text)
+        return [_span(sentence, token, negator, match_case(token.text, head))]
+    return [_span(sentence, token, negator, token.text)]

@@ -1,0 +1,382 @@
+"""``incoherent probes DATA [DATA ...] --out DIR``: INSteD's linguistic probes (Shen et al. 2021, §7), generated.
+
+DATA is an intruder build's dataset folder (holding ``intruder-<source>/``) or a JSONL file in INSteD's released
+format (what ``incoherent export insted`` writes). For every incoherent document of ``--split`` and every
+phenomenon with a site in its intruder sentence, one probe: the intruder sentence minimally edited, everything
+else unchanged. Writes
+
+    OUT/probe-<phenomenon>/<split>-*.parquet   PROBE_SCHEMA rows
+    OUT/insted/<phenomenon>.jsonl              the same rows in INSteD's released format (+ phenomenon)
+    OUT/rejected/probes/                       dead letters (bad JSONL records, duplicate ids, ...)
+    OUT/run_summary.json                       counters: probed/<phenomenon>, no_site/<phenomenon>, ...
+
+``--per-phenomenon N`` keeps the N probes of each phenomenon with the smallest hash of (seed, phenomenon, id).
+The phenomena are :mod:`corpora.probes`; this module is the stage around them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import posixpath
+from collections.abc import Iterator
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpora.probes import PHENOMENA
+from corpora.seeding import stable_hash
+from pipelines.commands import add_overwrite, list_flag
+from pipelines.export_insted import insted_order
+from pipelines.runtime import storage
+from pipelines.runtime.run import print_report, run_pipeline
+from pipelines.runtime.spill import CHUNK_VALUES
+from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
+from schemas.records import InputError, Rejected
+from sources.paths import is_safe_name
+
+STAGE = "probes"
+INSTED_DIR = "insted"
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
+EXAMPLES = 2  # per phenomenon, in the run summary and the card
+ROWS_PER_SHARD = 25_000  # a probe row holds its whole document: smaller shards than intruder tables
+DOC_COLUMNS = ["id", "source", "split", "sentences", "intruder_index", "original_sentence"]
+
+TAKES_BEAM_ARGS = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "data",
+        nargs="+",
+        metavar="DATA",
+        help="an intruder build's dataset folder (intruder-<source>/) or an INSteD-format JSONL file",
+    )
+    parser.add_argument("--out", required=True, help="output directory")
+    list_flag(
+        parser,
+        "--phenomena",
+        choices=list(PHENOMENA),
+        metavar="PHENOMENON",
+        help=f"phenomena to generate (default: all of {', '.join(PHENOMENA)})",
+    )
+    parser.add_argument("--split", default="test", help="split whose incoherent documents are probed (test)")
+    parser.add_argument(
+        "--per-phenomenon",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N probes per phenomenon, a stable sample by hash of (seed, phenomenon, id) (default: all)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="sample and animacy-up's pronoun (default 0)")
+    add_overwrite(parser)
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def classify_input(path: str) -> tuple[str, str]:
+    """``("build", dataset folder)`` or ``("jsonl", file)``; one clear line for anything else."""
+    path = storage.absolute(path)
+    if not storage.exists(path):
+        raise InputError(f"{path}: no such file or directory")
+    if storage.list_files(posixpath.join(path, "intruder-*", "*.parquet")):
+        return "build", path
+    dataset = posixpath.join(path, "dataset")
+    if storage.list_files(posixpath.join(dataset, "intruder-*", "*.parquet")):
+        return "build", dataset  # the OUT of `incoherent build`
+    if os.path.isfile(path) if not storage.is_remote(path) else storage.list_files(path) == [path]:
+        check_insted_head(path)
+        return "jsonl", path
+    raise InputError(
+        f"{path}: neither an intruder build (no intruder-*/*.parquet) nor a JSONL file in INSteD's format"
+    )
+
+
+def check_insted_head(path: str) -> None:
+    """The first record of a JSONL file must be an object with INSteD's fields (a file of another kind is
+    unusable input, not a file of bad records)."""
+    from corpora.probes.rows import INSTED_FIELDS
+
+    with FileSystems.open(path) as f:
+        head = f.readline(MAX_LINE_BYTES)
+        while head and not head.strip():
+            head = f.readline(MAX_LINE_BYTES)
+    try:
+        record = json.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        record = None
+    if not isinstance(record, dict) or not set(INSTED_FIELDS) <= set(record):
+        raise InputError(
+            f"{path}: not a JSONL file in INSteD's format (its first record lacks {', '.join(INSTED_FIELDS)})"
+        )
+
+
+def build_file_ids(dataset: str) -> dict[str, int]:
+    """``{id: file_id}``: the numbering ``incoherent export insted`` gives the build's documents."""
+    rows = []
+    for path in storage.list_files(posixpath.join(dataset, "intruder-*", "*.parquet")):
+        with FileSystems.open(path) as f:
+            try:
+                rows.extend(pq.read_table(f, columns=["id", "source", "split"]).to_pylist())
+            except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
+                raise InputError(f"{path}: not an intruder table ({exc})") from None
+    return {row["id"]: n for n, row in enumerate(sorted(rows, key=insted_order))}
+
+
+def jsonl_lines(path: str) -> Iterator[tuple[str, str] | Rejected]:
+    """``(line, "file:number")`` of a JSONL file (any Beam filesystem), a bounded line at a time."""
+    from corpora.probes.rows import insted_name
+
+    name = posixpath.basename(path)
+    with FileSystems.open(path) as f:
+        number = 0
+        while True:
+            raw = f.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # the rest of the over-long line
+                    raw = f.readline(MAX_LINE_BYTES)
+                yield Rejected("record_too_large", source=insted_name(path), detail=f"{name}:{number}")
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield Rejected("not_utf8", source=insted_name(path), detail=f"{name}:{number}")
+                continue
+            if text.strip():
+                yield text, f"{name}:{number}"
+
+
+# --------------------------------------------------------------------------------------------- the stage
+
+
+class _Probe(beam.DoFn):
+    def __init__(self, phenomena: tuple[str, ...], seed: int):
+        self._phenomena, self._seed = phenomena, seed
+
+    def process(self, doc):
+        from corpora.probes.rows import probe_document
+
+        def tally(name: str) -> None:
+            count(STAGE, name)
+
+        yield from probe_document(doc, self._phenomena, self._seed, tally)
+
+
+def _rank(seed: int):
+    def rank(row: dict) -> tuple[int, str]:
+        return stable_hash(seed, row["phenomenon"], row["id"]), row["id"]
+
+    return rank
+
+
+class GenerateProbes(beam.PTransform):
+    """Document rows -> ``(probe rows, rejected)``; documents of other splits are counted and dropped, one row
+    kept per id (:class:`DropDuplicateIds`), at most ``per_phenomenon`` probes per phenomenon."""
+
+    def __init__(self, phenomena: list[str], split: str, seed: int, per_phenomenon: int | None):
+        super().__init__()
+        self._phenomena, self._split, self._seed = tuple(phenomena), split, seed
+        self._per = per_phenomenon
+
+    def expand(self, docs):
+        split = self._split
+
+        def in_split(doc: dict) -> bool:
+            if doc["split"] == split:
+                return True
+            count(STAGE, f"other_split/{doc['split']}")
+            return False
+
+        unique, duplicates = docs | "InSplit" >> beam.Filter(in_split) | "OnePerId" >> DropDuplicateIds(STAGE)
+        probes, rejected = unique | "Probe" >> ApplyWithRejects(
+            _Probe(self._phenomena, self._seed).process, STAGE, kept=None
+        )
+        if self._per is not None:
+            probes = (
+                probes
+                | "ByPhenomenon" >> beam.Map(lambda row: (row["phenomenon"], row))
+                | "Sample" >> beam.combiners.Top.PerKey(self._per, key=_rank(self._seed), reverse=True)
+                | "Flatten" >> beam.FlatMap(lambda kv: kv[1])
+            )
+        rejected = (duplicates, rejected) | "AllRejected" >> beam.Flatten()
+        return probes, rejected
+
+
+def _with_file_id(doc: dict, file_ids: dict) -> dict:
+    return doc | {"file_id": file_ids.get(doc["id"]), "source_id": doc["id"]}
+
+
+def _parse_line(item, source: str):
+    from corpora.probes.rows import insted_document
+
+    if isinstance(item, Rejected):
+        yield item
+        return
+    line, origin = item
+    yield insted_document(line, origin, source)
+
+
+# --------------------------------------------------------------------------------------------- outputs
+
+
+INSTED_COLUMNS = [
+    "id", "file_id", "split", "phenomenon", "sentences", "intruder_index", "original_sentence",
+    "intruder_sentence", "probed_sentence",
+]  # fmt: skip
+
+
+def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
+    """Write ``OUT/insted/<phenomenon>.jsonl`` from the written tables, ordered by (file_id, id); returns per
+    phenomenon the probes written and a few examples. The tables are read a record batch at a time and only
+    each record's JSON line is kept until the file is written."""
+    from corpora.probes.rows import insted_record
+
+    report = {}
+    for phenomenon in phenomena:
+        lines: list[tuple[tuple, bytes]] = []
+        examples: list[tuple] = []
+        for path in storage.list_files(posixpath.join(out, f"probe-{phenomenon}", "*.parquet")):
+            with FileSystems.open(path) as f:
+                for batch in pq.ParquetFile(f).iter_batches(batch_size=2048, columns=INSTED_COLUMNS):
+                    for row in batch.to_pylist():
+                        key = (row["file_id"] if row["file_id"] is not None else -1, row["id"])
+                        line = json.dumps(insted_record(row), ensure_ascii=False) + "\n"
+                        lines.append((key, line.encode("utf-8")))
+                        example = (stable_hash("example", row["id"]), row["id"])
+                        examples = sorted(
+                            [*examples, (*example, row["intruder_sentence"], row["probed_sentence"])]
+                        )
+                        del examples[EXAMPLES:]
+        lines.sort(key=lambda item: item[0])
+        storage.write_bytes(
+            posixpath.join(out, INSTED_DIR, f"{phenomenon}.jsonl"), b"".join(b for _, b in lines)
+        )
+        report[phenomenon] = {
+            "probes": len(lines),
+            "examples": [{"id": e[1], "before": e[2], "after": e[3]} for e in examples],
+        }
+    return report
+
+
+def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) -> dict[str, dict]:
+    """Per phenomenon: probes written, documents with a site, documents without one (``no_site``)."""
+    counters = summary["counters"].get(STAGE, {})
+    return {
+        p: {
+            "probes": written[p]["probes"],
+            "with_site": counters.get(f"probed/{p}", 0),
+            "no_site": counters.get(f"no_site/{p}", 0),
+            "examples": written[p]["examples"],
+        }
+        for p in phenomena
+    }
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.per_phenomenon is not None and args.per_phenomenon < 1:
+        raise InputError(f"--per-phenomenon: must be >= 1, got {args.per_phenomenon}")
+    if not is_safe_name(args.split):
+        raise InputError(f"--split: {args.split!r} is not a plain split name")
+    if len(set(args.phenomena)) != len(args.phenomena):
+        raise InputError(f"--phenomena: a phenomenon is named twice ({' '.join(args.phenomena)})")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from corpora.probes.rows import insted_name
+    from corpora.probes.text import tagger_info
+
+    check_options(args)
+    phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
+    inputs = [classify_input(path) for path in args.data]
+    if len({path for _, path in inputs}) != len(inputs):
+        raise InputError("DATA: the same input is given twice")
+    builds = [path for kind, path in inputs if kind == "build"]
+    for path in builds:
+        if not storage.list_files(posixpath.join(path, "intruder-*", f"{args.split}-*.parquet")):
+            raise InputError(f"{path}: no '{args.split}' split in its intruder tables (--split)")
+    file_ids = {path: build_file_ids(path) for path in builds}
+    out = storage.absolute(args.out)
+
+    def build(p):
+        parts = []
+        for n, (kind, path) in enumerate(inputs):
+            if kind == "build":
+                files = storage.list_files(posixpath.join(path, "intruder-*", f"{args.split}-*.parquet"))
+                parts.append(
+                    p
+                    | f"Files[{n}]" >> beam.Create(files)
+                    | f"ReadBuild[{n}]" >> beam.io.ReadAllFromParquet(columns=DOC_COLUMNS)
+                    | f"FileIds[{n}]" >> beam.Map(_with_file_id, file_ids[path])
+                )
+            else:
+                docs, bad = (
+                    p
+                    | f"File[{n}]" >> beam.Create([path])
+                    | f"Lines[{n}]" >> beam.FlatMap(jsonl_lines)
+                    | f"Parse[{n}]"
+                    >> ApplyWithRejects(
+                        functools.partial(_parse_line, source=insted_name(path)), STAGE, kept="read"
+                    )
+                )
+                parts.append(docs)
+                rejected_parts.append(bad)
+        docs = parts | "AllDocuments" >> beam.Flatten()
+        probes, rejected = docs | "Generate" >> GenerateProbes(
+            phenomena, args.split, args.seed, args.per_phenomenon
+        )
+        for phenomenon in phenomena:
+            (
+                probes
+                | f"Only[{phenomenon}]" >> beam.Filter(lambda r, ph=phenomenon: r["phenomenon"] == ph)
+                | f"Write[{phenomenon}]"
+                >> WriteTable(
+                    out,
+                    f"probe-{phenomenon}",
+                    rows_per_shard=ROWS_PER_SHARD,
+                    chunk_values=max(1, CHUNK_VALUES // len(phenomena)),
+                )
+            )
+        (
+            (rejected_parts + [rejected])
+            | "Rejected" >> beam.Flatten()
+            | "WriteRejected" >> WriteRejected(out, STAGE)
+        )
+
+    rejected_parts: list = []
+
+    def extra(summary: dict) -> dict:
+        written = write_insted_files(out, phenomena)
+        info = tagger_info()
+        return {
+            "probes": probe_counts(summary, phenomena, written),
+            "tagger": {"held_out": info["held_out"], "provenance": info["provenance"]},
+        }
+
+    params = {
+        "data": args.data,
+        "phenomena": phenomena,
+        "split": args.split,
+        "per_phenomenon": args.per_phenomenon,
+        "seed": args.seed,
+    }
+    summary = run_pipeline(
+        build,
+        command=STAGE,
+        out_dir=out,
+        params=params,
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+        extra_summary=extra,
+    )
+    print_report(summary, args.out)
+    print(f"{'phenomenon':<16}{'probes':>8}{'no site':>9}")
+    for phenomenon, c in summary["probes"].items():
+        print(f"{phenomenon:<16}{c['probes']:>8,}{c['no_site']:>9,}")
+    return 0
