@@ -183,7 +183,9 @@ def cohen_kappa(grouped: dict[str, list[dict]]) -> float | None:
     from sklearn.metrics import cohen_kappa_score
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter(
+            "ignore"
+        )  # RuntimeWarning, sklearn's UndefinedMetricWarning: an undefined κ is None
         value = float(cohen_kappa_score(first, second))
     return None if math.isnan(value) else round(value, 4)
 

@@ -339,6 +339,9 @@ def _mturk_rows(text: str, path: str) -> tuple[list[str], list[dict]]:
         ) from None
     finally:
         csv.field_size_limit(previous)
+    twice = sorted({f for f in fields if fields.count(f) > 1})
+    if twice:  # csv.DictReader would keep the last of them, silently
+        raise InputError(f"{path}: columns named twice in the header: {', '.join(twice)}")
     return fields, rows
 
 
@@ -374,6 +377,7 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
     needed = {"WorkerId", "Input.export_id", "Input.task_id", "Input.items"}
     if needed - set(fieldnames):
         raise InputError(f"{path}: not an MTurk batch results file (needs columns {sorted(needed)})")
+    width = len(fieldnames)
     flat: dict[int, list[tuple[str, str]]] = {}
     for name in fieldnames:
         match = _FLAT.match(name)
@@ -387,6 +391,15 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
             "assignment_id": row.get("AssignmentId") or None,
             "assignment_status": row.get("AssignmentStatus") or None,
         }
+        if any(row.get(f) is None for f in needed):  # a torn row: fewer cells than the header
+            cells = sum(v is not None for k, v in row.items() if k is not None)
+            collector.reject(
+                "bad_record",
+                origin,
+                f"{cells} cells in a row of a header of {width}",
+                row.get("AssignmentId"),
+            )
+            continue
         if row.get("AssignmentStatus") == "Rejected":
             collector.reject(
                 "rejected_on_mturk", origin, "assignment rejected on MTurk", row.get("AssignmentId")
@@ -588,6 +601,9 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
         if place < last_correction.get(_lab_key(record), -1):
             collector.reject("superseded", origin, "changed by a later correction of the annotator", record)
             continue
+        if record.get("export_id") is None:  # a line the app never wrote: counted, the file is still read
+            collector.reject("bad_record", origin, "no export_id", record)
+            continue
         collector.check_export(record.get("export_id"), path)
         raw = record.get("answer")
         collector.add(
@@ -677,6 +693,15 @@ def merged_results(texts: list[str]) -> str:
         fields, read = _mturk_rows(text, f"results file {number + 1}")
         header += [f for f in fields if f not in header]
         rows += read
+    seen: set[str] = set()
+    unique = []
+    for row in rows:  # one row per assignment (a file given twice, a row pasted twice): the first is kept
+        aid = row.get("AssignmentId") or ""
+        if aid and aid in seen:
+            continue
+        seen.add(aid)
+        unique.append({k: v for k, v in row.items() if k is not None})
+    rows = unique
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, header, quoting=csv.QUOTE_ALL, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
@@ -693,6 +718,10 @@ def review_decisions(
     Returns ``{"csv": the results with Approve/Reject filled, "assignments": [one row per assignment]}``.
     """
     fields, rows = _mturk_rows(text, path)
+    if "AssignmentId" not in fields:
+        raise InputError(
+            f"{path}: no AssignmentId column; MTurk takes back only its own results file, one row per assignment"
+        )
     header = fields + [c for c in ("Approve", "Reject") if c not in fields]
     decided = []
     for row in rows:

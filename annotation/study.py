@@ -56,38 +56,119 @@ def parquet_bytes(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+MAX_INPUT_BYTES = 256 << 20  # a study file read whole (results, answers, keys, predictions); ~9x in memory
+
+
 def read_json(path: str, what: str) -> dict:
+    text = read_text(path, what)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file ({what})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: not JSON ({what}: {exc})") from None
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, what: str = "") -> str:
+    """A UTF-8 text file read whole (a BOM dropped): a regular file of at most :data:`MAX_INPUT_BYTES`; a
+    folder, a device, a FIFO or a larger file is one line (a FIFO would wait forever, ``/dev/zero`` never end)."""
+    import stat
+
+    about = f" ({what})" if what else ""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(f"{path}: no such file{about}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{path}: a folder, not a file{about}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: not a regular file (a device, FIFO or socket){about}")
+    if info.st_size > MAX_INPUT_BYTES:
+        raise InputError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB{about}")
     try:
         with open(path, encoding="utf-8-sig") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: a folder, not a file") from None
+            return f.read(MAX_INPUT_BYTES + 1)
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        raise InputError(f"{path}: not UTF-8 text{about}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
 
 
-def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool) -> None:
-    """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced."""
-    if os.path.isfile(out_dir):
+def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str | None = None) -> None:
+    """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced.
+
+    ``--out`` itself is never a link (the files would land where it points), a sub-folder of ours that is a
+    link is replaced by a real folder, and a path below a file is one line. ``owner``: the file (of ``ours``)
+    that marks a folder this command wrote; ``--overwrite`` replaces only such a folder, never a user's own.
+    """
+    if not out_dir.strip():
+        raise InputError("--out: an empty path; name the folder to write")
+    if os.path.islink(out_dir):
+        raise InputError(
+            f"{out_dir}: a link; --out must be a real folder (the files would land where it points)"
+        )
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"{out_dir}: output path is a file, not a directory")
-    if entries(out_dir) and not overwrite:
+    _check_not_below_a_file(out_dir)
+    if entries(out_dir) and not overwrite:  # the --out lock file is not content
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
+    other = "import.json" if owner == "key.json" else None  # an import folder holds a copy of the key
+    if (
+        entries(out_dir)
+        and owner is not None
+        and (not _owned(os.path.join(out_dir, owner)) or (other and _owned(os.path.join(out_dir, other))))
+    ):
+        raise InputError(
+            f"{out_dir}: not a folder `annotate {'import' if owner == 'import.json' else 'export'}` wrote "
+            f"(no {owner} of it); --overwrite replaces only those"
+        )
+    _check_places(out_dir, ours)
     os.makedirs(out_dir, exist_ok=True)
+    for sub in sorted({rel.split("/")[0] for rel in ours if "/" in rel}):
+        if os.path.islink(os.path.join(out_dir, sub)):
+            os.remove(os.path.join(out_dir, sub))  # a linked folder is replaced, never written through
     for rel in ours:
         if os.path.isfile(os.path.join(out_dir, rel)):
             os.remove(os.path.join(out_dir, rel))
+
+
+def _check_not_below_a_file(path: str) -> None:
+    """The nearest existing folder above ``path`` is a folder (else one line, not a traceback from makedirs)."""
+    above = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise InputError(f"{path}: {above} is a file, not a directory")
+
+
+def _check_places(out_dir: str, files: Sequence[str]) -> None:
+    """A folder where one of ``files`` goes, or a file where one of their folders goes: one line, before
+    anything is written (a link is fine: it is replaced)."""
+    for rel in files:
+        path = os.path.join(out_dir, rel)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise InputError(f"{path}: a folder where a file goes; move it away")
+        folder = os.path.dirname(path)
+        if (
+            folder != out_dir
+            and os.path.lexists(folder)
+            and not os.path.islink(folder)
+            and not os.path.isdir(folder)
+        ):
+            raise InputError(f"{folder}: a file where a folder goes; move it away")
+
+
+def _owned(marker: str) -> bool:
+    """``marker`` is the key of an export or the ``import.json`` of an import (what their --overwrite replaces)."""
+    try:
+        value = read_json(marker, "")
+    except InputError:
+        return False
+    if not isinstance(value, dict) or os.path.islink(marker):
+        return False
+    if os.path.basename(marker) == "key.json":
+        return value.get("format") == KEY_FORMAT
+    return value.get("written_by") == IMPORT_FORMAT
 
 
 def read_rows(dataset_dir: str, config: str, split: str) -> list[dict]:
@@ -156,6 +237,14 @@ def export(
     if not 0 <= practice <= MAX_PRACTICE:
         raise InputError(f"--practice: must be 0..{MAX_PRACTICE}, got {practice}")
     text = guide.read(instructions, kind)
+    try:
+        leaked = json.loads(text)
+    except (ValueError, RecursionError):
+        leaked = None
+    if isinstance(leaked, dict) and leaked.get("format") == KEY_FORMAT:
+        raise InputError(
+            f"--instructions: {instructions} is the key of an export (the gold answers); annotators would see it"
+        )
     rows = read_rows(dataset_dir, config, split)
     train: list[dict] | None = None
     if kind == "intruder":
@@ -186,6 +275,13 @@ def export(
             raise InputError("--controls: shuffle pairs have no control items")
         controls, rule, workers = 0, None, workers or 2
         pool = []
+        found = sorted({int(r["block_size"]) for r in rows})
+        missing = sorted(set(block_sizes or ()) - set(found))
+        if missing:
+            raise InputError(
+                f"--block-sizes: {', '.join(map(str, missing))} not in split '{split}' of {config} "
+                f"(found: {', '.join(map(str, found))})"
+            )
         chosen = tasks.select_pairs(rows, seed, per_k, block_sizes)
         task_list, key_items = tasks.pair_tasks(chosen, seed=seed, per_task=per_task)
     if not task_list:
@@ -226,7 +322,7 @@ def export(
     answers = os.path.join(out_dir, "answers")
     if os.path.isdir(answers) and os.listdir(answers):
         raise InputError(f"{answers}: holds answers to an earlier export; export to another folder")
-    prepare_out(out_dir, EXPORT_FILES, overwrite)
+    prepare_out(out_dir, EXPORT_FILES, overwrite, owner="key.json")
     write_json(os.path.join(out_dir, "tasks.json"), tasks_doc)
     write_json(os.path.join(out_dir, "key.json"), key)
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
@@ -283,9 +379,7 @@ def import_answers(
             raise InputError(f"--key: needed with --format {fmt} (the export folder or its key.json)")
         if os.path.isdir(key_path):
             key_path = os.path.join(key_path, "key.json")
-        key = read_json(key_path, "the key of an `annotate export`")
-        if key.get("format") != KEY_FORMAT:
-            raise InputError(f"{key_path}: not the key of an `annotate export`")
+        key = check_key(read_json(key_path, "the key of an `annotate export`"), key_path)
         collector = formats.Collector(key)
         parser = {
             "mturk": formats.parse_mturk,
@@ -346,8 +440,7 @@ def import_answers(
             fmt, "INSteD's released annotations"
         ),
     }
-    _refuse_foreign_folder(out_dir, overwrite)
-    prepare_out(out_dir, IMPORT_FILES, overwrite)
+    prepare_out(out_dir, IMPORT_FILES, overwrite, owner="import.json")
     write_json(os.path.join(out_dir, "import.json"), summary)  # the marker first: the folder is ours from now
     write_json(os.path.join(out_dir, "key.json"), key)
     if fmt == "mturk":
@@ -382,28 +475,45 @@ def _nothing_kept(fmt: str, paths: Sequence[str], collector) -> str:
     return line
 
 
-def _refuse_foreign_folder(out_dir: str, overwrite: bool) -> None:
-    """``--overwrite`` replaces only a folder an import wrote (its ``import.json`` says so), never a user's own."""
-    if not overwrite or not entries(out_dir):  # the --out lock file is not content
-        return
-    try:
-        with open(os.path.join(out_dir, "import.json"), encoding="utf-8") as f:
-            marker = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        marker = None
-    if not isinstance(marker, dict) or marker.get("written_by") != IMPORT_FORMAT:
-        raise InputError(
-            f"{out_dir}: not a folder `annotate import` wrote (no import.json of it); --overwrite replaces only those"
-        )
+def check_key(key, path: str) -> dict:
+    """``key`` if it has the shape of an export's key (what every command reads of it), else one line."""
+
+    def problem() -> str | None:
+        if not isinstance(key, dict) or key.get("format") != KEY_FORMAT:
+            return "no key format"
+        if key.get("kind") not in ("intruder", "pair") or not isinstance(key.get("export_id"), str):
+            return "kind, export_id"
+        items, tasks = key.get("items"), key.get("tasks")
+        if not isinstance(items, dict) or not isinstance(tasks, dict):
+            return "items, tasks"
+        for iid, item in items.items():
+            if not (
+                isinstance(item, dict)
+                and item.get("role") in ("test", "control")
+                and isinstance(item.get("id"), str)
+                and type(item.get("gold")) is int
+                and (item.get("sentences") is None or type(item["sentences"]) is int)
+            ):
+                return f"item {iid!r}"
+        for tid, listed in tasks.items():
+            if not isinstance(listed, list) or not all(isinstance(i, str) and i in items for i in listed):
+                return f"task {tid!r}"
+        return None
+
+    wrong = problem()
+    if wrong:
+        where = path if path.endswith(".json") else os.path.join(path, "key.json")
+        raise InputError(f"{where}: not the key of an `annotate export` ({wrong})")
+    return key
 
 
 def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     """``(key, answers, import summary)`` of an import folder; a line of ``answers.jsonl`` that is not an answer
     object is skipped and counted in the summary's ``skipped_lines``."""
-    key = read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder")
     summary = read_json(os.path.join(study_dir, "import.json"), "an `annotate import` folder")
-    if not isinstance(key, dict) or key.get("format") != KEY_FORMAT or not isinstance(summary, dict):
+    if not isinstance(summary, dict) or summary.get("written_by") != IMPORT_FORMAT:
         raise InputError(f"{study_dir}: not an `annotate import` folder (key.json, import.json)")
+    key = check_key(read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder"), study_dir)
     answers, skipped = [], 0
     items = key.get("items") or {}
     for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines():
@@ -492,7 +602,7 @@ def report(
             f"--min-agreement: {min_agreement} annotators must agree to keep a document, but no document has "
             f"more than {most} (pass --min-agreement {most} or fewer, or --allow-fewer-annotators to report anyway)"
         )
-    result["platform"] = summary["platform"]
+    result["platform"] = summary.get("platform")
     result["excluded_assignments"] = summary.get("excluded_assignments", [])
     result["skipped_lines"] = summary["skipped_lines"]
     if predictions:
@@ -501,6 +611,9 @@ def report(
             "predictions": os.path.basename(name.rstrip("/")),
             **agreement.with_model(result, model_answers),
         }
+    _check_places(study_dir, ("report.json", "figures/gold_agreement.png", "figures/model_by_agreement.png"))
+    if os.path.islink(os.path.join(study_dir, "figures")):
+        os.remove(os.path.join(study_dir, "figures"))  # a linked folder is replaced, never written through
     result["figures"] = text.write_figures(result, study_dir)
     write_json(os.path.join(study_dir, "report.json"), result)
     return result
@@ -519,10 +632,22 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
 
     key, _, summary = read_study(study_dir)
     result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
+    reported = result.get("items") if isinstance(result, dict) else None
+    figures_listed = result.get("figures", []) if isinstance(result, dict) else None
+    if not isinstance(figures_listed, list) or not all(isinstance(f, str) for f in figures_listed):
+        reported = None
+    if not isinstance(reported, dict) or not all(
+        iid in key["items"] and isinstance(p, dict) and isinstance(p.get("id"), str) and "kept" in p
+        for iid, p in reported.items()
+    ):
+        raise InputError(
+            f"{os.path.join(study_dir, 'report.json')}: not a report of `annotate report` on these answers "
+            "(run it again)"
+        )
     config, split = key.get("config"), key.get("split")
     if not config:
         raise InputError(f"{study_dir}: these answers come from no export of this dataset (INSteD's file?)")
-    split_name = split_name or f"{split}_verified"
+    split_name = f"{split}_verified" if split_name is None else split_name
     if not is_safe_name(split_name) or "-" in split_name:
         raise InputError(f"--split-name: {split_name!r} must be letters, digits, '_' or '.'")
     rows = read_rows(dataset_dir, config, split)
@@ -556,6 +681,16 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
                 f"{path}: split '{split_name}' was not written by `annotate verify` (or changed since); "
                 "it is never replaced (choose another --split-name)"
             )
+    figures = [f"{VERIFICATION_DIR}/{config}-{os.path.basename(rel)}" for rel in result.get("figures", [])]
+    _check_places(  # before anything is written or removed: no half-written verification
+        dataset_dir,
+        [
+            f"{config}/{split_name}-00000-of-00001.parquet",
+            f"{VERIFICATION_DIR}/{config}.json",
+            f"{VERIFICATION_DIR}/{config}-answers.jsonl",
+            *figures,
+        ],
+    )
     for path in existing:
         os.remove(path)
         written.pop(os.path.relpath(path, dataset_dir).replace(os.sep, "/"), None)
@@ -576,7 +711,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         "verified_split": split_name,
         "rows": len(chosen),
         "protocol": {
-            "platform": summary["platform"],
+            "platform": summary.get("platform"),
             "per_task": key.get("per_task"),
             "controls": key.get("controls"),
             "control_rule": key.get("control_rule"),
@@ -584,7 +719,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             "annotators_per_document": result.get("annotators_per_document"),
             "seed": key.get("seed"),
             "export_id": key["export_id"],
-            "max_control_errors": summary["max_control_errors"],
+            "max_control_errors": summary.get("max_control_errors"),
             "excluded_assignments": len(summary.get("excluded_assignments", [])),
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
@@ -637,12 +772,21 @@ def _written_by_verify(dataset_dir: str, marker: str) -> dict[str, str]:
 def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -> None:
     """``--out FILE`` of review and release: never a folder, a file of the study, or an existing file without
     ``--overwrite``; a link there is replaced, never written through."""
+    if not out_path.strip():
+        raise InputError("--out: an empty path; name the file to write")
     if os.path.isdir(out_path):
         raise InputError(f"{out_path}: a folder; --out names the file to write")
     real = os.path.realpath(out_path)
     study = os.path.realpath(study_dir)
     if os.path.dirname(real) == study and os.path.basename(real) in (*IMPORT_FILES, "report.json"):
         raise InputError(f"{out_path}: a file of the study folder {study_dir}; write elsewhere")
+    _check_not_below_a_file(out_path)
+    folder = os.path.dirname(real)
+    for level in (folder, os.path.dirname(folder)):  # an export (its key.json) or an import (its import.json)
+        if _owned(os.path.join(level, "key.json")) or _owned(os.path.join(level, "import.json")):
+            raise InputError(
+                f"{out_path}: inside the study folder {level} (an export or an import); write elsewhere"
+            )
     if os.path.lexists(out_path) and not overwrite:
         raise InputError(f"{out_path}: exists (pass --overwrite to replace it)")
     if os.path.islink(out_path):
@@ -713,8 +857,19 @@ def review(
         raise InputError(f"--min-seconds: must be a number >= 0, got {min_seconds}")
     text = read_text(os.path.join(study_dir, MTURK_RESULTS))
     assignments = summary.get("assignments") or {}
+    limit = summary.get("max_control_errors")
+    fields = ("answers", "controls", "control_errors", "failing", "seconds", "median_seconds")
+    if (
+        type(limit) not in (int, float)
+        or not 0 <= limit <= 1
+        or not isinstance(assignments, dict)
+        or not all(isinstance(a, dict) and all(f in a for f in fields) for a in assignments.values())
+    ):
+        raise InputError(
+            f"{os.path.join(study_dir, 'import.json')}: not what `annotate import` wrote (import again)"
+        )
     decisions = formats.review_decisions(
-        text, assignments, summary["max_control_errors"], min_seconds, os.path.join(study_dir, MTURK_RESULTS)
+        text, assignments, limit, min_seconds, os.path.join(study_dir, MTURK_RESULTS)
     )
     _write_out_file(out_path, study_dir, decisions["csv"], overwrite)
     return decisions

@@ -15,10 +15,16 @@ every size, for the ingest's read tasks), every input is uploaded to a GCS emula
 Split per stage by the lines the build prints: the peak RSS of the driver's process tree (the build, its fork
 server and stage processes) and of the largest SDK worker, sampled every 0.1 s, and the bytes each side read
 and wrote through Beam's filesystems (``bench/iohook/sitecustomize.py``, on the ``PYTHONPATH`` of the build
-and of the worker pool only, logs every file it closes; ``/proc/PID/io`` does not see socket traffic).
+and of the worker pool only, logs every file it closes), and the bytes the driver's whole process tree wrote
+with the ``write`` family of system calls, to files and pipes, temporary files included
+(``bench/iohook/treeio.py`` runs the build as a child subreaper and reads the kernel's I/O counters of the
+reaped tree: ``driver_tree_written_mb``; per stage, sampled every 0.1 s from ``/proc/PID/io``, a lower bound:
+``driver_syscall_written_kb``). Socket writes by ``send``/``sendmsg`` (gRPC, the storage client) are not in
+those counters: ``strace -f -e trace=write,writev,sendto,sendmsg`` of the build sees them
+(``bench/README_scale.md``).
 Read tasks: the ``read_tasks`` counter of the Wikipedia ingest, against the ranges the same dump gets on local
-disk. Ratios: each figure at the largest size over the smallest (targets of issue #28: driver peak RSS and
-bytes written ≤ 1.2× from 5,000 to 20,000 documents on the portable runner).
+disk. Ratios: each figure at the largest size over the smallest (targets: driver peak RSS and bytes written ≤ 1.2×
+from 5,000 to 20,000 documents on the portable runner).
 
     .venv/bin/python bench/bench_distributed.py                      # 5,000 and 20,000 documents, both runners
     .venv/bin/python bench/bench_distributed.py --sizes 2000,8000 --runners portable
@@ -51,6 +57,7 @@ WORK = ROOT / "bench" / "work" / "distributed"
 SHARED = ROOT.parent / "shared"
 MAKE_CORPUS = SHARED / "bench" / "make_retrieval_corpus.py"
 MAKE_DUMP = SHARED / "bench" / "make_bench_dump.py"
+TREEIO = ROOT / "bench" / "iohook" / "treeio.py"
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 DUMP_REPEATS = 3  # 618 pages, 7 page streams per 100 pages
 STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
@@ -64,6 +71,10 @@ class Tree:
         self.root, self.include_root = root, include_root
         self.peak_tree: dict[str, int] = {}
         self.peak_process: dict[str, int] = {}
+        self.written: dict[
+            str, int
+        ] = {}  # write() bytes per stage, sockets included (sampled: a lower bound)
+        self._wchar: dict[int, int] = {}
 
     def members(self) -> list[psutil.Process]:
         try:
@@ -77,9 +88,12 @@ class Tree:
         for p in self.members():
             try:
                 rss = p.memory_info().rss
+                wchar = p.io_counters().write_chars
             except psutil.Error:
                 continue
             total, largest = total + rss, max(largest, rss)
+            self.written[stage] = self.written.get(stage, 0) + wchar - self._wchar.get(p.pid, 0)
+            self._wchar[p.pid] = wchar
         self.peak_tree[stage] = max(self.peak_tree.get(stage, 0), total)
         self.peak_process[stage] = max(self.peak_process.get(stage, 0), largest)
 
@@ -159,12 +173,15 @@ def run_build(
         ]
     out = f"gs://{BUCKET}/bench/{name}"
     incoherent = str(Path(sys.executable).with_name("incoherent"))
-    cmd = [incoherent, "build", str(config_path), "--out", out, "--force", *beam]
+    tree_io = WORK / f"{name}.treeio.json"  # every byte the driver's tree wrote, sockets included
+    cmd = [sys.executable, str(TREEIO), str(tree_io), "--", incoherent, "build", str(config_path)]
+    cmd += ["--out", out, "--force", *beam]
     stage = ["startup"]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True, env=env
     )
-    driver, workers = Tree(psutil.Process(proc.pid), True), Tree(pool, False)
+    # the driver: the build and every process it leaves (reparented to treeio.py), not treeio.py itself
+    driver, workers = Tree(psutil.Process(proc.pid), False), Tree(pool, False)
     done, lock = threading.Event(), threading.Lock()
     marks: list[tuple[str, float]] = []
 
@@ -211,8 +228,10 @@ def run_build(
             "driver_written_mb": round(d_written / MB, 3),
             "workers_read_mb": round(w_read / MB, 3),
             "workers_written_mb": round(w_written / MB, 3),
+            "driver_syscall_written_kb": round(driver.written.get(label, 0) / 1024, 1),
         }
         begin = end
+    tree = json.loads(tree_io.read_text())
 
     from pipelines.runtime import storage
 
@@ -232,6 +251,8 @@ def run_build(
         "worker_peak_mb": round(max(workers.peak_process.values()) / MB),
         "driver_read_mb": total("driver_read_mb"),
         "driver_written_mb": total("driver_written_mb"),
+        "driver_tree_written_mb": round(tree["wchar"] / MB, 3),
+        "driver_tree_write_calls": tree["syscw"],
         "workers_read_mb": total("workers_read_mb"),
         "workers_written_mb": total("workers_written_mb"),
         "stages": stages,
@@ -295,7 +316,14 @@ def main() -> None:
 
 
 def report(results: list[dict], sizes: list[int]) -> None:
-    keys = ("driver_peak_mb", "driver_written_mb", "driver_read_mb", "worker_peak_mb", "workers_read_mb")
+    keys = (
+        "driver_peak_mb",
+        "driver_tree_written_mb",
+        "driver_written_mb",
+        "driver_read_mb",
+        "worker_peak_mb",
+        "workers_read_mb",
+    )
     print("\n| runner | documents | seconds | non-zeros | read tasks (local) | " + " | ".join(keys) + " |")
     print("|---|---:|---:|---:|---:|" + "---:|" * len(keys))
     for r in results:
@@ -311,10 +339,11 @@ def report(results: list[dict], sizes: list[int]) -> None:
         if a and b and a is not b:
             ratios = ", ".join(f"{k} {b[k] / max(a[k], 1e-9):.2f}x" for k in (*keys, "nnz"))
             print(f"{runner} {large:,} / {small:,}: {ratios}")
-    print("\nper stage (driver peak MB / written MB; largest worker MB):")
+    print("\nper stage (driver peak MB / files written MB / all writes KB (sampled); largest worker MB):")
     for r in results:
         cells = ", ".join(
-            f"{s} {v['driver_peak_mb']}/{v['driver_written_mb']}; {v['worker_peak_mb']}"
+            f"{s} {v['driver_peak_mb']}/{v['driver_written_mb']}/{v['driver_syscall_written_kb']}; "
+            f"{v['worker_peak_mb']}"
             for s, v in r["stages"].items()
         )
         print(f"  {r['runner']} {r['documents']:,}: {cells}")

@@ -165,6 +165,27 @@ def load_summaries(build_dir: str) -> list[dict]:
     return summaries
 
 
+RUN_SUMMARY = "run_summary.json"
+
+
+def summary_files(paths: list[str], build_dir: str) -> list[tuple[str, str]]:
+    """``(path, path relative to build_dir)`` of the files among ``paths`` (a listing of the build's JSON files)
+    that the card reads: every ``run_summary.json`` and the ``build_summary.json``. Never the other JSON a build
+    holds (an index's ``ids.json`` has a line per document): a remote build's driver copies only these, so what
+    it moves does not grow with the corpus.
+
+    >>> summary_files(["b/build_summary.json", "b/work/index/ids.json", "b/work/index/run_summary.json"], "b")
+    [('b/build_summary.json', 'build_summary.json'), ('b/work/index/run_summary.json', 'work/index/run_summary.json')]
+    """
+    prefix = build_dir.rstrip("/") + "/"
+    chosen = []
+    for path in paths:
+        relative = path[len(prefix) :] if path.startswith(prefix) else None
+        if relative and (relative == BUILD_SUMMARY or relative.rsplit("/", 1)[-1] == RUN_SUMMARY):
+            chosen.append((path, relative))
+    return chosen
+
+
 def load_build_summary(build_dir: str) -> dict | None:
     """``build_summary.json`` of an ``incoherent build`` (None for folders of single commands)."""
     path = os.path.join(build_dir, BUILD_SUMMARY)

@@ -35,6 +35,7 @@ from filters.model import (
     resolve_dtype,
 )
 from filters.model_files import MAX_CONFIG_BYTES, check_no_code
+from filters.threads import use_torch_threads
 from schemas.records import InputError
 from sources.paths import is_remote
 
@@ -118,19 +119,23 @@ class IntruderModelHandler(ModelHandler[dict, PredictionResult, ScoringModel]):
         dtype: str = "auto",
         pool_factor: int = DEFAULT_POOL_FACTOR,
         share_across_processes: bool = False,
+        threads: int = 0,
         compile: bool = False,
     ):
-        """``compile``: :class:`filters.model.ScoringModel`'s ``torch.compile`` of the model (GPU only)."""
+        """``threads``: torch's intra-op threads in each worker (:func:`pipelines.runtime.threads.torch_threads`;
+        0 leaves torch's default); ``compile``: :class:`filters.model.ScoringModel`'s ``torch.compile`` of the
+        model (GPU only)."""
         # Pools of at least one micro-batch (BatchElements starts at min_batch_size and grows with speed).
         super().__init__(min_batch_size=batch_size, max_batch_size=batch_size * pool_factor)
         self._model_dir, self._device, self._dtype = model_dir, device, dtype
         self._batch_size, self._max_length = batch_size, max_length
-        self._share_across_processes = share_across_processes
+        self._share_across_processes, self._threads = share_across_processes, threads
         self._compile = compile
         # Fail before the pipeline starts on options that can never work (e.g. cuda on a CPU machine).
         resolve_dtype(dtype, resolve_device(device))
 
     def load_model(self) -> ScoringModel:
+        use_torch_threads(self._threads)
         return ScoringModel.load(
             self._model_dir,
             self._device,
@@ -168,17 +173,25 @@ class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
     """
 
     def __init__(
-        self, model_dir: str, device: str = "auto", dtype: str = "auto", join: str = "space", **scorer_options
+        self,
+        model_dir: str,
+        device: str = "auto",
+        dtype: str = "auto",
+        join: str = "space",
+        threads: int = 0,
+        **scorer_options,
     ):
-        """``scorer_options``: the keyword arguments of :meth:`filters.lm.LanguageModelScorer.load`."""
+        """``scorer_options``: the keyword arguments of :meth:`filters.lm.LanguageModelScorer.load`;
+        ``threads``: torch's intra-op threads in each worker (0: torch's default)."""
         super().__init__(min_batch_size=1, max_batch_size=1)
         self._model_dir, self._device, self._dtype, self._options = model_dir, device, dtype, scorer_options
-        self._join = join
+        self._join, self._threads = join, threads
         resolve_dtype(dtype, resolve_device(device))
 
     def load_model(self):
         from filters.lm import LanguageModelScorer
 
+        use_torch_threads(self._threads)  # before loading: the scorer sizes its LM-head chunks by the threads
         return LanguageModelScorer.load(
             localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
         )
@@ -238,6 +251,7 @@ class ClassifierHandler(LanguageModelHandler):
     def load_model(self):
         from filters.shuffle_classifier import ClassifierScorer
 
+        use_torch_threads(self._threads)
         return ClassifierScorer.load(
             localize(self._model_dir), device=self._device, dtype=self._dtype, **self._options
         )

@@ -140,11 +140,19 @@ def write_remote_card(
 ) -> str:
     """The card of a dataset in object storage, written there (``README.md``, ``figures/``, ``summaries/``).
 
-    The driver reads only what is small: the build's JSON files (run summaries, which also record each
-    input's size and sha256 from the ingest runs, and the index metadata) and the tables' Parquet footers.
+    The driver reads only what is small and does not grow with the corpus: the run summaries and the build
+    summary (:func:`corpora.card.summary_files`; they also record each input's size and sha256 from the ingest
+    runs), the index metadata and the tables' Parquet footers.
     The statistics, which count every row, come from :func:`pipeline_stats` on the same runner as the build.
     """
-    from corpora.card import find_configs, load_build_summary, load_summaries, render_card, write_summaries
+    from corpora.card import (
+        find_configs,
+        load_build_summary,
+        load_summaries,
+        render_card,
+        summary_files,
+        write_summaries,
+    )
     from corpora.card_figures import FIGURES
     from pipelines.runtime import storage
 
@@ -153,8 +161,7 @@ def write_remote_card(
     local = tempfile.mkdtemp(prefix="incoherent-card-")
     try:
         summaries_dir, staged = os.path.join(local, "build"), os.path.join(local, "card")
-        for path in files.glob(storage.join(build_dir, "**", "*.json")):
-            relative = path[len(build_dir.rstrip("/")) + 1 :]
+        for path, relative in summary_files(files.glob(storage.join(build_dir, "**", "*.json")), build_dir):
             storage.write_bytes(os.path.join(summaries_dir, *relative.split("/")), storage.read_bytes(path))
         if not os.path.isdir(summaries_dir):
             raise InputError(f"{build_dir}: no run summaries to describe the build with")

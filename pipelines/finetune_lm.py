@@ -11,6 +11,7 @@ import argparse
 
 from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -51,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    add_torch_threads_argument(parser, "torch threads (0: every core this process may use)")
     add_precision_argument(parser)
     add_overwrite(parser)
 
@@ -78,7 +80,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         precision=args.precision,
     )
-    p = finetune(config)
+    from filters.threads import torch_threads_during
+
+    with torch_threads_during(torch_threads(requested=check_torch_threads(args.torch_threads))):
+        p = finetune(config)
     print(
         f"excluded {p['excluded_shuffle_test_documents']} shuffle test documents; trained on "
         f"{p['train_documents']} documents, {p['heldout_documents']} held out ({p['device']})"

@@ -18,7 +18,6 @@ neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_th
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 
 import apache_beam as beam
@@ -34,6 +33,7 @@ from pipelines.runtime import progress, storage
 from pipelines.runtime.options import is_local_runner
 from pipelines.runtime.run import print_report, run_pipeline
 from pipelines.runtime.tables import WriteTable, count, document_files, list_tables, read_ids
+from pipelines.runtime.threads import available_cores
 from retrieval.featurize import HASH_SIZE, NGRAM, document_text
 from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
 from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows
@@ -254,7 +254,7 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     """
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     if not is_local_runner(options.view_as(StandardOptions).runner):
         auto, workers = 1, 64
     elif direct.direct_running_mode == "multi_processing":

@@ -35,6 +35,7 @@ from corpora.shuffle_results import compare, format_table, format_table1, plot_a
 from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite, list_flag
 from pipelines.runtime.run import run_pipeline
 from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable, count, list_tables
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas import SCORES_SCHEMA
 from schemas.records import InputError, Rejected
 from sources import parquet
@@ -84,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pool-size", type=int, default=DEFAULT_POOL_SIZE, help="texts per pool, whole documents (about 64)"
     )
+    add_torch_threads_argument(parser)
     add_overwrite(parser)
 
 
@@ -335,6 +337,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--stride: must be >= 1, got {args.stride}")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
+    threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)
     model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
@@ -344,7 +347,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if not is_remote(model_dir):
             check_classifier(model_dir)
         handler = ClassifierHandler(
-            model_dir, args.device, args.dtype, join=args.join, batch_size=args.batch_size
+            model_dir,
+            args.device,
+            args.dtype,
+            join=args.join,
+            threads=threads,
+            batch_size=args.batch_size,
         )
     else:
         if not is_remote(model_dir):
@@ -354,6 +362,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             args.device,
             args.dtype,
             join=args.join,
+            threads=threads,
             scorer=kind,
             window=args.window,
             batch_size=args.batch_size,
@@ -387,6 +396,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "batch_size": args.batch_size,
         "stride": args.stride,
         "pool_size": args.pool_size,
+        "torch_threads": threads,
     }
 
     def results(summary: dict) -> dict:

@@ -12,6 +12,7 @@ import argparse
 
 from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -37,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    add_torch_threads_argument(parser, "torch threads (0: every core this process may use)")
     add_overwrite(parser)
 
 
@@ -61,7 +63,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         max_steps=args.max_steps,
         overwrite=args.overwrite,
     )
-    summary = train(config)
+    from filters.threads import torch_threads_during
+
+    with torch_threads_during(torch_threads(requested=check_torch_threads(args.torch_threads))):
+        summary = train(config)
     print(
         f"trained {args.base_model} on {summary['train_examples']} examples ({summary['device']}), "
         f"epoch {summary['chosen_epoch']} kept ({summary['validation_source']})"

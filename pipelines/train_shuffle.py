@@ -13,6 +13,7 @@ import argparse
 
 from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -56,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    add_torch_threads_argument(parser, "torch threads (0: every core this process may use)")
     add_precision_argument(parser)
     add_overwrite(parser)
 
@@ -81,7 +83,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         precision=args.precision,
     )
-    p = train_shuffle(config)
+    from filters.threads import torch_threads_during
+
+    with torch_threads_during(torch_threads(requested=check_torch_threads(args.torch_threads))):
+        p = train_shuffle(config)
     print(
         f"trained on {p['train_examples']} examples of {p['train_documents']} documents (k = "
         f"{','.join(map(str, p['block_sizes']))}), validation: {p['validation_source']} ({p['device']})"

@@ -31,12 +31,16 @@ def write_documents(out_dir: str, docs: list[tuple[str, list[str]]], source: str
 
 @fixture(scope="module")
 def one_thread():
-    """Tiny models train fastest on one torch thread (and do not fight other processes for the cores)."""
+    """Tiny models train fastest on one torch thread (and do not fight other processes for the cores): torch
+    here, and every command run in this process, sees one core (``--torch-threads`` 0 gives one thread)."""
+    import pytest  # only under pytest: these builders also serve bench/gpu_suite.py without it
     import torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pipelines.runtime.threads.available_cores", lambda: 1)
+        yield
     torch.set_num_threads(before)
 
 

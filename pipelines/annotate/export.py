@@ -13,6 +13,7 @@ from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+MAX_WORKERS = 100  # annotators per task (INSteD asked 5, Laban et al. 2)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise InputError(f"--{flag.replace('_', '-')}: must be >= 1, got {value}")
+    if args.workers is not None and args.workers > MAX_WORKERS:
+        raise InputError(f"--workers: must be 1..{MAX_WORKERS} annotators per task, got {args.workers}")
     options = (
         "seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite",
         "instructions", "practice",

@@ -14,6 +14,7 @@ from pipelines.commands import add_overwrite
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+SHOWN = 10  # failing workers named on the terminal (all of them are in import.json)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,8 +58,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if failing:
         verb = "excluded" if args.exclude_failing else "kept (--exclude-failing leaves them out)"
         workers = sorted({summary["assignments"][a]["worker"] for a in failing})
+        named = ", ".join(workers[:SHOWN])
+        if len(workers) > SHOWN:
+            named += f" and {len(workers) - SHOWN} more, listed in import.json"
         print(
             f"  assignments above {args.max_control_errors:.0%} control errors: {len(failing)} of "
-            f"{len(summary['assignments'])} (workers {', '.join(workers)}); {verb}"
+            f"{len(summary['assignments'])} (workers {named}); {verb}"
         )
     return 0

@@ -45,6 +45,32 @@ def check_host(host: str) -> str:
     return host
 
 
+def check_answers_place(tasks_dir: str, answers: str) -> None:
+    """``--answers`` is never the export folder itself, a folder around it, or a folder of a build (its dataset
+    is published: the annotators' names and answers would go with it)."""
+    import os
+
+    from pipelines.runtime.safety import BUILD_MARKER, is_within
+
+    if is_within(tasks_dir, answers) or any(
+        is_within(answers, os.path.join(tasks_dir, sub)) for sub in ("mturk", "labelstudio")
+    ):
+        raise InputError(
+            f"--answers: {answers} is or holds the export folder's files; leave it out (TASKS_DIR/answers) or "
+            "choose a folder of its own"
+        )
+    folder = os.path.realpath(answers)
+    while True:
+        if os.path.isfile(os.path.join(folder, BUILD_MARKER)):
+            raise InputError(
+                f"--answers: {answers} lies inside the build {folder} (its dataset is published); choose a "
+                "folder apart from it"
+            )
+        if os.path.dirname(folder) == folder:
+            return
+        folder = os.path.dirname(folder)
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.webapp import answers_folder, load_tasks, make_server
 
@@ -52,6 +78,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--port: must be 0..65535, got {args.port}")
     host = check_host(args.host)
     load_tasks(args.tasks_dir)  # TASKS_DIR and --answers are checked before the address is taken
+    if args.answers:
+        check_answers_place(args.tasks_dir, args.answers)
     answers_folder(args.tasks_dir, args.answers)
     try:
         server = make_server(args.tasks_dir, args.answers, host, args.port)

@@ -28,6 +28,7 @@ import os
 
 from pipelines.commands import add_overwrite
 from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
+from pipelines.runtime.threads import available_cores
 from sources import bz2decode, limits
 from sources.paths import is_remote
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     read_limits = limits.Limits.from_args(args).to_dict()
     for task in tasks:  # each read task carries the limits to the worker that reads it
         task["limits"] = read_limits
-    threads = args.decompress_threads or (1 if spread else max(1, min(4, os.cpu_count() or 1)))
+    threads = args.decompress_threads or (1 if spread else min(4, available_cores()))
     out, source = args.out, args.source
     if (
         not spread and "start" not in tasks[0] and not is_remote(tasks[0]["path"])

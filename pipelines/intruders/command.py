@@ -38,6 +38,7 @@ from pipelines.runtime.tables import (
     require_tables,
     source_of_file,
 )
+from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
 
@@ -119,6 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a candidate whose intruder probability is >= this is easy; a hard one is drawn when a document "
         "has one (default: 0.5)",
     )
+    add_torch_threads_argument(group)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -127,6 +129,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"--validation-fraction: must be in [0, 1), got {args.validation_fraction}")
     if args.k < 1:
         raise InputError(f"--k: must be >= 1, got {args.k}")
+    check_torch_threads(args.torch_threads)
     for name in ("similarity_threshold", "drift_threshold"):
         value = getattr(args, name)
         if not 0.0 < value <= 1.0:
@@ -210,12 +213,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if filtered:
         from pipelines.intruders.filter_stage import ScoreCandidates
 
+        threads = torch_threads(beam_args, args.torch_threads)
         score = ScoreCandidates(
             args.filter,
             device=args.device,
             batch_size=args.batch_size,
             max_length=args.max_length,
             easy_threshold=args.easy_threshold,
+            threads=threads,
         )
     params = {
         "docs": args.docs,
@@ -237,6 +242,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             batch_size=args.batch_size,
             max_length=args.max_length,
             easy_threshold=args.easy_threshold,
+            torch_threads=threads,
         )
     with retrieval_for(args.docs, sources_by_dir, index_map, neighbor_map, args.k, beam_args) as (
         indexes,

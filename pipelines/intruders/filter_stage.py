@@ -41,6 +41,7 @@ class ScoreCandidates(beam.PTransform):
         dtype: str = "auto",
         handler: ModelHandler | None = None,
         share_across_processes: bool = False,
+        threads: int = 0,
     ):
         super().__init__()
         self._easy_threshold = easy_threshold
@@ -54,6 +55,7 @@ class ScoreCandidates(beam.PTransform):
                 max_length=max_length,
                 dtype=dtype,
                 share_across_processes=share_across_processes,
+                threads=threads,
             )
         self._handler = handler
 

@@ -15,6 +15,7 @@ from corpora.card import (
     load_summaries,
     render_card,
     size_category,
+    summary_files,
     validate_card,
 )
 from corpora.provenance import dump_date_from_name, relativise
@@ -367,6 +368,40 @@ def test_card_statistics_from_a_pipeline_equal_those_read_in_process(build, tmp_
     assert card_stats.to_json(by_pipeline) == card_stats.to_json(in_process)
     assert by_pipeline["intruder"]["wikipedia"]["by_split"]["test"]["documents"] > 0
     assert not work.exists()  # the merged result was read and removed
+
+
+def test_a_remote_card_copies_only_the_summaries_to_the_driver():
+    listing = [
+        "gs://b/out/build_summary.json",
+        "gs://b/out/.incoherent-build.json",
+        "gs://b/out/work/documents/wiki/run_summary.json",
+        "gs://b/out/work/retrieval/wiki/index/ids.json",  # a line per document: never on the driver
+        "gs://b/out/work/retrieval/wiki/index/index.json",  # read where it lies, when the card names the index
+        "gs://b/out/work/retrieval/wiki/index/run_summary.json",
+        "gs://b/out/dataset/shuffle-wiki/run_summary.jsonl",
+        "gs://b/other/run_summary.json",
+    ]
+    assert summary_files(listing, "gs://b/out/") == [
+        ("gs://b/out/build_summary.json", "build_summary.json"),
+        ("gs://b/out/work/documents/wiki/run_summary.json", "work/documents/wiki/run_summary.json"),
+        (
+            "gs://b/out/work/retrieval/wiki/index/run_summary.json",
+            "work/retrieval/wiki/index/run_summary.json",
+        ),
+    ]
+
+
+@pytest.mark.slow
+def test_what_a_remote_card_copies_does_not_grow_with_the_documents(build):
+    """Of a real build's JSON files, the card's driver copies the run and build summaries, whose size does not
+    depend on the number of documents, and leaves the index's ids (36 bytes a document) where they lie."""
+    listing = sorted(str(p) for p in build.rglob("*.json"))
+    chosen = {relative for _, relative in summary_files(listing, str(build))}
+    ids = [p for p in listing if p.endswith("/ids.json")]
+    assert ids and not any(relative.endswith("ids.json") for relative in chosen)
+    summaries = {str(p.relative_to(build)) for p in build.rglob("run_summary.json")}
+    assert chosen == summaries | {"build_summary.json"}
+    assert len(load_summaries(str(build))) == len([s for s in summaries if "/summaries/" not in f"/{s}"])
 
 
 def test_statistics_merge_file_by_file_and_survive_json(shuffled):

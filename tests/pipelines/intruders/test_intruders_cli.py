@@ -13,6 +13,7 @@ from corpora.sampling import parse_sample
 from pipelines.intruders import transforms
 from pipelines.intruders.similarity import similarities_for
 from pipelines.runtime.tables import write_shard
+from pipelines.runtime.threads import available_cores
 from pipelines.sampling import sampled_ids, write_id_list
 from retrieval import TfidfIndex
 from schemas import DOCUMENT_SCHEMA
@@ -417,6 +418,7 @@ def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp
                 and row["filter_score"] is not None
             )
     summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["params"]["torch_threads"] == available_cores()  # one in-process worker: every core
     assert summary["params"]["filter"] == str(tiny_base_dir) and summary["counters"]["filter"][
         "scored"
     ] == len(candidates)
