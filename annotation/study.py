@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 from sources import parquet
+from sources.outputs import entries, make_folder, replace_file
 from sources.paths import is_safe_name
 
 EXPORT_FILES = (
@@ -32,12 +33,9 @@ FORMATS = ("mturk", "labelstudio", "lab", "insted")
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """Write a file; a link at ``path`` is replaced, never written through."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    if os.path.islink(path):
-        os.remove(path)
-    with open(path, "wb") as f:
-        f.write(data)
+    """Write a file whole; a link at ``path`` is replaced, never written through
+    (:func:`sources.outputs.replace_file`)."""
+    replace_file(path, data)
 
 
 def write_text(path: str, text: str) -> None:
@@ -46,6 +44,16 @@ def write_text(path: str, text: str) -> None:
 
 def write_json(path: str, value) -> None:
     write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def parquet_bytes(table) -> bytes:
+    """A table as the bytes of a zstd Parquet file (written whole by :func:`replace_file`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
 
 
 MAX_INPUT_BYTES = 256 << 20  # a study file read whole (results, answers, keys, predictions); ~9x in memory
@@ -86,13 +94,6 @@ def read_text(path: str, what: str = "") -> str:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
 
 
-LOCK_FILE = ".incoherent-build.lock"  # the --out lock of the CLI: not content of the folder
-
-
-def _entries(folder: str) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n != LOCK_FILE) if os.path.isdir(folder) else []
-
-
 def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str | None = None) -> None:
     """Refuse a non-empty folder unless ``overwrite``; then only the files named in ``ours`` are replaced.
 
@@ -109,11 +110,11 @@ def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str |
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"{out_dir}: output path is a file, not a directory")
     _check_not_below_a_file(out_dir)
-    if _entries(out_dir) and not overwrite:
+    if entries(out_dir) and not overwrite:  # the --out lock file is not content
         raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
     other = "import.json" if owner == "key.json" else None  # an import folder holds a copy of the key
     if (
-        _entries(out_dir)
+        entries(out_dir)
         and owner is not None
         and (not _owned(os.path.join(out_dir, owner)) or (other and _owned(os.path.join(out_dir, other))))
     ):
@@ -625,7 +626,6 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     """Write the kept documents as ``<config>/<split>_verified-00000-of-00001.parquet`` (the config's schema),
     ``human_verification/<config>.json``, and the card again; returns the verification record."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from annotation.report import VERIFICATION_DIR
     from schemas.tables import schema_for
@@ -697,11 +697,9 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     schema = schema_for(config)
     table = pa.Table.from_pylist(chosen, schema=schema)
     path = os.path.join(dataset_dir, config, f"{split_name}-00000-of-00001.parquet")
-    if os.path.islink(path):
-        os.remove(path)  # a link is replaced, never written through
-    pq.write_table(table, path, compression="zstd")
+    replace_file(path, parquet_bytes(table))  # a link planted at the split's name is replaced
     written[os.path.relpath(path, dataset_dir).replace(os.sep, "/")] = _sha256(path)
-    os.makedirs(os.path.join(dataset_dir, VERIFICATION_DIR), exist_ok=True)
+    make_folder(os.path.join(dataset_dir, VERIFICATION_DIR))  # a link there is replaced by a folder
     release = None
     if key["kind"] == "intruder":  # the per-document answers in INSteD's released format, beside the record
         _, answers, _ = read_study(study_dir)

@@ -25,6 +25,7 @@ from corpora import card_figures, card_stats
 from corpora.provenance import describe_input, relativise
 from schemas import SCHEMA_VERSION, schema_for
 from schemas.records import InputError
+from sources.outputs import make_folder, replace_text
 from sources.paths import Files, LocalFiles, is_remote
 
 LABEL_NAMES = ["coherent", "intruder"]
@@ -611,11 +612,10 @@ def funnel_section(intruders: dict | None, threshold) -> list[str]:
 def write_figures(stats: dict, dataset_dir: str, threshold, easy_threshold) -> list[tuple[str, str]]:
     """PNGs under ``DATASET_DIR/figures/``; returns ``[(caption, relative path)]`` for the card."""
     out: list[tuple[str, str]] = []
-    folder = os.path.join(dataset_dir, card_figures.FIGURES)
-    if os.path.isdir(folder):
-        for name in os.listdir(folder):
-            if name.endswith(".png"):
-                os.remove(os.path.join(folder, name))
+    folder = make_folder(os.path.join(dataset_dir, card_figures.FIGURES))  # a link: replaced, not followed
+    for name in os.listdir(folder):
+        if name.endswith(".png"):
+            os.remove(os.path.join(folder, name))
 
     def add(caption: str, name: str, draw, *args) -> None:
         draw(*args, os.path.join(folder, name))
@@ -797,10 +797,11 @@ def write_summaries(
     ``out``: where the build lies when ``build_dir`` is a local copy of its summaries (a remote build)."""
     roots = _roots(out or build_dir, build)
     folder = os.path.join(dataset_dir, SUMMARIES)
-    if os.path.isdir(folder):
+    if os.path.isdir(folder) and not os.path.islink(folder):
         import shutil
 
         shutil.rmtree(folder)
+    make_folder(folder)  # a link there is replaced by a real folder, never written through
     written = []
     items = [(s["_path"], {k: v for k, v in s.items() if k != "_path"}) for s in summaries]
     if build:
@@ -811,10 +812,8 @@ def write_summaries(
             k: v for k, v in summary.items() if k != "seconds"
         }  # no wall times: the same build, the same files
         path = os.path.join(folder, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(relativise(summary, roots), f, indent=2, sort_keys=True, default=str)
-            f.write("\n")
+        text = json.dumps(relativise(summary, roots), indent=2, sort_keys=True, default=str)
+        replace_text(path, text + "\n")
         written.append(os.path.relpath(path, dataset_dir))
     return written
 
@@ -1020,6 +1019,5 @@ def write_card(
     summaries = load_summaries(build_dir)
     write_summaries(build_dir, dataset_dir, load_build_summary(build_dir), summaries)
     path = os.path.join(dataset_dir, "README.md")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    replace_text(path, text)  # a link planted at README.md is replaced, its target left alone
     return path

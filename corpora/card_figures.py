@@ -6,7 +6,6 @@ Each function takes counts or histograms (never rows) and writes one PNG; the ca
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import numpy as np
@@ -26,10 +25,16 @@ def _pyplot():
 
 
 def _save(fig, path: str) -> str:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """Write the PNG whole (:func:`sources.outputs.replace_file`: a link at ``path`` is replaced)."""
+    import io
+
+    from sources.outputs import replace_file
+
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     _pyplot().close(fig)
+    replace_file(path, buffer.getvalue())
     return path
 
 

@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable
 
 from filters.model_files import read_json
+from sources.outputs import finite, replace_text
 from sources.paths import is_remote
 
 PROVENANCE = "provenance.json"
@@ -56,6 +57,7 @@ def label_for(provenance: dict | None) -> str | None:
 
 
 def write_provenance(model_dir: str, provenance: dict) -> None:
-    with open(os.path.join(model_dir, PROVENANCE), "w", encoding="utf-8") as f:
-        json.dump(provenance, f, indent=2, sort_keys=True)
-        f.write("\n")
+    """``provenance.json``, written whole; a non-finite number (a NaN loss) is written as ``null``, never as
+    the bare ``NaN`` that is not JSON."""
+    text = json.dumps(finite(provenance), indent=2, sort_keys=True, allow_nan=False)
+    replace_text(os.path.join(model_dir, PROVENANCE), text + "\n")

@@ -135,6 +135,15 @@ def load_base_classifier(model_dir: str, option: str = "--base-model"):
     return model, tokenizer
 
 
+def classifier_positions(config, model_dir: str, unlimited: int) -> int:
+    """:func:`filters.lm.model_positions`, or ``unlimited`` for a model with relative positions and no limit
+    (XLNet's ``max_position_embeddings`` is -1: taken as a length, it failed the tokenizer)."""
+    n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if isinstance(n, int) and n <= 0:
+        return unlimited
+    return model_positions(config, model_dir)
+
+
 def _set_padding(model, tokenizer) -> None:
     if tokenizer.pad_token_id is None:  # GPT-2-like tokenizers: pad with EOS, masked out anyway
         tokenizer.pad_token = tokenizer.eos_token
@@ -239,7 +248,9 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
     device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_classifier(base_dir)
-    max_length = min(config.max_length, model_positions(model.config, config.base_model))
+    max_length = min(
+        config.max_length, classifier_positions(model.config, config.base_model, config.max_length)
+    )
     examples = [(encode(tokenizer, s, max_length), label) for _, s, label in examples_of(train_pairs)]
 
     def evaluate(m) -> dict:
@@ -296,7 +307,7 @@ class ClassifierScorer:
 
     def __init__(self, model, tokenizer, device: str, batch_size: int = 16):
         self.model, self.tokenizer, self.device, self.batch_size = model, tokenizer, device, batch_size
-        self.max_length = model_positions(model.config, "model")
+        self.max_length = classifier_positions(model.config, "model", 512)
         _coherent_index(model.config)
 
     @classmethod

@@ -15,7 +15,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass
 
@@ -25,6 +24,7 @@ from filters.hardware import adamw, enable_tf32, training_precision
 from filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
 from filters.training import length_grouped, train_step
 from schemas.records import InputError
+from sources.outputs import clear_folder, entries, finite, replace_text
 
 LOG = logging.getLogger("incoherent.filters")
 WARMUP_SHARE = 0.1
@@ -89,7 +89,7 @@ def _check_out(out: str, overwrite: bool) -> None:
     """``--overwrite`` replaces only a model this command wrote (its ``metrics.json`` names the task)."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"{out}: exists and is not a directory")
-    if os.path.isdir(out) and os.listdir(out):
+    if entries(out):
         if not overwrite:
             raise InputError(f"{out}: output directory is not empty (pass --overwrite to replace it)")
         try:
@@ -139,8 +139,7 @@ def train(config: TrainConfig) -> dict:
     enable_tf32(device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_model(config.base_model)
-    if os.path.isdir(config.out) and os.listdir(config.out):
-        shutil.rmtree(config.out)  # --overwrite: no stale files from an earlier model
+    clear_folder(config.out)  # --overwrite: no stale files from an earlier model (the --out lock stays)
     os.makedirs(config.out, exist_ok=True)
     model.to(device)
     types = token_types(model.config, tokenizer)
@@ -231,7 +230,6 @@ def train(config: TrainConfig) -> dict:
         "history": history,
         "seconds": round(time.time() - started, 2),
     }
-    with open(os.path.join(config.out, "metrics.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2)
-        f.write("\n")
+    text = json.dumps(finite(summary), indent=2, allow_nan=False)  # a NaN metric: null, never bare NaN
+    replace_text(os.path.join(config.out, "metrics.json"), text + "\n")
     return summary

@@ -18,7 +18,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,6 +25,7 @@ from corpora.seeding import rng_for
 from filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
 from filters.provenance import PROVENANCE
 from schemas.records import InputError
+from sources.outputs import clear_folder, entries
 
 LOG = logging.getLogger("incoherent.filters")
 LENGTH_GROUP = 50  # batches per length-sorted group (Trainer's LengthGroupedSampler uses 50 too)
@@ -128,9 +128,9 @@ def check_out(out: str, overwrite: bool, inputs: Sequence[str] = (), command: st
     (docs/safety.md); any other folder is never deleted."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"--out {out}: exists and is not a directory")
-    if os.path.isdir(out) and os.listdir(out) and not overwrite:
+    if entries(out) and not overwrite:
         raise InputError(f"--out {out}: not empty (pass --overwrite to replace it)")
-    if command and os.path.isdir(out) and os.listdir(out) and written_by(out) != command:
+    if command and entries(out) and written_by(out) != command:
         raise InputError(
             f"--out {out}: not a model written by `incoherent {command}` (no {PROVENANCE} naming it); refusing "
             "to replace it (choose another --out)"
@@ -153,8 +153,7 @@ def written_by(model_dir: str) -> str | None:
 
 
 def prepare_out(out: str) -> None:
-    if os.path.isdir(out) and os.listdir(out):
-        shutil.rmtree(out)  # --overwrite: no stale files of an earlier model
+    clear_folder(out)  # --overwrite: no stale files of an earlier model (the --out lock stays)
     os.makedirs(out, exist_ok=True)
 
 

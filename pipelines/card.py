@@ -15,6 +15,8 @@ import tempfile
 
 from schemas.records import InputError
 
+WRITES_DATASET = "dataset_dir"  # the CLI holds the dataset's build lock while the card is written
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

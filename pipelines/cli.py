@@ -12,8 +12,10 @@ Unusable input or configuration ends with one line, ``error: <what> (<file or op
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import os
 import sys
 
 from pipelines.commands import build_parser, selected_module, with_dry_run
@@ -50,13 +52,39 @@ NOT_PATHS = ("out", "block_sizes", "config", "host", "id_field", "license", "nam
 NOT_PATHS += ("sample", "source", "split", "split_name", "text_field", "token")
 
 
-def check_out(args: argparse.Namespace) -> None:
-    """Before any work: ``--out`` must be apart from every input, and ``--source`` a safe name."""
-    out = getattr(args, "out", None)
-    if isinstance(out, str) and out:
-        safety.check_out_vs_inputs(out, safety.path_arguments(vars(args), skip=NOT_PATHS))
+def outputs(args: argparse.Namespace, module) -> dict[str, str]:
+    """The paths a command writes, by option: ``--out`` and the options its module lists in ``OUTPUTS``
+    (``evaluate``'s ``--predictions``)."""
+    names = ("out", *getattr(module, "OUTPUTS", ()))
+    found = {"--" + n.replace("_", "-"): getattr(args, n, None) for n in names}
+    return {option: path for option, path in found.items() if isinstance(path, str) and path}
+
+
+def check_out(args: argparse.Namespace, module=None) -> None:
+    """Before any work: every path the command writes (``--out``, ``--predictions``, ...) must be apart from
+    every input and from each other (:func:`pipelines.runtime.safety.check_outputs`), and ``--source`` a safe
+    name."""
+    written = outputs(args, module)
+    skip = NOT_PATHS + tuple(o[2:].replace("-", "_") for o in written)
+    safety.check_outputs(written, safety.path_arguments(vars(args), skip=skip))
     if isinstance(getattr(args, "source", None), str):
         check_name(args.source, "--source")
+
+
+def out_lock(args: argparse.Namespace, module):
+    """The ``--out`` lock of a command that writes a folder there (:func:`pipelines.runtime.safety.command_lock`);
+    ``build`` takes its own, and a command whose ``--out`` is a file (``OUT_IS_FILE``) takes none. A command
+    that writes into a dataset (``WRITES_DATASET``: the argument naming it) takes the lock of the build the
+    dataset belongs to (:func:`pipelines.runtime.safety.dataset_lock_folder`)."""
+    dataset = getattr(args, getattr(module, "WRITES_DATASET", "") or "-", None)
+    if isinstance(dataset, str) and os.path.isdir(dataset):  # card, annotate verify: the dataset's build
+        return safety.command_lock(safety.dataset_lock_folder(dataset), command_name(args))
+    out = getattr(args, "out", None)
+    if not isinstance(out, str) or not out or getattr(module, "OUT_IS_FILE", False):
+        return contextlib.nullcontext()
+    if getattr(module, "OWN_LOCK", False):  # build: its lock, after its own checks
+        return contextlib.nullcontext()
+    return safety.command_lock(out, command_name(args))
 
 
 def command_name(args: argparse.Namespace) -> str:
@@ -88,10 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
         use_storage_options(beam_args)
-        check_out(args)
+        check_out(args, module)
         if beam_args and not getattr(module, "TAKES_BEAM_ARGS", True):
             raise InputError(f"{command_name(args)}: unrecognized arguments: {' '.join(beam_args)}")
-        return module.run(args, beam_args) or 0
+        with out_lock(args, module):
+            return module.run(args, beam_args) or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -25,6 +25,8 @@ from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+OUT_IS_FILE = True  # --out names a JSON file: no folder lock (pipelines.cli)
+OUTPUTS = ("predictions",)  # written too: apart from every input, like --out (pipelines.runtime.safety)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,17 +155,29 @@ def _training_max_length(model_dir: str) -> int | None:
 def write_predictions(path: str, rows: list[dict], scores: list[list[float]], threshold: float) -> None:
     """One JSON line per document: ``{"id", "intruder_index" (gold), "predicted_index"}`` (-1: coherent)."""
     from filters.metrics import predicted_index
+    from sources.outputs import replace_text
 
-    if os.path.dirname(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for row, doc_scores in zip(rows, scores, strict=True):
-            record = {
-                "id": row["id"],
-                "intruder_index": row["intruder_index"],
-                "predicted_index": predicted_index(doc_scores, threshold),
-            }
-            f.write(json.dumps(record) + "\n")
+    lines = []
+    for row, doc_scores in zip(rows, scores, strict=True):
+        record = {
+            "id": row["id"],
+            "intruder_index": row["intruder_index"],
+            "predicted_index": predicted_index(doc_scores, threshold),
+        }
+        lines.append(json.dumps(record) + "\n")
+    replace_text(path, "".join(lines))
+
+
+def check_output_file(path: str, option: str) -> None:
+    """A file to write: not a folder or a device, and its folder not below a file (one line before any work)."""
+    from sources.outputs import check_replaceable
+
+    check_replaceable(path, option)
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InputError(f"{option} {path}: {parent} is a file, not a directory")
 
 
 def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
@@ -192,11 +206,10 @@ def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
         "models": {name: {"model_dir": d, "phenomena": results[name]} for name, d in models},
     }
     out = args.out or os.path.join(models[0][1], f"probes-{args.split}.json")
-    if os.path.dirname(out):
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    check_output_file(out, "--out")
+    from sources.outputs import replace_text
+
+    replace_text(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")  # a link is replaced
     title = f"probes {args.data_dir} [{args.split}]: sentence F1 unprobed, ΔF1 probed (INSteD Table 7 layout)"
     print(probe_metrics.format_table7(results, title))
     print(f"wrote {out}")
@@ -207,12 +220,20 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("evaluate")  # before any work: one line when the extra is missing
     from filters import data, metrics, probe_metrics
     from filters.model import ScoringModel
+    from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
 
-    if not 0.0 < args.threshold < 1.0:
+    if not 0.0 < args.threshold < 1.0:  # nan fails this too
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
+    # the same floor as train-filter's: a sentence and its document need room
+    check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
+    for option, path in (("--out", args.out), ("--predictions", args.predictions)):
+        if path:
+            check_output_file(path, option)
     models = model_names(args.model_dirs)
     if probe_metrics.is_probes_dir(args.data_dir):
         return run_probes(args, models)
+    out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
+    check_output_file(out, "--out")
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
@@ -257,12 +278,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     matrix = cross_domain(scored, rows, args.threshold) if len(models) > 1 or len(sources) > 1 else None
     if matrix is not None:
         report["matrix"] = matrix
-    out = args.out or os.path.join(model_dir, f"eval-{args.split}.json")
-    if os.path.dirname(out):
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
+    from sources.outputs import replace_text
+
+    replace_text(out, json.dumps(report, indent=2) + "\n")
     if args.predictions:
         write_predictions(args.predictions, rows, scored[0][1], args.threshold)
     for name, model_dir in models:

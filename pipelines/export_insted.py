@@ -28,6 +28,9 @@ import os
 
 from pipelines.commands import add_overwrite, list_flag
 from schemas.records import InputError
+from sources.outputs import check_replaceable, replace_text
+
+OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 
 SEPARATOR = " "
 
@@ -121,17 +124,17 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    check_replaceable(args.out, "--out")
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"{args.out}: file exists (pass --overwrite to replace it)")
     rows = read_rows(args.dir, args.source)
     validation_train = 0 if args.validation_as_test else 1
-    tmp = args.out + ".tmp"
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(tmp, "w", encoding="utf-8") as f:
-        for file_id, row in enumerate(rows):
-            record = insted_record(row, file_id, validation_train, with_id=not args.no_id)
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(tmp, args.out)
+    lines = [
+        json.dumps(insted_record(row, file_id, validation_train, with_id=not args.no_id), ensure_ascii=False)
+        + "\n"
+        for file_id, row in enumerate(rows)
+    ]
+    replace_text(args.out, "".join(lines))
     positives = sum(r["intruder_index"] >= 0 for r in rows)
     train = sum(r["split"] == "train" for r in rows)
     print(

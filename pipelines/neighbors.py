@@ -128,12 +128,26 @@ def query_rows_of(ids: list[str], index_ids: list[str], option: str = "--queries
     return np.array(sorted({row_of[doc_id] for doc_id in ids}), dtype=np.int64)
 
 
+MAX_K = 100_000  # neighbours per document; more is a typo (the output would hold k rows per document)
+
+
+def clamp_k(k: int, num_docs: int) -> int:
+    """``k`` bounded by the other documents of the index (at least 1).
+
+    >>> clamp_k(10, 1000), clamp_k(30_000_000, 23), clamp_k(5, 1)
+    (10, 22, 1)
+    """
+    return max(1, min(k, num_docs - 1))
+
+
 def check_options(args: argparse.Namespace) -> IndexParams:
     """The checks of the flags that need no input (``build`` runs them on its config first); the index
     parameters."""
     params = check_params(args.ngram, args.hash_size)
     if args.k < 1:
         raise InputError(f"--k: must be >= 1, got {args.k}")
+    if args.k > MAX_K:
+        raise InputError(f"--k: at most {MAX_K:,} neighbours per document, got {args.k:,}")
     if args.block_rows is not None and args.block_rows < 1:
         raise InputError(f"--block-rows: must be >= 1, got {args.block_rows}")
     if args.threads < 0:
@@ -160,11 +174,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         num_queries = len(query_rows)
     step = args.block_rows or block_size(num_queries, workers)
     ranges = blocks(num_queries, step)
+    k = clamp_k(args.k, index.num_docs)
+    if k < args.k:
+        print(
+            f"neighbors: --k {args.k:,} is more than the {index.num_docs - 1:,} other documents; using k = {k:,}"
+        )
 
     def build(pipeline):
-        rows = pipeline | "Neighbors" >> Neighbors(
-            files, args.index, params, args.k, ranges, threads, query_rows
-        )
+        rows = pipeline | "Neighbors" >> Neighbors(files, args.index, params, k, ranges, threads, query_rows)
         _ = rows | "WriteNeighbors" >> WriteTable(args.out, "neighbors", split="neighbors")
 
     summary = run_pipeline(
@@ -174,7 +191,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         params={
             "docs_dir": args.docs_dir,
             "index": args.index,
-            "k": args.k,
+            "k": k,
+            **({"k_requested": args.k} if k < args.k else {}),
             "ngram": params.ngram,
             "hash_size": params.hash_size,
             "block_rows": step,

@@ -180,6 +180,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     if args.batch_size < 1 or args.pool_size < 1:
         raise InputError("--batch-size/--pool-size: must be >= 1")
+    if args.stride is not None and args.stride < 1:  # 0 was taken for "not given" (half the window)
+        raise InputError(f"--stride: must be >= 1, got {args.stride}")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
     threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))

@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_overwrite(parser)
 
 
+MAX_PERMUTATIONS = 1000
+
+
 def check_options(args: argparse.Namespace) -> list[int]:
     """The checks of the flags that need no input (``build`` runs them on its config first); the block sizes."""
     sizes = _block_sizes(args.block_sizes)
@@ -64,6 +67,13 @@ def check_options(args: argparse.Namespace) -> list[int]:
         raise InputError(f"--max-sentences: must be >= 2, got {args.max_sentences}")
     if args.permutations < 1:
         raise InputError(f"--permutations: must be >= 1, got {args.permutations}")
+    if (
+        args.permutations > MAX_PERMUTATIONS
+    ):  # rows per document and block size: more is a typo (it ran for ever)
+        raise InputError(
+            f"--permutations: at most {MAX_PERMUTATIONS:,} shuffles per document and block size, got "
+            f"{args.permutations:,}"
+        )
     fractions = (args.test_fraction, args.validation_fraction)
     if min(fractions) < 0 or sum(fractions) > 1:
         raise InputError("--test-fraction/--validation-fraction: must be >= 0 and sum to at most 1")

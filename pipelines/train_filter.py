@@ -14,7 +14,6 @@ from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
 from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
-from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -48,9 +47,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-filter")  # before any work: one line when the extra is missing
     from filters.metrics import format_table
     from filters.train import TrainConfig, train
+    from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 
-    if args.max_length < 16:
-        raise InputError(f"--max-length: must be at least 16, got {args.max_length}")
+    check_numbers(vars(args), TRAINING | {"max_length": Rule(16, 1 << 24, whole=True)})  # before any loading
     config = TrainConfig(
         data_dir=args.data_dir,
         out=args.out,

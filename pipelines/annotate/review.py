@@ -14,6 +14,8 @@ from pipelines.commands import add_overwrite
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 OUT_IS_FILE = True  # --out names a file: no folder lock (pipelines.cli)
 
+OUT_IS_FILE = True  # --out names a file: checked apart from the inputs, no folder lock (pipelines.cli)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import --format mturk` folder")

@@ -15,6 +15,9 @@ from schemas.records import InputError
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
 
+WRITES_DATASET = "dataset_dir"  # the CLI holds the dataset's build lock while verify writes into it
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study_dir", metavar="DIR", help="an `annotate import` folder with its report.json")
     parser.add_argument("dataset_dir", metavar="DATASET_DIR", help="the dataset the tasks were exported from")

@@ -39,6 +39,7 @@ from pipelines.runtime import progress, safety, storage
 from pipelines.runtime.options import bound_driver_retries, check_beam_args
 
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
+OWN_LOCK = True  # the build takes OUT's lock itself (pipelines.build.execute), after its checks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -59,6 +59,7 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     if isinstance(node, yaml.SequenceNode):
         size = 1 + sum(_expanded_size(child, sizes, open_nodes) for child in node.value)
     elif isinstance(node, yaml.MappingNode):
+        _check_unique_keys(node)
         size = 1 + sum(
             _expanded_size(k, sizes, open_nodes) + _expanded_size(v, sizes, open_nodes) for k, v in node.value
         )
@@ -71,11 +72,28 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     return size
 
 
+def _check_unique_keys(node: yaml.MappingNode) -> None:
+    """A key written twice in one mapping is an error (YAML would keep the last silently); ``<<`` merges
+    may still override."""
+    seen: set[tuple[str, str]] = set()
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        if (key.tag, key.value) in seen:
+            raise ValueError(f"the key {key.value!r} twice in one mapping (line {key.start_mark.line + 1})")
+        seen.add((key.tag, key.value))
+
+
 def parse_yaml(text: str, path: str):
-    """``yaml.safe_load`` with a bound on alias expansion; every fault is one :class:`InputError` line.
+    """``yaml.safe_load`` with a bound on alias expansion and no key twice in a mapping; every fault is one
+    :class:`InputError` line.
 
     >>> parse_yaml("a: &x [1, 2]\\nb: *x", "c.yaml")
     {'a': [1, 2], 'b': [1, 2]}
+    >>> parse_yaml("k: 1\\nk: 2", "c.yaml")
+    Traceback (most recent call last):
+    ...
+    schemas.records.InputError: c.yaml: refused, the YAML holds the key 'k' twice in one mapping (line 2)
     """
     loader = yaml.SafeLoader(text)
     try:

@@ -5,6 +5,14 @@ so it runs in the ingest pipeline (:class:`DescribeInputs`, one element per inpu
 not in the driver; each description is written as a small JSON file under ``OUT/_inputs/`` and
 :func:`collect_descriptions` moves them into the run summary (``"inputs"``). The card then reads the summary
 and never touches the inputs again, wherever they are (local disk, ``gs://``, ``s3://``).
+
+The hash must be of the bytes the run read. The readers read a large file in byte ranges on several workers at
+once, so no one pass sees every byte in order; instead every local input file's identity (:func:`fingerprint`:
+inode, size, modification and change times; the kernel updates the change time on every write, and no
+user can set it back) is taken when the pipeline is built, before any byte is read, and must be the same
+before and after the file is hashed and again when the run has finished. A file truncated, appended to or
+rewritten during the run fails it with one line naming the file, and no run summary is written (the output is
+never presented as complete with the sha256 of other bytes).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import apache_beam as beam
 
 from corpora.provenance import describe_input
 from pipelines.runtime import storage
+from schemas.records import InputError
 from sources.paths import open_regular
 
 INPUTS_DIR = "_inputs"
@@ -51,9 +60,54 @@ def _regular(path: str) -> bool:
         return False
 
 
-def _describe(element: tuple[int, str], kind: str, folder: str) -> None:
-    number, path = element
+FINGERPRINTS = "_fingerprints"  # key of a description while the run goes on (removed by collect_descriptions)
+
+
+def fingerprint(path: str) -> list[int]:
+    """A local file's identity: inode, size, modification and change times (nanoseconds). Not the device
+    number, which differs between machines that mount one network file system."""
+    info = os.stat(path)
+    return [info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def fingerprints(path: str) -> dict[str, list[int]]:
+    """:func:`fingerprint` of every regular file of a local input (a file or a folder); ``{}`` for a remote one."""
+    if storage.is_remote(path) or not os.path.exists(path):
+        return {}
+    files = BeamInputFiles()
+    names = files.files_under(path) if os.path.isdir(path) else [path]
+    return {name: fingerprint(name) for name in names if _regular(name)}
+
+
+def check_unchanged(before: dict[str, list[int]]) -> None:
+    """Every file of ``before`` still has its fingerprint, else one line naming the first that changed."""
+    for name, was in sorted(before.items()):
+        try:
+            now = fingerprint(name)
+        except OSError:
+            now = None
+        if now != was:
+            how = (
+                "was removed"
+                if now is None
+                else f"changed size ({was[1]:,} -> {now[1]:,} bytes)"
+                if now[1] != was[1]
+                else "was replaced"
+                if now[0] != was[0]
+                else "was written to"
+            )
+            raise InputError(
+                f"{name}: {how} while this run read it; the output and the input's sha256 would not match, "
+                "run again once the input is stable"
+            )
+
+
+def _describe(element: tuple[int, str, dict], kind: str, folder: str) -> None:
+    number, path, before = element
+    check_unchanged(before)
     info = describe_input(path, kind, BeamInputFiles())
+    check_unchanged(before)  # the hash is of the bytes the run started with
+    info[FINGERPRINTS] = before
     storage.write_bytes(storage.join(folder, f"{number:05d}.json"), json.dumps(info, sort_keys=True).encode())
 
 
@@ -65,11 +119,12 @@ class DescribeInputs(beam.PTransform):
         self._paths = [storage.absolute(p) for p in paths]
         self._kind = kind
         self._folder = storage.join(storage.absolute(out_dir), INPUTS_DIR)
+        self._before = {path: fingerprints(path) for path in self._paths}  # before the pipeline reads a byte
 
     def expand(self, pbegin):
         return (
             pbegin
-            | "InputPaths" >> beam.Create(list(enumerate(self._paths)))
+            | "InputPaths" >> beam.Create([(i, p, self._before[p]) for i, p in enumerate(self._paths)])
             | "SpreadInputs" >> beam.Reshuffle()
             | "Describe" >> beam.Map(_describe, self._kind, self._folder)
         )
@@ -81,4 +136,6 @@ def collect_descriptions(out_dir: str) -> dict:
     paths = storage.list_files(storage.join(folder, "*.json"))
     inputs = [json.loads(storage.read_bytes(path)) for path in paths]
     storage.delete_tree(folder)
+    for info in inputs:  # the run has finished reading: the inputs must still be what was hashed
+        check_unchanged(info.pop(FINGERPRINTS, {}))
     return {"inputs": inputs}

@@ -34,6 +34,7 @@ from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
 from pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from schemas import SCHEMA_VERSION
 from schemas.records import InputError
+from sources import outputs
 
 
 def resolve_runner(options: PipelineOptions):
@@ -94,13 +95,13 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
     """
     if not storage.is_remote(out_dir):
         safety.check_writable_dir(out_dir)
-        if os.path.isdir(out_dir) and os.listdir(out_dir):
+        if outputs.entries(out_dir):  # the lock (pipelines.runtime.safety.command_lock) is not content
             ours, complete = _ours(out_dir, command)
             if not ours:
                 raise _not_ours(out_dir, command)
             if complete and not overwrite:
                 raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-            shutil.rmtree(out_dir)  # ours: a finished run with --overwrite, or one that failed
+            outputs.clear_folder(out_dir)  # ours: a finished run with --overwrite, or one that failed
         os.makedirs(out_dir, exist_ok=True)
         safety.write_marker(out_dir, safety.RUN_MARKER, "run", command)
         return

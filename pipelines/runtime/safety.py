@@ -8,7 +8,11 @@
 - A build is recognised by :data:`BUILD_MARKER`, a file only ``build`` writes (first, before anything
   else), and a single command's output by :data:`RUN_MARKER` (or the ``run_summary.json`` it writes last); a
   folder that holds neither is never deleted or written into.
-- :class:`OutLock`: an exclusive lock on a local ``--out`` (``fcntl.flock``), so two builds never share one.
+- :func:`check_outputs`: the same rule for every path a command writes (``--out``, ``evaluate --predictions``,
+  ...): apart from every input (a model folder too) and from each other.
+- :class:`OutLock`: an exclusive lock on a local ``--out`` (``fcntl.flock``), so two builds never share one;
+  :func:`command_lock` takes it for every other command that writes a folder (the CLI does, before ``run``).
+- Files are written by :func:`sources.outputs.replace_file`, which replaces a link and never writes through it.
 
 This module imports neither Beam nor any other heavy package: the CLI runs its checks before a command starts.
 
@@ -36,11 +40,11 @@ import socket
 import time
 
 from schemas.records import InputError
+from sources.outputs import LOCK_FILE, replace_file
 from sources.paths import is_remote
 
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
-LOCK_FILE = ".incoherent-build.lock"
 MARKER_FORMAT = 1
 
 
@@ -68,7 +72,7 @@ def is_within(path: str, folder: str) -> bool:
     return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
 
 
-def check_out_vs_inputs(out: str, inputs: list[str], option: str = "--out") -> None:
+def check_out_vs_inputs(out: str, inputs: list[str], option: str = "--out", kind: str = "folder") -> None:
     """Refuse an ``out`` that equals, contains or lies inside one of ``inputs`` (before any deletion)."""
     for path in inputs:
         if not path or not (is_remote(path) or os.path.exists(path)):
@@ -82,8 +86,32 @@ def check_out_vs_inputs(out: str, inputs: list[str], option: str = "--out") -> N
                 else "lies inside"
             )
             raise InputError(
-                f"{option} {out} {how} the input {path}; choose an output folder apart from every input"
+                f"{option} {out} {how} the input {path}; choose an output {kind} apart from every input"
             )
+
+
+def check_outputs(outputs: dict[str, str], inputs: list[str]) -> None:
+    """Every path a command writes, by option (``{"--out": OUT, "--predictions": FILE}``), apart from every
+    input (:func:`check_out_vs_inputs`, links resolved) and from the others, before any work.
+
+    >>> check_outputs({"--out": "/tmp/r.json", "--predictions": "/tmp/r.json"}, [])
+    Traceback (most recent call last):
+    ...
+    schemas.records.InputError: --predictions /tmp/r.json is the path of --out too; give each output its own path
+    """
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        if not isinstance(path, str) or not path:
+            continue
+        check_out_vs_inputs(path, inputs, option, "folder" if option == "--out" else "file")
+        for other, earlier in seen.items():
+            if is_within(path, earlier) or is_within(earlier, path):
+                raise InputError(
+                    f"{option} {path} is the path of {other} too; give each output its own path"
+                    if _normal(path) == _normal(earlier)
+                    else f"{option} {path} overlaps {other} {earlier}; give each output its own path"
+                )
+        seen[option] = path
 
 
 def path_arguments(values: dict, skip: tuple[str, ...] = ("out",)) -> list[str]:
@@ -141,47 +169,50 @@ def read_marker(path: str) -> dict | None:
 
 
 def write_marker(folder: str, name: str, kind: str, command: str) -> None:
-    path = os.path.join(folder, name)
-    with open(path + ".partial", "wb") as f:
-        f.write(marker_bytes(kind, command))
-    os.replace(path + ".partial", path)
+    replace_file(os.path.join(folder, name), marker_bytes(kind, command))
 
 
 # ------------------------------------------------------------------------------------------------ lock
 
 
 class OutLock:
-    """An exclusive ``fcntl.flock`` on ``OUT/.incoherent-build.lock`` for as long as the build runs.
+    """An exclusive ``fcntl.flock`` on ``OUT/.incoherent-build.lock`` for as long as the build (or command) runs.
 
-    The holder writes its pid, host and start time into the file; a second build reads them for its one-line
-    refusal. The lock goes with the process (a killed build holds nothing); the file is emptied on release, so
+    The holder writes its command, pid, host and start time into the file; a second run reads them for its
+    one-line refusal. The lock goes with the process (a killed build holds nothing); the file is emptied on release, so
     what a finished build leaves is the same bytes every time. Local folders only: object stores have no lock.
     """
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, command: str = "build"):
         self.path = os.path.join(out, LOCK_FILE)
+        self.command = command
         self._fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if os.path.islink(self.path):  # never follow a planted link out of OUT
+            os.unlink(self.path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             holder = os.read(fd, 4096).decode("utf-8", "replace").strip()
             os.close(fd)
+            what = "build"
             try:
                 info = json.loads(holder)
                 who = f"pid {info['pid']} on {info['host']}, started {info['started']}"
-            except (ValueError, KeyError, TypeError):
+                if info.get("command", "build") != "build":
+                    what, who = "run", f"`incoherent {info['command']}`, " + who
+            except (ValueError, KeyError, TypeError, AttributeError):
                 who = "another process"
             raise InputError(
-                f"{os.path.dirname(self.path)}: another build is running there ({who}); wait for it or "
+                f"{os.path.dirname(self.path)}: another {what} is running there ({who}); wait for it or "
                 "choose another --out"
             ) from None
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "started": started}
+        info = {"command": self.command, "pid": os.getpid(), "host": socket.gethostname(), "started": started}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(info) + "\n").encode("utf-8"), 0)
         self._fd = fd
@@ -203,3 +234,62 @@ class OutLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def dataset_lock_folder(dataset_dir: str) -> str:
+    """Where the lock of a dataset lies: the build folder when ``dataset_dir`` is ``OUT/dataset`` of a build
+    (the build holds that lock while it writes the dataset), else the dataset folder itself."""
+    parent = os.path.dirname(os.path.abspath(dataset_dir))
+    if any(os.path.isfile(os.path.join(parent, name)) for name in (BUILD_MARKER, "build_summary.json")):
+        return parent
+    return dataset_dir
+
+
+@contextlib.contextmanager
+def command_lock(out: str, command: str):
+    """Hold ``out``'s :class:`OutLock` while a command other than ``build`` writes that folder.
+
+    Taken before the command looks at or deletes anything in ``out``, so a second command on the same folder
+    ends at once, naming the holder. The lock file is removed when the command ends (it is not part of the
+    output), and when the command failed so are the folders made for it (a refused command leaves nothing).
+    Remote folders, a path that is a file and one that cannot be created are left to the command's own checks
+    and messages.
+    """
+    if is_remote(out) or (os.path.exists(out) and not os.path.isdir(out)):
+        yield
+        return
+    check_writable_dir(out)  # before anything is created: one line for a read-only parent or a file above
+    made = []
+    folder = os.path.abspath(out)
+    while not os.path.exists(folder):
+        made.append(folder)
+        folder = os.path.dirname(folder)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError:
+        yield
+        return
+    lock = OutLock(out, command)
+    existed = os.path.exists(lock.path)
+    try:
+        lock.acquire()
+    except BaseException:  # the holder's lock file stays (it may have made it a moment before we looked)
+        _remove_made(made)
+        raise
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        if not existed:  # removed while still held: whoever opens it next makes a new one
+            with contextlib.suppress(OSError):
+                os.unlink(lock.path)
+        lock.release()
+        if not ok:
+            _remove_made(made)
+
+
+def _remove_made(made: list[str]) -> None:
+    for folder in made:  # deepest first; only folders left empty
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)

@@ -12,18 +12,16 @@ import os
 import posixpath
 
 from pipelines.runtime import storage
+from sources import outputs
+from sources.outputs import replace_text
 
-PARTIAL = ".partial"
+PARTIAL = outputs.PARTIAL  # ``<name>.partial``: one definition, where files are written (sources.outputs)
 SUMMARY_FILE = "run_summary.json"
 
 
 def write_json_atomic(path: str, value: dict) -> None:
     """Write JSON to ``path`` through a temporary file, so a kill never leaves half a file."""
-    tmp = path + PARTIAL
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, default=str)
-        f.write("\n")
-    os.replace(tmp, path)
+    replace_text(path, json.dumps(value, indent=2, default=str) + "\n")
 
 
 def write_summary(out_dir: str, summary: dict) -> None:

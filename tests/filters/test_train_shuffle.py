@@ -13,6 +13,7 @@ from pipelines import cli
 from tests.conftest import run_cli
 from tests.shuffle_fixtures import one_thread, wsj_docs_dir, wsj_shuffle_dir  # noqa: F401
 from tests.tiny_lm import build_gpt2, build_gpt2_tokenizer
+from tests.tiny_model import tiny_base_dir  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -102,3 +103,21 @@ def test_classifier_scorer_refusals(classifier, wsj_shuffle_dir, tmp_path, capsy
     assert run_cli("score-shuffle", lm, wsj_shuffle_dir, "--out", out, "--scorer", "classifier") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no sequence-classification head" in err
+
+
+def test_an_xlnet_base_model_trains_and_scores(tmp_path, wsj_shuffle_dir, tiny_base_dir, capsys):  # noqa: F811
+    """XLNet has relative positions and no length limit (``max_position_embeddings: -1``): it failed with an
+    OverflowError (``max_length``); any sequence classifier train-filter accepts trains here too."""
+    out = tmp_path / "xlnet-f"
+    argv = ["train-shuffle", wsj_shuffle_dir, "--base-model", tiny_base_dir, "--out", out, "--epochs", "1"]
+    assert (
+        cli.main([str(a) for a in argv] + ["--max-steps", "2", "--max-length", "64", "--device", "cpu"]) == 0
+    )
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["max_length"] == 64 and provenance["saw_shuffled_text"] is True
+    scores = tmp_path / "scores"
+    code = run_cli(
+        "score-shuffle", out, wsj_shuffle_dir, "--out", scores, "--scorer", "classifier", "--device", "cpu",
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert json.loads((scores / "results.json").read_text())["label"] == "supervised (not zero-shot)"

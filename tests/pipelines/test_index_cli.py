@@ -269,3 +269,25 @@ def test_assembly_from_part_files_in_scrambled_order_saves_the_bytes_of_build(tm
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == names
     for name in names:
         assert (tmp_path / "index" / name).read_bytes() == (tmp_path / "built" / name).read_bytes(), name
+
+
+def test_neighbors_k_is_bounded_by_the_documents(built, tmp_path, capsys):
+    """``k`` beyond the other documents is clamped (and said so, in the summary too); an absurd ``k`` is one
+    line before any work (a build config's ``neighbors.k``: tests/pipelines/build/test_safety_config.py)."""
+    docs, index, _ = built
+    documents = json.loads((index / "index.json").read_text())["num_docs"]
+    out = tmp_path / "nb"
+    assert run_cli("neighbors", docs, "--index", index, "--k", "30000", "--out", out) == 0
+    printed = capsys.readouterr().out
+    assert (
+        f"--k 30,000 is more than the {documents - 1:,} other documents; using k = {documents - 1:,}"
+        in printed
+    )
+    params = json.loads((out / "run_summary.json").read_text())["params"]
+    assert params["k"] == documents - 1 and params["k_requested"] == 30000
+    assert max(len(r["neighbors"]) for r in read_rows(out, "neighbors")) <= documents - 1
+    for k in ("30000000", "1000000000"):
+        assert run_cli("neighbors", docs, "--index", index, "--k", k, "--out", tmp_path / "no") == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"error: --k: at most 100,000 neighbours per document, got {int(k):,}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"]

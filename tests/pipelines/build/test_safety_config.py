@@ -23,6 +23,11 @@ def alias_bomb(levels: int = 9) -> str:
 CASES = {
     "k ten": ("neighbors: {k: ten}\n", "neighbors.k: invalid int value: 'ten'"),
     "k zero": ("neighbors: {k: 0}\n", "neighbors.k: must be >= 1"),
+    "permutations absurd": (
+        "shuffle: {block_sizes: [2], permutations: 99999999999}\n",
+        "shuffle.permutations: at most 1,000 shuffles per document and block size, got 99,999,999,999",
+    ),
+    "k absurd": ("neighbors: {k: 1000000000}\n", "neighbors.k: at most 100,000 neighbours per document"),
     "seed abc": ("seed: abc\n", "seed: must be a whole number"),
     "block size 0": ("shuffle: {block_sizes: [0]}\n", "shuffle.block_sizes: block sizes must be >= 1"),
     "similarity 2": (
@@ -42,6 +47,11 @@ CASES = {
         "sources.w.history: must be a list of paths",
     ),
     "alias bomb": (alias_bomb(), f"more than {MAX_NODES:,} values once its aliases are expanded"),
+    "duplicate key": (
+        "neighbors: {k: 5}\nshuffle: {block_sizes: [2]}\nneighbors: {k: 6}\n",
+        "the key 'neighbors' twice in one mapping (line 6)",
+    ),
+    "duplicate nested key": ("neighbors: {k: 5, k: 6}\n", "the key 'k' twice in one mapping (line 4)"),
     "deep nesting": ("card: {name: " + "[" * 5000 + "]" * 5000 + "}\n", "refused"),
 }
 

@@ -29,8 +29,13 @@ NOISE = (
 IN_PROCESS = ["--runner", "DirectRunner", "--direct_running_mode", "in_memory"]
 
 
+def loud_environment() -> dict[str, str]:
+    """This process's environment without the quiet settings an earlier in-process command may have set."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("HF_HUB_DISABLE", "TRANSFORMERS_"))}
+
+
 def incoherent(*argv, env: dict | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HF_HUB_DISABLE", "TRANSFORMERS_"))}
+    environ = loud_environment()
     environ.update(env or {}, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "pipelines.cli", *map(str, argv)],
@@ -53,7 +58,9 @@ def test_model_loading_and_training_print_no_bars_or_warnings(tmp_path, tiny_gpt
         "from transformers import AutoModelForCausalLM; "
         f"AutoModelForCausalLM.from_pretrained({tiny_gpt2_dir!r}).save_pretrained({str(tmp_path / 'copy')!r})"
     )
-    control = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, timeout=300)
+    control = subprocess.run(
+        [sys.executable, "-c", load], env=loud_environment(), capture_output=True, text=True, timeout=300
+    )
     assert control.returncode == 0 and "Loading weights" in control.stderr
 
     out = tmp_path / "ft"

@@ -1,0 +1,114 @@
+"""Writing a local output file or folder: the one writer every command uses, which never writes through a link.
+
+A file is written whole to a new file ``<name>.partial`` beside it (created with ``O_EXCL``, so never through a
+link; a leftover or a link there is removed first) and renamed over the final name: a symbolic link planted at that name (``dataset/README.md`` pointing at a file
+outside ``--out``) is replaced by the new file, its target left untouched, and a killed run never leaves half a
+file under the final name. A folder a command writes into is made by :func:`make_folder`, which replaces a link
+there by a real folder. The output lock's file (:data:`LOCK_FILE`) is not content: :func:`entries` leaves it
+out and :func:`clear_folder` keeps it, so a folder holding only a lock is empty and clearing it keeps the lock.
+
+This sits in the lowest layer that reads files, so ``corpora`` (the card), ``filters`` (models) and
+``annotation`` (studies) use it too.
+
+>>> import tempfile
+>>> root = tempfile.mkdtemp()
+>>> victim = os.path.join(root, "victim.txt")
+>>> _ = open(victim, "w").write("keep me")
+>>> os.symlink(victim, os.path.join(root, "README.md"))
+>>> replace_file(os.path.join(root, "README.md"), b"card")
+>>> open(victim).read(), os.path.islink(os.path.join(root, "README.md"))
+('keep me', False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import stat
+
+from schemas.records import InputError
+from sources.paths import file_kind
+
+LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
+PARTIAL = ".partial"  # what is still being written: ``<name>.partial`` (pipelines.runtime.summary)
+
+
+def make_folder(path: str) -> str:
+    """``path`` as a real folder (parents made): a symbolic link at ``path`` is removed first, never followed."""
+    if os.path.islink(path):
+        os.unlink(path)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def check_replaceable(path: str, option: str = "") -> None:
+    """``path`` may be written by :func:`replace_file`: absent, a regular file or a link (replaced). A folder,
+    a device (``/dev/null``: renaming over it would delete the device), a FIFO or a socket is one
+    :class:`InputError` line."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        where = f"{option} {path}" if option else path
+        raise InputError(f"{where}: {file_kind(mode)}, not a regular file; choose a file to write")
+
+
+def replace_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a new temporary file and a rename: a link at ``path`` is replaced,
+    never written through; anything else but a regular file there is refused (:func:`check_replaceable`)."""
+    check_replaceable(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + PARTIAL
+    if os.path.lexists(tmp) and not os.path.isdir(tmp):
+        os.unlink(tmp)  # a killed writer's leftover, or a link planted there: removed, never followed
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o666)  # O_EXCL: a new file, never one a link points at
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def replace_text(path: str, text: str) -> None:
+    """:func:`replace_file` of UTF-8 text (newlines written as given)."""
+    replace_file(path, text.encode("utf-8"))
+
+
+def finite(value):
+    """``value`` with every non-finite float (NaN, infinity) as ``None``, so it dumps as JSON (``null``), never as
+    the bare ``NaN`` that JSON readers reject.
+
+    >>> finite({"loss": float("nan"), "history": [1.5, float("inf")]})
+    {'loss': None, 'history': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def entries(folder: str) -> list[str]:
+    """The names in ``folder`` but the output lock's file; ``[]`` when it does not exist."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(name for name in os.listdir(folder) if name != LOCK_FILE)
+
+
+def clear_folder(folder: str) -> None:
+    """Delete everything in ``folder`` but the output lock's file (links are removed, never followed)."""
+    for name in entries(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
