@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark ``incoherent build`` (no model filter) on the real-text retrieval collection.
 
-For each size N: build the collection with ``../shared/bench/make_retrieval_corpus.py`` (the project's shared
-folder beside the repository; N documents of 3-8 real sentences), write a build config with one ``text``
+For each size N: build the collection with ``bench/inputs/make_retrieval_corpus.py`` (N documents of 3-8 real
+sentences, from the bundled samples, or with ``--data DIR`` from the larger real-text folder the published
+figures used, see ``bench/inputs/README.md``), write a build config with one ``text``
 source (``incoherent ingest text``), run ``incoherent build`` (the one installed beside this Python) in a
 subprocess and sample the resident memory of its whole process tree. Reports documents/second end to end, peak
 RSS, and each stage's share of the time (from ``build_summary.json``).
@@ -12,8 +13,8 @@ single commands ``incoherent ingest text``, ``index``, ``neighbors``, ``intruder
 options, one process each, one after another. Reports the build's wall time over the sequence's, the peak RSS
 of each, and whether the two wrote byte-identical intruder, candidate and shuffle tables.
 
-    .venv/bin/python bench/bench_build.py                 # 10,000 and 100,000 documents
-    .venv/bin/python bench/bench_build.py --sizes 2000     # a quick check
+    .venv/bin/python bench/bench_build.py                 # 2,000 documents: a quick check from a clone
+    .venv/bin/python bench/bench_build.py --sizes 10000,100000 --data DIR   # the published figures
     .venv/bin/python bench/bench_build.py --beam-args=--direct_running_mode=multi_processing,--direct_num_workers=2
 
 Work files go to ``bench/work/`` (git-ignored). Results are appended to ``bench/work/bench_build.jsonl``.
@@ -34,8 +35,17 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"  # the project's shared folder
+MAKE_CORPUS = ROOT / "bench" / "inputs" / "make_retrieval_corpus.py"
 INCOHERENT = str(Path(sys.executable).with_name("incoherent"))  # installed beside the Python running this
+
+
+def check_installed() -> None:
+    """One line, not a traceback, when the Python running a benchmark has no ``incoherent`` beside it."""
+    if not Path(INCOHERENT).exists():
+        raise SystemExit(
+            f"{INCOHERENT} not found: run the benchmark with the Python of a venv where incoherent is "
+            "installed (the Quickstart's .venv/bin/python)"
+        )
 
 
 def tree_rss(process: psutil.Process) -> int:
@@ -87,23 +97,24 @@ def config_for(corpus: Path) -> dict:
     }
 
 
-def make_corpus(n: int) -> Path:
-    """``bench/work/corpus-N.jsonl``, built with the shared script if missing."""
+def make_corpus(n: int, data: str | None = None) -> Path:
+    """``bench/work/corpus-N[-data].jsonl``, built if missing: from the bundled samples, or from the real-text
+    folder ``data``; past the real windows (about 4,700 from the samples, 116,000 from ``data``) documents of
+    sentences drawn at random (``--fill``: N documents whatever N)."""
     WORK.mkdir(parents=True, exist_ok=True)
-    corpus = WORK / f"corpus-{n}.jsonl"
+    corpus = WORK / f"corpus-{n}{'-data' if data else ''}.jsonl"
     if not corpus.exists():
-        if not MAKE_CORPUS.exists():
-            raise SystemExit(
-                f"{MAKE_CORPUS} not found: it builds the corpus (the shared folder beside the repository)"
-            )
-        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n)], check=True)
+        extra = ["--data", data] if data else []
+        subprocess.run(
+            [sys.executable, str(MAKE_CORPUS), str(corpus), str(n), "0", "--fill", *extra], check=True
+        )
     return corpus
 
 
-def bench(n: int, beam_args: list[str]) -> dict:
+def bench(n: int, beam_args: list[str], data: str | None = None) -> dict:
     import yaml
 
-    corpus = make_corpus(n)
+    corpus = make_corpus(n, data)
     config = WORK / f"build-{n}.yaml"
     config.write_text(yaml.safe_dump(config_for(corpus)))
     out = WORK / f"build-{n}"
@@ -142,9 +153,9 @@ def bench(n: int, beam_args: list[str]) -> dict:
     }
 
 
-def single_commands(n: int, beam_args: list[str]) -> dict:
+def single_commands(n: int, beam_args: list[str], data: str | None = None) -> dict:
     """The baseline: the build's five commands as separate processes, one after another, with its options."""
-    config = config_for(WORK / f"corpus-{n}.jsonl")
+    config = config_for(make_corpus(n, data))
     base = WORK / f"commands-{n}"
     docs, index, nbrs = base / "documents", base / "index", base / "neighbors"
     intruders, shuffle = base / "intruders", base / "shuffle"
@@ -201,7 +212,10 @@ def same_tables(build_dataset: Path, runs: list[Path]) -> dict[str, bool]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000", help="comma-separated document counts")
+    parser.add_argument("--sizes", default="2000", help="comma-separated document counts (default 2000)")
+    parser.add_argument(
+        "--data", help="the real-text folder of the published figures (bench/inputs/README.md)"
+    )
     parser.add_argument("--beam-args", default="", help="comma-separated Beam flags passed to every stage")
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the single-commands baseline (an absolute profile)"
@@ -209,13 +223,14 @@ def main() -> None:
     args = parser.parse_args()
     beam_args = [a for a in args.beam_args.split(",") if a]
     results = []
+    check_installed()
     for n in (int(s) for s in args.sizes.split(",")):
-        make_corpus(n)  # not timed
+        make_corpus(n, args.data)  # not timed
         before = children_cpu()
-        result = bench(n, beam_args)
+        result = bench(n, beam_args, args.data)
         result["cpu_seconds"] = round(children_cpu() - before, 1)  # the build's process tree
         if not args.no_baseline:
-            baseline = single_commands(n, beam_args)
+            baseline = single_commands(n, beam_args, args.data)
             tables = baseline.pop("tables")
             result["single_commands"] = baseline
             result["build_over_single_commands"] = round(result["wall_seconds"] / baseline["wall_seconds"], 3)

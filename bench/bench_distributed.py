@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Distributed benchmark: a ``gs://`` build on a GCS emulator, its workers in an external SDK worker pool.
 
-For each size N (documents of ``../shared/bench/make_retrieval_corpus.py N 0 --fill``, one ``text`` source)
-plus a small multistream Wikipedia dump (``../shared/bench/make_bench_dump.py --multistream``, the same at
+For each size N (documents of ``bench/inputs/make_retrieval_corpus.py N 0 --fill``, one ``text`` source, from
+the bundled samples) plus a small multistream Wikipedia dump (``bench/inputs/make_bench_dump.py --multistream``
+of the bundled gensim fragment, the same at
 every size, for the ingest's read tasks), every input is uploaded to a GCS emulator on 127.0.0.1 and
 ``incoherent build`` writes to ``gs://``, on two runners:
 
@@ -54,9 +55,8 @@ sys.path.insert(0, str(ROOT))
 from tests.services import BUCKET, EMULATOR, free_port, service_env, start_services, stop, upload  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "distributed"
-SHARED = ROOT.parent / "shared"
-MAKE_CORPUS = SHARED / "bench" / "make_retrieval_corpus.py"
-MAKE_DUMP = SHARED / "bench" / "make_bench_dump.py"
+MAKE_CORPUS = ROOT / "bench" / "inputs" / "make_retrieval_corpus.py"
+MAKE_DUMP = ROOT / "bench" / "inputs" / "make_bench_dump.py"
 TREEIO = ROOT / "bench" / "iohook" / "treeio.py"
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 DUMP_REPEATS = 3  # 618 pages, 7 page streams per 100 pages

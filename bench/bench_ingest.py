@@ -6,8 +6,7 @@
     .venv/bin/python bench/bench_ingest.py --quick               # 10/5 repeats, smoke run
 
 Dumps are built from the real gensim enwiki fragment (206 pages, 106 articles) with
-``../shared/bench/make_bench_dump.py SRC REPEATS OUT [--multistream]`` (the project's shared folder beside the
-repository) into ``bench/work/`` (gitignored). ``incoherent`` and ``wikiextractor`` are the ones installed beside
+``bench/inputs/make_bench_dump.py SRC REPEATS OUT [--multistream]`` into ``bench/work/`` (gitignored). ``incoherent`` and ``wikiextractor`` are the ones installed beside
 the Python running this script.
 
 Parts, each command in its own process, wall clock, other processes' CPU recorded for every run:
@@ -49,7 +48,7 @@ WORK = ROOT / "bench" / "work"
 PYTHON = sys.executable
 INCOHERENT = str(Path(PYTHON).with_name("incoherent"))
 WIKIEXTRACTOR = str(Path(PYTHON).with_name("wikiextractor"))
-MAKE_DUMP = ROOT.parent / "shared" / "bench" / "make_bench_dump.py"  # the project's shared folder
+MAKE_DUMP = ROOT / "bench" / "inputs" / "make_bench_dump.py"
 SOURCE = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 TWO_WORKERS = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 
@@ -61,10 +60,6 @@ def dump_path(repeats: int, multistream: bool = False) -> Path:
     name = f"bench{repeats}-multistream.xml.bz2" if multistream else f"bench{repeats}.xml.bz2"
     path = WORK / name
     if not path.exists():
-        if not MAKE_DUMP.exists():
-            sys.exit(
-                f"{MAKE_DUMP} not found: it builds the benchmark dumps (the shared folder beside the repository)"
-            )
         WORK.mkdir(parents=True, exist_ok=True)
         cmd = [PYTHON, str(MAKE_DUMP), str(SOURCE), str(repeats), str(path)] + (
             ["--multistream"] if multistream else []

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Retrieval benchmark: `incoherent index` + `incoherent neighbors` against a per-query DrQA implementation.
 
-    python bench/bench_retrieval.py                       # 25k, 50k, 100k documents (about 15 min on 2 cores)
-    python bench/bench_retrieval.py --sizes 25000 --baseline-queries 0   # baseline timed on every query
-    python bench/bench_retrieval.py --sizes 5000 --queries 200 --baseline-queries 50    # smoke run
+    python bench/bench_retrieval.py                       # 2,000 documents, 200 parity queries: a quick check
+    python bench/bench_retrieval.py --sizes 25000,50000,100000 --queries 1000 --data DIR  # published (~15 min)
+    python bench/bench_retrieval.py --sizes 25000 --baseline-queries 0 --data DIR   # baseline on every query
 
-For each size: the first N documents of ``bench/work/corpus.jsonl`` (built by
-``../shared/bench/make_retrieval_corpus.py``, the project's shared folder beside the repository, if missing)
+For each size: the first N documents of the collection of ``bench/inputs/make_retrieval_corpus.py`` (from the
+bundled samples, or with ``--data DIR`` from the real-text folder the published figures used; built if missing)
 are ingested with ``incoherent ingest text`` (the one installed beside this Python), then ``incoherent index``
 and ``incoherent neighbors --k 10`` run as subprocesses with the default runner (Beam's engine in process, one
 worker, the scoring kernel on every core). On the largest size they also run with ``--threads 1`` (the scoring
@@ -45,11 +45,11 @@ import psutil
 import pyarrow.parquet as pq
 import regex
 import scipy.sparse as sp
+from bench_build import make_corpus
 from sklearn.utils import murmurhash3_32
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_retrieval_corpus.py"  # the project's shared folder
 CLI = [str(Path(sys.executable).with_name("incoherent"))]  # installed beside the Python running this script
 BEAM_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 HASH = 2**24
@@ -228,8 +228,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="25000,50000,100000")
-    parser.add_argument("--queries", type=int, default=1000, help="parity sample (largest size)")
+    parser.add_argument("--sizes", default="2000", help="comma-separated document counts (default 2000)")
+    parser.add_argument("--queries", type=int, default=200, help="parity sample (largest size)")
+    parser.add_argument(
+        "--data", help="the real-text folder of the published figures (bench/inputs/README.md)"
+    )
     parser.add_argument(
         "--baseline-queries",
         type=int,
@@ -243,20 +246,14 @@ def main() -> None:
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     WORK.mkdir(parents=True, exist_ok=True)
-    corpus = WORK / "corpus.jsonl"
-    if not corpus.exists():
-        if not MAKE_CORPUS.exists():
-            sys.exit(
-                f"{MAKE_CORPUS} not found: it builds the corpus (the shared folder beside the repository)"
-            )
-        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(max(sizes))], check=True)
+    corpus = make_corpus(max(sizes), args.data)
     lines = corpus.read_text("utf-8").splitlines()
     if len(lines) < max(sizes):
         sys.exit(f"{corpus}: {len(lines)} documents, need {max(sizes)} (delete it to rebuild)")
 
     scaling = []
     for n in sizes:
-        subset = WORK / f"corpus-{n}.jsonl"
+        subset = WORK / f"retrieval-corpus-{n}.jsonl"
         subset.write_text("\n".join(lines[:n]) + "\n", "utf-8")
         docs = WORK / f"docs-{n}"
         t_ingest = 0.0

@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """Scale benchmark of ``incoherent build``: time and peak memory per stage at several collection sizes.
 
-For each size N: the real-text collection of ``../shared/bench/make_retrieval_corpus.py N 0 --fill`` (real
-windows up to ~116k documents, then documents of real sentences drawn at random), one ``text`` source, run
+For each size N: the real-text collection of ``bench/inputs/make_retrieval_corpus.py N 0 --fill`` (real windows
+of the bundled samples, or with ``--data DIR`` of the larger real-text folder the published figures used, up to
+~116k documents; then documents of real sentences drawn at random), one ``text`` source, run
 ``incoherent build`` in a subprocess while sampling the resident memory of its whole process tree every
 0.2 s (the peak of each stage too, by the stage lines the build prints). With ``--sample S`` the config
 samples S dataset documents (``intruders: {sample: S}`` and ``shuffle: {sample: S}``) over the whole
 N-document pool.
 
-    .venv/bin/python bench/bench_scale.py --sizes 30000,100000,300000
+    .venv/bin/python bench/bench_scale.py                             # 1,000 documents: a quick check
+    .venv/bin/python bench/bench_scale.py --sizes 30000,100000,300000 --data DIR   # the published figures
     .venv/bin/python bench/bench_scale.py --sizes 300000 --sample 30000
     .venv/bin/python bench/bench_scale.py --sizes 100000 --tag before   # a label for the results line
     .venv/bin/python bench/bench_scale.py --sizes 1000000 --resume     # go on after a kill (skips finished stages)
 
 Work files go to ``bench/work/`` (git-ignored); results are appended to ``bench/work/bench_scale.jsonl``.
-An existing collection is used as it is: ``bench/work/corpus-N.jsonl`` (a symbolic link to one made
-elsewhere will do; the 1M one takes ~20 s to make).
+An existing collection is used as it is: ``bench/work/corpus-N.jsonl`` (``corpus-N-data.jsonl`` with
+``--data``; a symbolic link to one made elsewhere will do; the 1M one takes ~20 s to make).
 """
 
 from __future__ import annotations
@@ -25,14 +27,20 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import psutil
 import yaml
-from bench_build import INCOHERENT, MAKE_CORPUS, ROOT, WORK, tree_rss  # the same paths and RSS probe
+from bench_build import (  # the same paths, probes
+    INCOHERENT,
+    ROOT,
+    WORK,
+    check_installed,
+    make_corpus,
+    tree_rss,
+)
 
 STAGE_LINE = re.compile(r"^\[build\] stage \d+ of \d+, (\S+):")
 
@@ -94,19 +102,14 @@ def run_measured(cmd: list[str], log_path: Path) -> tuple[float, int, dict[str, 
         return time.time() - started, peak, per_stage, stage_cpu, code
 
 
-def corpus_of(n: int) -> Path:
-    corpus = WORK / f"corpus-{n}.jsonl"
-    if not corpus.exists():
-        subprocess.run([sys.executable, str(MAKE_CORPUS), str(corpus), str(n), "0", "--fill"], check=True)
-    return corpus
-
-
-def bench(n: int, sample: str | None, tag: str, beam_args: list[str], resume: bool = False) -> dict:
+def bench(
+    n: int, sample: str | None, tag: str, beam_args: list[str], resume: bool = False, data: str | None = None
+) -> dict:
     WORK.mkdir(parents=True, exist_ok=True)
     config = {
         "out": "unused",
         "seed": 0,
-        "sources": {"bench": {"kind": "text", "inputs": [str(corpus_of(n))]}},
+        "sources": {"bench": {"kind": "text", "inputs": [str(make_corpus(n, data))]}},
         "neighbors": {"k": 10},
         "intruders": {"filter": "none", **({"sample": sample} if sample else {})},
         "shuffle": {
@@ -155,7 +158,10 @@ def bench(n: int, sample: str | None, tag: str, beam_args: list[str], resume: bo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="30000,100000,300000", help="comma-separated document counts")
+    parser.add_argument("--sizes", default="1000", help="comma-separated document counts (default 1000)")
+    parser.add_argument(
+        "--data", help="the real-text folder of the published figures (bench/inputs/README.md)"
+    )
     parser.add_argument("--sample", default=None, help="dataset sample (count or fraction) over the pool")
     parser.add_argument("--tag", default="", help="a label stored with the results")
     parser.add_argument("--beam-args", default="", help="comma-separated Beam flags passed to every stage")
@@ -166,8 +172,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     beam_args = [a for a in args.beam_args.split(",") if a]
+    check_installed()
     for n in (int(s) for s in args.sizes.split(",")):
-        result = bench(n, args.sample, args.tag, beam_args, args.resume)
+        result = bench(n, args.sample, args.tag, beam_args, args.resume, args.data)
         with open(WORK / "bench_scale.jsonl", "a") as f:
             f.write(json.dumps(result) + "\n")
         print(json.dumps(result), flush=True)

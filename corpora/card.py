@@ -16,7 +16,7 @@ import glob
 import json
 import os
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, metadata, version
 
 import pyarrow.parquet as pq
 import yaml
@@ -125,6 +125,28 @@ def _version(package: str) -> str:
 
 def _incoherent_version() -> str:
     return _version("incoherent")
+
+
+HOME_LABELS = ("homepage", "home", "repository", "source", "documentation")
+
+
+def tool_link() -> str:
+    """The tool's name for the card, linked to the project's home from the installed package's metadata
+    (``Project-URL: Homepage, https://...`` from ``[project.urls]``), or without a link when the metadata
+    declares none: the card never links a page that does not exist (how the build was made is in the dataset's
+    own ``summaries/`` either way)."""
+    try:
+        entries = metadata("incoherent").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        entries = []
+    urls = {}
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        urls[label.strip().lower()] = url.strip()
+    for label in HOME_LABELS:
+        if urls.get(label, "").startswith("https://"):
+            return f"[`incoherent`]({urls[label]})"
+    return "`incoherent`"
 
 
 def find_configs(dataset_dir: str, files: Files = LOCAL) -> dict[str, dict[str, list[str]]]:
@@ -899,8 +921,8 @@ def render_card(
         "",
         f"# {pretty_name}",
         "",
-        "Coherence-evaluation corpora built with [`incoherent`](https://pypi.org/project/incoherent/) "
-        f"{_incoherent_version()} (schema version {SCHEMA_VERSION}).",
+        f"Coherence-evaluation corpora built with {tool_link()} {_incoherent_version()} (schema version "
+        f"{SCHEMA_VERSION}; how: [`{SUMMARIES}/`]({SUMMARIES}/)).",
         "",
         *(
             f"- `{kind}{'' if kind == 'candidates' else '-*'}`: {text}"

@@ -21,6 +21,7 @@ import time
 
 from filters.model_source import cached_snapshot, resolve_model
 from pipelines.commands import DEVICE_HELP, DTYPE_HELP
+from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -216,6 +217,7 @@ def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("evaluate")  # before any work: one line when the extra is missing
     from filters import data, metrics, probe_metrics
     from filters.model import ScoringModel
     from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers

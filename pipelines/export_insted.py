@@ -26,11 +26,7 @@ import argparse
 import json
 import os
 
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-
 from pipelines.commands import add_overwrite, list_flag
-from pipelines.runtime.tables import list_tables
 from schemas.records import InputError
 from sources.outputs import check_replaceable, replace_text
 
@@ -96,6 +92,11 @@ SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}
 
 
 def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.runtime.tables import list_tables
+
     files = list_tables(data_dir, "intruder-")
     if sources:
         files = [f for f in files if f.split("/")[-2].removeprefix("intruder-") in sources]

@@ -11,6 +11,7 @@ import argparse
 
 from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
+from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -58,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("finetune-lm")  # before any work: one line when the extra is missing
     from filters.finetune_lm import FinetuneConfig, finetune
     from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 

@@ -18,28 +18,19 @@ neighbours, never a neighbour), ``neighbors/no_neighbors``, ``neighbors/fewer_th
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-
-import apache_beam as beam
-import numpy as np
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
-from apache_beam.utils import shared
+from typing import TYPE_CHECKING
 
 from pipelines.commands import add_overwrite
 from pipelines.index import check_params
-from pipelines.runtime import progress, storage
-from pipelines.runtime.options import is_local_runner
-from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import WriteTable, count, document_files, list_tables, read_ids
+from pipelines.runtime import storage
 from pipelines.runtime.threads import available_cores
-from retrieval.featurize import HASH_SIZE, NGRAM, document_text
-from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
-from retrieval.topk import block_size, blocks, prepare, topk_block, topk_rows
+from retrieval.params import HASH_SIZE, NGRAM
 from schemas.records import InputError
 
-STAGE = "neighbors"
+if TYPE_CHECKING:
+    import numpy as np
+
+    from retrieval.index import IndexParams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,173 +69,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_overwrite(parser)
 
 
-class _Loaded:
-    """What a worker holds once: ids and the prepared matrix (weak-referenceable for ``Shared``)."""
-
-    def __init__(self, index_dir: str, params: IndexParams):
-        index = TfidfIndex.load(index_dir, expect=params, opener=storage.open_file)
-        self.ids = index.ids
-        self.fingerprint = index.meta["corpus_fingerprint"]
-        # The query layout goes to a local temporary file a chunk at a time and each block reads its own rows;
-        # the matrix is emptied once that file is written, then the posting lists are built from it: the
-        # worker holds one layout (8 bytes per non-zero), never the matrix and a layout together.
-        self.scoring = prepare(index.matrix, index.text_keys, consume=True, spill=True)
-
-
-def neighbor_row(
-    ids: list[str],
-    row: int,
-    cols,
-    scores,
-    k: int,
-    *,
-    zero_vector: bool,
-    has_duplicates: bool,
-    tally: Callable[[str], None],
-) -> dict:
-    """The ``NEIGHBORS_SCHEMA`` row of query ``row`` (neighbour rows ``cols`` with ``scores``, best first),
-    counted: ``queries``, ``zero_vector``, ``has_duplicates``, ``no_neighbors`` or ``fewer_than_k``.
-
-    >>> neighbor_row(["a", "b"], 0, [1], [0.5], 10, zero_vector=False, has_duplicates=False, tally=print)
-    queries
-    fewer_than_k
-    {'id': 'a', 'neighbors': [{'id': 'b', 'score': 0.5}]}
-    """
-    tally("queries")
-    if zero_vector:
-        tally("zero_vector")
-    if has_duplicates:
-        tally("has_duplicates")
-    if len(cols) == 0:
-        tally("no_neighbors")
-    elif len(cols) < k:
-        tally("fewer_than_k")
-    return {
-        "id": ids[row],
-        "neighbors": [{"id": ids[c], "score": float(s)} for c, s in zip(cols, scores, strict=True)],
-    }
-
-
-class TopKBlocks(beam.DoFn):
-    """``(start, stop)`` query rows -> one ``NEIGHBORS_SCHEMA`` row per query."""
-
-    def __init__(
-        self, index_dir: str, params: IndexParams, k: int, threads: int, query_rows: np.ndarray | None = None
-    ):
-        self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
-        # None: rows start:stop of the index; else positions start:stop of these rows
-        self._query_rows = query_rows
-        self._total = None if query_rows is None else len(query_rows)
-        self._shared = shared.Shared()
-
-    def setup(self):
-        index_dir, params = self._index_dir, self._params
-        self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
-        if self._total is None:
-            self._total = len(self._loaded.ids)
-
-    def process(self, block, docs_fingerprint):
-        loaded = self._loaded
-        if docs_fingerprint != loaded.fingerprint:
-            raise InputError(
-                f"{self._index_dir}: index was built from other documents (index corpus fingerprint "
-                f"{loaded.fingerprint}, documents {docs_fingerprint}); rebuild it with `incoherent index`"
-            )
-        scoring, ids, k = loaded.scoring, loaded.ids, self._k
-        zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
-        if self._query_rows is None:
-            results = topk_block(scoring, block[0], block[1], k, self._threads)
-        else:
-            results = topk_rows(scoring, self._query_rows[block[0] : block[1]], k, self._threads)
-        progress.advance("neighbors: documents", len(results), total=self._total)
-        for row, cols, scores in results:
-            yield neighbor_row(
-                ids,
-                row,
-                cols,
-                scores,
-                k,
-                zero_vector=row in zero,
-                has_duplicates=scoring.has_duplicates(row),
-                tally=_count,
-            )
-
-
-def _count(name: str) -> None:
-    count(STAGE, name)
-
-
-def file_fingerprint(path: str) -> tuple[int, int]:
-    """``(sum of document fingerprints mod 2**64, documents)`` of one documents Parquet file.
-
-    One Beam element per file (not per document): the check reads two columns and never ships documents.
-    """
-    with FileSystems.open(path) as f:
-        table = pq.read_table(f, columns=["id", "sentences"])
-    total = 0
-    for doc_id, sentences in zip(
-        table.column("id").to_pylist(), table.column("sentences").to_pylist(), strict=True
-    ):
-        total += document_fingerprint(doc_id, document_text(sentences or []))
-    return total % 2**64, table.num_rows
-
-
-class CorpusFingerprint(beam.CombineFn):
-    """Per-file ``(sum, count)`` -> ``"<count>:<sum mod 2**64>"``, the corpus fingerprint an index records."""
-
-    def create_accumulator(self):
-        return 0, 0
-
-    def add_input(self, accumulator, value):
-        return (accumulator[0] + value[0]) % 2**64, accumulator[1] + value[1]
-
-    def merge_accumulators(self, accumulators):
-        total, n = 0, 0
-        for a_total, a_n in accumulators:
-            total, n = (total + a_total) % 2**64, n + a_n
-        return total, n
-
-    def extract_output(self, accumulator):
-        return corpus_fingerprint(*accumulator)
-
-
-class Neighbors(beam.PTransform):
-    """Neighbour rows of the documents in ``files``, scored against the index in ``index_dir``."""
-
-    def __init__(
-        self,
-        files: list[str],
-        index_dir: str,
-        params: IndexParams,
-        k: int,
-        ranges: list[tuple[int, int]],
-        threads: int = 0,
-        query_rows: np.ndarray | None = None,
-    ):
-        super().__init__()
-        self._files = files
-        self._index_dir, self._params, self._k, self._ranges = index_dir, params, k, ranges
-        self._threads, self._query_rows = threads, query_rows
-
-    def expand(self, pbegin):
-        fingerprint = (
-            pbegin
-            | "DocumentFiles" >> beam.Create(self._files)
-            | "FileFingerprints" >> beam.Map(file_fingerprint)
-            | "CorpusFingerprint" >> beam.CombineGlobally(CorpusFingerprint())
-        )
-        return (
-            pbegin
-            | "QueryBlocks" >> beam.Create(self._ranges)
-            | "SpreadBlocks" >> beam.Reshuffle()
-            | "TopK"
-            >> beam.ParDo(
-                TopKBlocks(self._index_dir, self._params, self._k, self._threads, self._query_rows),
-                docs_fingerprint=beam.pvalue.AsSingleton(fingerprint),
-            )
-        )
-
-
 def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     """``(threads per worker, workers)`` for ``--threads`` (0 = auto) and Beam's flags.
 
@@ -252,6 +76,10 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     take turns at the kernel). ``--direct_running_mode=multi_processing`` with W workers: cores / W each.
     Distributed runners start a worker process per core: one thread each, and many small blocks.
     """
+    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+    from pipelines.runtime.options import is_local_runner
+
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
     cores = available_cores()
@@ -267,6 +95,10 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
 
 def read_query_ids(value: str) -> list[str]:
     """The ids named by ``--queries``: a documents directory (its ``id`` column) or a file of ids, one a line."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.runtime.tables import list_tables, read_ids
+
     if not FileSystems.exists(value):
         raise InputError(f"--queries {value}: no such file or directory")
     files = list_tables(value, "documents-")
@@ -284,6 +116,8 @@ def read_query_ids(value: str) -> list[str]:
 
 def query_rows_of(ids: list[str], index_ids: list[str], option: str = "--queries") -> np.ndarray:
     """Index rows of ``ids`` in row order (duplicates once); an id the index does not hold is an error."""
+    import numpy as np
+
     row_of = {doc_id: row for row, doc_id in enumerate(index_ids)}
     missing = sorted({doc_id for doc_id in ids if doc_id not in row_of})
     if missing:
@@ -322,6 +156,12 @@ def check_options(args: argparse.Namespace) -> IndexParams:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from pipelines.neighbors_transforms import Neighbors
+    from pipelines.runtime.run import print_report, run_pipeline
+    from pipelines.runtime.tables import WriteTable, document_files
+    from retrieval.index import TfidfIndex
+    from retrieval.topk import block_size, blocks
+
     params = check_options(args)
     args.index = storage.absolute(args.index)
     index = TfidfIndex.load(args.index, expect=params, opener=storage.open_file)  # no matrix: fail early

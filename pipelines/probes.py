@@ -11,7 +11,9 @@ else unchanged. Writes
     OUT/run_summary.json                       counters: probed/<phenomenon>, no_site/<phenomenon>, ...
 
 ``--per-phenomenon N`` keeps the N probes of each phenomenon with the smallest hash of (seed, phenomenon, id).
-The phenomena are :mod:`corpora.probes`; this module is the stage around them.
+The phenomena are :mod:`corpora.probes`; this module is the stage around them. It imports Beam only in
+:func:`run` and the readers that need it (``--help`` stays fast); the transform is in
+:mod:`pipelines.probes_transforms`.
 """
 
 from __future__ import annotations
@@ -23,22 +25,14 @@ import os
 import posixpath
 from collections.abc import Iterator
 
-import apache_beam as beam
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-
 from corpora.probes import PHENOMENA
 from corpora.seeding import stable_hash
 from pipelines.commands import add_overwrite, list_flag
 from pipelines.export_insted import insted_order
 from pipelines.runtime import storage
-from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.spill import CHUNK_VALUES
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable, count
 from schemas.records import InputError, Rejected
 from sources.paths import is_safe_name
 
-STAGE = "probes"
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
 EXAMPLES = 2  # per phenomenon, in the run summary and the card
@@ -99,6 +93,8 @@ def classify_input(path: str) -> tuple[str, str]:
 def check_insted_head(path: str) -> None:
     """The first record of a JSONL file must be an object with INSteD's fields (a file of another kind is
     unusable input, not a file of bad records)."""
+    from apache_beam.io.filesystems import FileSystems
+
     from corpora.probes.rows import INSTED_FIELDS
 
     with FileSystems.open(path) as f:
@@ -117,6 +113,9 @@ def check_insted_head(path: str) -> None:
 
 def build_file_ids(dataset: str) -> dict[str, int]:
     """``{id: file_id}``: the numbering ``incoherent export insted`` gives the build's documents."""
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
     rows = []
     for path in storage.list_files(posixpath.join(dataset, "intruder-*", "*.parquet")):
         with FileSystems.open(path) as f:
@@ -129,6 +128,8 @@ def build_file_ids(dataset: str) -> dict[str, int]:
 
 def jsonl_lines(path: str) -> Iterator[tuple[str, str] | Rejected]:
     """``(line, "file:number")`` of a JSONL file (any Beam filesystem), a bounded line at a time."""
+    from apache_beam.io.filesystems import FileSystems
+
     from corpora.probes.rows import insted_name
 
     name = posixpath.basename(path)
@@ -154,59 +155,6 @@ def jsonl_lines(path: str) -> Iterator[tuple[str, str] | Rejected]:
 
 
 # --------------------------------------------------------------------------------------------- the stage
-
-
-class _Probe(beam.DoFn):
-    def __init__(self, phenomena: tuple[str, ...], seed: int):
-        self._phenomena, self._seed = phenomena, seed
-
-    def process(self, doc):
-        from corpora.probes.rows import probe_document
-
-        def tally(name: str) -> None:
-            count(STAGE, name)
-
-        yield from probe_document(doc, self._phenomena, self._seed, tally)
-
-
-def _rank(seed: int):
-    def rank(row: dict) -> tuple[int, str]:
-        return stable_hash(seed, row["phenomenon"], row["id"]), row["id"]
-
-    return rank
-
-
-class GenerateProbes(beam.PTransform):
-    """Document rows -> ``(probe rows, rejected)``; documents of other splits are counted and dropped, one row
-    kept per id (:class:`DropDuplicateIds`), at most ``per_phenomenon`` probes per phenomenon."""
-
-    def __init__(self, phenomena: list[str], split: str, seed: int, per_phenomenon: int | None):
-        super().__init__()
-        self._phenomena, self._split, self._seed = tuple(phenomena), split, seed
-        self._per = per_phenomenon
-
-    def expand(self, docs):
-        split = self._split
-
-        def in_split(doc: dict) -> bool:
-            if doc["split"] == split:
-                return True
-            count(STAGE, f"other_split/{doc['split']}")
-            return False
-
-        unique, duplicates = docs | "InSplit" >> beam.Filter(in_split) | "OnePerId" >> DropDuplicateIds(STAGE)
-        probes, rejected = unique | "Probe" >> ApplyWithRejects(
-            _Probe(self._phenomena, self._seed).process, STAGE, kept=None
-        )
-        if self._per is not None:
-            probes = (
-                probes
-                | "ByPhenomenon" >> beam.Map(lambda row: (row["phenomenon"], row))
-                | "Sample" >> beam.combiners.Top.PerKey(self._per, key=_rank(self._seed), reverse=True)
-                | "Flatten" >> beam.FlatMap(lambda kv: kv[1])
-            )
-        rejected = (duplicates, rejected) | "AllRejected" >> beam.Flatten()
-        return probes, rejected
 
 
 def _with_file_id(doc: dict, file_ids: dict) -> dict:
@@ -236,6 +184,9 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
     """Write ``OUT/insted/<phenomenon>.jsonl`` from the written tables, ordered by (file_id, id); returns per
     phenomenon the probes written and a few examples. The tables are read a record batch at a time and only
     each record's JSON line is kept until the file is written."""
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
     from corpora.probes.rows import insted_record
 
     report = {}
@@ -267,6 +218,8 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
 
 def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) -> dict[str, dict]:
     """Per phenomenon: probes written, documents with a site, documents without one (``no_site``)."""
+    from pipelines.probes_transforms import STAGE
+
     counters = summary["counters"].get(STAGE, {})
     return {
         p: {
@@ -289,8 +242,14 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    import apache_beam as beam
+
     from corpora.probes.rows import insted_name
     from corpora.probes.text import tagger_info
+    from pipelines.probes_transforms import STAGE, GenerateProbes
+    from pipelines.runtime.run import print_report, run_pipeline
+    from pipelines.runtime.spill import CHUNK_VALUES
+    from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable
 
     check_options(args)
     phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from apache_beam.io.filesystems import FileSystems
-
 from corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
 from pipelines.runtime.options import parse_per_source
-from pipelines.runtime.tables import read_ids, source_of_file
 
 
 def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> dict[str, SampleSpec]:
@@ -23,6 +20,8 @@ def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> 
 
 def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: int) -> dict[str, int]:
     """The key threshold of each sampled source, from the ids of its document files."""
+    from pipelines.runtime.tables import read_ids, source_of_file
+
     by_source: dict[str, list[str]] = {}
     for path in files:
         by_source.setdefault(source_of_file(path), []).append(path)
@@ -34,11 +33,15 @@ def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: 
 
 def sampled_ids(files: list[str], spec: SampleSpec, seed: int) -> list[str]:
     """The sorted distinct ids of ``files`` in the sample (e.g. for ``neighbors --queries``)."""
+    from pipelines.runtime.tables import read_ids
+
     threshold = threshold_for(spec, read_ids(files), seed)
     return sorted({doc_id for doc_id in read_ids(files) if in_sample(seed, doc_id, threshold)})
 
 
 def write_id_list(path: str, ids: list[str]) -> None:
     """One id a line (the ``--queries`` format)."""
+    from apache_beam.io.filesystems import FileSystems
+
     with FileSystems.create(path) as f:
         f.write("".join(f"{doc_id}\n" for doc_id in ids).encode("utf-8"))

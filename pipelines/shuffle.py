@@ -1,29 +1,14 @@
-"""``incoherent shuffle DOCS_DIR --out DIR``: k-block shuffled corpora, ``OUT/shuffle-<source>/<split>-*.parquet``."""
+"""``incoherent shuffle DOCS_DIR --out DIR``: k-block shuffled corpora, ``OUT/shuffle-<source>/<split>-*.parquet``.
+
+This module imports Beam only in :func:`run`; the transforms are in :mod:`pipelines.shuffle_transforms`.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-import apache_beam as beam
-
-from corpora.sampling import in_sample
-from corpora.seeding import assign_split
-from corpora.shuffle import shuffle_document
 from pipelines.commands import add_overwrite, list_flag
-from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import (
-    ApplyWithRejects,
-    ReadDocuments,
-    WriteRejected,
-    WriteTable,
-    count,
-    document_files,
-    source_of_file,
-)
-from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
-
-STAGE = "shuffle"
 
 
 def _block_sizes(values: list[int]) -> list[int]:
@@ -72,48 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_overwrite(parser)
 
 
-class ShuffleDocuments(beam.PTransform):
-    """Documents -> ``(shuffled rows, rejected)`` for every block size, each row with its split."""
-
-    def __init__(
-        self,
-        block_sizes: list[int],
-        seed: int,
-        max_sentences: int,
-        fractions: dict[str, float],
-        permutations: int = 1,
-    ):
-        super().__init__()
-        self._block_sizes, self._seed, self._max = block_sizes, seed, max_sentences
-        self._fractions, self._permutations = fractions, permutations
-
-    def expand(self, docs):
-        block_sizes, seed, max_sentences, fractions, permutations = (
-            self._block_sizes,
-            self._seed,
-            self._max,
-            self._fractions,
-            self._permutations,
-        )
-
-        def shuffle_all(doc):
-            split = assign_split(doc["id"], fractions)
-            for k in block_sizes:
-                for out in shuffle_document(doc, k, seed, max_sentences, permutations):
-                    if isinstance(out, dict):
-                        out["split"] = split
-                    yield out
-
-        return docs | "Shuffle" >> ApplyWithRejects(shuffle_all, STAGE)
-
-
-def _sampled(doc: dict, seed: int, threshold: int) -> bool:
-    if in_sample(seed, doc["id"], threshold):
-        return True
-    count(STAGE, "not_sampled")
-    return False
-
-
 MAX_PERMUTATIONS = 1000
 
 
@@ -138,6 +81,19 @@ def check_options(args: argparse.Namespace) -> list[int]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    import apache_beam as beam
+
+    from pipelines.runtime.run import print_report, run_pipeline
+    from pipelines.runtime.tables import (
+        ReadDocuments,
+        WriteRejected,
+        WriteTable,
+        document_files,
+        source_of_file,
+    )
+    from pipelines.sampling import parse_samples, sample_thresholds
+    from pipelines.shuffle_transforms import STAGE, ShuffleDocuments, sampled
+
     sizes = check_options(args)
     fractions = {"test": args.test_fraction, "validation": args.validation_fraction}
     by_source: dict[str, list[str]] = {}
@@ -153,7 +109,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             docs = p | f"Read[{source}]" >> ReadDocuments(args.docs_dir, files)
             if source in thresholds:
                 docs = docs | f"Sample[{source}]" >> beam.Filter(
-                    _sampled, seed=args.seed, threshold=thresholds[source]
+                    sampled, seed=args.seed, threshold=thresholds[source]
                 )
             rows, rejected = docs | f"Shuffle[{source}]" >> ShuffleDocuments(
                 sizes, args.seed, args.max_sentences, fractions, args.permutations

@@ -13,6 +13,7 @@ import argparse
 
 from filters.hardware import add_precision_argument
 from pipelines.commands import DEVICE_HELP, add_overwrite
+from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas.records import InputError
 
@@ -63,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("train-shuffle")  # before any work: one line when the extra is missing
     from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
     from pipelines.runtime.numbers import TRAINING, check_numbers
 

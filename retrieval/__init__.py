@@ -6,6 +6,14 @@
 >>> index.similarity("The cat sat.", "A cat was sitting.")       # doctest: +SKIP
 """
 
-from retrieval.index import IndexParams, TfidfIndex
-
 __all__ = ["IndexParams", "TfidfIndex"]
+
+
+def __getattr__(name: str):
+    """``IndexParams`` and ``TfidfIndex`` on first use: importing ``retrieval.params`` (a command's flag
+    defaults) then needs neither numba nor scipy."""
+    if name in __all__:
+        from retrieval import index
+
+        return getattr(index, name)
+    raise AttributeError(f"module 'retrieval' has no attribute {name!r}")

@@ -36,8 +36,8 @@ import numpy as np
 import regex
 from numba import njit
 
-HASH_SIZE = 2**24
-NGRAM = 2
+from retrieval.params import HASH_SIZE, NGRAM
+
 TOKENIZER = "drqa-simple"  # name written to index metadata; the pattern below is DrQA's SimpleTokenizer
 TOKEN_PATTERN = r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])"
 

@@ -4,7 +4,9 @@ service and an external SDK worker pool (:func:`services`) whose workers log wha
 
 from __future__ import annotations
 
+import atexit
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,29 +41,67 @@ def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 60) -> 
     raise RuntimeError(f"{process.args}: port {port} not open after {seconds} s")
 
 
+# Every service started by :func:`start`, in start order, until :func:`stop` ends it. Each leads its own process
+# group (its own session), so stopping the group also ends what it started (Beam's SDK workers), and
+# :func:`stop_all` runs on every way out of the test process: a normal exit (atexit) and SIGTERM (CI's
+# timeout, a killed job), whose default action would end pytest without any clean-up.
+_RUNNING: list[subprocess.Popen] = []
+
+
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)  # start_new_session: the group's id is its leader's pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def stop(process: subprocess.Popen) -> None:
-    """Stop a process this test started, and the SDK workers it started in turn."""
+    """Stop a process this test started, its process group, and the SDK workers it started in turn."""
     try:
         children = psutil.Process(process.pid).children(recursive=True)
     except psutil.NoSuchProcess:
         children = []
-    process.terminate()
+    _signal_group(process, signal.SIGTERM)
     try:
         process.wait(10)
     except subprocess.TimeoutExpired:
-        process.kill()
+        _signal_group(process, signal.SIGKILL)
         process.wait(10)
-    for child in children:
+    _signal_group(process, signal.SIGKILL)  # whatever the leader left behind in its group
+    for child in children:  # and any that left the group
         try:
             child.kill()
         except psutil.NoSuchProcess:
             pass
+    if process in _RUNNING:
+        _RUNNING.remove(process)
+
+
+def stop_all() -> None:
+    """Stop every service still running, the last started first."""
+    for process in reversed(list(_RUNNING)):
+        stop(process)
+
+
+def _on_sigterm(signum, frame) -> None:
+    stop_all()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)  # then end as SIGTERM ends a process
+
+
+atexit.register(stop_all)
 
 
 def start(args: list[str], port: int, env: dict, cwd: Path) -> subprocess.Popen:
+    """Start a service in its own session (process group) and wait for its port; it is stopped on every way out
+    of this process (:func:`stop_all`)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _on_sigterm)
     process = subprocess.Popen(
         args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
+    _RUNNING.append(process)
     try:
         wait_for_port(port, process)
     except Exception:

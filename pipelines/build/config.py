@@ -27,6 +27,7 @@ from corpora.sampling import parse_sample
 from pipelines.build.plan import history_label
 from pipelines.commands import COMMANDS, module_of
 from pipelines.runtime import storage
+from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 from sources.paths import check_name
 
@@ -290,6 +291,23 @@ def default_config_path() -> str:
     return str(resources.files("pipelines").joinpath("configs/default.yaml"))
 
 
+def bundled_base(config_dir: str, base: str) -> str:
+    """``base`` of a config bundled with the package (``pipelines/configs/``): the repository root in a clone
+    (where ``samples/`` lies), else the installed package's folder, which holds the samples as
+    ``pipelines/samples/`` (a wheel or ``pip install .``); ``base`` as given for every other config."""
+    package = str(resources.files("pipelines"))
+    bundled = os.path.normcase(os.path.realpath(config_dir)) == os.path.normcase(
+        os.path.realpath(os.path.join(package, "configs"))
+    )
+    if (
+        bundled
+        and not os.path.isdir(os.path.join(base, "samples"))
+        and os.path.isdir(os.path.join(package, "samples"))
+    ):
+        return package
+    return base
+
+
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
     if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
@@ -350,7 +368,7 @@ def check_config(config: dict, config_path: str) -> dict:
     if unknown:
         raise InputError(f"{config_path}: unknown keys {unknown} (known: {sorted(known)})")
     config_dir = os.path.dirname(os.path.abspath(config_path))
-    base = os.path.normpath(os.path.join(config_dir, str(config.get("base", "."))))
+    base = bundled_base(config_dir, os.path.normpath(os.path.join(config_dir, str(config.get("base", ".")))))
     sources = config.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
@@ -435,6 +453,7 @@ def check_config(config: dict, config_path: str) -> dict:
             parse_sample(sample, f"{config_path}: {name}.sample")
     model = intruders.get("filter", "none")
     if model not in (None, "none"):
+        require_model_stack("build", f"intruders.filter in {config_path}")
         try:
             found = resolve_path(model, base, config_path, "intruders.filter")
         except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error

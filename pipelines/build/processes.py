@@ -38,6 +38,35 @@ PR_SET_PDEATHSIG = 1
 PRELOAD = ["pipelines.cli", "apache_beam", "pipelines.build.processes", *stage_modules()]
 
 
+def run_imports(module: str) -> list[str]:
+    """The project modules that ``module``'s ``run`` imports in its own body (``pipelines.index`` ->
+    ``["pipelines.index_transforms", "pipelines.runtime.run", ...]``), read from its source: a stage imports its
+    Beam transforms only when it runs, so that ``--help`` is fast."""
+    import ast
+    import importlib.util
+
+    origin = importlib.util.find_spec(module).origin
+    with open(origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), origin)
+    found: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "run":
+            for inner in node.body:  # what run always imports (not a model filter's, under an `if`)
+                if isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
+                    found.append(inner.module)
+                elif isinstance(inner, ast.Import):
+                    found.extend(alias.name for alias in inner.names)
+    return [m for m in dict.fromkeys(found) if m.split(".")[0] in PROJECT_PACKAGES]
+
+
+PROJECT_PACKAGES = ("pipelines", "sources", "retrieval", "corpora", "schemas")
+# ... and the transforms each stage imports when it runs (filters and the model stack stay out: a build without
+# a model filter never imports them)
+PRELOAD += [
+    m for m in dict.fromkeys(m for stage in stage_modules() for m in run_imports(stage)) if m not in PRELOAD
+]
+
+
 def _context():
     """A fork server with Beam and the commands already imported (a stage starts in milliseconds, not the
     seconds a fresh interpreter takes to import them); ``spawn`` where there is no fork server (Windows)."""

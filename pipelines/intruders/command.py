@@ -19,27 +19,13 @@ from __future__ import annotations
 
 import argparse
 
-import apache_beam as beam
-
 from corpora import drift
 from corpora import intruders as logic
 from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
-from pipelines.intruders.retrieval import retrieval_for
-from pipelines.intruders.summary import print_table, summary_fields
-from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
 from pipelines.runtime import storage
+from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.options import parse_per_source
-from pipelines.runtime.run import print_report, run_pipeline
-from pipelines.runtime.tables import (
-    WriteRejected,
-    WriteTable,
-    document_files,
-    read_ids,
-    require_tables,
-    source_of_file,
-)
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
-from pipelines.sampling import parse_samples, sample_thresholds
 from schemas.records import InputError
 
 # --------------------------------------------------------------------------------------------- options
@@ -149,12 +135,16 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
 
 
 def neighbor_files(neighbors_dir: str) -> list[str]:
+    from pipelines.runtime.tables import require_tables
+
     return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
 
 def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) -> bool:
     """Whether any of the first ``sample`` ids of ``files_a`` is among the ids of ``files_b`` (bounded memory:
     the sample; ``files_b`` is streamed until the first shared id)."""
+    from pipelines.runtime.tables import read_ids
+
     ids = set()
     for doc_id in read_ids(files_a):
         ids.add(doc_id)
@@ -167,7 +157,18 @@ def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) 
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    import apache_beam as beam
+
+    from pipelines.intruders.retrieval import retrieval_for
+    from pipelines.intruders.summary import print_table, summary_fields
+    from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
+    from pipelines.runtime.run import print_report, run_pipeline
+    from pipelines.runtime.tables import WriteRejected, WriteTable, document_files, source_of_file
+    from pipelines.sampling import parse_samples, sample_thresholds
+
     check_options(args)
+    if args.filter != "none":
+        require_model_stack("intruders", "--filter")  # before any work: one line when the extra is missing
     sources_by_dir = {d: sorted({source_of_file(f) for f in document_files(d)}) for d in args.docs}
     doc_files = sorted(f for d in args.docs for f in document_files(d))
     sources = sorted({s for ss in sources_by_dir.values() for s in ss})

@@ -25,9 +25,6 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
-
 from pipelines.runtime.options import bound_driver_retries, storage_options
 from schemas.records import InputError
 from sources.paths import is_remote
@@ -112,6 +109,8 @@ def check_reachable(path: str) -> None:
 
 def exists(path: str) -> bool:
     """Whether a file or a directory (a prefix with objects under it, for object stores) exists (driver side)."""
+    from apache_beam.io.filesystems import FileSystems
+
     if is_remote(path):
         bound_driver_retries()
         check_reachable(path)
@@ -127,6 +126,8 @@ def exists(path: str) -> bool:
 
 def list_files(pattern: str) -> list[str]:
     """Paths matching a glob (``**`` crosses folders), sorted."""
+    from apache_beam.io.filesystems import FileSystems
+
     return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
 
 
@@ -144,6 +145,9 @@ def open_file(path: str, mode: str = "rb") -> BinaryIO:
     Raises ``FileNotFoundError`` for a missing file. Local paths use the local disk directly (parent
     folders are created for writing); remote files are read whole (readers get a seekable buffer).
     """
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
     if not is_remote(path):
         if "w" in mode:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -168,6 +172,8 @@ def write_bytes(path: str, data: bytes) -> None:
 
 def delete_tree(path: str) -> None:
     """Delete a folder and everything under it (a prefix, for object stores); nothing if it is missing."""
+    from apache_beam.io.filesystems import FileSystems
+
     files = list_files(posixpath.join(path.rstrip("/"), "**")) if is_remote(path) else []
     if is_remote(path):
         if files:
@@ -192,6 +198,8 @@ class BeamFiles:
         return list_files(pattern)
 
     def size(self, path: str) -> int:
+        from apache_beam.io.filesystems import FileSystems
+
         if not is_remote(path):
             return os.path.getsize(path)
         return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
@@ -205,6 +213,8 @@ class BeamFiles:
         return bool(self.files_under(path))
 
     def isfile(self, path: str) -> bool:
+        from apache_beam.io.filesystems import FileSystems
+
         if not is_remote(path):
             return os.path.isfile(path)
         bound_driver_retries()  # listing inputs is the driver's work
@@ -227,6 +237,9 @@ class BeamFiles:
 
 def open_raw(path: str) -> BinaryIO:
     """A remote file opened for streaming binary reads (no decompression by Beam)."""
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
     return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
 

@@ -431,6 +431,33 @@ def test_ingest_records_every_input_hashed_where_it_lies(build):
     assert not (build / "work" / "documents" / "wikipedia" / "_inputs").exists()
 
 
+def test_every_link_of_the_card_resolves(build):
+    """Relative links point into the dataset; the tool is linked only to a URL its package metadata declares
+    (never to a page that does not exist, like an unregistered PyPI project)."""
+    dataset = build / "dataset"
+    text = (dataset / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert "summaries/" in links
+    for link in links:
+        if link.startswith(("https://", "http://")):
+            assert "pypi.org/project/incoherent" not in link
+            continue
+        assert (dataset / link).exists(), link
+
+
+def test_the_tool_is_linked_to_its_declared_home_or_not_at_all(monkeypatch):
+    from email.message import Message
+
+    from corpora import card
+
+    declared = Message()
+    declared["Project-URL"] = "Bug Tracker, https://example.org/issues"
+    monkeypatch.setattr(card, "metadata", lambda name: declared)
+    assert card.tool_link() == "`incoherent`"  # no home page among the URLs
+    declared["Project-URL"] = "Repository, https://example.org/incoherent"
+    assert card.tool_link() == "[`incoherent`](https://example.org/incoherent)"
+
+
 def licence_section(text: str) -> str:
     return text.split("## Sources and licences", 1)[1].split("## Citation", 1)[0]
 

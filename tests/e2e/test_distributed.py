@@ -139,6 +139,7 @@ def test_relative_paths_work_with_workers_in_another_directory(services, tmp_pat
     assert file_bytes(tmp_path / "shuffled") == file_bytes(local) != {}
 
 
+@pytest.mark.slow  # starts the services (10-30 s on 2 cores) when run alone
 def test_a_missing_remote_path_is_one_line_naming_it(services, tmp_path, capsys):
     started = time.time()
     missing = f"gs://{BUCKET}/no/such/docs"

@@ -27,6 +27,10 @@ from tests.services import (  # noqa: E402
 if not EMULATOR.exists():
     pytest.skip("needs gcp-storage-emulator (the `test` extra)", allow_module_level=True)
 
+# every test here runs pipelines on the services (a GCS emulator, Beam's job service, a worker pool): 1.5-5 min
+# each on 2 cores, so the whole module is left out of the fast set (pytest -m "not slow")
+pytestmark = pytest.mark.slow
+
 NAME = "mini-pages-articles-multistream.xml.bz2"
 INDEX = "mini-pages-articles-multistream-index.txt.bz2"
 

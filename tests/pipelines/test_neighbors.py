@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines.neighbors import neighbor_row
+from pipelines.neighbors_transforms import neighbor_row
 
 
 def _counted():

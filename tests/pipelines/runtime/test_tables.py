@@ -49,6 +49,7 @@ def test_sharded_output_is_sorted_complete_and_counted(tmp_path, beam_args):
     assert json.loads((out / "run_summary.json").read_text())["complete"] is True
 
 
+@pytest.mark.slow  # every runner in turn: 39 s at load 18
 def test_output_bytes_do_not_depend_on_runner_or_input_order(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     run_pipeline(build_into(a, docs(30), 7), command="t", out_dir=str(a), params={}, beam_args=IN_PROCESS)

@@ -1,0 +1,117 @@
+"""Without the model stack (``incoherent[models]``: torch, transformers, tokenizers, safetensors) the commands
+that need it stop with one line and exit 2, and building corpora works (``--help`` of every command without it:
+``tests/pipelines/test_lazy_imports.py``).
+
+The missing stack is simulated in a subprocess: a ``sitecustomize`` on its path replaces the path finder with one
+that does not see those modules, so that importing them raises ``ModuleNotFoundError`` and
+``importlib.util.find_spec`` finds nothing, as in an interpreter without them (every process of a build loads it:
+they are fresh interpreters).
+The light install itself (a venv without them) is what ``.ci/run`` builds the Quickstart with.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipelines.runtime.model_stack import INSTALL, MODEL_STACK, missing_model_stack
+from tests.conftest import ROOT
+
+BLOCKER = f'''import sys
+from importlib.machinery import PathFinder
+
+
+class WithoutModelStack(PathFinder):
+    """The path finder, blind to {MODEL_STACK}: `import torch` raises ModuleNotFoundError and
+    importlib.util.find_spec("torch") is None, as in an interpreter without incoherent[models]."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.partition(".")[0] in {set(MODEL_STACK)!r}:
+            return None
+        return super().find_spec(name, path, target)
+
+
+sys.meta_path[:] = [WithoutModelStack if finder is PathFinder else finder for finder in sys.meta_path]
+'''
+
+
+@pytest.fixture(scope="module")
+def light_env(tmp_path_factory) -> dict:
+    site = tmp_path_factory.mktemp("no-model-stack")
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    return dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
+
+
+def incoherent(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_blocker_hides_the_stack(light_env, tmp_path):
+    code = "from pipelines.runtime.model_stack import missing_model_stack; print(missing_model_stack())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=light_env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == repr(list(MODEL_STACK))
+    if importlib.util.find_spec("torch") is not None:  # a full install: only the blocker hides the stack
+        assert missing_model_stack() == []
+
+
+@pytest.mark.parametrize(
+    "command, args",
+    [
+        ("score-shuffle", ["score-shuffle", "{model}", "{data}", "--out", "{out}"]),
+        ("train-filter", ["train-filter", "{data}", "--base-model", "{model}", "--out", "{out}"]),
+        ("evaluate", ["evaluate", "{model}", "{data}"]),
+        ("finetune-lm", ["finetune-lm", "{data}", "--base-model", "{model}", "--out", "{out}"]),
+        ("train-shuffle", ["train-shuffle", "{data}", "--base-model", "{model}", "--out", "{out}"]),
+        ("intruders", ["intruders", "{data}", "--filter", "{model}", "--out", "{out}"]),
+    ],
+)
+def test_model_commands_print_one_line(light_env, tmp_path, command, args):
+    model, data = tmp_path / "model", tmp_path / "data"
+    model.mkdir()
+    data.mkdir()
+    argv = [a.format(model=model, data=data, out=tmp_path / "out") for a in args]
+    result = incoherent(argv, light_env, tmp_path)
+    assert result.returncode == 2, result.stderr
+    why = " (--filter)" if command == "intruders" else ""
+    assert result.stderr == f"error: incoherent {command} needs the model stack{why}: {INSTALL}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_build_with_a_model_filter_prints_one_line(light_env, tmp_path):
+    (tmp_path / "model").mkdir()
+    config = tmp_path / "filtered.yaml"
+    config.write_text(
+        f"base: {ROOT}\nout: {tmp_path / 'out'}\nsources:\n  cnn:\n    kind: cnn\n    inputs: [samples/cnn/frank]\n"
+        f"intruders:\n  filter: {tmp_path / 'model'}\n"
+    )
+    result = incoherent(["build", str(config)], light_env, tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"error: incoherent build needs the model stack (intruders.filter in {config}): {INSTALL}\n"
+    )
+
+
+@pytest.mark.slow
+def test_corpora_build_without_the_model_stack(light_env, tmp_path):
+    """The Quickstart build (ingest, index, neighbours, unfiltered intruders, shuffle, card) never imports the
+    model stack: every stage process runs under the blocker."""
+    result = incoherent(["build", "--out", str(tmp_path / "out")], light_env, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    dataset = tmp_path / "out" / "dataset"
+    assert (dataset / "README.md").is_file()
+    assert sorted(p.name for p in dataset.glob("intruder-*")) == ["intruder-cnn", "intruder-wikipedia"]
+    assert sorted(p.name for p in dataset.glob("shuffle-*")) == ["shuffle-cnn", "shuffle-wikipedia"]
