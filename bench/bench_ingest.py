@@ -1,9 +1,9 @@
 """Benchmark of `incoherent ingest wikipedia` (not a test): ratios against baselines timed in the same run.
 
-    .venv/bin/python bench/bench_ingest.py                       # every part, ~20 min on 2 cores
-    .venv/bin/python bench/bench_ingest.py --parts multistream   # one part (see PARTS), a few minutes
-    .venv/bin/python bench/bench_ingest.py --report              # tables of the parts measured so far
-    .venv/bin/python bench/bench_ingest.py --quick               # 10/5 repeats, smoke run
+    .venv/bin/python bench/bench_ingest.py                       # every part, small dumps: a quick check
+    .venv/bin/python bench/bench_ingest.py --full                # every part at the published sizes, ~20 min
+    .venv/bin/python bench/bench_ingest.py --full --parts multistream   # one part (see PARTS), a few minutes
+    .venv/bin/python bench/bench_ingest.py --report              # tables of the --full parts measured so far
 
 Dumps are built from the real gensim enwiki fragment (206 pages, 106 articles) with
 ``bench/inputs/make_bench_dump.py SRC REPEATS OUT [--multistream]`` into ``bench/work/`` (gitignored). ``incoherent`` and ``wikiextractor`` are the ones installed beside
@@ -462,9 +462,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
-    parser.add_argument("--repeats", type=int, default=60, help="dump size for bzip2 and WikiExtractor")
-    parser.add_argument("--mwp-repeats", type=int, default=60, help="dump size for full mwparserfromhell")
-    parser.add_argument("--rounds", type=int, default=3, help="in-process ingest runs per bzip2 part")
+    parser.add_argument("--repeats", type=int, default=10, help="dump size for bzip2 and WikiExtractor")
+    parser.add_argument("--mwp-repeats", type=int, default=5, help="dump size for full mwparserfromhell")
+    parser.add_argument("--rounds", type=int, default=1, help="in-process ingest runs per bzip2 part")
     parser.add_argument(
         "--baseline-tree",
         type=lambda p: Path(p).resolve(),
@@ -472,14 +472,22 @@ def main(argv: list[str] | None = None) -> int:
         help="a checkout of an earlier commit (git worktree add DIR REV): its ingest runs interleaved with ours "
         "in the bzip2 parts, for a ratio of the two measured side by side",
     )
-    parser.add_argument("--memory", default="25,100", help="dump sizes for peak RSS")
-    parser.add_argument("--small", type=int, default=10, help="dump size for the CPU breakdown")
-    parser.add_argument("--quick", action="store_true", help="10/5 repeats, 1 round, memory at 5,10")
+    parser.add_argument("--memory", default="5,10", help="dump sizes for peak RSS")
+    parser.add_argument("--small", type=int, default=5, help="dump size for the CPU breakdown")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the sizes of the published figures (60 repeats, 3 rounds, memory at 25,100; about 20 min in all), "
+        "saved to bench/work/bench_ingest.json for --report; the default is a small run of a few minutes",
+    )
     parser.add_argument("--report", action="store_true", help="only print the tables of earlier runs")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.repeats, args.mwp_repeats, args.small, args.rounds, args.memory = 10, 5, 5, 1, "5,10"
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() and not args.quick else {}
+    if args.full:  # the published sizes, for every size not given on the command line
+        full = {"repeats": 60, "mwp_repeats": 60, "small": 10, "rounds": 3, "memory": "25,100"}
+        for name, value in full.items():
+            if getattr(args, name) == parser.get_default(name):
+                setattr(args, name, value)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() and args.full else {}
     if args.report:
         report(results)
         return 0
@@ -507,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
             small = dump_path(args.small)
             data = {"dump": small.name, "cpu_s": breakdown(small), "residue": residue()}
         results[part] = {**start, **data, "load_avg_end": os.getloadavg()}
-        if not args.quick:
+        if args.full:
             WORK.mkdir(exist_ok=True)
             RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     report({k: v for k, v in results.items() if k in parts})
