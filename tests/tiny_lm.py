@@ -12,7 +12,7 @@ noqa: F401``.
 
 from __future__ import annotations
 
-from tests.fixture import fixture
+from tests.fixture import fixture, needs_model_stack
 from tests.tiny_model import _cached, sample_texts
 
 GPT2_POSITIONS = 32
@@ -162,16 +162,19 @@ def build_bert(out_dir: str, tokenizer, seed: int = 0) -> str:
 @fixture(scope="session")
 def tiny_gpt2_dir(tmp_path_factory) -> str:
     """A randomly initialised one-layer GPT-2 LM (32 positions) with its byte-level BPE tokenizer."""
+    needs_model_stack()
     return _cached("tiny-gpt2", lambda path: build_gpt2(path, build_gpt2_tokenizer()), tmp_path_factory)
 
 
 @fixture(scope="session")
 def tiny_llama_dir(tmp_path_factory) -> str:
     """A randomly initialised two-layer Llama-style LM (8,192 rotary positions, vocabulary 32,768)."""
+    needs_model_stack()
     return _cached("tiny-llama", lambda path: build_llama(path, build_llama_tokenizer()), tmp_path_factory)
 
 
 @fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> str:
     """A randomly initialised one-layer BERT masked LM (24 positions) with its WordPiece tokenizer."""
+    needs_model_stack()
     return _cached("tiny-bert", lambda path: build_bert(path, build_bert_tokenizer()), tmp_path_factory)

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from schemas import INTRUDER_SCHEMA
 from schemas.tables import empty_row
-from tests.fixture import fixture
+from tests.fixture import fixture, needs_model_stack
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
@@ -140,6 +140,7 @@ def _cached(name: str, factory, tmp_path_factory) -> str:
 @fixture(scope="session")
 def tiny_base_dir(tmp_path_factory) -> str:
     """An untrained tiny XLNet classifier with its tokenizer."""
+    needs_model_stack()
 
     def make(path):
         build_model(path, build_tokenizer(path))
@@ -161,6 +162,7 @@ def tiny_data_dir(tmp_path_factory) -> str:
 @fixture(scope="session")
 def tiny_trained_dir(tmp_path_factory, tiny_base_dir, tiny_data_dir) -> str:
     """The tiny classifier fine-tuned for a few steps on the tiny build (via ``filters.train.train``)."""
+    needs_model_stack()
     from filters.train import TrainConfig, train
 
     def make(path):

@@ -7,6 +7,7 @@ Each case checks the one-line message, exit status 2, and that the inputs (and w
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -278,8 +279,17 @@ def test_replace_file_replaces_a_link_and_refuses_a_folder(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["d", "f", "fifo", "victim"]  # no temporary file left
 
 
+WITHOUT_MODELS = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed (the [models] extra)"
+)
+
+
 @pytest.mark.parametrize(
-    "argv", [["evaluate", "M", "D", "--out"], ["export", "insted", "D", "--overwrite", "--out"]]
+    "argv",
+    [
+        pytest.param(["evaluate", "M", "D", "--out"], marks=WITHOUT_MODELS),
+        ["export", "insted", "D", "--overwrite", "--out"],
+    ],
 )
 def test_a_device_or_fifo_as_an_output_file_is_refused(tmp_path, capsys, argv):
     """``--out /dev/null`` was replaced by a regular file (a rename over the device, as root); a FIFO hangs."""

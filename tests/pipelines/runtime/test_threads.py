@@ -71,7 +71,7 @@ def test_bad_value_is_one_line():
 
 
 def test_use_torch_threads_sets_and_training_restores():
-    import torch
+    torch = pytest.importorskip("torch", reason="torch is not installed (the [models] extra)")
 
     from filters.threads import torch_threads_during, use_torch_threads
 
@@ -86,6 +86,7 @@ def test_use_torch_threads_sets_and_training_restores():
 
 
 def test_handlers_apply_their_threads_when_the_model_loads(monkeypatch):
+    pytest.importorskip("torch", reason="torch is not installed (the [models] extra)")
     from filters import handler
 
     applied = []
