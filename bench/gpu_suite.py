@@ -514,6 +514,12 @@ def training_figures(tokens: int, seconds: float, flops_per_token: float, peaks:
 
 
 def training_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
+    import importlib.util
+
+    if importlib.util.find_spec("accelerate") is None:  # transformers' Trainer, the peer, needs it
+        raise RuntimeError(
+            "the Trainer peer needs accelerate: pip install -e '.[bench]' (or accelerate==1.15.0)"
+        )
     from transformers import (
         AutoModelForCausalLM,
         AutoModelForSequenceClassification,
