@@ -13,8 +13,6 @@ import argparse
 from pipelines.commands import add_overwrite
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
-OUT_IS_FILE = True  # --out names a file: no folder lock (pipelines.cli)
-
 OUT_IS_FILE = True  # --out names a file: checked apart from the inputs, no folder lock (pipelines.cli)
 
 

@@ -42,6 +42,15 @@ def tasks(dataset, tmp_path) -> tuple[Path, dict]:  # noqa: F811
     return folder, export(dataset, folder, "--documents", "6")
 
 
+def imported(folder: Path, key: dict, tmp_path: Path) -> Path:
+    """``TMP/r.csv``, MTurk results of three workers on the export, imported into ``TMP/study``; returns it."""
+    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
+    study = tmp_path / "study"
+    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
+               "--out", study) == 0  # fmt: skip
+    return study
+
+
 def export_args(dataset: Path, out: Path) -> list:  # noqa: F811
     return ["annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",
             "--documents", "6", "--per-task", "4", "--out", out]  # fmt: skip
@@ -174,10 +183,7 @@ def test_lab_line_without_export_id_is_counted(tasks, tmp_path, capsys):
 
 def test_inputs_that_never_end(tasks, tmp_path, capsys):
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    study = tmp_path / "study"
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", study) == 0  # fmt: skip
+    study = imported(folder, key, tmp_path)
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
     for fmt in ("lab", "mturk", "labelstudio"):
@@ -194,10 +200,7 @@ def test_inputs_that_never_end(tasks, tmp_path, capsys):
 
 def test_report_replaces_a_linked_figures_folder(tasks, tmp_path, capsys):
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    study = tmp_path / "study"
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", study) == 0  # fmt: skip
+    study = imported(folder, key, tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (study / "figures").symlink_to(outside)
@@ -208,10 +211,7 @@ def test_report_replaces_a_linked_figures_folder(tasks, tmp_path, capsys):
 
 def test_review_and_release_out_files(tasks, tmp_path, capsys):
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    study = tmp_path / "study"
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", study) == 0  # fmt: skip
+    study = imported(folder, key, tmp_path)
     inputs = tree(folder)
     for command in ("review", "release"):
         for target in (folder / "key.json", folder / "mturk" / "input.csv"):  # the export's files
@@ -227,10 +227,7 @@ def test_study_files_of_another_shape(dataset, tasks, tmp_path, capsys):  # noqa
     """A folder import never wrote, or its files edited by hand: one line from every command, never a
     traceback; the dataset is untouched."""
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    study = tmp_path / "study"
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", study) == 0  # fmt: skip
+    study = imported(folder, key, tmp_path)
     assert cli("annotate", "report", study, "--min-agreement", "2") == 0
     data = tree(dataset)
     report = (study / "report.json").read_text()
@@ -338,9 +335,7 @@ def test_serve_answers_never_into_the_export_or_a_build(tasks, tmp_path):
 
 def test_empty_out(dataset, tasks, tmp_path, capsys, monkeypatch):  # noqa: F811
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", tmp_path / "study") == 0  # fmt: skip
+    imported(folder, key, tmp_path)
     monkeypatch.chdir(tmp_path)
     before = tree(tmp_path)
     for command in (
@@ -385,10 +380,7 @@ def test_a_folder_where_a_file_goes(dataset, tasks, tmp_path, capsys):  # noqa: 
 
 def test_verify_writes_all_or_nothing(dataset, tasks, tmp_path, capsys):  # noqa: F811
     folder, key = tasks
-    (tmp_path / "r.csv").write_text(mturk_results(folder, ["ann", "ben", "cat"], key))
-    study = tmp_path / "study"
-    assert cli("annotate", "import", tmp_path / "r.csv", "--format", "mturk", "--key", folder,
-               "--out", study) == 0  # fmt: skip
+    study = imported(folder, key, tmp_path)
     assert cli("annotate", "report", study, "--min-agreement", "2") == 0
     answers = dataset / "human_verification" / "intruder-wikipedia-answers.jsonl"
     answers.mkdir(parents=True)
