@@ -227,7 +227,7 @@ def _to_int(value, offset: int = 0) -> int | None:
         return None
 
 
-def _seconds(value) -> float | None:
+def finite_seconds(value) -> float | None:
     """Seconds as a finite, non-negative number (None for anything else: text, NaN, infinity, a huge int)."""
     if isinstance(value, bool):
         return None
@@ -426,11 +426,11 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
                     row["Input.task_id"],
                 )
                 continue
-        total = _seconds(row.get("WorkTimeInSeconds"))
+        total = finite_seconds(row.get("WorkTimeInSeconds"))
         for slot, item in enumerate(items, start=1):
             if form is not None:
                 raw = _chosen(form.get(f"answer_{slot}"))
-                seconds = _seconds(form.get(f"seconds_{slot}") or None)
+                seconds = finite_seconds(form.get(f"seconds_{slot}") or None)
             else:
                 raw = row.get(f"Answer.answer_{slot}") or None
                 if raw is None and slot in flat:
@@ -438,7 +438,7 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
                         "|".join(v for name, v in flat[slot] if (row.get(name) or "").lower() == "true")
                         or None
                     )
-                seconds = _seconds(row.get(f"Answer.seconds_{slot}") or None)
+                seconds = finite_seconds(row.get(f"Answer.seconds_{slot}") or None)
             if seconds is None and total is not None:
                 seconds = round(total / len(items), 3)
             collector.add(
@@ -563,7 +563,7 @@ def parse_labelstudio(text: str, path: str, collector: Collector) -> None:
                 who if who is None or not _plain(who) else str(who),
                 raw,
                 answer,
-                _seconds(annotation.get("lead_time")),
+                finite_seconds(annotation.get("lead_time")),
                 origin,
                 raw,
             )
@@ -612,7 +612,7 @@ def parse_lab(text: str, path: str, collector: Collector) -> None:
             record.get("annotator"),
             raw,
             _to_int(raw),
-            _seconds(record.get("seconds")),
+            finite_seconds(record.get("seconds")),
             origin,
             record,
         )
@@ -764,7 +764,7 @@ def review_decisions(
                 "control_errors": qc["control_errors"] if qc else 0,
                 "seconds": qc["seconds"] if qc else None,
                 "median_seconds": qc["median_seconds"] if qc else None,
-                "work_time_seconds": _seconds(row.get("WorkTimeInSeconds")),
+                "work_time_seconds": finite_seconds(row.get("WorkTimeInSeconds")),
                 "decision": decision,
                 "reason": reason,
             }

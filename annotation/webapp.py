@@ -25,7 +25,6 @@ import errno
 import ipaddress
 import json
 import logging
-import math
 import os
 import re
 import secrets
@@ -34,6 +33,7 @@ import threading
 from collections import Counter
 from urllib.parse import urlsplit
 
+from annotation.formats import finite_seconds
 from schemas.records import InputError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -325,13 +325,8 @@ def parse_seconds(value: str | None) -> float | None:
     >>> parse_seconds("2.5"), parse_seconds("nan"), parse_seconds("-1"), parse_seconds("inf"), parse_seconds("1e9")
     (2.5, None, None, None, 86400.0)
     """
-    try:
-        seconds = float(value or "")
-    except ValueError:
-        return None
-    if not math.isfinite(seconds) or seconds < 0:
-        return None
-    return round(min(seconds, float(MAX_SECONDS)), 3)
+    seconds = finite_seconds(value)
+    return None if seconds is None else min(seconds, float(MAX_SECONDS))
 
 
 def _host_name(host: str) -> str:
