@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import apache_beam as beam
+import psutil
 import pytest
 import yaml
 
@@ -163,18 +164,46 @@ def test_a_build_killed_after_its_marker_is_resumed_or_forced(tmp_path):
         assert records == {}
 
 
+def wait_for_group_to_end(group: int, seconds: float) -> None:
+    """Wait until no live (non-zombie) process of process group ``group`` is left."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        left = [
+            p
+            for p in psutil.process_iter(["status"])
+            if p.info["status"] != psutil.STATUS_ZOMBIE and _group_of(p.pid) == group
+        ]
+        if not left:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process group {group} still has processes after {seconds} s")
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
 def test_the_marker_is_written_first_by_a_real_build(tmp_path):
     """D13: kill a real build as soon as its output folder appears; resume and --force both accept it."""
     out = tmp_path / "OUT"
     command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.time() + 60
         while not out.exists() and time.time() < deadline and process.poll() is None:
             time.sleep(0.005)
     finally:
-        os.kill(process.pid, signal.SIGKILL)
+        # The whole group, as a terminal's kill does: killed in its first milliseconds, the build may be in the
+        # middle of starting its fork server, and that child keeps the build's descriptors (the lock among
+        # them) until its exec closes them. The lock is free once no process of the group is left.
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
+        wait_for_group_to_end(process.pid, seconds=30)
     assert execute.is_build(str(out))
     for force in (False, True):
         _records, lock = execute.prepare_build_dir(str(out), force=force)
