@@ -257,16 +257,22 @@ def token_nll(hidden, head, gold, rows: int, vocab_chunk: int | None = None):
             lse = torch.logsumexp(logits, dim=-1)
             out[r : r + rows] = lse - logits.gather(1, g[:, None])[:, 0]
             continue
-        lse = torch.full((h.shape[0],), float("-inf"), dtype=torch.float32, device=h.device)
+        # A running maximum and a running sum of exp(logit - maximum): the sum's relative error, not each
+        # chunk's logaddexp rounding, sets the result's, so many small chunks stay as exact as one.
+        top = torch.full((h.shape[0],), float("-inf"), dtype=torch.float32, device=h.device)
+        total = torch.zeros(h.shape[0], dtype=torch.float32, device=h.device)
         picked = torch.zeros(h.shape[0], dtype=torch.float32, device=h.device)
         for v in range(0, vocab, step_v):
             bias = head.bias[v : v + step_v] if head.bias is not None else None
             logits = _logits(h, head.weight[v : v + step_v], bias).float()
-            lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=-1))
+            new_top = torch.maximum(top, logits.max(dim=-1).values)
+            shift = torch.where(torch.isfinite(new_top), new_top, 0.0)  # a row whose logits are all -inf so far
+            total = total * torch.exp(top - shift) + torch.exp(logits - shift[:, None]).sum(dim=-1)
+            top = new_top
             inside = (g >= v) & (g < v + logits.shape[1])
             at = (g - v).clamp(0, logits.shape[1] - 1)
             picked = torch.where(inside, logits.gather(1, at[:, None])[:, 0], picked)
-        out[r : r + rows] = lse - picked
+        out[r : r + rows] = torch.where(torch.isfinite(top), top, 0.0) + torch.log(total) - picked
     return out
 
 
