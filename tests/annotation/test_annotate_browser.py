@@ -231,6 +231,7 @@ def test_back_button_never_submits_and_an_answer_can_be_corrected(dataset, brows
     assert kept == {first: -1, second: 2}
 
 
+@pytest.mark.slow
 def test_order_per_annotator_and_practice_items(dataset, browser, tmp_path):  # noqa: F811
     """Two annotators see the items in two orders, each drawn from the seed and the name (the same on a second
     export); the practice item comes first, shows the right answer and is not counted."""

@@ -288,6 +288,7 @@ def test_results_without_answers_stop_with_one_line(dataset, tmp_path, capsys): 
     assert not (tmp_path / "s" / "answers.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_hit_times_each_item_not_since_page_load(dataset, browser, tmp_path):  # noqa: F811
     """seconds_<n> is the time spent on item n (from the previous answer), paused while the page is hidden."""
     from selenium.webdriver.common.by import By

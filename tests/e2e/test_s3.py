@@ -124,6 +124,7 @@ def test_s3_bad_paths_are_one_line_in_seconds(endpoint, tmp_path, capsys, argv, 
     assert time.time() - started < 60
 
 
+@pytest.mark.slow
 def test_s3_out_is_replaced_only_when_that_command_wrote_it(endpoint, capsys):
     """docs/safety.md: a remote --out that holds someone else's files, or another command's output, is never
     deleted, even with --overwrite; an --out that contains an input is refused."""

@@ -346,6 +346,7 @@ def test_nothing_to_score_is_nan_with_zero_tokens(tiny_gpt2_dir):  # noqa: F811
     assert tokens == 0 and math.isnan(score)
 
 
+@pytest.mark.slow
 def test_bad_models(tiny_gpt2_dir, tiny_bert_dir, tmp_path):  # noqa: F811
     from tests.tiny_model import build_model, build_tokenizer
 

@@ -341,6 +341,7 @@ def silent_hub(monkeypatch):
     server.close()
 
 
+@pytest.mark.slow
 def test_publish_to_a_hub_that_never_answers_times_out_with_one_line(dataset, silent_hub, capsys):
     import time
 

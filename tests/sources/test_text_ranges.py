@@ -5,6 +5,8 @@ import io
 import json
 import random
 
+import pytest
+
 from sources.textfiles import _lines, json_file_records, plan_ranges, range_lines
 from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 
@@ -64,6 +66,7 @@ def test_rejected_lines_are_located_by_byte_offset(tmp_path):
     assert bad.reason == "bad_json" and bad.detail.startswith(f"{path}: byte 32: ")
 
 
+@pytest.mark.slow
 def test_cli_output_is_the_same_whatever_the_ranges_and_workers(tmp_path):
     wsj = (SAMPLES / "wsj" / "wsj.jsonl").read_bytes()
     long_text = " ".join(f"Sentence {i} of a long record." for i in range(400))  # ~12 KB: crosses many ranges

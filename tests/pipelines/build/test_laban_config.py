@@ -105,6 +105,7 @@ def test_ingest_text_head_tail_and_row_ids(tmp_path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_score_shuffle_prints_table1_over_several_domains(tmp_path, tiny_gpt2_dir, capsys):  # noqa: F811
     hub_like_files(tmp_path)

@@ -88,6 +88,7 @@ print(json.dumps({"code": code, "events": events}))
 """
 
 
+@pytest.mark.slow
 def test_the_read_takes_over_the_decoder_started_before_beam_is_imported(tmp_path):
     import subprocess
     import sys

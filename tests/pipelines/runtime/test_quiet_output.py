@@ -92,6 +92,7 @@ SUMMARY = re.compile(
         (["text", "samples/wsj/wsj.jsonl"], "records", False),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_ingest_commands_print_one_summary_format(tmp_path, argv, unit, rejected):
     out = tmp_path / "docs"
     run = incoherent("ingest", *argv, "--out", out, *IN_PROCESS)

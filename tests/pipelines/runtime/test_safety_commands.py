@@ -87,6 +87,7 @@ def test_evaluate_out_and_predictions_must_differ(model_and_data, tmp_path, caps
     assert tree(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_evaluate_writes_through_no_link(model_and_data, tmp_path, capsys):
     """A link planted at --out or --predictions is replaced by the file; its target is untouched."""
     model, data = model_and_data
@@ -172,6 +173,7 @@ sys.exit(cli.main(sys.argv[3:]))
 """
 
 
+@pytest.mark.slow
 def test_two_commands_on_one_out_the_second_names_the_holder(tmp_path):
     """``ingest text A --out oc & ingest text B --out oc``: two real processes. The second ends at once with
     one line naming the first; the first finishes and its output is whole."""

@@ -31,7 +31,11 @@ def build_into(out, rows, shard_rows):
     return build
 
 
-@pytest.mark.parametrize("beam_args", [IN_PROCESS, MULTI_PROCESS], ids=["in-process", "multi-process"])
+@pytest.mark.parametrize(
+    "beam_args",
+    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.slow)],
+    ids=["in-process", "multi-process"],
+)
 def test_sharded_output_is_sorted_complete_and_counted(tmp_path, beam_args):
     out = tmp_path / "out"
     summary = run_pipeline(
@@ -80,7 +84,11 @@ def fail_on_three(row):
     yield row
 
 
-@pytest.mark.parametrize("beam_args", [IN_PROCESS, MULTI_PROCESS], ids=["in-process", "multi-process"])
+@pytest.mark.parametrize(
+    "beam_args",
+    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.slow)],
+    ids=["in-process", "multi-process"],
+)
 def test_input_error_inside_a_worker_surfaces_as_one_line(tmp_path, beam_args):
     def build(p):
         p | beam.Create(docs(5)) | beam.FlatMap(fail_on_three)
