@@ -266,7 +266,8 @@ def token_nll(hidden, head, gold, rows: int, vocab_chunk: int | None = None):
             bias = head.bias[v : v + step_v] if head.bias is not None else None
             logits = _logits(h, head.weight[v : v + step_v], bias).float()
             new_top = torch.maximum(top, logits.max(dim=-1).values)
-            shift = torch.where(torch.isfinite(new_top), new_top, 0.0)  # a row whose logits are all -inf so far
+            # a row whose logits are all -inf so far shifts by 0
+            shift = torch.where(torch.isfinite(new_top), new_top, 0.0)
             total = total * torch.exp(top - shift) + torch.exp(logits - shift[:, None]).sum(dim=-1)
             top = new_top
             inside = (g >= v) & (g < v + logits.shape[1])
