@@ -18,7 +18,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from schemas.annotation import ASSIGNMENT_FIELDS, FORMAT_VERSION, KEY_FORMAT
 from schemas.records import InputError
@@ -132,10 +132,86 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
 """
 
 
-def mturk_template(kind: str) -> str:
-    """The HTML task template: items rendered from the ``items`` column; answers ``answer_<slot>``."""
+_MTURK_PRACTICE = """<section id="incoherent-practice">
+  <h3>Practice (not counted)</h3>
+  <p>Try these examples first: after each answer you see the right one. They are not part of the task and
+  nothing you choose here is submitted.</p>
+  <div id="incoherent-practice-items"></div>
+  <script type="application/json" id="incoherent-practice-data">__PRACTICE__</script>
+  <script>
+  (function () {
+    var kind = "__KIND__", none = "__NONE__";
+    var items = JSON.parse(document.getElementById("incoherent-practice-data").textContent);
+    var holder = document.getElementById("incoherent-practice-items");
+    function el(tag, attrs, text) {
+      var e = document.createElement(tag);
+      for (var k in attrs) e.setAttribute(k, attrs[k]);
+      if (text !== undefined) e.textContent = text;
+      return e;
+    }
+    function label(value) {
+      if (kind === "pair") return "Text " + "AB"[value];
+      return value === -1 ? none : "sentence " + (value + 1);
+    }
+    items.forEach(function (item, i) {
+      var slot = i + 1, box = el("div", {"class": "doc practice", id: "practice-" + slot});
+      var feedback = el("p", {"class": "feedback", id: "practice-feedback-" + slot});
+      function option(value, text) {
+        var row = el("label"), input = el("input", {type: "radio", name: "practice_" + slot, value: value});
+        input.addEventListener("change", function () {
+          feedback.textContent = "Your answer: " + label(value) + ". The right answer: " + label(item.answer) +
+            "." + (value === item.answer ? " Well done." : "");
+        });
+        row.appendChild(input);
+        row.appendChild(document.createTextNode(" " + text));
+        return row;
+      }
+      box.appendChild(el("p", {}, "Practice " + slot + " of " + items.length));
+      if (kind === "intruder") {
+        item.sentences.forEach(function (s, j) {
+          box.appendChild(j === 0 ? el("span", {"class": "opening"}, "1. " + s) : option(j, (j + 1) + ". " + s));
+        });
+        box.appendChild(option(-1, none));
+      } else {
+        var pair = el("div", {"class": "pair"});
+        item.texts.forEach(function (text, j) {
+          var side = el("div");
+          side.appendChild(el("p", {}, "Text " + "AB"[j]));
+          side.appendChild(el("p", {}, text.join(" ")));
+          pair.appendChild(side);
+        });
+        box.appendChild(pair);
+        box.appendChild(option(0, "Text A is the original"));
+        box.appendChild(option(1, "Text B is the original"));
+      }
+      box.appendChild(feedback);
+      holder.appendChild(box);
+    });
+  })();
+  </script>
+</section>
+"""
+
+
+def mturk_template(kind: str, practice: Sequence[dict] = ()) -> str:
+    """The HTML task template: items rendered from the ``items`` column; answers ``answer_<slot>``.
+
+    ``practice`` items (with their answers) are shown above the form, the same in every HIT: a worker's choice
+    there shows the right answer at once and, being outside ``<crowd-form>``, is never submitted. Their text
+    is JSON in the template itself, with ``$`` escaped so that MTurk finds no ``${...}`` in it to fill in.
+    """
     question = INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION
-    return _MTURK_TEMPLATE.format(kind=kind, question=html.escape(question), none=NONE_LABEL)
+    template = _MTURK_TEMPLATE.format(kind=kind, question=html.escape(question), none=NONE_LABEL)
+    if not practice:
+        return template
+    shown = [{k: v for k, v in item.items() if k in ("sentences", "texts", "answer")} for item in practice]
+    block = (
+        _MTURK_PRACTICE.replace("__KIND__", kind)
+        .replace("__NONE__", NONE_LABEL)
+        .replace("__PRACTICE__", safe_json(shown).replace("$", "\\u0024"))
+    )
+    at = template.index("<crowd-form")
+    return template[:at] + block + template[at:]
 
 
 def fill_template(template: str, row: dict[str, str]) -> str:

@@ -214,7 +214,7 @@ def export(
     practice: int = 0,
 ) -> dict:
     """Write an export folder (:data:`EXPORT_FILES`); returns the key. ``instructions``: a Markdown file (the
-    default text of the task kind when None); ``practice``: practice items for the in-lab app."""
+    default text of the task kind when None); ``practice``: practice items for the in-lab app and the MTurk HIT."""
     from annotation import formats, tasks
     from annotation import instructions as guide
 
@@ -328,7 +328,7 @@ def export(
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
     write_text(
         os.path.join(out_dir, "mturk", "template.html"),
-        guide.with_mturk_instructions(formats.mturk_template(kind), text),
+        guide.with_mturk_instructions(formats.mturk_template(kind, practice_items), text),
     )
     ls_config, ls_tasks = guide.with_labelstudio_instructions(
         formats.labelstudio_config(kind), formats.labelstudio_tasks(tasks_doc), text

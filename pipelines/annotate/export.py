@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="in-lab: N practice items with feedback before the study, never counted (0)",
+        help="N practice items with feedback before the study (in-lab app and MTurk HIT), never counted (0)",
     )
     add_overwrite(parser)
 

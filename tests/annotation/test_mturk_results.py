@@ -17,6 +17,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import statistics
 import time
 from pathlib import Path
@@ -335,3 +336,66 @@ def test_hit_times_each_item_not_since_page_load(dataset, browser, tmp_path):  #
     choose(1, "2")  # a change of mind on item 1 adds the time since the previous answer to item 1
     after = seconds()
     assert 0.9 <= after[0] - before[0] <= 2.5 and after[1:] == before[1:], (before, after)
+
+
+def test_hit_practice_items_give_feedback_and_are_never_submitted(dataset, browser, tmp_path):  # noqa: F811
+    """--practice N: the HIT shows N practice items above the task; a choice shows the right answer at once,
+    and the submitted form (each crowd-form shape) holds the study's answers only, which import as usual."""
+    from selenium.webdriver.common.by import By
+
+    tasks = tmp_path / "tasks"
+    assert cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "test",
+               "--documents", "2", "--per-task", "3", "--workers", "1", "--practice", "2",
+               "--out", tasks) == 0  # fmt: skip
+    key = json.loads((tasks / "key.json").read_text())
+    practice = json.loads((tasks / "tasks.json").read_text())["practice"]
+    template = (tasks / "mturk" / "template.html").read_text()
+    assert template.index("incoherent-instructions") < template.index("incoherent-practice")
+    assert template.index("incoherent-practice") < template.index("<crowd-form")
+    hit = next(csv.DictReader(io.StringIO((tasks / "mturk" / "input.csv").read_text())))
+    open_hit(browser, tmp_path, template, hit)
+
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#incoherent-practice .doc.practice")
+    assert len(boxes) == len(practice) == 2
+    for slot, item in enumerate(practice, start=1):
+        shown = [s.text for s in boxes[slot - 1].find_elements(By.CSS_SELECTOR, "span.opening, label")]
+        assert shown[0] == "1. " + item["sentences"][0] and shown[-1] == "None of the above"
+        assert browser.find_element(By.ID, f"practice-feedback-{slot}").text == ""  # nothing until a choice
+    right = practice[0]["answer"]
+    wrong = next(v for v in [-1, *range(1, len(practice[0]["sentences"]))] if v != right)
+    label = {v: "None of the above" if v == -1 else f"sentence {v + 1}" for v in (right, wrong)}
+    browser.find_element(By.CSS_SELECTOR, f"input[name='practice_1'][value='{wrong}']").click()
+    feedback = browser.find_element(By.ID, "practice-feedback-1").text
+    assert feedback == f"Your answer: {label[wrong]}. The right answer: {label[right]}."
+    browser.find_element(By.CSS_SELECTOR, f"input[name='practice_1'][value='{right}']").click()
+    feedback = browser.find_element(By.ID, "practice-feedback-1").text
+    assert feedback == f"Your answer: {label[right]}. The right answer: {label[right]}. Well done."
+
+    items = json.loads(hit["items"])
+    planned = [key["items"][i["item_id"]]["gold"] for i in items]
+    form = answer_hit(browser, planned)
+    for shape in (json.loads(form["taskAnswers"])[0], form["flattened"], form["plain"]):
+        assert not any(name.startswith("practice") for name in shape)
+    results = tmp_path / "Batch_1_batch_results.csv"
+    results.write_text(
+        results_csv([{"input": hit, "worker": "ann", "form": form, "planned": planned}], "flatten")
+    )
+    study = tmp_path / "study"
+    assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", study) == 0
+    summary = json.loads((study / "import.json").read_text())
+    assert summary["answers_read"] == summary["answers_kept"] == len(items)
+
+
+def test_practice_text_holds_nothing_mturk_would_fill_in():
+    """A practice sentence with ``${...}`` in it is escaped: MTurk fills in only the input CSV's columns."""
+    from annotation.formats import fill_template, mturk_template
+
+    practice = [
+        {"item_id": "p1", "sentences": ["It costs ${price}.", "Then <b>this</b>.", "End."], "answer": -1}
+    ]
+    template = mturk_template("intruder", practice)
+    assert "${price}" not in template and "<b>" not in template
+    assert set(re.findall(r"\$\{(\w+)\}", template)) == {"export_id", "task_id", "items"}
+    page = fill_template(template, {"export_id": "e", "task_id": "t", "items": "[]"})
+    data = page.split('id="incoherent-practice-data">')[1].split("</script>")[0]
+    assert json.loads(data)[0]["sentences"][0] == "It costs ${price}."
