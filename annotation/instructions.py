@@ -9,8 +9,7 @@ example each.
 
 from __future__ import annotations
 
-import os
-
+from annotation.textfile import read_text
 from schemas.records import InputError
 
 MAX_BYTES = 64 * 1024
@@ -82,22 +81,10 @@ def read(path: str | None, kind: str) -> str:
     """The instructions Markdown of ``--instructions FILE.md`` (the default of ``kind`` when None)."""
     if path is None:
         return default(kind)
-    try:
-        if not os.path.isfile(path):
-            raise InputError(f"--instructions: {path}: not a file")
-        if os.path.getsize(path) > MAX_BYTES:
-            raise InputError(f"--instructions: {path}: larger than {MAX_BYTES // 1024} KiB")
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"--instructions: {path}: cannot read ({exc.strerror})") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"--instructions: {path}: not UTF-8 text") from None
+    text = read_text(path, limit=MAX_BYTES, option="--instructions")
     if not text.strip():
         raise InputError(f"--instructions: {path}: empty")
-    return text.replace("\r\n", "\n")
+    return text
 
 
 def to_html(markdown: str) -> str:

@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Sequence
 
+from annotation.textfile import read_text
 from schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 from sources import parquet
@@ -56,42 +57,12 @@ def parquet_bytes(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-MAX_INPUT_BYTES = 256 << 20  # a study file read whole (results, answers, keys, predictions); ~9x in memory
-
-
 def read_json(path: str, what: str) -> dict:
     text = read_text(path, what)
     try:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: not JSON ({what}: {exc})") from None
-
-
-def read_text(path: str, what: str = "") -> str:
-    """A UTF-8 text file read whole (a BOM dropped): a regular file of at most :data:`MAX_INPUT_BYTES`; a
-    folder, a device, a FIFO or a larger file is one line (a FIFO would wait forever, ``/dev/zero`` never end)."""
-    import stat
-
-    about = f" ({what})" if what else ""
-    try:
-        info = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        raise InputError(f"{path}: no such file{about}") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"{path}: a folder, not a file{about}")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{path}: not a regular file (a device, FIFO or socket){about}")
-    if info.st_size > MAX_INPUT_BYTES:
-        raise InputError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB{about}")
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            return f.read(MAX_INPUT_BYTES + 1)
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text{about}") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc}){about}") from None
 
 
 def prepare_out(out_dir: str, ours: Sequence[str], overwrite: bool, owner: str | None = None) -> None:

@@ -488,7 +488,7 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
         assert capsys.readouterr().err.strip().startswith(f"error: {why}")
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"\xff\xfe")
-    for path, why in ((bad, "not UTF-8 text"), (tmp_path / "none.md", "not a file")):
+    for path, why in ((bad, "not UTF-8 text"), (tmp_path / "none.md", "no such file")):
         assert (
             cli(
                 "annotate",
