@@ -213,13 +213,15 @@ def test_the_installed_wheel_builds_outside_the_repository(dist, tmp_path):
     Path(site, "zz-dependencies.pth").write_text(
         f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n"
     )
+    # a PYTHONPATH naming the checkout (as in `PYTHONPATH=. pytest`) would let pip find the checkout's
+    # egg-info and the venv import the checkout: no step of a new user's install sees it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel_of(dist))],
-        check=True, capture_output=True, timeout=300,
+        env=env, check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run(
         [str(python), "-c", "import pipelines.cli; print(pipelines.cli.__file__)"],
         cwd=elsewhere, env=env, check=True, capture_output=True, text=True, timeout=60,
