@@ -1,15 +1,23 @@
-"""One small real build shared by the card and publish tests: Wikipedia only (a 2022 minidump, its 2019
-version as history), built once per test process with ``incoherent build`` from a config in a temporary folder."""
+"""Real builds shared by the tests of one process, each built once.
+
+- :func:`wikipedia_build` (the card and publish tests): Wikipedia only (a 2022 minidump, its 2019 version as
+  history), built with ``incoherent build`` from a config in a temporary folder.
+- :func:`quickstart_build` (the docs, the pinned output bytes, the light install): the Quickstart's
+  ``incoherent build``, in a subprocess that cannot import the model stack.
+"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
 from tests.conftest import ROOT, run_cli
+from tests.no_model_stack import env_without_model_stack
 
-_BUILT: dict[str, Path] = {}
+_BUILT: dict[str, object] = {}
 
 CONFIG = {
     "base": str(ROOT),
@@ -35,3 +43,27 @@ def wikipedia_build(tmp_path_factory) -> Path:
         assert run_cli("build", config, "--out", root / "out") == 0
         _BUILT["out"] = root / "out"
     return _BUILT["out"]
+
+
+class Built(subprocess.CompletedProcess):
+    """A finished build process, with the environment it ran in."""
+
+    env: dict
+
+
+def quickstart_build(tmp_path_factory) -> tuple[Path, Built]:
+    """``(OUT, the process)`` of the Quickstart's ``incoherent build --out OUT``, run from the checkout in a
+    fresh interpreter that cannot import the model stack (:mod:`tests.no_model_stack`). Check its return code
+    where it is used: a failed build fails each test that uses it, with its stderr."""
+    if "quickstart" not in _BUILT:
+        root = tmp_path_factory.mktemp("quickstart")
+        env = env_without_model_stack(root / "no-model-stack")
+        out = root / "out" / "sample"
+        done = subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        result = Built(done.args, done.returncode, done.stdout, done.stderr)
+        result.env = env
+        _BUILT["quickstart"] = (out, result)
+    return _BUILT["quickstart"]

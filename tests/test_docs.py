@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sample_build import quickstart_build
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"^<!-- needs: \S.* -->$")  # what the block needs beyond the repository
 README_MAX_LINES = 250
@@ -327,16 +329,9 @@ RUN_PAGES = [p for p in WITH_COMMANDS if runnable_blocks(p)]
 @pytest.fixture(scope="module")
 def quickstart(tmp_path_factory) -> Path:
     """The Quickstart's ``incoherent build`` (``out/sample``), built once for every page."""
-    root = tmp_path_factory.mktemp("quickstart")
-    run = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "build", "--out", str(root / "out" / "sample")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    out, run = quickstart_build(tmp_path_factory)
     assert run.returncode == 0, run.stderr
-    return root / "out" / "sample"
+    return out
 
 
 def page_folder(tmp_path: Path, quickstart: Path) -> tuple[Path, dict]:

@@ -2,11 +2,8 @@
 that need it stop with one line and exit 2, and building corpora works (``--help`` of every command without it:
 ``tests/pipelines/test_lazy_imports.py``).
 
-The missing stack is simulated in a subprocess: a ``sitecustomize`` on its path replaces the path finder with one
-that does not see those modules, so that importing them raises ``ModuleNotFoundError`` and
-``importlib.util.find_spec`` finds nothing, as in an interpreter without them (every process of a build loads it:
-they are fresh interpreters).
-The light install itself (a venv without them) is what ``.ci/run`` builds the Quickstart with.
+The missing stack is simulated in a subprocess (:mod:`tests.no_model_stack`); the Quickstart build that the tests
+of one process share is built that way (:func:`tests.sample_build.quickstart_build`).
 """
 
 from __future__ import annotations
@@ -15,36 +12,19 @@ import importlib.util
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pipelines.runtime.model_stack import INSTALL, MODEL_STACK, missing_model_stack
 from tests.conftest import ROOT
-
-BLOCKER = f'''import sys
-from importlib.machinery import PathFinder
-
-
-class WithoutModelStack(PathFinder):
-    """The path finder, blind to {MODEL_STACK}: `import torch` raises ModuleNotFoundError and
-    importlib.util.find_spec("torch") is None, as in an interpreter without incoherent[models]."""
-
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name.partition(".")[0] in {set(MODEL_STACK)!r}:
-            return None
-        return super().find_spec(name, path, target)
-
-
-sys.meta_path[:] = [WithoutModelStack if finder is PathFinder else finder for finder in sys.meta_path]
-'''
+from tests.no_model_stack import BLOCKER, env_without_model_stack
+from tests.sample_build import quickstart_build
 
 
 @pytest.fixture(scope="module")
 def light_env(tmp_path_factory) -> dict:
-    site = tmp_path_factory.mktemp("no-model-stack")
-    (site / "sitecustomize.py").write_text(BLOCKER)
-    return dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
+    return env_without_model_stack(tmp_path_factory.mktemp("no-model-stack"))
 
 
 def incoherent(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
@@ -106,12 +86,14 @@ def test_build_with_a_model_filter_prints_one_line(light_env, tmp_path):
 
 
 @pytest.mark.slow
-def test_corpora_build_without_the_model_stack(light_env, tmp_path):
+def test_corpora_build_without_the_model_stack(tmp_path_factory):
     """The Quickstart build (ingest, index, neighbours, unfiltered intruders, shuffle, card) never imports the
-    model stack: every stage process runs under the blocker."""
-    result = incoherent(["build", "--out", str(tmp_path / "out")], light_env, tmp_path)
+    model stack: every stage process runs under the blocker (the shared build is made that way)."""
+    out, result = quickstart_build(tmp_path_factory)
     assert result.returncode == 0, result.stderr[-3000:]
-    dataset = tmp_path / "out" / "dataset"
+    blocker = Path(result.env["PYTHONPATH"].split(os.pathsep)[0]) / "sitecustomize.py"
+    assert blocker.read_text() == BLOCKER
+    dataset = out / "dataset"
     assert (dataset / "README.md").is_file()
     assert sorted(p.name for p in dataset.glob("intruder-*")) == ["intruder-cnn", "intruder-wikipedia"]
     assert sorted(p.name for p in dataset.glob("shuffle-*")) == ["shuffle-cnn", "shuffle-wikipedia"]
