@@ -17,6 +17,7 @@ import importlib
 import logging
 import os
 import sys
+import warnings
 
 from pipelines.commands import build_parser, selected_module, with_dry_run
 from pipelines.runtime import progress, safety
@@ -32,6 +33,10 @@ logging.getLogger().addFilter(lambda record: "apitools not found" not in record.
 logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(
     lambda record: "No semi_persistent_directory found" not in record.getMessage()
 )
+# A build started as `python -m pipelines.cli` has multiprocessing run this module again in each stage process
+# (as `__mp_main__`, as it does for a main module named by -m), where the fork server has already imported it:
+# runpy warns about that once per stage. Running it twice does nothing but install these filters again.
+warnings.filterwarnings("ignore", message=r"'pipelines\.cli' found in sys\.modules", category=RuntimeWarning)
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:
