@@ -76,7 +76,8 @@ def dataset_listing(dataset: str) -> dict[str, list[str]]:
 
 def is_build(out: str) -> bool:
     """A local ``out`` written by ``incoherent build``: it holds the build marker (or, from before the marker,
-    a ``build_summary.json`` of a build), or nothing but the lock of a build that is just starting."""
+    a ``build_summary.json`` of a build), or nothing but the lock of a build that is just starting (and, if it
+    was killed while writing its marker, that marker's ``.partial``)."""
     marker = safety.read_marker(os.path.join(out, safety.BUILD_MARKER))
     if marker is not None:
         return marker.get("kind") == "build"
@@ -86,7 +87,7 @@ def is_build(out: str) -> bool:
                 return True
     except (OSError, ValueError, AttributeError):
         pass
-    return set(os.listdir(out)) <= {safety.LOCK_FILE}
+    return safety.just_started(set(os.listdir(out)) - {safety.LOCK_FILE}, safety.BUILD_MARKER)
 
 
 def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.OutLock | None]:

@@ -95,7 +95,10 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
     """
     if not storage.is_remote(out_dir):
         safety.check_writable_dir(out_dir)
-        if outputs.entries(out_dir):  # the lock (pipelines.runtime.safety.command_lock) is not content
+        found = outputs.entries(out_dir)  # the lock (pipelines.runtime.safety.command_lock) is not content
+        if found and safety.just_started(found, safety.RUN_MARKER):
+            outputs.clear_folder(out_dir)  # a run killed while it wrote its marker: nothing to keep
+        elif found:
             ours, complete = _ours(out_dir, command)
             if not ours:
                 raise _not_ours(out_dir, command)

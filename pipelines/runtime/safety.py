@@ -40,12 +40,25 @@ import socket
 import time
 
 from schemas.records import InputError
-from sources.outputs import LOCK_FILE, replace_file
+from sources.outputs import LOCK_FILE, PARTIAL, replace_file
 from sources.paths import is_remote
 
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
 MARKER_FORMAT = 1
+
+
+def just_started(names, marker: str) -> bool:
+    """Whether a folder holding ``names`` (its lock's file left out) holds nothing but what a run killed while
+    it wrote ``marker`` leaves (the marker is written to ``<marker>.partial``, then renamed): nothing anyone
+    could lose, so the next run takes the folder as empty.
+
+    >>> just_started([".incoherent-run.json.partial"], RUN_MARKER)
+    True
+    >>> just_started([".incoherent-run.json.partial", "docs"], RUN_MARKER)
+    False
+    """
+    return set(names) <= {marker + PARTIAL}
 
 
 def _normal_url(path: str) -> str:

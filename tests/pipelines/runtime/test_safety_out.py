@@ -153,6 +153,42 @@ def test_force_deletes_only_what_a_build_wrote(tmp_path):
     assert (out / "mine" / "data.csv").read_text() == "1,2\n"
 
 
+def test_a_build_killed_while_writing_its_marker_is_resumed_or_forced(tmp_path):
+    """Killed between the marker's ``.partial`` and its rename: the folder holds the lock's file and that
+    leftover only, nothing to lose, and the next build takes it (the leftover is replaced by the marker)."""
+    for force in (False, True):
+        out = tmp_path / f"OUT-{force}"
+        out.mkdir()
+        (out / safety.LOCK_FILE).write_text("")
+        (out / (safety.BUILD_MARKER + ".partial")).write_text('{"format": 1, "wri')
+        assert execute.is_build(str(out))
+        records, lock = execute.prepare_build_dir(str(out), force=force)
+        lock.release()
+        assert records == {}
+        assert sorted(os.listdir(out)) == sorted([safety.BUILD_MARKER, safety.LOCK_FILE])
+    other = tmp_path / "OTHER"  # a run marker's leftover is no build's: refused as before
+    other.mkdir()
+    (other / (safety.RUN_MARKER + ".partial")).write_text("")
+    assert not execute.is_build(str(other))
+
+
+def test_a_command_killed_while_writing_its_marker_runs_again_without_overwrite(tmp_path, capsys):
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / (safety.RUN_MARKER + ".partial")).write_text("")
+    assert run_cli("ingest", "cnn", CNN_DIR, "--out", out) == 0
+    assert json.loads((out / "run_summary.json").read_text())["complete"] is True
+    assert not (out / (safety.RUN_MARKER + ".partial")).exists()
+    mine = tmp_path / "mine"  # the leftover beside anything else: refused and kept, as before
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    (mine / (safety.RUN_MARKER + ".partial")).write_text("")
+    assert "not the output of `incoherent ingest cnn`" in refused(
+        capsys, "ingest", "cnn", CNN_DIR, "--out", mine
+    )
+    assert sorted(os.listdir(mine)) == sorted(["notes.txt", safety.RUN_MARKER + ".partial"])
+
+
 def test_a_build_killed_after_its_marker_is_resumed_or_forced(tmp_path):
     out = tmp_path / "OUT"
     _records, lock = execute.prepare_build_dir(str(out), force=False)
