@@ -54,6 +54,41 @@ def mturk_input_csv(tasks_doc: dict) -> str:
     return buffer.getvalue()
 
 
+# What the task and its practice items both draw with: ``incoherent.render`` puts a document of the task kind in a
+# box (the opening sentence as text and a choice per other sentence and "none" for intruder tasks; the two texts
+# and two choices for pairs), ``choice(value, text)`` making each choice. Text is only ever set as text.
+_MTURK_HELPERS = """<script>
+var incoherent = {
+  el: function (tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  },
+  render: function (box, kind, item, none, choice) {
+    var el = incoherent.el;
+    if (kind === "intruder") {
+      item.sentences.forEach(function (s, j) {
+        box.appendChild(j === 0 ? el("span", {"class": "opening"}, "1. " + s) : choice(j, (j + 1) + ". " + s));
+      });
+      box.appendChild(choice(-1, none));
+      return;
+    }
+    var pair = el("div", {"class": "pair"});
+    item.texts.forEach(function (text, j) {
+      var side = el("div");
+      side.appendChild(el("p", {}, "Text " + "AB"[j]));
+      side.appendChild(el("p", {}, text.join(" ")));
+      pair.appendChild(side);
+    });
+    box.appendChild(pair);
+    box.appendChild(choice(0, "Text A is the original"));
+    box.appendChild(choice(1, "Text B is the original"));
+  }
+};
+</script>
+"""
+
 _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the batch input CSV; MTurk fills in ${{...}}. -->
 <script src="https://assets.crowd.aws/crowd-html-elements.js"></script>
 <style>
@@ -62,7 +97,7 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
   .doc .opening {{ display: block; padding: 3px 0 3px 24px; color: #444; }}
   .pair {{ display: flex; gap: 16px; }} .pair > div {{ flex: 1; }}
 </style>
-<crowd-form answer-format="flatten-objects">
+{helpers}<crowd-form answer-format="flatten-objects">
   <input type="hidden" name="export_id" value="${{export_id}}">
   <input type="hidden" name="task_id" value="${{task_id}}">
   <p><strong>{question}</strong></p>
@@ -70,7 +105,7 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
   <script type="application/json" id="incoherent-data">${{items}}</script>
   <script>
   (function () {{
-    var kind = "{kind}", none = "{none}";
+    var kind = "{kind}", none = "{none}", el = incoherent.el;
     var items = JSON.parse(document.getElementById("incoherent-data").textContent);
     var holder = document.getElementById("incoherent-items");
     // seconds_<slot>: the time spent on an item, counted between interactions (from the page or the previous
@@ -85,45 +120,22 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
     window.addEventListener("blur", pause);
     window.addEventListener("focus", resume);
     ["mousedown", "keydown", "touchstart", "scroll"].forEach(function (e) {{ window.addEventListener(e, resume, true); }});
-    function el(tag, attrs, text) {{
-      var e = document.createElement(tag);
-      for (var k in attrs) e.setAttribute(k, attrs[k]);
-      if (text !== undefined) e.textContent = text;
-      return e;
-    }}
-    function option(slot, value, text) {{
-      var label = el("label"), input = el("input", {{type: "radio", name: "answer_" + slot, value: value, required: ""}});
-      input.addEventListener("change", function () {{
-        var t = now();
-        spent[slot] = (spent[slot] || 0) + (t - last);
-        last = t;
-        document.getElementsByName("seconds_" + slot)[0].value = (spent[slot] / 1000).toFixed(1);
-      }});
-      label.appendChild(input);
-      label.appendChild(document.createTextNode(" " + text));
-      return label;
-    }}
     items.forEach(function (item, i) {{
       var slot = i + 1, box = el("div", {{"class": "doc"}});
       box.appendChild(el("p", {{}}, "Document " + slot + " of " + items.length));
       box.appendChild(el("input", {{type: "hidden", name: "seconds_" + slot, value: ""}}));
-      if (kind === "intruder") {{
-        item.sentences.forEach(function (s, j) {{
-          box.appendChild(j === 0 ? el("span", {{"class": "opening"}}, "1. " + s) : option(slot, j, (j + 1) + ". " + s));
+      incoherent.render(box, kind, item, none, function (value, text) {{
+        var label = el("label"), input = el("input", {{type: "radio", name: "answer_" + slot, value: value, required: ""}});
+        input.addEventListener("change", function () {{
+          var t = now();
+          spent[slot] = (spent[slot] || 0) + (t - last);
+          last = t;
+          document.getElementsByName("seconds_" + slot)[0].value = (spent[slot] / 1000).toFixed(1);
         }});
-        box.appendChild(option(slot, -1, none));
-      }} else {{
-        var pair = el("div", {{"class": "pair"}});
-        item.texts.forEach(function (text, j) {{
-          var side = el("div");
-          side.appendChild(el("p", {{}}, "Text " + "AB"[j]));
-          side.appendChild(el("p", {{}}, text.join(" ")));
-          pair.appendChild(side);
-        }});
-        box.appendChild(pair);
-        box.appendChild(option(slot, 0, "Text A is the original"));
-        box.appendChild(option(slot, 1, "Text B is the original"));
-      }}
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(" " + text));
+        return label;
+      }});
       holder.appendChild(box);
     }});
   }})();
@@ -140,15 +152,9 @@ _MTURK_PRACTICE = """<section id="incoherent-practice">
   <script type="application/json" id="incoherent-practice-data">__PRACTICE__</script>
   <script>
   (function () {
-    var kind = "__KIND__", none = "__NONE__";
+    var kind = "__KIND__", none = "__NONE__", el = incoherent.el;
     var items = JSON.parse(document.getElementById("incoherent-practice-data").textContent);
     var holder = document.getElementById("incoherent-practice-items");
-    function el(tag, attrs, text) {
-      var e = document.createElement(tag);
-      for (var k in attrs) e.setAttribute(k, attrs[k]);
-      if (text !== undefined) e.textContent = text;
-      return e;
-    }
     function label(value) {
       if (kind === "pair") return "Text " + "AB"[value];
       return value === -1 ? none : "sentence " + (value + 1);
@@ -156,7 +162,8 @@ _MTURK_PRACTICE = """<section id="incoherent-practice">
     items.forEach(function (item, i) {
       var slot = i + 1, box = el("div", {"class": "doc practice", id: "practice-" + slot});
       var feedback = el("p", {"class": "feedback", id: "practice-feedback-" + slot});
-      function option(value, text) {
+      box.appendChild(el("p", {}, "Practice " + slot + " of " + items.length));
+      incoherent.render(box, kind, item, none, function (value, text) {
         var row = el("label"), input = el("input", {type: "radio", name: "practice_" + slot, value: value});
         input.addEventListener("change", function () {
           feedback.textContent = "Your answer: " + label(value) + ". The right answer: " + label(item.answer) +
@@ -165,25 +172,7 @@ _MTURK_PRACTICE = """<section id="incoherent-practice">
         row.appendChild(input);
         row.appendChild(document.createTextNode(" " + text));
         return row;
-      }
-      box.appendChild(el("p", {}, "Practice " + slot + " of " + items.length));
-      if (kind === "intruder") {
-        item.sentences.forEach(function (s, j) {
-          box.appendChild(j === 0 ? el("span", {"class": "opening"}, "1. " + s) : option(j, (j + 1) + ". " + s));
-        });
-        box.appendChild(option(-1, none));
-      } else {
-        var pair = el("div", {"class": "pair"});
-        item.texts.forEach(function (text, j) {
-          var side = el("div");
-          side.appendChild(el("p", {}, "Text " + "AB"[j]));
-          side.appendChild(el("p", {}, text.join(" ")));
-          pair.appendChild(side);
-        });
-        box.appendChild(pair);
-        box.appendChild(option(0, "Text A is the original"));
-        box.appendChild(option(1, "Text B is the original"));
-      }
+      });
       box.appendChild(feedback);
       holder.appendChild(box);
     });
@@ -201,7 +190,9 @@ def mturk_template(kind: str, practice: Sequence[dict] = ()) -> str:
     is JSON in the template itself, with ``$`` escaped so that MTurk finds no ``${...}`` in it to fill in.
     """
     question = INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION
-    template = _MTURK_TEMPLATE.format(kind=kind, question=html.escape(question), none=NONE_LABEL)
+    template = _MTURK_TEMPLATE.format(
+        kind=kind, question=html.escape(question), none=NONE_LABEL, helpers=_MTURK_HELPERS
+    )
     if not practice:
         return template
     shown = [{k: v for k, v in item.items() if k in ("sentences", "texts", "answer")} for item in practice]

@@ -399,3 +399,47 @@ def test_practice_text_holds_nothing_mturk_would_fill_in():
     page = fill_template(template, {"export_id": "e", "task_id": "t", "items": "[]"})
     data = page.split('id="incoherent-practice-data">')[1].split("</script>")[0]
     assert json.loads(data)[0]["sentences"][0] == "It costs ${price}."
+
+
+def test_pair_hit_and_its_practice_render_and_import(dataset, browser, tmp_path):  # noqa: F811
+    """A shuffle (pair) study's HIT in the browser: each item shows Text A and Text B and two choices, the
+    practice item gives feedback, and the submitted answers import."""
+    from selenium.webdriver.common.by import By
+
+    tasks = tmp_path / "tasks"
+    assert cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "2", "--practice", "1",
+               "--out", tasks) == 0  # fmt: skip
+    key = json.loads((tasks / "key.json").read_text())
+    practice = json.loads((tasks / "tasks.json").read_text())["practice"]
+    hit = next(csv.DictReader(io.StringIO((tasks / "mturk" / "input.csv").read_text())))
+    items = json.loads(hit["items"])
+    open_hit(browser, tmp_path, (tasks / "mturk" / "template.html").read_text(), hit)
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#incoherent-items .doc")
+    assert len(boxes) == len(items)
+    for box, item in zip(boxes, items, strict=True):
+        sides = box.find_elements(By.CSS_SELECTOR, ".pair > div")
+        assert [s.find_element(By.TAG_NAME, "p").text for s in sides] == ["Text A", "Text B"]
+        assert [s.find_elements(By.TAG_NAME, "p")[1].text for s in sides] == [
+            " ".join(t) for t in item["texts"]
+        ]
+        assert [c.text for c in box.find_elements(By.TAG_NAME, "label")] == [
+            "Text A is the original", "Text B is the original",
+        ]  # fmt: skip
+    right = practice[0]["answer"]
+    browser.find_element(By.CSS_SELECTOR, f"input[name='practice_1'][value='{1 - right}']").click()
+    name = {0: "Text A", 1: "Text B"}
+    assert browser.find_element(By.ID, "practice-feedback-1").text == (
+        f"Your answer: {name[1 - right]}. The right answer: {name[right]}."
+    )
+    planned = [key["items"][i["item_id"]]["gold"] for i in items]
+    form = answer_hit(browser, planned)
+    results = tmp_path / "Batch_2_batch_results.csv"
+    results.write_text(
+        results_csv([{"input": hit, "worker": "ann", "form": form, "planned": planned}], "taskAnswers")
+    )
+    study = tmp_path / "study"
+    assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", study) == 0
+    answers = [json.loads(line) for line in (study / "answers.jsonl").read_text().splitlines()]
+    assert {a["item_id"]: a["answer"] for a in answers} == {
+        i["item_id"]: answer for i, answer in zip(items, planned, strict=True)
+    }
