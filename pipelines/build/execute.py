@@ -25,6 +25,7 @@ from pipelines.card import write_local_card
 from pipelines.runtime import progress, safety, storage
 from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
 from schemas.records import InputError
+from sources.outputs import entries
 
 BUILD_SUMMARY = "build_summary.json"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
@@ -87,7 +88,7 @@ def is_build(out: str) -> bool:
                 return True
     except (OSError, ValueError, AttributeError):
         pass
-    return safety.just_started(set(os.listdir(out)) - {safety.LOCK_FILE}, safety.BUILD_MARKER)
+    return safety.just_started(entries(out), safety.BUILD_MARKER)
 
 
 def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.OutLock | None]:

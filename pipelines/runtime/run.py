@@ -96,9 +96,8 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
     if not storage.is_remote(out_dir):
         safety.check_writable_dir(out_dir)
         found = outputs.entries(out_dir)  # the lock (pipelines.runtime.safety.command_lock) is not content
-        if found and safety.just_started(found, safety.RUN_MARKER):
-            outputs.clear_folder(out_dir)  # a run killed while it wrote its marker: nothing to keep
-        elif found:
+        # a run killed while it wrote its marker left only the marker's .partial: the new marker replaces it
+        if not safety.just_started(found, safety.RUN_MARKER):
             ours, complete = _ours(out_dir, command)
             if not ours:
                 raise _not_ours(out_dir, command)
