@@ -182,25 +182,28 @@ _MTURK_PRACTICE = """<section id="incoherent-practice">
 """
 
 
-def mturk_template(kind: str, practice: Sequence[dict] = ()) -> str:
+def mturk_template(kind: str, practice: Sequence[dict] = (), preamble: str = "") -> str:
     """The HTML task template: items rendered from the ``items`` column; answers ``answer_<slot>``.
 
-    ``practice`` items (with their answers) are shown above the form, the same in every HIT: a worker's choice
-    there shows the right answer at once and, being outside ``<crowd-form>``, is never submitted. Their text
-    is JSON in the template itself, with ``$`` escaped so that MTurk finds no ``${...}`` in it to fill in.
+    ``preamble`` (HTML: the instructions) and then ``practice`` items (with their answers) are shown above the
+    form, the same in every HIT: a worker's choice there shows the right answer at once and, being outside
+    ``<crowd-form>``, is never submitted. Their text is JSON in the template itself, with ``$`` escaped so that
+    MTurk finds no ``${...}`` in it to fill in.
     """
     question = INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION
     template = _MTURK_TEMPLATE.format(
         kind=kind, question=html.escape(question), none=NONE_LABEL, helpers=_MTURK_HELPERS
     )
-    if not practice:
-        return template
-    shown = [{k: v for k, v in item.items() if k in ("sentences", "texts", "answer")} for item in practice]
-    block = (
-        _MTURK_PRACTICE.replace("__KIND__", kind)
-        .replace("__NONE__", NONE_LABEL)
-        .replace("__PRACTICE__", safe_json(shown).replace("$", "\\u0024"))
-    )
+    block = preamble
+    if practice:
+        shown = [
+            {k: v for k, v in item.items() if k in ("sentences", "texts", "answer")} for item in practice
+        ]
+        block += (
+            _MTURK_PRACTICE.replace("__KIND__", kind)
+            .replace("__NONE__", NONE_LABEL)
+            .replace("__PRACTICE__", safe_json(shown).replace("$", "\\u0024"))
+        )
     at = template.index("<crowd-form")
     return template[:at] + block + template[at:]
 

@@ -109,13 +109,6 @@ def mturk_block(markdown: str) -> str:
     )
 
 
-def with_mturk_instructions(template: str, markdown: str) -> str:
-    """The HIT template with :func:`mturk_block` before its practice items, if any, and its ``<crowd-form>``."""
-    at = template.find('<section id="incoherent-practice"')
-    at = template.index("<crowd-form") if at < 0 else at
-    return template[:at] + mturk_block(markdown) + template[at:]
-
-
 LABELSTUDIO_TAG = (
     '  <HyperText name="instructions" value="$instructions" inline="true" selectionEnabled="false"/>\n'
 )

@@ -299,7 +299,7 @@ def export(
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
     write_text(
         os.path.join(out_dir, "mturk", "template.html"),
-        guide.with_mturk_instructions(formats.mturk_template(kind, practice_items), text),
+        formats.mturk_template(kind, practice_items, preamble=guide.mturk_block(text)),
     )
     ls_config, ls_tasks = guide.with_labelstudio_instructions(
         formats.labelstudio_config(kind), formats.labelstudio_tasks(tasks_doc), text
