@@ -98,9 +98,14 @@ def check_insted_head(path: str) -> None:
     from corpora.probes.rows import INSTED_FIELDS
 
     with FileSystems.open(path) as f:
-        head = f.readline(MAX_LINE_BYTES)
-        while head and not head.strip():
-            head = f.readline(MAX_LINE_BYTES)
+        head = f.readline(MAX_LINE_BYTES + 1)
+        # blank lines, and records over the limit (counted `record_too_large` by jsonl_lines), say nothing
+        while head and (not head.strip() or (len(head) > MAX_LINE_BYTES and not head.endswith(b"\n"))):
+            while len(head) > MAX_LINE_BYTES and not head.endswith(b"\n"):  # the rest of the long line
+                head = f.readline(MAX_LINE_BYTES + 1)
+            head = f.readline(MAX_LINE_BYTES + 1)
+        if not head:
+            return  # nothing but blank lines and over-long records: each is counted, none judged here
     try:
         record = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -176,7 +181,7 @@ def _parse_line(item, source: str):
 
 INSTED_COLUMNS = [
     "id", "file_id", "split", "phenomenon", "sentences", "intruder_index", "original_sentence",
-    "intruder_sentence", "probed_sentence",
+    "intruder_sentence", "probed_sentence", "ctx",
 ]  # fmt: skip
 
 
@@ -232,6 +237,44 @@ def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) 
     }
 
 
+def source_names(kind: str, path: str) -> list[str]:
+    """The sources whose ids a DATA input gives its documents: an INSteD file's name, a build's ``intruder-*``
+    folders."""
+    from corpora.probes.rows import insted_name
+
+    if kind == "jsonl":
+        return [insted_name(path)]
+    found = storage.list_files(posixpath.join(path, "intruder-*", "*.parquet"))
+    return sorted({posixpath.basename(posixpath.dirname(f)).removeprefix("intruder-") for f in found})
+
+
+def check_source_names(inputs: list[tuple[str, str]]) -> None:
+    """Two inputs that give one source name (``wiki/test.jsonl`` and ``cnn/test.jsonl``; two builds of the same
+    source) would give their documents the same ids, and one of each pair would be dropped as a duplicate:
+    refused in one line instead."""
+    seen: dict[str, str] = {}
+    for kind, path in inputs:
+        for name in source_names(kind, path):
+            if name in seen:
+                raise InputError(
+                    f"DATA: {seen[name]} and {path} both give source name '{name}' (ids {name}:...), so their "
+                    "documents' ids would collide; give the files distinct names, or run them apart"
+                )
+            seen[name] = path
+
+
+def check_split_found(summary: dict, split: str) -> None:
+    """Documents were read but none is of ``split``: one line, not a run of 0 probes (the run summary is not
+    written, so the folder is a failed run that the next run replaces)."""
+    from pipelines.probes_transforms import STAGE
+
+    counters = summary["counters"].get(STAGE, {})
+    others = {k.split("/", 1)[1]: v for k, v in counters.items() if k.startswith("other_split/")}
+    if others and not counters.get("in_split"):
+        found = ", ".join(f"{name} {n:,}" for name, n in sorted(others.items()))
+        raise InputError(f"--split {split}: no document of DATA is in that split (found: {found})")
+
+
 def check_options(args: argparse.Namespace) -> None:
     if args.per_phenomenon is not None and args.per_phenomenon < 1:
         raise InputError(f"--per-phenomenon: must be >= 1, got {args.per_phenomenon}")
@@ -256,6 +299,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     inputs = [classify_input(path) for path in args.data]
     if len({path for _, path in inputs}) != len(inputs):
         raise InputError("DATA: the same input is given twice")
+    check_source_names(inputs)
+    if any(kind == "jsonl" for kind, _ in inputs) and args.split not in ("train", "test"):
+        raise InputError(f"--split {args.split}: INSteD's JSONL holds the splits train and test only")
     builds = [path for kind, path in inputs if kind == "build"]
     for path in builds:
         if not storage.list_files(posixpath.join(path, "intruder-*", f"{args.split}-*.parquet")):
@@ -311,6 +357,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     rejected_parts: list = []
 
     def extra(summary: dict) -> dict:
+        check_split_found(summary, args.split)
         written = write_insted_files(out, phenomena)
         info = tagger_info()
         return {

@@ -45,6 +45,7 @@ class GenerateProbes(beam.PTransform):
 
         def in_split(doc: dict) -> bool:
             if doc["split"] == split:
+                count(STAGE, "in_split")
                 return True
             count(STAGE, f"other_split/{doc['split']}")
             return False

@@ -150,8 +150,9 @@ PROBE_SCHEMA = _versioned(
         pa.field("edits", pa.list_(PROBE_EDIT), nullable=False),
         pa.field("source_id", pa.string(), nullable=False),  # the row's id in its input (INSteD: file_id)
         pa.field("file_id", pa.int64()),  # INSteD's file_id (export insted's numbering for a build)
+        pa.field("ctx", pa.string()),  # an INSteD record's own ctx, unchanged (null for a build's document)
     ],
-    version="1",
+    version="2",
 )
 
 REJECTED_SCHEMA = _versioned(

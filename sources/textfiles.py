@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 from schemas.records import InputError, Rejected, document
 from sources import parquet
+from sources.jsonline import has_lone_surrogate
 from sources.limits import DECOMPRESS_CHUNK, DEFAULT, Limits
 from sources.paths import Files, expand_inputs, open_regular
 from sources.sentences import split_sentences
@@ -27,15 +28,6 @@ RANGE_MB = 64  # bytes of an uncompressed JSONL file one task reads (--range-mb)
 def source_name(path: str) -> str:
     """Default source name of a file: its name without suffixes (``news.jsonl.gz`` -> ``news``)."""
     return os.path.basename(path).split(".", 1)[0]
-
-
-def _lone_surrogate(value: str) -> bool:
-    """True when ``value`` holds a lone surrogate (JSON's ``"\\ud800"``), which no UTF-8 file can hold."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def text_document(
@@ -55,7 +47,7 @@ def text_document(
             "bad_id_type", source=source, detail=f"{origin}: id is {type(raw_id).__name__}", record=record
         )
         return
-    if isinstance(raw_id, str) and _lone_surrogate(raw_id):
+    if isinstance(raw_id, str) and has_lone_surrogate(raw_id):
         yield Rejected(
             "lone_surrogate", source=source, detail=f"{origin}: in the id", record=repr(raw_id)[:500]
         )
@@ -72,7 +64,7 @@ def text_document(
             "bad_text_type", id=doc_id, source=source, detail=f"{origin}: text is {type(text).__name__}"
         )
         return
-    if _lone_surrogate(text):
+    if has_lone_surrogate(text):
         yield Rejected("lone_surrogate", id=doc_id, source=source, detail=f"{origin}: in the text")
         return
     over = limits.over_text(len(text))

@@ -16,7 +16,6 @@ no_site/number
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -91,6 +90,7 @@ def probe_document(
             "edits": [e.to_row() for e in sorted(edits)],
             "source_id": doc.get("source_id", doc["id"]),
             "file_id": doc.get("file_id"),
+            "ctx": doc.get("ctx"),
         }
 
 
@@ -124,6 +124,30 @@ def _split_around(ctx: str, original: str, position: int) -> list[str] | None:
     return before + [original] + after if len(before) == position else None
 
 
+def insted_problem(record: dict) -> str:
+    """What is wrong with the fields of an INSteD record, as the format says (``""``: nothing): ``file_id`` an
+    integer a Parquet ``int64`` holds, ``sen_position`` -1 (coherent) or a position >= 1 (the opening sentence
+    is never replaced), ``train`` the integer 0 or 1 (not ``true``, not ``1.0``), the texts strings.
+
+    >>> insted_problem({"file_id": 1, "ctx": "", "to_be_replaced": "", "replace_with": "", "sen_position": 0, "train": 1})
+    'sen_position 0 (the format: -1 for a coherent document, else a position >= 1)'
+    >>> insted_problem({"file_id": 1, "ctx": "", "to_be_replaced": "", "replace_with": "", "sen_position": -1, "train": True})
+    'train True (the format: the integer 0 or 1)'
+    """
+    from sources.jsonline import is_int64
+
+    file_id, position, train = record["file_id"], record["sen_position"], record["train"]
+    if not is_int64(file_id):
+        return f"file_id {str(file_id)[:40]} (the format: an integer below 2^63)"
+    if type(position) is not int or not (position == -1 or position >= 1):
+        return f"sen_position {str(position)[:40]} (the format: -1 for a coherent document, else a position >= 1)"
+    if type(train) is not int or train not in (0, 1):
+        return f"train {str(train)[:40]} (the format: the integer 0 or 1)"
+    if not all(isinstance(record[k], str) for k in ("ctx", "to_be_replaced", "replace_with")):
+        return "field types (ctx, to_be_replaced, replace_with must be strings)"
+    return ""
+
+
 def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
     """A document row from one line of INSteD's released JSONL (what ``incoherent export insted`` writes).
 
@@ -135,28 +159,26 @@ def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
     >>> doc["id"], doc["sentences"], doc["split"]
     ('f:3', ['A b.', 'X y.', 'E f.'], 'test')
     """
-    try:
-        record = json.loads(line)
-    except ValueError as exc:
-        return Rejected("bad_json", source=source, detail=f"{origin}: {exc}", record=line)
+    from sources.jsonline import is_int64, load_line
+
+    record, reason, why = load_line(line)
+    if reason:
+        return Rejected(reason, source=source, detail=f"{origin}: {why}", record=line)
     if not isinstance(record, dict) or any(k not in record for k in INSTED_FIELDS):
         missing = [k for k in INSTED_FIELDS if not isinstance(record, dict) or k not in record]
         return Rejected(
             "not_insted_format", source=source, detail=f"{origin}: missing {missing}", record=line
         )
     file_id, position, train = record["file_id"], record["sen_position"], record["train"]
-    types_ok = (
-        isinstance(file_id, int) and not isinstance(file_id, bool)
-        and isinstance(position, int) and not isinstance(position, bool)
-        and train in (0, 1) and all(isinstance(record[k], str) for k in ("ctx", "to_be_replaced", "replace_with"))
-    )  # fmt: skip
-    doc_id = f"{source}:{file_id}"
-    if not types_ok:
+    problem = insted_problem(record)
+    doc_id = f"{source}:{file_id}" if is_int64(file_id) else source
+    if problem:
         return Rejected(
-            "not_insted_format", id=doc_id, source=source, detail=f"{origin}: field types", record=line
+            "not_insted_format", id=doc_id, source=source, detail=f"{origin}: {problem}", record=line
         )
     split = "train" if train == 1 else "test"
     base = {"id": doc_id, "source": source, "split": split, "source_id": str(file_id), "file_id": file_id}
+    base["ctx"] = record["ctx"]  # written back unchanged (newlines and all) by insted_record
     if position < 1:
         from sources.sentences import split_sentences
 
@@ -190,9 +212,12 @@ def insted_record(row: dict, validation_train: int = 1) -> dict:
     """
     sentences = list(row["sentences"])
     sentences[row["intruder_index"]] = row["original_sentence"] or ""
+    ctx = row.get(
+        "ctx"
+    )  # an INSteD record's own ctx, unchanged; a build's documents are joined as export does
     return {
         "file_id": row["file_id"],
-        "ctx": SEPARATOR.join(sentences),
+        "ctx": ctx if ctx is not None else SEPARATOR.join(sentences),
         "to_be_replaced": row["original_sentence"] or "",
         "replace_with": row["probed_sentence"],
         "sen_position": int(row["intruder_index"]),

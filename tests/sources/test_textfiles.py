@@ -105,3 +105,11 @@ def test_cli_refuses_non_empty_output_without_overwrite(tmp_path, capsys):
     assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 2
     assert "pass --overwrite" in capsys.readouterr().err
     assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out, "--overwrite") == 0
+
+
+def test_hostile_json_lines_are_counted_reasons():
+    """The hostile records of issue 40 against `ingest text`: each a reason, never an exception."""
+    assert reasons('{"id": "a", "text": "He left \\udc80 the house."}') == ["lone_surrogate"]
+    assert reasons('{"id": "\\ud800", "text": "He left."}') == ["lone_surrogate"]
+    assert reasons("[" * 100_000 + "]" * 100_000) == ["json_too_deep"]
+    assert reasons('{"id": ' + "9" * 5000 + ', "text": "He left."}') == ["bad_json"]
