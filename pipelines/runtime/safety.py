@@ -150,6 +150,11 @@ def check_writable_dir(out: str, option: str = "--out") -> None:
         raise InputError(f"{option} {out}: is a file, not a directory")
     existing = os.path.abspath(out)
     while not os.path.exists(existing):
+        if os.path.islink(existing):  # a dangling link: makedirs would fail on it with a traceback
+            raise InputError(
+                f"{option} {out}: {existing} is a link to {os.readlink(existing)}, which does not exist; "
+                "name a real folder"
+            )
         parent = os.path.dirname(existing)
         if parent == existing:
             break

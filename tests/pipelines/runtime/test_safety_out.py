@@ -323,6 +323,29 @@ def test_out_that_is_a_file_is_one_line(tmp_path, capsys):
     assert "is a file" in refused(capsys, "build", "--out", tmp_path / "file")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ingest", "cnn", str(CNN_DIR)],
+        ["ingest", "text", str(SAMPLES / "wsj" / "wsj.jsonl"), "--source", "wsj"],
+        ["probes", str(SAMPLES / "wsj" / "wsj.jsonl")],
+        ["shuffle", str(SAMPLES / "wsj")],
+        ["build"],
+        ["annotate", "export", str(SAMPLES / "wsj"), "--config", "shuffle-wsj"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+@pytest.mark.parametrize("where", ["out", "parent"])
+def test_a_dangling_link_out_is_one_line(tmp_path, capsys, argv, where):
+    """``--out`` a link to nothing (or below one): one line, not makedirs' ``FileExistsError`` traceback."""
+    os.symlink(tmp_path / "gone", tmp_path / "link")
+    out = tmp_path / "link" if where == "out" else tmp_path / "link" / "sub"
+    assert cli.main([*argv, "--out", str(out)]) == 2  # refused before any Beam flag matters
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "link" in err, err
+    assert os.listdir(tmp_path) == ["link"] and not (tmp_path / "gone").exists()
+
+
 def test_a_relative_out_that_does_not_exist_yet_is_fine(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     safety.check_writable_dir("docs")
