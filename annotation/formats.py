@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from schemas.annotation import ASSIGNMENT_FIELDS, FORMAT_VERSION, KEY_FORMAT
 from schemas.records import InputError
+from sources.jsonline import encodes, load_line
 
 INTRUDER_QUESTION = (
     "Which sentence creates an incoherence or break in the content flow? There is at most one such sentence; "
@@ -309,8 +310,10 @@ def finite_seconds(value) -> float | None:
 
 
 def _plain(value) -> bool:
-    """A value that can name a task, an item or a worker: text, or a (small) int."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """A value that can name a task, an item or a worker: text (no lone surrogate), or a (small) int."""
+    return (isinstance(value, str) and encodes(value)) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
 
 
 class Collector:
@@ -710,11 +713,13 @@ def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, 
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
+            record, reason, _ = load_line(line)  # deep nesting, long integers, lone surrogates: this line
             try:
-                record = json.loads(line)
+                if reason:
+                    raise ValueError(reason)
                 file_id, gold = str(record["file_id"]), _to_int(record["gold"])
                 record["annoated"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 raise InputError(
                     f"{path}:{number}: not INSteD's annotation format (file_id, gold, annoated)"
                 ) from None

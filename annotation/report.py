@@ -25,6 +25,15 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
 
 
+def skipped_note(count: int) -> str:
+    """What ``report``, ``release`` and ``verify`` say of the lines of ``answers.jsonl`` they could not use.
+
+    >>> skipped_note(2)
+    'skipped: 2 lines of answers.jsonl that are not answers'
+    """
+    return f"skipped: {count} lines of answers.jsonl that are not answers"
+
+
 def tables(report: dict) -> str:
     """The report as text tables for the terminal."""
     kept = report["kept"]
@@ -36,7 +45,7 @@ def tables(report: dict) -> str:
         f"kept (>= {report['min_agreement']} agree): {kept['documents']} ({_fmt(kept['fraction'])})",
     ]
     if report.get("skipped_lines"):
-        lines.append(f"skipped: {report['skipped_lines']} lines of answers.jsonl that are not answers")
+        lines.append(skipped_note(report["skipped_lines"]))
     lines.append("")
     rows = [
         ["human accuracy", report["human_accuracy"]],

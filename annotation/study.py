@@ -15,7 +15,8 @@ from annotation.textfile import read_text
 from schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, KEY_FORMAT, REJECTED_FIELDS
 from schemas.records import InputError
 from sources import parquet
-from sources.outputs import entries, make_folder, replace_file
+from sources.jsonline import dumps_line, load_line
+from sources.outputs import check_output_file, entries, make_folder, replace_file, write_output_file
 from sources.paths import is_safe_name
 
 EXPORT_FILES = (
@@ -422,8 +423,8 @@ def import_answers(
         json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
     ]
     write_text(os.path.join(out_dir, "answers.jsonl"), "".join(line + "\n" for line in lines))
-    rejected = [
-        json.dumps({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, ensure_ascii=False, default=str)
+    rejected = [  # a dead letter with a lone surrogate is written escaped (sources.jsonline.dumps_line)
+        dumps_line({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, default=str)
         for r in collector.rejected
     ]
     write_text(os.path.join(out_dir, "rejected.jsonl"), "".join(line + "\n" for line in rejected))
@@ -490,10 +491,7 @@ def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines():
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            record = None
+        record, _, _ = load_line(line)  # not JSON, too deep, a lone surrogate: None, skipped and counted
         if (
             isinstance(record, dict)
             and isinstance(record.get("item_id"), str)
@@ -707,6 +705,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         figures.append(f"{VERIFICATION_DIR}/{name}")
     record["figures"] = figures
     record["answers"] = release
+    record["skipped_lines"] = summary["skipped_lines"]  # lines of answers.jsonl that are not answers
     record["written"] = dict(sorted(written.items()))
     write_json(marker, record)
     return record
@@ -740,9 +739,10 @@ def _written_by_verify(dataset_dir: str, marker: str) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------- release
 
 
-def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -> None:
-    """``--out FILE`` of review and release: never a folder, a file of the study, or an existing file without
-    ``--overwrite``; a link there is replaced, never written through."""
+def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool, command: str) -> None:
+    """``--out FILE`` of review and release: never a file of the study, and an existing file only with
+    ``--overwrite`` and only the command's own earlier output (:func:`sources.outputs.check_output_file`); a
+    link there is never written through."""
     if not out_path.strip():
         raise InputError("--out: an empty path; name the file to write")
     if os.path.isdir(out_path):
@@ -758,11 +758,8 @@ def _write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool) -
             raise InputError(
                 f"{out_path}: inside the study folder {level} (an export or an import); write elsewhere"
             )
-    if os.path.lexists(out_path) and not overwrite:
-        raise InputError(f"{out_path}: exists (pass --overwrite to replace it)")
-    if os.path.islink(out_path):
-        os.remove(out_path)
-    write_text(out_path, text)
+    check_output_file(out_path, "--out", command, overwrite)
+    write_output_file(out_path, text.encode("utf-8"), command)
 
 
 def release_text(key: dict, answers: list[dict]) -> str:
@@ -790,14 +787,15 @@ def release_text(key: dict, answers: list[dict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def release(study_dir: str, out_path: str, overwrite: bool = False) -> int:
-    """Write :func:`release_text` of an import folder to ``out_path``; returns the number of documents."""
-    key, answers, _ = read_study(study_dir)
+def release(study_dir: str, out_path: str, overwrite: bool = False) -> tuple[int, int]:
+    """Write :func:`release_text` of an import folder to ``out_path``; returns the number of documents and of
+    the lines of ``answers.jsonl`` skipped as not answers (as ``report`` counts them)."""
+    key, answers, summary = read_study(study_dir)
     text = release_text(key, answers)
     if not text:
         raise InputError(f"{study_dir}: no answers to documents under study; nothing to release")
-    _write_out_file(out_path, study_dir, text, overwrite)
-    return text.count("\n")
+    _write_out_file(out_path, study_dir, text, overwrite, "annotate release")
+    return text.count("\n"), summary["skipped_lines"]
 
 
 # ----------------------------------------------------------------------------------------------- review
@@ -842,7 +840,7 @@ def review(
     decisions = formats.review_decisions(
         text, assignments, limit, min_seconds, os.path.join(study_dir, MTURK_RESULTS)
     )
-    _write_out_file(out_path, study_dir, decisions["csv"], overwrite)
+    _write_out_file(out_path, study_dir, decisions["csv"], overwrite, "annotate review")
     return decisions
 
 

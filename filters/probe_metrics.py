@@ -46,6 +46,30 @@ def read_probes(probes_dir: str, split: str) -> dict[str, list[dict]]:
     return tables
 
 
+def missing_phenomena(tables: dict[str, list[dict]]) -> list[str]:
+    """The phenomena of :data:`corpora.probes.PHENOMENA` with no probe of the split in ``tables`` (not
+    generated, or no document had a site): rows Table 7 would silently lack.
+
+    >>> missing_phenomena({"gender": [{}], "negation": [{}]})[:3]
+    ['animacy-down', 'animacy-up', 'demonstrative']
+    """
+    from corpora.probes import PHENOMENA
+
+    return [p for p in PHENOMENA if p not in tables]
+
+
+def missing_line(missing: Sequence[str], probes_dir: str, split: str) -> str:
+    """The note under Table 7 when phenomena are missing (``""`` when none is)."""
+    from corpora.probes import PHENOMENA
+
+    if not missing:
+        return ""
+    return (
+        f"not in the table: {len(missing)} of the {len(PHENOMENA)} phenomena have no '{split}' probes in "
+        f"{probes_dir} ({', '.join(missing)})"
+    )
+
+
 def unprobed(row: dict) -> list[str]:
     """The document before the probe: the intruder sentence put back."""
     sentences = list(row["sentences"])

@@ -20,7 +20,7 @@ import os
 import time
 
 from filters.model_source import cached_snapshot, resolve_model
-from pipelines.commands import DEVICE_HELP, DTYPE_HELP
+from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite
 from pipelines.runtime.model_stack import require_model_stack
 from schemas.records import InputError
 
@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write each document's predicted intruder position (JSONL: id, intruder_index, predicted_index)",
     )
+    add_overwrite(parser, "--out and --predictions (the files)")
 
 
 def _training_metrics(model_dir: str) -> dict:
@@ -155,7 +156,6 @@ def _training_max_length(model_dir: str) -> int | None:
 def write_predictions(path: str, rows: list[dict], scores: list[list[float]], threshold: float) -> None:
     """One JSON line per document: ``{"id", "intruder_index" (gold), "predicted_index"}`` (-1: coherent)."""
     from filters.metrics import predicted_index
-    from sources.outputs import replace_text
 
     lines = []
     for row, doc_scores in zip(rows, scores, strict=True):
@@ -165,19 +165,23 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
             "predicted_index": predicted_index(doc_scores, threshold),
         }
         lines.append(json.dumps(record) + "\n")
-    replace_text(path, "".join(lines))
+    write_output(path, "".join(lines))
 
 
-def check_output_file(path: str, option: str) -> None:
-    """A file to write: not a folder or a device, and its folder not below a file (one line before any work)."""
-    from sources.outputs import check_replaceable
+def check_output_file(path: str, option: str, overwrite: bool) -> None:
+    """A file to write (:func:`sources.outputs.check_output_file`): one line before any work; an existing file
+    only with ``--overwrite`` and only an earlier output of ``evaluate``."""
+    from sources.outputs import check_output_file as check
 
-    check_replaceable(path, option)
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise InputError(f"{option} {path}: {parent} is a file, not a directory")
+    check(path, option, "evaluate", overwrite)
+
+
+def write_output(path: str, text: str) -> None:
+    """Write one of evaluate's files with its marker (:func:`sources.outputs.write_output_file`): a link there is
+    replaced, never written through."""
+    from sources.outputs import write_output_file
+
+    write_output_file(path, text.encode("utf-8"), "evaluate")
 
 
 def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
@@ -204,14 +208,16 @@ def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
         "threshold": args.threshold,
         "seconds": round(time.time() - started, 2),
         "models": {name: {"model_dir": d, "phenomena": results[name]} for name, d in models},
+        "missing_phenomena": probe_metrics.missing_phenomena(tables),
     }
     out = args.out or os.path.join(models[0][1], f"probes-{args.split}.json")
-    check_output_file(out, "--out")
-    from sources.outputs import replace_text
-
-    replace_text(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")  # a link is replaced
+    check_output_file(out, "--out", args.overwrite)
+    write_output(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     title = f"probes {args.data_dir} [{args.split}]: sentence F1 unprobed, ΔF1 probed (INSteD Table 7 layout)"
     print(probe_metrics.format_table7(results, title))
+    missing = probe_metrics.missing_line(report["missing_phenomena"], args.data_dir, args.split)
+    if missing:
+        print(missing)
     print(f"wrote {out}")
     return 0
 
@@ -228,12 +234,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
     for option, path in (("--out", args.out), ("--predictions", args.predictions)):
         if path:
-            check_output_file(path, option)
+            check_output_file(path, option, args.overwrite)
     models = model_names(args.model_dirs)
     if probe_metrics.is_probes_dir(args.data_dir):
         return run_probes(args, models)
     out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")
-    check_output_file(out, "--out")
+    check_output_file(out, "--out", args.overwrite)
     rows = data.read_split(args.data_dir, args.split)
     sources = sorted({r.get("source") or "" for r in rows})
     if len(models) > 1 and not args.out:
@@ -278,9 +284,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     matrix = cross_domain(scored, rows, args.threshold) if len(models) > 1 or len(sources) > 1 else None
     if matrix is not None:
         report["matrix"] = matrix
-    from sources.outputs import replace_text
-
-    replace_text(out, json.dumps(report, indent=2) + "\n")
+    write_output(out, json.dumps(report, indent=2) + "\n")
     if args.predictions:
         write_predictions(args.predictions, rows, scored[0][1], args.threshold)
     for name, model_dir in models:

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from pipelines.commands import add_overwrite, list_flag
 from schemas.records import InputError
-from sources.outputs import check_replaceable, replace_text
+from sources.outputs import check_output_file, write_output_file
 
 OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 
@@ -124,9 +123,7 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    check_replaceable(args.out, "--out")
-    if os.path.exists(args.out) and not args.overwrite:
-        raise InputError(f"{args.out}: file exists (pass --overwrite to replace it)")
+    check_output_file(args.out, "--out", "export insted", args.overwrite)
     rows = read_rows(args.dir, args.source)
     validation_train = 0 if args.validation_as_test else 1
     lines = [
@@ -134,7 +131,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         + "\n"
         for file_id, row in enumerate(rows)
     ]
-    replace_text(args.out, "".join(lines))
+    write_output_file(args.out, "".join(lines).encode("utf-8"), "export insted")
     positives = sum(r["intruder_index"] >= 0 for r in rows)
     train = sum(r["split"] == "train" for r in rows)
     print(

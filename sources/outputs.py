@@ -76,6 +76,102 @@ def replace_file(path: str, data: bytes) -> None:
         raise
 
 
+FILE_MARKER = (
+    ".incoherent.json"  # ``.<name>.incoherent.json`` beside a single-file output: whose, which bytes
+)
+
+
+def file_marker(path: str) -> str:
+    """The marker of the single-file output ``path``: ``<folder>/.<name>.incoherent.json``."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}{FILE_MARKER}")
+
+
+def _sha256(path: str) -> str | None:
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def written_by(path: str, command: str) -> bool:
+    """``path`` is a regular file (not a link) that ``incoherent <command>`` wrote and nobody changed since: its
+    marker (:func:`file_marker`) names the command and the file's sha256."""
+    import json
+
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False
+    try:
+        with open(file_marker(path), encoding="utf-8") as f:
+            marker = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        isinstance(marker, dict)
+        and marker.get("written_by") == f"incoherent {command}"
+        and marker.get("sha256") == _sha256(path)
+    )
+
+
+def check_output_file(path: str, option: str, command: str, overwrite: bool) -> None:
+    """Before any work, a file a command writes (``evaluate --out``/``--predictions``, ``export insted``,
+    ``annotate review``/``release``): a regular file's place (:func:`check_replaceable`), not below a file, and
+    when something is there already, ``--overwrite`` and an earlier output of the same command, unchanged
+    (:func:`written_by`); a user's file, another command's, a link, is never replaced.
+
+    >>> import tempfile
+    >>> mine = os.path.join(tempfile.mkdtemp(), "mine.json")
+    >>> _ = open(mine, "w").write("{}")
+    >>> check_output_file(mine, "--out", "evaluate", overwrite=True)
+    Traceback (most recent call last):
+    ...
+    schemas.records.InputError: --out ...mine.json: not an earlier output of `incoherent evaluate` (or changed since); \
+--overwrite replaces only those; choose another file
+    """
+    if not path.strip():
+        raise InputError(f"{option}: an empty path; name the file to write")
+    check_replaceable(path, option)
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InputError(
+            f"{option} {path}: {parent} is {'a dangling link' if os.path.islink(parent) else 'a file'}, not a directory"
+        )
+    if not os.path.lexists(path):
+        return
+    if not overwrite:
+        raise InputError(f"{option} {path}: exists (pass --overwrite to replace it)")
+    if not written_by(path, command):
+        raise InputError(
+            f"{option} {path}: not an earlier output of `incoherent {command}` (or changed since); "
+            "--overwrite replaces only those; choose another file"
+        )
+
+
+def write_output_file(path: str, data: bytes, command: str) -> None:
+    """Write a single-file output (:func:`replace_file`), then its marker: the command and the bytes' sha256, so
+    that only this output is what a later ``--overwrite`` of the command replaces (:func:`check_output_file`)."""
+    import hashlib
+    import json
+
+    replace_file(path, data)
+    marker = {
+        "format": 1,
+        "written_by": f"incoherent {command}",
+        "kind": "file",
+        "file": os.path.basename(path),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    replace_file(file_marker(path), (json.dumps(marker) + "\n").encode("utf-8"))
+
+
 def replace_text(path: str, text: str) -> None:
     """:func:`replace_file` of UTF-8 text (newlines written as given)."""
     replace_file(path, text.encode("utf-8"))

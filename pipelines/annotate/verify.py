@@ -56,4 +56,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         f"{record['rows']} verified rows -> {args.dataset_dir}/{record['config']}/{record['verified_split']}-*.parquet; "
         f"wrote {path}"
     )
+    if record.get("skipped_lines"):
+        from annotation.report import skipped_note
+
+        print(skipped_note(record["skipped_lines"]))
     return 0

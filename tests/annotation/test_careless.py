@@ -223,6 +223,31 @@ def test_review_and_release_out_files(tasks, tmp_path, capsys):
     assert (tmp_path / "r.csv").is_file()
 
 
+def test_review_and_release_overwrite_replace_only_their_own_output(tasks, tmp_path, capsys):
+    """``--overwrite`` replaces the command's own earlier output, unchanged since, and nothing else: not the
+    MTurk batch CSV the study was imported from, not a user's notes, not the other command's file."""
+    folder, key = tasks
+    study = imported(folder, key, tmp_path)
+    batch, notes = tmp_path / "r.csv", tmp_path / "notes.txt"
+    notes.write_text("my own notes\n")
+    before = batch.read_bytes()
+    for command, target in (("review", batch), ("release", notes), ("review", notes)):
+        err = refused(capsys, "annotate", command, study, "--out", target, "--overwrite")
+        assert f"not an earlier output of `incoherent annotate {command}`" in err, err
+    assert batch.read_bytes() == before and notes.read_text() == "my own notes\n"
+    for command, name in (("review", "rev.csv"), ("release", "rel.jsonl")):
+        out = tmp_path / name
+        assert cli("annotate", command, study, "--out", out) == 0
+        assert "exists (pass --overwrite" in refused(capsys, "annotate", command, study, "--out", out)
+        assert cli("annotate", command, study, "--out", out, "--overwrite") == 0  # its own: replaced
+        other = "release" if command == "review" else "review"
+        err = refused(capsys, "annotate", other, study, "--out", out, "--overwrite")
+        assert f"not an earlier output of `incoherent annotate {other}`" in err
+        out.write_text(out.read_text() + "edited by hand\n")  # changed since: the user's now
+        err = refused(capsys, "annotate", command, study, "--out", out, "--overwrite")
+        assert "(or changed since)" in err and out.read_text().endswith("edited by hand\n")
+
+
 def test_study_files_of_another_shape(dataset, tasks, tmp_path, capsys):  # noqa: F811
     """A folder import never wrote, or its files edited by hand: one line from every command, never a
     traceback; the dataset is untouched."""

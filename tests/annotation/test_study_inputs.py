@@ -270,6 +270,35 @@ def test_big_and_hostile_records_are_counted(dataset, tmp_path, capsys):
     assert f"{tmp_path}: a folder, not a file" in one_line_error(capsys)
 
 
+def test_lone_surrogates_and_hostile_insted_lines(dataset, tmp_path, capsys):
+    """A lone surrogate escape (valid JSON, a string no UTF-8 writer encodes) in a worker's name is a counted
+    dead letter, written escaped; in INSteD's annotation file, it, deep nesting and a 5,000-digit integer make
+    the file unusable in one line (every line of that file is a document under study), never a traceback."""
+    tasks = tmp_path / "tasks"
+    export(dataset, tasks, "--documents", "3", "--controls", "0")
+    doc = json.loads((tasks / "tasks.json").read_text())
+    (task,) = doc["tasks"]
+    first, second, _ = (i["item_id"] for i in task["items"])
+    lab = [{"export_id": doc["export_id"], "task_id": task["task_id"], "item_id": item, "annotator": who,
+            "answer": -1, "seconds": 2} for item, who in ((first, "ann"), (second, "\udc80ann"))]  # fmt: skip
+    answers = tmp_path / "lab.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in lab))  # json.dumps escapes it: \udc80
+    study = tmp_path / "lab"
+    assert cli("annotate", "import", answers, "--format", "lab", "--key", tasks, "--out", study) == 0
+    summary = json.loads((study / "import.json").read_text())
+    assert summary["answers_kept"] == 1 and summary["rejected"] == {"bad_record": 1}
+    (dead,) = [json.loads(line) for line in (study / "rejected.jsonl").read_text().splitlines()]
+    assert dead["record"]["annotator"] == "\udc80ann"  # kept as given, escaped in the file
+    good = '{"file_id": 1, "gold": "2", "annoated": ["2", "2"]}'
+    for bad in ('{"file_id": "\\udc80", "gold": "2", "annoated": ["2"]}', "[" * 100_000 + "]" * 100_000,
+                '{"file_id": ' + "9" * 5000 + ', "gold": "2", "annoated": ["2"]}'):  # fmt: skip
+        released = tmp_path / "insted.jsonl"
+        released.write_text(good + "\n" + bad + "\n")
+        assert cli("annotate", "import", released, "--format", "insted", "--out", tmp_path / "i") == 2
+        assert f"{released}:2: not INSteD's annotation format" in one_line_error(capsys)
+        assert not (tmp_path / "i").exists()
+
+
 def test_release_round_trips_through_the_insted_import(dataset, tmp_path, capsys):
     tasks, study = tmp_path / "tasks", tmp_path / "study"
     key = export(dataset, tasks, "--documents", "6")
@@ -304,6 +333,11 @@ def test_release_round_trips_through_the_insted_import(dataset, tmp_path, capsys
     assert cli("annotate", "release", study, "--out", study / "answers.jsonl", "--overwrite") == 2  # an input
     one_line_error(capsys)
     assert (study / "answers.jsonl").read_bytes() == before
+    # a line of answers.jsonl that is not an answer: counted and said, as report says it
+    with (study / "answers.jsonl").open("a") as f:
+        f.write('[1, 2]\n{"item_id": 5}\n')
+    assert cli("annotate", "release", study, "--out", released, "--overwrite") == 0
+    assert "skipped: 2 lines of answers.jsonl that are not answers" in capsys.readouterr().out
 
 
 def test_label_studio_hotkeys_match_sentence_numbers(dataset, tmp_path):

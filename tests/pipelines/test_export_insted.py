@@ -77,6 +77,29 @@ def test_export_writes_one_line_per_document(tmp_path, capsys):
     assert only["train"] == 0 and "id" not in only and only["replace_with"] == "W."
 
 
+def test_overwrite_replaces_only_an_earlier_export(tmp_path, capsys):
+    """A user's file (INSteD's own release has this very format), a link, or an export edited since is never
+    replaced, even with ``--overwrite``."""
+    write_dataset(tmp_path / "data")
+    released, link, victim = tmp_path / "official.jsonl", tmp_path / "link.jsonl", tmp_path / "victim"
+    released.write_text('{"file_id": 0, "ctx": "A.", "to_be_replaced": "", "replace_with": "", '
+                        '"sen_position": -1, "train": 0}\n')  # fmt: skip
+    victim.write_text("keep\n")
+    link.symlink_to(victim)
+    kept = released.read_bytes()
+    for target in (released, link):
+        assert run_cli("export", "insted", tmp_path / "data", "--out", target, "--overwrite", beam=[]) == 2
+        err = capsys.readouterr().err
+        assert "not an earlier output of `incoherent export insted`" in err and len(err.splitlines()) == 1
+    assert released.read_bytes() == kept and victim.read_text() == "keep\n" and link.is_symlink()
+    out = tmp_path / "mine.jsonl"
+    assert run_cli("export", "insted", tmp_path / "data", "--out", out, beam=[]) == 0
+    assert run_cli("export", "insted", tmp_path / "data", "--out", out, "--overwrite", beam=[]) == 0
+    out.write_text(out.read_text()[:-1])  # edited since
+    assert run_cli("export", "insted", tmp_path / "data", "--out", out, "--overwrite", beam=[]) == 2
+    assert "(or changed since)" in capsys.readouterr().err
+
+
 def test_export_of_a_directory_without_intruder_tables_is_an_input_error(tmp_path, capsys):
     os.makedirs(tmp_path / "empty")
     assert run_cli("export", "insted", tmp_path / "empty", "--out", tmp_path / "x.jsonl", beam=[]) == 2

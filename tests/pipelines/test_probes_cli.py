@@ -239,6 +239,11 @@ def test_evaluate_on_a_probes_folder_gives_table7(tiny_base_dir, tiny_data_dir, 
     printed = capsys.readouterr().out
     assert "ΔF1" in printed and "negation" in printed
     report = json.loads(report_path.read_text())
+    table = {r["phenomenon"] for r in report["models"]["base"]["phenomena"]}
+    missing = [p for p in PHENOMENA if p not in table]  # five never generated: said, not silently left out
+    assert report["missing_phenomena"] == missing and len(missing) >= 5
+    assert f"not in the table: {len(missing)} of the 8 phenomena have no 'test' probes" in printed
+    assert ", ".join(missing) in printed
     table = {r["phenomenon"]: r for r in report["models"]["base"]["phenomena"]}
     assert set(table) <= {"negation", "number", "gender"} and "negation" in table
     # the same figures as `evaluate` on intruder builds of the unprobed and of the probed documents

@@ -88,24 +88,38 @@ def test_evaluate_out_and_predictions_must_differ(model_and_data, tmp_path, caps
 
 
 @pytest.mark.slow
-def test_evaluate_writes_through_no_link(model_and_data, tmp_path, capsys):
-    """A link planted at --out or --predictions is replaced by the file; its target is untouched."""
+def test_evaluate_replaces_only_its_own_files(model_and_data, tmp_path, capsys):
+    """``--out`` and ``--predictions`` on a user's file, a link (dangling too) or evaluate's own file edited
+    since: refused, with or without ``--overwrite``, before any model is loaded; evaluate's own earlier files
+    are replaced with ``--overwrite`` only."""
     model, data = model_and_data
-    victim, other = tmp_path / "victim.txt", tmp_path / "other.txt"
-    victim.write_text("keep me\n")
-    other.write_text("keep me\n")
+    victim, precious, mine = tmp_path / "victim.txt", tmp_path / "precious.jsonl", tmp_path / "mine.json"
+    for path in (victim, precious, mine):
+        path.write_text("keep me\n")
     out, predictions = tmp_path / "res" / "r.json", tmp_path / "res" / "p.jsonl"
     out.parent.mkdir()
     os.symlink(victim, out)
-    os.symlink(other, predictions)
+    os.symlink(tmp_path / "gone", predictions)
     inputs = tree(model), tree(data)
-    assert (
-        cli.main(["evaluate", str(model), str(data), "--out", str(out), "--predictions", str(predictions)])
-        == 0
-    )
-    assert victim.read_text() == other.read_text() == "keep me\n"
-    assert not out.is_symlink() and json.loads(out.read_text())["split"] == "test"
-    assert not predictions.is_symlink() and len(predictions.read_text().splitlines()) == 30
+    cases = [("--out", mine, "--predictions", tmp_path / "p2.jsonl"), ("--out", tmp_path / "r2.json",
+             "--predictions", precious), ("--out", out, "--predictions", tmp_path / "p3.jsonl"),
+             ("--out", tmp_path / "r3.json", "--predictions", predictions)]  # fmt: skip
+    for case in cases:
+        err = refused(capsys, "evaluate", model, data, *case)
+        assert "exists (pass --overwrite to replace it)" in err, err
+        err = refused(capsys, "evaluate", model, data, *case, "--overwrite")
+        assert "not an earlier output of `incoherent evaluate`" in err, err
+    assert victim.read_text() == precious.read_text() == mine.read_text() == "keep me\n"
+    assert out.is_symlink() and predictions.is_symlink()
+    out.unlink()
+    predictions.unlink()
+    argv = ["evaluate", str(model), str(data), "--out", str(out), "--predictions", str(predictions)]
+    assert cli.main(argv) == 0
+    assert json.loads(out.read_text())["split"] == "test" and len(predictions.read_text().splitlines()) == 30
+    assert "exists (pass --overwrite" in refused(capsys, *argv)
+    assert cli.main([*argv, "--overwrite"]) == 0  # its own files: replaced
+    predictions.write_text(predictions.read_text() + "\n")  # edited since: the user's now
+    assert "(or changed since)" in refused(capsys, *argv, "--overwrite")
     assert (tree(model), tree(data)) == inputs
 
 
