@@ -70,8 +70,12 @@ def test_verify_never_replaces_a_split_it_did_not_write(dataset, tmp_path, capsy
     assert (
         cli("annotate", "import", tasks / "answers", "--format", "lab", "--key", tasks, "--out", study) == 0
     )
+    with (study / "answers.jsonl").open("a") as f:  # not an answer: counted by report, release and verify
+        f.write('{"item_id": 5}\n')
     assert cli("annotate", "report", study, "--min-agreement", "2") == 0
+    capsys.readouterr()
     assert cli("annotate", "verify", study, dataset) == 0
+    assert "skipped: 1 lines of answers.jsonl that are not answers" in capsys.readouterr().out
     config = dataset / "intruder-wikipedia"
     originals = {p.name: p.read_bytes() for p in config.glob("*.parquet") if "verified" not in p.name}
     capsys.readouterr()
