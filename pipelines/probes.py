@@ -31,7 +31,7 @@ from pipelines.commands import add_overwrite, list_flag
 from pipelines.export_insted import insted_order
 from pipelines.runtime import storage
 from schemas.records import InputError, Rejected
-from sources.paths import is_safe_name
+from sources.paths import is_safe_name, name_clash
 
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
@@ -252,15 +252,13 @@ def check_source_names(inputs: list[tuple[str, str]]) -> None:
     """Two inputs that give one source name (``wiki/test.jsonl`` and ``cnn/test.jsonl``; two builds of the same
     source) would give their documents the same ids, and one of each pair would be dropped as a duplicate:
     refused in one line instead."""
-    seen: dict[str, str] = {}
-    for kind, path in inputs:
-        for name in source_names(kind, path):
-            if name in seen:
-                raise InputError(
-                    f"DATA: {seen[name]} and {path} both give source name '{name}' (ids {name}:...), so their "
-                    "documents' ids would collide; give the files distinct names, or run them apart"
-                )
-            seen[name] = path
+    clash = name_clash((name, path) for kind, path in inputs for name in source_names(kind, path))
+    if clash:
+        name, first, second = clash
+        raise InputError(
+            f"DATA: {first} and {second} both give source name '{name}' (ids {name}:...), so their "
+            "documents' ids would collide; give the files distinct names, or run them apart"
+        )
 
 
 def check_split_found(summary: dict, split: str) -> None:

@@ -161,3 +161,18 @@ def expand_inputs(
                 check_regular(path)  # a dangling link, a FIFO, a device: say which
             raise InputError(f"{path}: no such file or directory")
     return inputs
+
+
+def name_clash(named) -> tuple[str, str, str] | None:
+    """The first name two inputs give, as ``(name, first path, second path)``, of ``(name, path)`` pairs; None
+    when every name is given once (two inputs whose documents would get the same ids).
+
+    >>> name_clash([("test", "wiki/test.jsonl"), ("cnn", "cnn.jsonl"), ("test", "cnn/test.jsonl")])
+    ('test', 'wiki/test.jsonl', 'cnn/test.jsonl')
+    """
+    seen: dict[str, str] = {}
+    for name, path in named:
+        if name in seen:
+            return name, seen[name], path
+        seen[name] = path
+    return None

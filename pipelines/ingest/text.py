@@ -13,7 +13,7 @@ from pipelines.commands import add_overwrite
 from pipelines.runtime import storage
 from schemas.records import InputError
 from sources import limits, textfiles
-from sources.paths import check_name
+from sources.paths import check_name, name_clash
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +67,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             raise InputError(f"{option}: must be at least 1, got {value}")
     id_field = None if args.row_ids else args.id_field
     files = textfiles.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
+    clash = name_clash((textfiles.source_name(path), path) for path in files) if args.row_ids else None
+    if clash:  # a/part.jsonl and b/part.jsonl: both rows 0, 1, ... would be part-0, part-1, ...
+        name, first, second = clash
+        raise InputError(
+            f"--row-ids: {first} and {second} both give row ids {name}-<row>, so their documents' ids would "
+            "collide; give the files distinct names, or ingest them apart"
+        )
     by_source: dict[str, list[str]] = {}
     for path in files:
         source = (

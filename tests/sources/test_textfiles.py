@@ -113,3 +113,20 @@ def test_hostile_json_lines_are_counted_reasons():
     assert reasons('{"id": "\\ud800", "text": "He left."}') == ["lone_surrogate"]
     assert reasons("[" * 100_000 + "]" * 100_000) == ["json_too_deep"]
     assert reasons('{"id": ' + "9" * 5000 + ', "text": "He left."}') == ["bad_json"]
+
+
+def test_row_ids_of_two_files_sharing_a_name_are_refused(tmp_path, capsys):
+    """``a/test.jsonl`` and ``b/test.jsonl`` with ``--row-ids``: both would give ids test-0, test-1, ... and the
+    second file's documents were dropped as duplicate ids (issue 40's probes case, in ingest text)."""
+    lines = (SAMPLES / "wsj" / "wsj.jsonl").read_text(encoding="utf-8").splitlines()
+    for folder, part in (("a", lines[:3]), ("b", lines[3:6])):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test.jsonl").write_text("\n".join(part) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["ingest", "text", tmp_path / "a" / "test.jsonl", tmp_path / "b" / "test.jsonl", "--row-ids"]
+    assert run_cli(*args, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "both give row ids test-<row>" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert run_cli(*args[:-1], "--out", out) == 0  # their own ids (wsj_0001 ...): distinct, all kept
+    assert len(read_rows(out, "documents-test")) == 6
