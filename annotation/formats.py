@@ -723,8 +723,8 @@ def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, 
                 raise InputError(
                     f"{path}:{number}: not INSteD's annotation format (file_id, gold, annoated)"
                 ) from None
-            if gold is None or gold < -1:
-                raise InputError(f"{path}:{number}: gold {record['gold']!r} is not a position or -1")
+            if gold is None or gold < -1 or gold == 0:  # the opening sentence is never the intruder
+                raise InputError(f"{path}:{number}: gold {record['gold']!r} is not a position >= 1 or -1")
             if file_id in items:
                 raise InputError(f"{path}:{number}: file_id {file_id} appears twice")
             items[file_id] = {"id": file_id, "role": "test", "gold": gold, "sentences": None}

@@ -233,7 +233,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     # the same floor as train-filter's: a sentence and its document need room
     check_numbers(vars(args), {"batch_size": AT_LEAST_ONE, "max_length": Rule(16, 1 << 24, whole=True)})
     for option, path in (("--out", args.out), ("--predictions", args.predictions)):
-        if path:
+        if path is not None:  # '' too: one line, not the default file or no file at all
             check_output_file(path, option, args.overwrite)
     models = model_names(args.model_dirs)
     if probe_metrics.is_probes_dir(args.data_dir):

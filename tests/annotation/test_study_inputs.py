@@ -301,6 +301,10 @@ def test_lone_surrogates_and_hostile_insted_lines(dataset, tmp_path, capsys):
         assert cli("annotate", "import", released, "--format", "insted", "--out", tmp_path / "i") == 2
         assert f"{released}:2: not INSteD's annotation format" in one_line_error(capsys)
         assert not (tmp_path / "i").exists()
+    for gold in ('"0"', '"-3"', "true"):  # as the format says: the intruder's position (never 0) or -1
+        released.write_text(good + "\n" + '{"file_id": 2, "gold": ' + gold + ', "annoated": ["2"]}\n')
+        assert cli("annotate", "import", released, "--format", "insted", "--out", tmp_path / "i") == 2
+        assert f"{released}:2: gold" in one_line_error(capsys) and not (tmp_path / "i").exists()
 
 
 def test_release_round_trips_through_the_insted_import(dataset, tmp_path, capsys):

@@ -316,6 +316,21 @@ def test_a_device_or_fifo_as_an_output_file_is_refused(tmp_path, capsys, argv):
     assert os.listdir(tmp_path) == ["fifo"]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["evaluate", "M", "D", "--out", ""], marks=WITHOUT_MODELS),
+        pytest.param(["evaluate", "M", "D", "--out", "r.json", "--predictions", ""], marks=WITHOUT_MODELS),
+        ["export", "insted", "D", "--out", ""],
+    ],
+)
+def test_an_empty_output_file_path_is_one_line(tmp_path, capsys, monkeypatch, argv):
+    """``--out ''`` wrote evaluate's default file, ``--predictions ''`` no file at all, both silently."""
+    monkeypatch.chdir(tmp_path)
+    assert "an empty path; name the file to write" in refused(capsys, *argv)
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     from tests.sample_build import wikipedia_build
