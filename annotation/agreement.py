@@ -271,7 +271,7 @@ def judgement_scores(answers: list[dict], key: dict) -> dict:
 
     >>> key = {"kind": "intruder", "items": {"d": {"gold": 3}}}
     >>> judgement_scores([{"item_id": "d", "answer": 2, "seconds": 4.0}, {"item_id": "d", "answer": 3, "seconds": 2.0}], key)
-    {'judgements': 2, 'accuracy': 0.5, 'document_accuracy': 1.0, 'mean_seconds': 3.0, 'median_seconds': 3.0}
+    {'judgements': 2, 'accuracy': 0.5, 'document_accuracy': 1.0, 'f1': 0.5, 'precision': 0.5, 'recall': 0.5, 'mean_seconds': 3.0, 'median_seconds': 3.0}
     """
     items = key["items"]
     seconds = [a["seconds"] for a in answers if a.get("seconds") is not None]
@@ -283,9 +283,27 @@ def judgement_scores(answers: list[dict], key: dict) -> dict:
         out["document_accuracy"] = _rate(
             [(a["answer"] == -1) == (items[a["item_id"]]["gold"] == -1) for a in answers]
         )
+        out.update(judgement_f1(answers, key))
     out["mean_seconds"] = _mean(seconds)
     out["median_seconds"] = _median(seconds)
     return out
+
+
+def judgement_f1(answers: list[dict], key: dict) -> dict:
+    """Per-judgement F1 (INSteD Table 7's human row): every answer to an intruder document is a prediction of the
+    intruder position, scored as a model's sentence-level prediction is. The right position is a true positive;
+    a coherent answer on an incoherent document a miss (false negative); a position on a coherent document a
+    false alarm (false positive); a wrong position both (the intruder missed, another sentence flagged).
+
+    >>> key = {"items": {"a": {"gold": 2}, "b": {"gold": -1}}}
+    >>> judgement_f1([{"item_id": "a", "answer": 2}, {"item_id": "a", "answer": -1},
+    ...               {"item_id": "a", "answer": 3}, {"item_id": "b", "answer": 1}], key)
+    {'f1': 0.3333, 'precision': 0.3333, 'recall': 0.3333}
+    """
+    scores = document_scores([(a["answer"], key["items"][a["item_id"]]["gold"]) for a in answers])
+    if not answers:
+        return {"f1": None, "precision": None, "recall": None}
+    return {"f1": scores["f1"], "precision": scores["precision"], "recall": scores["recall"]}
 
 
 def _mean(values: list[float]) -> float | None:

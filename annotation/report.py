@@ -50,6 +50,16 @@ def tables(report: dict) -> str:
     rows = [
         ["human accuracy", report["human_accuracy"]],
         ["human F1 (intruder position)", report["human_f1"]],
+        *(
+            [
+                [
+                    f"human F1, every judgement ({report['judgements']['judgements']})",
+                    report["judgements"]["f1"],
+                ]
+            ]
+            if report["kind"] == "intruder"
+            else []
+        ),
         ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
         ["Cohen's kappa (two annotators)", report["cohen_kappa"]],
         ["control accuracy", report["control_accuracy"]],
@@ -229,6 +239,7 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"| Krippendorff's alpha (nominal) | {_fmt(r['krippendorff_alpha'])} |",
             f"| Cohen's kappa (two annotators) | {_fmt(r['cohen_kappa'])} |",
             f"| judgement accuracy (each answer against the gold) | {_fmt((r.get('judgements') or {}).get('accuracy'))} |",
+            *_judgement_f1_rows(r),
             f"| mean seconds per item | {_fmt(r.get('mean_seconds'))} |",
             f"| median seconds per item | {_fmt(r['median_seconds'])} |",
             "",
@@ -257,3 +268,21 @@ def card_section(verifications: list[dict]) -> list[str]:
                 )
             lines.append("")
     return lines
+
+
+def _judgement_f1_rows(report: dict) -> list[str]:
+    """The card's per-judgement F1 of an intruder study and, after ``annotate report --baseline``, its Table 7
+    human row (the baseline's F1 on the same documents unprobed, and ΔF1)."""
+    judgements = report.get("judgements") or {}
+    if judgements.get("f1") is None:
+        return []
+    rows = [
+        f"| human F1, every judgement ({judgements['judgements']} judgements) | {_fmt(judgements['f1'])} |"
+    ]
+    b = report.get("baseline")
+    if b:
+        rows.append(
+            f"| unprobed baseline (INSteD Table 7 human row): F1 on the same {b['baseline_documents']} documents "
+            f"({b['baseline_judgements']} judgements), ΔF1 | {_fmt(b['baseline_f1'])}, {b['delta_f1']:+.4f} |"
+        )
+    return rows

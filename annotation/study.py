@@ -184,9 +184,12 @@ def export(
     overwrite: bool = False,
     instructions: str | None = None,
     practice: int = 0,
+    unprobed: bool = False,
 ) -> dict:
     """Write an export folder (:data:`EXPORT_FILES`); returns the key. ``instructions``: a Markdown file (the
-    default text of the task kind when None); ``practice``: practice items for the in-lab app and the MTurk HIT."""
+    default text of the task kind when None); ``practice``: practice items for the in-lab app and the MTurk HIT;
+    ``unprobed``: a probe-* config's documents before the probe (the baseline of INSteD's Table 7 human row:
+    with the same seed and --documents, the same documents as the probe study)."""
     from annotation import formats, tasks
     from annotation import instructions as guide
 
@@ -217,7 +220,13 @@ def export(
         raise InputError(
             f"--instructions: {instructions} is the key of an export (the gold answers); annotators would see it"
         )
+    if unprobed and not config.startswith("probe-"):
+        raise InputError(f"--unprobed: only for probe-* configs (the documents before the probe), not {config}")
     rows = read_rows(dataset_dir, config, split)
+    if unprobed:
+        from filters.probe_metrics import unprobed as before_the_probe
+
+        rows = [dict(r, sentences=before_the_probe(r)) for r in rows]
     train: list[dict] | None = None
     if kind == "intruder":
         controls = (
@@ -267,6 +276,7 @@ def export(
         "control_rule": rule,
         "workers": workers,
         "documents": len(chosen),
+        **({"unprobed": True} if unprobed else {}),
     }
     practice_items: list[dict] = []
     if practice:
@@ -553,8 +563,10 @@ def report(
     min_agreement: int = 3,
     predictions: str | None = None,
     allow_fewer_annotators: bool = False,
+    baseline: dict | None = None,
 ) -> dict:
-    """Write ``report.json`` and ``figures/`` into the import folder; returns the report.
+    """Write ``report.json`` and ``figures/`` into the import folder; returns the report. ``baseline``: the
+    study's Table 7 human row against a baseline study (:func:`annotation.table7.human_row`), kept in it.
 
     When no document has ``min_agreement`` annotators (nothing could be kept), it stops with one line unless
     ``allow_fewer_annotators``."""
@@ -574,6 +586,8 @@ def report(
     result["platform"] = summary.get("platform")
     result["excluded_assignments"] = summary.get("excluded_assignments", [])
     result["skipped_lines"] = summary["skipped_lines"]
+    if baseline is not None:
+        result["baseline"] = baseline
     if predictions:
         model_answers, name = read_predictions(predictions, key)
         result["model"] = {
@@ -616,6 +630,11 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     config, split = key.get("config"), key.get("split")
     if not config:
         raise InputError(f"{study_dir}: these answers come from no export of this dataset (INSteD's file?)")
+    if key.get("unprobed"):
+        raise InputError(
+            f"{study_dir}: an --unprobed export's documents are in no table of the dataset (they are the baseline "
+            "of `annotate report --baseline`); verify the probe study itself"
+        )
     split_name = f"{split}_verified" if split_name is None else split_name
     if not is_safe_name(split_name) or "-" in split_name:
         raise InputError(f"--split-name: {split_name!r} must be letters, digits, '_' or '.'")

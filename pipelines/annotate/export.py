@@ -53,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="N practice items with feedback before the study (in-lab app and MTurk HIT), never counted (0)",
     )
+    parser.add_argument(
+        "--unprobed",
+        action="store_true",
+        help="probe-* configs: the documents before the probe, the baseline study of INSteD's Table 7 human row "
+        "(`annotate report PROBE_STUDY --baseline THIS_STUDY`); the same --seed and --documents give the same "
+        "documents",
+    )
     add_overwrite(parser)
 
 
@@ -67,7 +74,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--workers: must be 1..{MAX_WORKERS} annotators per task, got {args.workers}")
     options = (
         "seed", "documents", "per_task", "controls", "workers", "per_k", "block_sizes", "overwrite",
-        "instructions", "practice",
+        "instructions", "practice", "unprobed",
     )  # fmt: skip
     key = export(
         args.dataset_dir, args.config, args.split, args.out, **{o: getattr(args, o) for o in options}
