@@ -290,6 +290,15 @@ def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tup
     return {t: len(items) for t, items in sorted(tasks.items())}, groups, rejected
 
 
+def top_groups(groups: dict[str, list[str]]) -> list[str]:
+    """The groups that hold every task once: the overall shuffle group and the probes group.
+
+    >>> top_groups({"incoherent_shuffle_wsj": [], "incoherent_shuffle": [], "incoherent_probes": []})
+    ['incoherent_shuffle', 'incoherent_probes']
+    """
+    return [g for g in groups if g in (task_name("shuffle"), task_name("probes"))]
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipelines.runtime.run import prepare_output
     from pipelines.runtime.summary import write_summary
@@ -319,7 +328,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     for group, members in groups.items():
         print(f"  {group}: {len(members)} tasks, {sum(counts[t] for t in members):,} items")
     print(
-        f"run: lm_eval --model hf --model_args pretrained=MODEL --tasks {','.join(groups)} "
+        f"run: lm_eval --model hf --model_args pretrained=MODEL --tasks {','.join(top_groups(groups))} "
         f"--include_path {args.out}"
     )
     return 0

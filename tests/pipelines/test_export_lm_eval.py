@@ -17,7 +17,7 @@ import yaml
 from pipelines.export_lm_eval import join_text, probe_items, shuffle_items, task_name, two_choice
 from tests.conftest import read_rows, run_cli
 from tests.shuffle_fixtures import write_documents, wsj_docs_dir, wsj_shuffle_dir  # noqa: F401
-from tests.tiny_lm import tiny_llama_dir  # noqa: F401
+from tests.tiny_lm import tiny_gpt2_dir, tiny_llama_dir  # noqa: F401
 from tests.tiny_model import sample_documents, tiny_data_dir  # noqa: F401
 
 
@@ -85,7 +85,7 @@ def test_shuffle_tasks_of_a_shuffle_folder(wsj_shuffle_dir, tmp_path, capsys):  
         "weight_by_size": True,
     }
     assert yaml.safe_load((out / "incoherent_shuffle_wsj.yaml").read_text())["task"] == overall["task"]
-    assert f"--include_path {out}" in printed and "left out" not in printed
+    assert f"--tasks incoherent_shuffle --include_path {out}" in printed and "left out" not in printed
 
 
 def test_pairs_without_signal_are_left_out_and_counted():
@@ -260,3 +260,42 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tmp_pat
         )
     print(f"lm-eval vs score-shuffle --compare sum: {compared} pairs, max |dLL| {max_diff:.2e}, "  # noqa: T201
           f"{token_changes} with another token count, {by_mean} decided otherwise by the mean")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_compare_sum_changes_only_the_decisions(tiny_gpt2_dir, tmp_path, capsys):  # noqa: F811
+    """``score-shuffle``'s default writes what it wrote before ``--compare`` existed (no ``compare`` key in
+    ``results.json`` or the run summary's params); ``--compare sum`` keeps the score columns (mean NLL) and
+    decides by score x tokens; a classifier has no summed NLL (one line)."""
+    write_documents(tmp_path / "docs", sample_documents(min_sentences=3, max_sentences=4)[:6])
+    data = tmp_path / "shuffle"
+    assert run_cli("shuffle", tmp_path / "docs", "--out", data, "--block-sizes", "2", "--permutations", "3",
+                   "--test-fraction", "1") == 0  # fmt: skip
+    for compare in ("mean", "sum"):
+        flags = ["--compare", "sum"] if compare == "sum" else []
+        assert run_cli("score-shuffle", tiny_gpt2_dir, data, "--out", tmp_path / compare, "--torch-threads", "1",
+                       "--dtype", "float32", *flags) == 0  # fmt: skip
+    results = json.loads((tmp_path / "mean" / "results.json").read_text())
+    assert list(results) == ["model_dir", "scorer", "window", "join", "split", "zero_shot", "label", "provenance",
+                             "results"]  # fmt: skip
+    params = json.loads((tmp_path / "mean" / "run_summary.json").read_text())["params"]
+    assert "compare" not in params
+    assert json.loads((tmp_path / "sum" / "run_summary.json").read_text())["params"]["compare"] == "sum"
+    mean, summed = read_rows(tmp_path / "mean", "scores"), read_rows(tmp_path / "sum", "scores")
+    assert len(mean) == len(summed) == 6
+    decisions = ("correct", "tie")
+    for a, b in zip(mean, summed, strict=True):
+        assert {k: v for k, v in a.items() if k not in decisions} == {
+            k: v for k, v in b.items() if k not in decisions
+        }
+        assert a["correct"] == (a["score_shuffled"] - a["score_original"] > 1e-6)
+        total_o, total_s = (
+            b["score_original"] * b["tokens_original"],
+            b["score_shuffled"] * b["tokens_shuffled"],
+        )
+        assert b["correct"] == (total_s - total_o > 1e-6)
+    assert [a["correct"] for a in mean] != [b["correct"] for b in summed]  # the statistics differ here
+    capsys.readouterr()
+    assert run_cli("score-shuffle", tiny_gpt2_dir, data, "--out", tmp_path / "c", "--scorer", "classifier",
+                   "--compare", "sum") == 2  # fmt: skip
+    assert "--compare sum: language-model scores" in capsys.readouterr().err
