@@ -205,18 +205,23 @@ def lm_eval_samples(model_dir: str, tasks_dir, tasks: str, out) -> dict[str, lis
 
 
 @pytest.mark.slow
-def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tmp_path):  # noqa: F811
+def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tiny_data_dir, tmp_path):  # noqa: F811
     """The real ``lm_eval`` on the exported tasks, with the tiny Llama (8,192 positions: every document in one
     window, as lm-eval reads it): its per-choice log-likelihoods are score-shuffle's summed NLLs, and its
     ``acc`` decides every pair as ``score-shuffle --compare sum`` does; the default ``--compare mean`` (the
     same scores, divided by the token counts) decides some pairs the other way, where the shuffle changed the
-    token count. Small (the first 12 WSJ sample documents of 3 sentences or more, k = 2 and 3, two
+    token count. The probes' log-likelihoods are our scorer's too. Small (the first 12 WSJ sample documents of 3 sentences or more, k = 2 and 3, two
     permutations) to stay fast."""
     write_documents(tmp_path / "docs", sample_documents(min_sentences=3, max_sentences=5)[:12])
     data = tmp_path / "shuffle"
     assert run_cli("shuffle", tmp_path / "docs", "--out", data, "--block-sizes", "2", "3", "--permutations", "2",
                    "--test-fraction", "1") == 0  # fmt: skip
-    assert export(data, "--out", tmp_path / "tasks") == 0
+    probes = tmp_path / "probes"
+    assert (
+        run_cli("probes", tiny_data_dir, "--out", probes, "--phenomena", "negation", "--per-phenomenon", "6")
+        == 0
+    )
+    assert export(data, probes, "--out", tmp_path / "tasks") == 0
     assert run_cli(
         "score-shuffle", tiny_llama_dir, data, "--out", tmp_path / "scores", "--compare", "sum",
         "--torch-threads", "1", "--dtype", "float32", "--device", "cpu",
@@ -224,7 +229,9 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tmp_pat
     scores = {
         (r["id"], r["block_size"], r["permutation"]): r for r in read_rows(tmp_path / "scores", "scores")
     }
-    samples = lm_eval_samples(tiny_llama_dir, tmp_path / "tasks", "incoherent_shuffle", tmp_path / "lm-eval")
+    samples = lm_eval_samples(
+        tiny_llama_dir, tmp_path / "tasks", "incoherent_shuffle,incoherent_probes", tmp_path / "lm-eval"
+    )
     compared, max_diff, by_mean, correct, token_changes = 0, 0.0, 0, 0, 0
     for k in (2, 3):
         for sample in samples[f"incoherent_shuffle_wsj_k{k}"]:
@@ -258,6 +265,22 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tmp_pat
         assert samples["_results"][f"incoherent_shuffle_wsj_k{k}"]["acc,none"] == pytest.approx(
             per_k[str(k)]["accuracy"]
         )
+    # the probes: lm-eval's log-likelihoods are our scorer's summed NLLs, its acc the unprobed one's win
+    from filters.lm import LanguageModelScorer
+
+    probe_samples = samples["incoherent_probe_negation"]
+    assert len(probe_samples) == len(read_rows(probes, "probe-negation")) > 0
+    scorer = LanguageModelScorer.load(tiny_llama_dir, device="cpu", dtype="float32")
+    texts = [choice for sample in probe_samples for choice in sample["doc"]["choices"]]
+    ours, _ = scorer.score_texts(texts)
+    for i, sample in enumerate(probe_samples):
+        lls = [float(r[0]) for r in sample["filtered_resps"]]
+        for j in (0, 1):
+            mean, tokens = ours[2 * i + j]
+            max_diff = max(max_diff, abs(-lls[j] - mean * tokens))
+        label = sample["doc"]["label"]
+        assert sample["acc"] == float(lls[label] > lls[1 - label])
+    assert max_diff < 1e-3, max_diff
     print(f"lm-eval vs score-shuffle --compare sum: {compared} pairs, max |dLL| {max_diff:.2e}, "  # noqa: T201
           f"{token_changes} with another token count, {by_mean} decided otherwise by the mean")  # fmt: skip
 
