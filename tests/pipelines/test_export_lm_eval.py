@@ -177,6 +177,7 @@ def test_overwrite_and_bad_input(wsj_shuffle_dir, tmp_path, capsys):  # noqa: F8
 
 def lm_eval_samples(model_dir: str, tasks_dir, tasks: str, out) -> dict[str, list[dict]]:
     """Run the real ``lm_eval`` CLI offline on the exported tasks; ``{task: logged samples}``."""
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (the bench extra pins it)")
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -212,6 +213,7 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tiny_da
     same scores, divided by the token counts) decides some pairs the other way, where the shuffle changed the
     token count. The probes' log-likelihoods are our scorer's too. Small (the first 12 WSJ sample documents of 3 sentences or more, k = 2 and 3, two
     permutations) to stay fast."""
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (the bench extra pins it)")
     write_documents(tmp_path / "docs", sample_documents(min_sentences=3, max_sentences=5)[:12])
     data = tmp_path / "shuffle"
     assert run_cli("shuffle", tmp_path / "docs", "--out", data, "--block-sizes", "2", "3", "--permutations", "2",
