@@ -14,6 +14,9 @@ ties and pairs per source and k; over several sources, ``table1``: Laban et al.'
 several sources, Table 1's. ``--scorer classifier`` scores with a ``train-shuffle`` classifier
 (:mod:`filters.shuffle_classifier`). A model whose ``provenance.json`` shows shuffled training text, and any
 classifier, is labelled "supervised (not zero-shot)" in the table, ``results.json`` and the figure.
+``--compare sum`` decides a pair by summed NLL (score x tokens) instead of the mean per token: the statistic of
+lm-evaluation-harness's ``acc`` on the tasks of ``incoherent export lm-eval`` (docs/lm-eval.md); the default
+writes exactly what it wrote before the flag existed (no ``compare`` key anywhere).
 """
 
 from __future__ import annotations
