@@ -62,6 +62,11 @@ COMMANDS: list[Command] = [
         ("probes",), "pipelines.probes", "linguistic probes of intruder sentences (INSteD's eight phenomena)"
     ),
     Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
+    Command(
+        ("export", "lm-eval"),
+        "pipelines.export_lm_eval",
+        "lm-evaluation-harness tasks: shuffle test and probes as two-choice items",
+    ),
     Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
     Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
     Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),

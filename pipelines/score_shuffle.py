@@ -14,6 +14,9 @@ ties and pairs per source and k; over several sources, ``table1``: Laban et al.'
 several sources, Table 1's. ``--scorer classifier`` scores with a ``train-shuffle`` classifier
 (:mod:`filters.shuffle_classifier`). A model whose ``provenance.json`` shows shuffled training text, and any
 classifier, is labelled "supervised (not zero-shot)" in the table, ``results.json`` and the figure.
+``--compare sum`` decides a pair by summed NLL (score x tokens) instead of the mean per token: the statistic of
+lm-evaluation-harness's ``acc`` on the tasks of ``incoherent export lm-eval`` (docs/lm-eval.md); the default
+writes exactly what it wrote before the flag existed (no ``compare`` key anywhere).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from sources import parquet
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
 DEFAULT_POOL_SIZE = 64
 DROPPED = ("empty_document", "no_scored_tokens")  # counters of pairs that were read but not scored
+COMPARE = ("mean", "sum")  # --compare: mean NLL per token (the default) or summed NLL (lm-eval's acc)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="space",
         choices=("space", "newline"),
         help="what joins the sentences of a text: space or newline (default: space)",
+    )
+    parser.add_argument(
+        "--compare",
+        default="mean",
+        choices=COMPARE,
+        help="what decides a pair: mean NLL per token (default) or summed NLL, the statistic of "
+        "lm-evaluation-harness's acc (docs/lm-eval.md)",
     )
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"), help=DEVICE_HELP)
     parser.add_argument(
@@ -189,6 +200,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
     if kind == "classifier":
+        if args.compare != "mean":
+            raise InputError("--compare sum: language-model scores; a classifier gives one score per text")
         if args.window != "exact" or args.stride is not None:
             raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
         if not is_remote(model_dir):
@@ -220,7 +233,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     def build(p):
         rows = p | "ShuffleFiles" >> beam.Create(files) | "ReadShuffles" >> beam.io.ReadAllFromParquet()
-        scored, rejected = rows | "ScorePairs" >> ScoreShufflePairs(handler, args.join, args.pool_size)
+        scored, rejected = rows | "ScorePairs" >> ScoreShufflePairs(
+            handler, args.join, args.pool_size, args.compare
+        )
         scored | "WriteScores" >> WriteTable(
             args.out,
             "scores",
@@ -245,12 +260,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "pool_size": args.pool_size,
         "torch_threads": threads,
     }
+    compared = {"compare": args.compare} if args.compare != "mean" else {}  # the default's outputs unchanged
+    params.update(compared)
 
     def results(summary: dict) -> dict:
         check_scored(summary["counters"].get(STAGE, {}), args.model_dir)  # before run_summary.json
         accuracy = summarize(read_scores(args.out))
         report = {
             **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
+            **compared,
             "zero_shot": label is None,
             "label": label,
             "provenance": provenance_summary(provenance),
@@ -276,7 +294,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=results,
     )
-    title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined) on {args.data_dir} [{args.split}]"
+    by = ", summed NLL" if args.compare == "sum" else ""
+    title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined{by}) on {args.data_dir} [{args.split}]"
     if label:
         title = f"{title}: {label.upper()}"
     print(format_table(summary["results"], title=f"accuracy (%): {title}"))

@@ -49,10 +49,25 @@ def make_pair(row: dict, join: str) -> dict | Rejected:
 
 
 def finish_pair(
-    pair: dict, original: tuple[float, int], shuffled: tuple[float, int], tally: Callable[[str], None]
+    pair: dict,
+    original: tuple[float, int],
+    shuffled: tuple[float, int],
+    tally: Callable[[str], None],
+    compare_by: str = "mean",
 ) -> dict | Rejected:
     """A row of :data:`schemas.SCORES_SCHEMA`, or a Rejected when a text had no token to score; a pair whose
-    shuffled text is its original (e.g. one block) counts as ``identical_texts``."""
+    shuffled text is its original (e.g. one block) counts as ``identical_texts``.
+
+    ``compare_by`` is the statistic that decides ``correct`` and ``tie``: ``mean`` the texts' scores (mean
+    NLL per token), ``sum`` their summed NLL (score x tokens, what lm-evaluation-harness's ``acc`` compares).
+    The score columns hold the mean NLL either way.
+
+    >>> pair = {"id": "d", "source": "s", "block_size": 2, "permutation": 0, "original_key": "a",
+    ...         "shuffled_key": "b"}
+    >>> row = finish_pair(pair, (2.0, 10), (1.9, 12), print)
+    >>> row["correct"], finish_pair(pair, (2.0, 10), (1.9, 12), print, "sum")["correct"]
+    (False, True)
+    """
     if pair["original_key"] == pair["shuffled_key"]:
         tally("identical_texts")
     (score_o, tokens_o), (score_s, tokens_s) = original, shuffled
@@ -63,7 +78,10 @@ def finish_pair(
             source=pair["source"],
             detail=f"block_size {pair['block_size']}: tokens scored {tokens_o} / {tokens_s}",
         )
-    correct, tie = compare(score_o, score_s)
+    if compare_by == "sum":
+        correct, tie = compare(score_o * tokens_o, score_s * tokens_s)
+    else:
+        correct, tie = compare(score_o, score_s)
     return {
         "id": pair["id"],
         "source": pair["source"],
@@ -101,12 +119,13 @@ class ScoreShufflePairs(beam.PTransform):
     with ``join`` as :func:`make_pair` does.
     """
 
-    def __init__(self, handler: ModelHandler, join: str, pool_size: int):
+    def __init__(self, handler: ModelHandler, join: str, pool_size: int, compare_by: str = "mean"):
         super().__init__()
         self._handler, self._join, self._pool_size = handler, join, pool_size
+        self._compare_by = compare_by
 
     def expand(self, rows):
-        join, pool_size = self._join, self._pool_size
+        join, pool_size, compare_by = self._join, self._pool_size, self._compare_by
 
         def to_pair(row):
             yield make_pair(row, join)
@@ -144,7 +163,7 @@ class ScoreShufflePairs(beam.PTransform):
             _, grouped = element
             (score,) = list(grouped["scores"])[:1] or [(float("nan"), 0)]
             for pair, original in grouped["pairs"]:
-                yield finish_pair(pair, original, score, _count)
+                yield finish_pair(pair, original, score, _count, compare_by)
 
         pairs, rejected_rows = rows | "MakePairs" >> ApplyWithRejects(to_pair, STAGE, kept="pairs")
         texts = (

@@ -1,0 +1,334 @@
+"""``incoherent export lm-eval DIR [DIR ...] --out TASK_DIR``: shuffle and probe tables -> lm-evaluation-harness
+tasks, so any model ``lm_eval`` runs (Hugging Face, vLLM, APIs) is scored on our corpora offline::
+
+    lm_eval --model hf --model_args pretrained=MODEL --tasks incoherent_shuffle --include_path TASK_DIR
+
+DIR is a folder holding ``shuffle-<source>/`` tables (the ``--out`` of ``incoherent shuffle``, or a build: its
+``dataset/`` or the build folder itself) and/or ``probe-<phenomenon>/`` tables (the ``--out`` of ``incoherent
+probes``). Every pair becomes a two-choice ``multiple_choice`` item with an empty context: the model's
+log-likelihood of each whole document, from its BOS token (:mod:`docs/lm-eval.md` shows that this is what
+``score-shuffle --compare sum`` computes). Writes
+
+    TASK_DIR/incoherent_shuffle_<source>_k<k>.yaml   one task per source and k (pairs of --split)
+    TASK_DIR/incoherent_shuffle_<source>.yaml        a group: every k of the source, accuracy weighted by size
+    TASK_DIR/incoherent_shuffle.yaml                 a group: every source and k (the overall accuracy)
+    TASK_DIR/incoherent_probe_<phenomenon>.yaml      one task per phenomenon: unprobed vs probed document
+    TASK_DIR/incoherent_probes.yaml                  a group: every phenomenon
+    TASK_DIR/data/<task>.jsonl                       the items each task reads (local ``json`` files, no Hub)
+    TASK_DIR/rejected.jsonl                          pairs left out, with their reason
+    TASK_DIR/run_summary.json                        items per task, pairs left out per reason
+
+An item is ``{"id", "block_size", "permutation" | "phenomenon", "context": "", "choices": [A, B], "label"}``:
+which of A and B is the coherent document (the original; for a probe the unprobed one) is drawn per pair from a
+stable hash of (seed, task, id, k, permutation), so a model that cannot tell them apart scores 50%, not 100%
+(lm-eval's argmax takes the first choice on an exact tie). A pair whose two texts are the same (e.g. k = 1 of
+a one-block document) is left out (``identical_texts``): it carries no signal, and ``score-shuffle`` counts it
+as a tie, outside its accuracy. The data files are named by absolute path in the YAMLs (lm-eval reads
+``data_files`` relative to its working directory): export again after moving TASK_DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import posixpath
+import time
+
+from corpora.seeding import stable_hash
+from pipelines.commands import add_overwrite, list_flag
+from schemas.records import InputError
+from sources.paths import check_name
+
+TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
+COMMAND = "export lm-eval"
+PREFIX = "incoherent"
+DATA = "data"
+METRICS = ("acc", "acc_norm")  # lm-eval's multiple_choice metrics the tasks report (docs/lm-eval.md)
+SHUFFLE_COLUMNS = ["id", "source", "block_size", "permutation", "original", "shuffled"]
+PROBE_COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence"]
+JOINS = {"space": " ", "newline": "\n"}  # as filters.lm.JOINS (score-shuffle --join), without importing torch
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="folders of shuffle-<source>/ tables (shuffle's --out, a build or its dataset/) or probe-<phenomenon>/ "
+        "tables (probes' --out)",
+    )
+    parser.add_argument("--out", required=True, help="the task folder to write (lm_eval --include_path)")
+    list_flag(
+        parser,
+        "--config",
+        metavar="CONFIG",
+        help="only these configs, e.g. shuffle-wsj probe-gender (default: all found)",
+    )
+    parser.add_argument("--split", default="test", help="split to export (test)")
+    parser.add_argument(
+        "--join",
+        default="space",
+        choices=tuple(JOINS),
+        help="what joins the sentences of a document: space or newline, as score-shuffle's --join (space)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="which choice is the coherent one (default 0)")
+    add_overwrite(parser)
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def table_files(path: str) -> tuple[str, list[str]]:
+    """``(folder, files)``: the ``shuffle-*/`` and ``probe-*/`` Parquet files of ``path`` or of its ``dataset/``
+    (a build folder); one clear line when neither has any."""
+    from pipelines.runtime import storage
+    from pipelines.runtime.tables import list_tables
+
+    for folder in (path, posixpath.join(storage.absolute(path), "dataset")):
+        if not storage.exists(folder):
+            continue
+        files = list_tables(folder, "shuffle-") + list_tables(folder, "probe-")
+        if files:
+            return storage.absolute(folder), files
+    if not storage.exists(path):
+        raise InputError(f"{path}: no such directory")
+    raise InputError(
+        f"{path}: no shuffle-*/ or probe-*/ tables (write them with `incoherent shuffle`, `build` or `probes`)"
+    )
+
+
+def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, list[dict]]:
+    """``{config: rows}`` of ``--split`` in every DIR, each config's rows sorted by (id, k, permutation)."""
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
+    found: dict[str, list[str]] = {}
+    for path in dirs:
+        _, files = table_files(path)
+        for f in files:
+            found.setdefault(posixpath.basename(posixpath.dirname(f)), []).append(f)
+    unknown = [c for c in dict.fromkeys(configs) if c not in found]
+    if unknown:
+        raise InputError(f"--config: {', '.join(unknown)} not found (found: {', '.join(sorted(found))})")
+    tables: dict[str, list[dict]] = {}
+    for config in sorted(c for c in found if not configs or c in configs):
+        check_name(config, "DIR")
+        columns = SHUFFLE_COLUMNS if config.startswith("shuffle-") else PROBE_COLUMNS
+        rows: list[dict] = []
+        for path in sorted(f for f in found[config] if posixpath.basename(f).startswith(f"{split}-")):
+            with FileSystems.open(path) as f:
+                try:
+                    rows.extend(pq.read_table(f, columns=columns).to_pylist())
+                except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
+                    raise InputError(f"{path}: not a {config.split('-')[0]} table ({exc})") from None
+        if rows:
+            tables[config] = sorted(
+                rows, key=lambda r: (r["id"], r.get("block_size", 0), r.get("permutation", 0))
+            )
+    if not tables:
+        raise InputError(f"--split {split}: no rows of that split in {', '.join(dirs)}")
+    return tables
+
+
+# --------------------------------------------------------------------------------------------- items
+
+
+def task_name(*parts: object) -> str:
+    """``task_name("shuffle", "wsj", "k2") == "incoherent_shuffle_wsj_k2"`` (lm-eval task names: ``_``, no ``-``)."""
+    return "_".join([PREFIX, *(str(p).replace("-", "_").replace(".", "_") for p in parts)])
+
+
+def join_text(sentences, join: str) -> str:
+    """A document as score-shuffle reads it: its non-empty sentences joined (``filters.lm.join_sentences``)."""
+    return JOINS[join].join(s for s in sentences or [] if s)
+
+
+def two_choice(coherent: str, other: str, seed: int, *key: object) -> tuple[list[str], int]:
+    """``(choices, label)``: the two texts in an order drawn from ``(seed, *key)``; ``label`` is the coherent's.
+
+    >>> two_choice("A", "B", 0, "t", "d", 2, 0)[0] in (["A", "B"], ["B", "A"])
+    True
+    """
+    label = stable_hash(seed, "lm-eval", *key) % 2
+    return ([coherent, other] if label == 0 else [other, coherent]), label
+
+
+def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+    """``{task: items}`` of one shuffle config, one task per k."""
+    tasks: dict[str, list[dict]] = {}
+    for row in rows:
+        k, permutation = int(row["block_size"]), int(row["permutation"] or 0)
+        original, shuffled = join_text(row["original"], join), join_text(row["shuffled"], join)
+        reason = "empty_document" if not original.strip() or not shuffled.strip() else None
+        if reason is None and original == shuffled:
+            reason = "identical_texts"
+        task = task_name("shuffle", source, f"k{k}")
+        if reason:
+            tally(reason, {"task": task, "id": row["id"], "block_size": k, "permutation": permutation})
+            continue
+        choices, label = two_choice(original, shuffled, seed, task, row["id"], k, permutation)
+        tasks.setdefault(task, []).append(
+            {"id": row["id"], "block_size": k, "permutation": permutation, "context": "", "choices": choices,
+             "label": label}
+        )  # fmt: skip
+    return tasks
+
+
+def probe_items(rows: list[dict], phenomenon: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+    """``{task: items}`` of one probe config: the unprobed document (its intruder as it was) vs the probed."""
+    task, items = task_name("probe", phenomenon), []
+    for row in rows:
+        unprobed = list(row["sentences"] or [])
+        index = int(row["intruder_index"])
+        if 0 <= index < len(unprobed):
+            unprobed[index] = row["intruder_sentence"]
+        probed_text, unprobed_text = join_text(row["sentences"], join), join_text(unprobed, join)
+        reason = None
+        if not 0 <= index < len(unprobed) or not probed_text.strip():
+            reason = "bad_probe"
+        elif probed_text == unprobed_text:
+            reason = "identical_texts"
+        if reason:
+            tally(reason, {"task": task, "id": row["id"]})
+            continue
+        choices, label = two_choice(unprobed_text, probed_text, seed, task, row["id"])
+        items.append(
+            {"id": row["id"], "phenomenon": phenomenon, "context": "", "choices": choices, "label": label}
+        )
+    return {task: items} if items else {}
+
+
+# --------------------------------------------------------------------------------------------- YAML
+
+
+def task_config(task: str, data_file: str, description: str) -> dict:
+    """One lm-eval task: two-choice items read from a local JSONL file, empty context, no delimiter (so the
+    choice is the whole document, scored from the model's BOS token)."""
+    return {
+        "task": task,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": data_file}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "context",
+        "doc_to_choice": "choices",
+        "doc_to_target": "label",
+        "target_delimiter": "",
+        "num_fewshot": 0,
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
+        "metadata": {"version": 1.0, "description": description, "written_by": f"incoherent {COMMAND}"},
+    }
+
+
+def group_config(group: str, tasks: list[str]) -> dict:
+    """A group of tasks whose accuracy is the mean over all their items (``weight_by_size``)."""
+    return {
+        "group": group,
+        "task": tasks,
+        "aggregate_metric_list": [
+            {"metric": m, "aggregation": "mean", "weight_by_size": True} for m in METRICS
+        ],
+        "metadata": {"version": 1.0, "written_by": f"incoherent {COMMAND}"},
+    }
+
+
+def dump_yaml(config: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def jsonl(items: list[dict]) -> str:
+    return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+
+
+def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tuple[dict, dict, list[dict]]:
+    """Write the tasks, groups and data files; ``(items per task, groups, rejected)``."""
+    from sources.outputs import replace_text
+
+    rejected: list[dict] = []
+
+    def tally(reason: str, record: dict) -> None:
+        rejected.append({**record, "reason": reason})
+
+    tasks: dict[str, list[dict]] = {}
+    shuffle_groups: dict[str, list[str]] = {}
+    probe_tasks: list[str] = []
+    for config, rows in tables.items():
+        kind, name = config.split("-", 1)
+        if kind == "shuffle":
+            made = shuffle_items(rows, name, join, seed, tally)
+            shuffle_groups[task_name("shuffle", name)] = sorted(made, key=lambda t: int(t.rsplit("_k", 1)[1]))
+        else:
+            made = probe_items(rows, name, join, seed, tally)
+            probe_tasks.extend(made)
+        tasks.update(made)
+    if not tasks:
+        raise InputError("nothing to export: every pair was left out (see the reasons above)")
+    os.makedirs(os.path.join(out, DATA), exist_ok=True)
+    for task, items in tasks.items():
+        data_file = os.path.join(os.path.abspath(out), DATA, f"{task}.jsonl")
+        replace_text(data_file, jsonl(items))
+        what = "probed" if task.startswith(task_name("probe")) else "shuffled"
+        description = (
+            f"which document is coherent: the {'unprobed' if what == 'probed' else 'original'} or the {what}"
+        )
+        replace_text(os.path.join(out, f"{task}.yaml"), dump_yaml(task_config(task, data_file, description)))
+    groups: dict[str, list[str]] = {}
+    for group, members in shuffle_groups.items():
+        if members:
+            groups[group] = members
+    every_k = [t for members in shuffle_groups.values() for t in members]
+    if every_k:
+        groups[task_name("shuffle")] = every_k
+    if probe_tasks:
+        groups[task_name("probes")] = sorted(probe_tasks)
+    for group, members in groups.items():
+        replace_text(os.path.join(out, f"{group}.yaml"), dump_yaml(group_config(group, members)))
+    replace_text(os.path.join(out, "rejected.jsonl"), jsonl(rejected))
+    return {t: len(items) for t, items in sorted(tasks.items())}, groups, rejected
+
+
+def top_groups(groups: dict[str, list[str]]) -> list[str]:
+    """The groups that hold every task once: the overall shuffle group and the probes group.
+
+    >>> top_groups({"incoherent_shuffle_wsj": [], "incoherent_shuffle": [], "incoherent_probes": []})
+    ['incoherent_shuffle', 'incoherent_probes']
+    """
+    return [g for g in groups if g in (task_name("shuffle"), task_name("probes"))]
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from pipelines.runtime.run import prepare_output
+    from pipelines.runtime.summary import write_summary
+
+    started = time.time()
+    tables = read_tables(args.dirs, args.config, args.split)  # before --out is touched
+    prepare_output(args.out, args.overwrite, COMMAND)
+    counts, groups, rejected = export(tables, args.out, args.join, args.seed)
+    reasons: dict[str, int] = {}
+    for record in rejected:
+        reasons[record["reason"]] = reasons.get(record["reason"], 0) + 1
+    write_summary(
+        args.out,
+        {
+            "command": COMMAND,
+            "complete": True,
+            "params": {"dirs": args.dirs, "configs": args.config, "split": args.split, "join": args.join,
+                       "seed": args.seed},
+            "seconds": round(time.time() - started, 2),
+            "counters": {"export-lm-eval": {"items": sum(counts.values()), **dict(sorted(reasons.items()))}},
+            "tasks": counts,
+            "groups": groups,
+        },
+    )  # fmt: skip
+    left_out = "".join(f"; left out: {reason} {n:,}" for reason, n in sorted(reasons.items()))
+    print(f"{len(counts)} tasks, {sum(counts.values()):,} items -> {args.out}{left_out}")
+    for group, members in groups.items():
+        print(f"  {group}: {len(members)} tasks, {sum(counts[t] for t in members):,} items")
+    print(
+        f"run: lm_eval --model hf --model_args pretrained=MODEL --tasks {','.join(top_groups(groups))} "
+        f"--include_path {args.out}"
+    )
+    return 0
