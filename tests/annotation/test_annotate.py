@@ -304,7 +304,8 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
 
     tasks = tmp_path / "tasks"
     assert (
-        cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "3", "--out", tasks)
+        cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "3", "--controls", "0",
+            "--out", tasks)
         == 0
     )
     key = json.loads((tasks / "key.json").read_text())
