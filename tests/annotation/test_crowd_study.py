@@ -165,7 +165,8 @@ def test_three_worker_study_rejects_the_spammer_and_the_card_tells(
     # imported again with --exclude-failing: none kept, the record and the card say they were excluded
     assert cli("annotate", "import", results, "--format", "mturk", "--key", tasks, "--out", tmp_path / "strict",
                "--exclude-failing") == 0  # fmt: skip
-    assert cli("annotate", "report", tmp_path / "strict", "--min-agreement", "1") == 0  # who is left may be one
+    # who is left (the careful worker, perhaps the random one) may be one annotator
+    assert cli("annotate", "report", tmp_path / "strict", "--min-agreement", "1") == 0
     capsys.readouterr()
     assert cli("annotate", "verify", tmp_path / "strict", dataset, "--split-name", f"crowd_{kind}") == 0
     assert "warning" not in capsys.readouterr().err
