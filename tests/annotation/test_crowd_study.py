@@ -130,7 +130,22 @@ def test_three_worker_study_rejects_the_spammer_and_the_card_tells(
 
     # the requester kept every answer (no --exclude-failing): verify says so, and so does the card
     assert cli("annotate", "report", study, "--min-agreement", "2") == 0
-    capsys.readouterr()
+    printed = capsys.readouterr().out.splitlines()
+    # two means, each named by what it averages: every answer (checks included), judgements (checks left out)
+    every = [sec for s in subs for _, sec in s["planned"]]
+    judged = [
+        sec
+        for s in subs
+        for i, (_, sec) in zip(json.loads(s["input"]["items"]), s["planned"], strict=True)
+        if i["item_id"] not in controls
+    ]
+    (mean_line,) = [
+        line for line in printed if line.startswith("mean seconds per answer (check documents included)")
+    ]
+    assert mean_line.split()[-1] == f"{round(statistics.fmean(every), 3):.4f}"
+    assert "per annotator (documents under study only: check documents left out):" in printed
+    (all_line,) = [line for line in printed if line.startswith("all judgements")]
+    assert all_line.split()[-2] == f"{round(statistics.fmean(judged), 3):.4f}"
     assert cli("annotate", "verify", study, dataset, "--split-name", f"crowd_{kind}") == 0
     err = capsys.readouterr().err
     summary = json.loads((study / "import.json").read_text())
