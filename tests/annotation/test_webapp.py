@@ -385,7 +385,7 @@ def test_shuffle_export_keeps_documents_distinct_and_mixes_k(dataset, tmp_path):
     assert lab.post(action, {**fields, "answer": 1 - practice["answer"]}).status_code == 303
     feedback = lab.page(action)
     assert f'id="right">Text {"AB"[practice["answer"]]}<' in feedback and "Well done" not in feedback
-    assert "item 1 of 8" in lab.page()
+    assert "item 1 of 11" in lab.page()  # 8 pairs and a check pair in each of the 3 tasks
 
 
 # ------------------------------------------------------------------------------ practice, instructions
