@@ -66,6 +66,7 @@ def answers(tasks, name: str) -> list[dict]:
     return [json.loads(line) for line in (tasks / "answers" / f"{name}.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_lab_time_survives_a_reload_and_a_correction_adds(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
