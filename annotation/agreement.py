@@ -244,8 +244,11 @@ def summarise(answers: list[dict], key: dict, min_agreement: int) -> dict:
         pairs_correct = [p["majority"] == p["gold"] for p in kept]
         report["human_accuracy"] = round(sum(pairs_correct) / len(kept), 4) if kept else None
         report["human_f1"] = None
-        report["judgement_accuracy"] = _rate([a["answer"] == items[a["item_id"]]["gold"] for a in answers])
-        report["per_k"] = per_block_size(answers, grouped, key)
+        studied_pairs = [a for a in answers if items[a["item_id"]]["role"] == "test"]
+        report["judgement_accuracy"] = _rate(
+            [a["answer"] == items[a["item_id"]]["gold"] for a in studied_pairs]
+        )
+        report["per_k"] = per_block_size(studied_pairs, grouped, key)
     report["gold_agreement"] = {
         "all": _histogram([p["correct_annotators"] for p in answered]),
         "incoherent": _histogram([p["correct_annotators"] for p in answered if p["gold"] != -1])
@@ -350,10 +353,11 @@ def unanimous(per_item: list[dict]) -> dict:
 
 
 def per_block_size(answers: list[dict], grouped: dict[str, list[dict]], key: dict) -> dict[str, dict]:
-    """Laban's Table 2 row and timing: accuracy, kappa and median seconds per judgement, per block size k."""
+    """Laban's Table 2 row and timing: accuracy, kappa and median seconds per judgement, per block size k (the
+    documents under study; check pairs have no block size)."""
     items = key["items"]
     out = {}
-    for k in sorted({item["block_size"] for item in items.values()}):
+    for k in sorted({item["block_size"] for item in items.values() if item["role"] == "test"}):
         ids = {i for i, item in items.items() if item["block_size"] == k}
         of_k = [a for a in answers if a["item_id"] in ids]
         out[str(k)] = {

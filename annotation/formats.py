@@ -109,8 +109,9 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
     var kind = "{kind}", none = "{none}", el = incoherent.el;
     var items = JSON.parse(document.getElementById("incoherent-data").textContent);
     var holder = document.getElementById("incoherent-items");
-    // seconds_<slot>: the time spent on an item, counted between interactions (from the page or the previous
-    // answer to this answer) while the page is shown and focused; a change of mind adds to the item's time
+    // seconds_<slot>: the time spent on an item while the page is shown and focused, from the previous answer
+    // (a practice answer included) or from when the documents came into view, to this answer; a change of mind
+    // adds to the item's time. Time on the instructions and practice items is no item's.
     var clock = 0, running = Date.now(), last = 0, spent = {{}};
     function now() {{ return clock + (running === null ? 0 : Date.now() - running); }}
     function pause() {{ if (running !== null) {{ clock += Date.now() - running; running = null; }} }}
@@ -121,6 +122,7 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
     window.addEventListener("blur", pause);
     window.addEventListener("focus", resume);
     ["mousedown", "keydown", "touchstart", "scroll"].forEach(function (e) {{ window.addEventListener(e, resume, true); }});
+    incoherent.mark = function () {{ last = now(); }};  // a practice answer: the next item's time starts here
     items.forEach(function (item, i) {{
       var slot = i + 1, box = el("div", {{"class": "doc"}});
       box.appendChild(el("p", {{}}, "Document " + slot + " of " + items.length));
@@ -139,6 +141,15 @@ _MTURK_TEMPLATE = """<!-- incoherent annotation task ({kind}). Upload with the b
       }});
       holder.appendChild(box);
     }});
+    if (window.IntersectionObserver && holder.firstChild) {{
+      var seen = new IntersectionObserver(function (entries) {{
+        if (entries.some(function (e) {{ return e.isIntersecting; }})) {{
+          seen.disconnect();
+          if (!Object.keys(spent).length) last = Math.max(last, now());
+        }}
+      }});
+      seen.observe(holder.firstChild);
+    }}
   }})();
   </script>
 </crowd-form>
@@ -167,6 +178,7 @@ _MTURK_PRACTICE = """<section id="incoherent-practice">
       incoherent.render(box, kind, item, none, function (value, text) {
         var row = el("label"), input = el("input", {type: "radio", name: "practice_" + slot, value: value});
         input.addEventListener("change", function () {
+          if (incoherent.mark) incoherent.mark();
           feedback.textContent = "Your answer: " + label(value) + ". The right answer: " + label(item.answer) +
             "." + (value === item.answer ? " Well done." : "");
         });
@@ -397,7 +409,7 @@ MTURK_ANSWER_SHAPES = ("Answer.answer_<n>", "Answer.answer_<n>.<value>", "Answer
 _FLAT = re.compile(r"^Answer\.answer_(\d+)\.(.+)$")
 
 
-def _mturk_rows(text: str, path: str) -> tuple[list[str], list[dict]]:
+def mturk_rows(text: str, path: str) -> tuple[list[str], list[dict]]:
     """Header and rows of a results CSV, cells up to :data:`MAX_CSV_CELL` (csv's default limit is 128 KiB)."""
     previous = csv.field_size_limit(MAX_CSV_CELL)
     reader = csv.DictReader(io.StringIO(text))
@@ -446,7 +458,7 @@ def parse_mturk(text: str, path: str, collector: Collector) -> None:
     crowd-form's ``flatten-objects`` gives for native radio buttons); ``Answer.taskAnswers`` = crowd-form's
     default, the whole form as JSON (``[{"answer_1": {"2": true, "-1": false}, "seconds_1": "3.1"}]``).
     """
-    fieldnames, rows = _mturk_rows(text, path)
+    fieldnames, rows = mturk_rows(text, path)
     needed = {"WorkerId", "Input.export_id", "Input.task_id", "Input.items"}
     if needed - set(fieldnames):
         raise InputError(f"{path}: not an MTurk batch results file (needs columns {sorted(needed)})")
@@ -728,6 +740,8 @@ def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, 
             if file_id in items:
                 raise InputError(f"{path}:{number}: file_id {file_id} appears twice")
             items[file_id] = {"id": file_id, "role": "test", "gold": gold, "sentences": None}
+            if type(record["file_id"]) is int:  # INSteD's bare number, written back as such by `release`
+                items[file_id]["file_id"] = record["file_id"]
             records.append((f"{path}:{number}", number, record))
     key = {
         "format": KEY_FORMAT,
@@ -754,98 +768,3 @@ def parse_insted(records: list[tuple[str, int, dict]], collector: Collector) -> 
             collector.add(
                 "insted", str(record["file_id"]), f"annotator-{place}", raw, answer, None, origin, raw
             )
-
-
-# ------------------------------------------------------------------------------------------- MTurk review
-
-
-def merged_results(texts: list[str]) -> str:
-    """MTurk results files as one CSV (every row, the columns of the first file then any new ones), so that
-    ``annotate review`` can fill the rows in and MTurk can take them back."""
-    header: list[str] = []
-    rows: list[dict] = []
-    for number, text in enumerate(texts):
-        fields, read = _mturk_rows(text, f"results file {number + 1}")
-        header += [f for f in fields if f not in header]
-        rows += read
-    seen: set[str] = set()
-    unique = []
-    for row in rows:  # one row per assignment (a file given twice, a row pasted twice): the first is kept
-        aid = row.get("AssignmentId") or ""
-        if aid and aid in seen:
-            continue
-        seen.add(aid)
-        unique.append({k: v for k, v in row.items() if k is not None})
-    rows = unique
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, header, quoting=csv.QUOTE_ALL, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def review_decisions(
-    text: str, assignments: dict[str, dict], max_errors: float, min_seconds: float | None, path: str
-) -> dict:
-    """Approve (``x``) or reject (a reason the worker reads) every submitted assignment of MTurk results.
-
-    ``assignments``: the import's per-assignment control results (:func:`annotation.agreement.assignment_control`).
-    Returns ``{"csv": the results with Approve/Reject filled, "assignments": [one row per assignment]}``.
-    """
-    fields, rows = _mturk_rows(text, path)
-    if "AssignmentId" not in fields:
-        raise InputError(
-            f"{path}: no AssignmentId column; MTurk takes back only its own results file, one row per assignment"
-        )
-    header = fields + [c for c in ("Approve", "Reject") if c not in fields]
-    decided = []
-    for row in rows:
-        aid, status = row.get("AssignmentId") or "", row.get("AssignmentStatus") or ""
-        qc = assignments.get(aid)
-        row["Approve"], row["Reject"] = "", ""
-        if status != "Submitted":
-            decision, reason = f"already {status.lower() or 'decided'}", ""
-        elif qc is None:
-            decision, reason = (
-                "reject",
-                "None of the answers could be used (an answer was missing for every document).",
-            )
-        elif qc["failing"]:
-            decision = "reject"
-            reason = (
-                f"Wrong answer on {qc['control_errors']} of {qc['controls']} check documents, whose out-of-place "
-                f"sentence is easy to see (more than {max_errors:.0%} wrong)."
-            )
-        elif min_seconds is not None and (qc["median_seconds"] or 0) < min_seconds:
-            decision = "reject"
-            reason = (
-                f"Answered in {qc['median_seconds'] or 0:.1f} seconds per document, less than the {min_seconds:g} "
-                "seconds needed to read one."
-            )
-        else:
-            decision, reason = "approve", ""
-        if decision == "approve":
-            row["Approve"] = "x"
-        elif decision == "reject":
-            row["Reject"] = reason
-        decided.append(
-            {
-                "assignment_id": aid,
-                "hit_id": row.get("HITId") or None,
-                "worker": row.get("WorkerId") or None,
-                "status": status or None,
-                "answers": qc["answers"] if qc else 0,
-                "controls": qc["controls"] if qc else 0,
-                "control_errors": qc["control_errors"] if qc else 0,
-                "seconds": qc["seconds"] if qc else None,
-                "median_seconds": qc["median_seconds"] if qc else None,
-                "work_time_seconds": finite_seconds(row.get("WorkTimeInSeconds")),
-                "decision": decision,
-                "reason": reason,
-            }
-        )
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, header, quoting=csv.QUOTE_ALL, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return {"csv": buffer.getvalue(), "assignments": decided}

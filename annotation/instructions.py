@@ -1,7 +1,9 @@
 """Instructions of an annotation study: the default text per task kind, a user's Markdown file, safe HTML.
 
 The instructions (Markdown; consent text may be part of them) are shown on the in-lab start page, at the top of
-the MTurk HIT and above each Label Studio task. Markdown is rendered with raw HTML escaped (``<b>`` shows as
+the MTurk HIT and above each Label Studio task. The default text is written per platform: the keys and the
+"Taking part" paragraph of the lab app (a typed name) are not those of an MTurk HIT (no keys, a Worker ID, checks
+that may reject a HIT) or of Label Studio (its hotkeys, an account); a user's file is shown as written. Markdown is rendered with raw HTML escaped (``<b>`` shows as
 text) and unsafe link schemes (``javascript:``) refused, so an instructions file cannot inject script. The
 defaults follow the wording of INSteD (Shen et al. 2021, §4.5) and Laban et al. (2021, §4), with one worked
 example each.
@@ -14,7 +16,7 @@ from schemas.records import InputError
 
 MAX_BYTES = 64 * 1024
 
-DEFAULT_INTRUDER = """\
+INTRUDER_BODY = """\
 ## Instructions
 
 You will read short documents, one at a time. In some documents **one sentence was replaced by a sentence
@@ -36,15 +38,9 @@ from another document** (an *intruder*): it breaks the flow of the content. Othe
 Sentence 4 is about cooking, not the river: the answer is **sentence 4**. Had sentence 4 said "The delta
 grows by about 40 metres a year", every sentence would fit and the answer would be **None of the above**.
 
-Keys: `2`-`9` choose a sentence by its number, `0` or `n` None of the above, `Enter` goes on.
-
-### Taking part
-
-Your answers are stored under the name you type (a pseudonym is fine) and used only for this study. You may
-stop at any time; the answers you gave so far are kept unless you ask the organiser to delete them.
 """
 
-DEFAULT_PAIR = """\
+PAIR_BODY = """\
 ## Instructions
 
 You will see two texts side by side, **Text A** and **Text B**. They hold the same sentences, but in one of
@@ -63,24 +59,53 @@ whose sentences follow each other naturally.
 Text B starts with "it", which refers to nothing yet, and tells the flat tyre before the purchase: the
 original is **Text A**.
 
-Keys: `a` or `b` choose a text, `Enter` goes on.
-
-### Taking part
-
-Your answers are stored under the name you type (a pseudonym is fine) and used only for this study. You may
-stop at any time; the answers you gave so far are kept unless you ask the organiser to delete them.
 """
 
 
-def default(kind: str) -> str:
-    """The default instructions (Markdown) of a task kind (``intruder`` or ``pair``)."""
-    return DEFAULT_INTRUDER if kind == "intruder" else DEFAULT_PAIR
+PLATFORMS = ("lab", "mturk", "labelstudio")
+
+# What differs by platform: the keys (the lab app's own; Label Studio's hotkeys; none on MTurk, whose HIT is
+# answered with the mouse) and who stores the answers under which name.
+KEYS = {
+    (
+        "intruder",
+        "lab",
+    ): "Keys: `2`-`9` choose a sentence by its number, `0` or `n` None of the above, `Enter` goes on.",
+    ("pair", "lab"): "Keys: `a` or `b` choose a text, `Enter` goes on.",
+    ("intruder", "labelstudio"): "Keys: `2`-`9` choose a sentence by its number, `0` None of the above.",
+    ("pair", "labelstudio"): "Keys: `a` or `b` choose a text.",
+}
+TAKING_PART = {
+    "lab": """Your answers are stored under the name you type (a pseudonym is fine) and used only for this study. You may
+stop at any time; the answers you gave so far are kept unless you ask the organiser to delete them.
+""",
+    "mturk": """Your answers are submitted with your Worker ID and used only for this study. Some documents are checks whose
+answer is easy to see; a HIT that answers too many of them wrongly, or that is answered faster than its
+documents can be read, may be rejected.
+""",
+    "labelstudio": """Your answers are stored under your Label Studio account and used only for this study. You may stop at any
+time; ask the organiser if you want your answers deleted.
+""",
+}
 
 
-def read(path: str | None, kind: str) -> str:
-    """The instructions Markdown of ``--instructions FILE.md`` (the default of ``kind`` when None)."""
+def default(kind: str, platform: str = "lab") -> str:
+    """The default instructions (Markdown) of a task kind (``intruder`` or ``pair``) on a platform
+    (:data:`PLATFORMS`): the same text, with the platform's keys and its "Taking part" paragraph."""
+    body = (INTRUDER_BODY if kind == "intruder" else PAIR_BODY).rstrip("\n") + "\n"
+    keys = KEYS.get((kind, platform))
+    return body + (f"\n{keys}\n" if keys else "") + "\n### Taking part\n\n" + TAKING_PART[platform]
+
+
+DEFAULT_INTRUDER = default("intruder")
+DEFAULT_PAIR = default("pair")
+
+
+def read(path: str | None, kind: str, platform: str = "lab") -> str:
+    """The instructions Markdown of ``--instructions FILE.md``, the same on every platform (the default of
+    ``kind`` on ``platform`` when None)."""
     if path is None:
-        return default(kind)
+        return default(kind, platform)
     text = read_text(path, limit=MAX_BYTES, option="--instructions")
     if not text.strip():
         raise InputError(f"--instructions: {path}: empty")

@@ -64,12 +64,12 @@ def tables(report: dict) -> str:
         ["Cohen's kappa (two annotators)", report["cohen_kappa"]],
         ["control accuracy", report["control_accuracy"]],
         ["judgement accuracy", report["judgements"]["accuracy"]],
-        ["mean seconds per item", report["mean_seconds"]],
-        ["median seconds per item", report["median_seconds"]],
+        ["mean seconds per answer (check documents included)", report["mean_seconds"]],
+        ["median seconds per answer (check documents included)", report["median_seconds"]],
     ]
     lines += _table(["", "value"], rows) + [""]
     intruder = report["kind"] == "intruder"
-    lines += ["per annotator (documents under study):"]
+    lines += ["per annotator (documents under study only: check documents left out):"]
     lines += _table(
         ["annotator", "judgements", "accuracy"]
         + (["coherent/incoherent"] if intruder else [])
@@ -144,17 +144,29 @@ def _spread(spread: dict) -> str:
 
 
 def review_table(assignments: list[dict]) -> str:
-    """``annotate review``'s table: one row per assignment, its control results, times and the decision."""
+    """``annotate review``'s table: one row per assignment, its check documents wrong of answered, its median
+    seconds per item beside the floor it is held to (what the decision compares), MTurk's work time (the whole
+    HIT, seconds) and the decision."""
     return "\n".join(
         _table(
-            ["assignment", "worker", "answers", "controls wrong", "item seconds", "work time", "decision"],
+            [
+                "assignment",
+                "worker",
+                "answers",
+                "checks wrong",
+                "median s/item",
+                "floor s",
+                "work time s",
+                "decision",
+            ],
             [
                 [
                     a["assignment_id"],
                     a["worker"],
                     a["answers"],
                     f"{a['control_errors']}/{a['controls']}",
-                    "-" if a["seconds"] is None else f"{a['seconds']:.1f}",
+                    "-" if a["median_seconds"] is None else f"{a['median_seconds']:.1f}",
+                    "-" if a.get("min_seconds") is None else f"{a['min_seconds']:g}",
                     "-" if a["work_time_seconds"] is None else f"{a['work_time_seconds']:g}",
                     a["decision"] + (f": {a['reason']}" if a["reason"] else ""),
                 ]
@@ -204,6 +216,25 @@ def write_figures(report: dict, out_dir: str) -> list[str]:
     return [os.path.relpath(p, out_dir) for p in written]
 
 
+def _failures(protocol: dict) -> str:
+    """The card's words on assignments that failed their check documents: how many, how many excluded, and
+    how many are still among the answers (records written before these counts say only what was excluded)."""
+    if "failing_assignments" not in protocol:
+        excluded = protocol.get("excluded_assignments")
+        return f", {excluded} assignments excluded for failing control items" if excluded else ""
+    failing, kept = protocol["failing_assignments"], protocol["failing_kept"]
+    if not protocol.get("controls"):
+        return "; no check documents, so no assignment's answers were checked"
+    if not failing:
+        return f"; none of the {protocol['assignments']} assignments failed its check documents"
+    limit = protocol.get("max_control_errors")
+    words = f"more than {limit:.0%} of" if isinstance(limit, (int, float)) else "too many of"
+    return (
+        f"; {failing} of {protocol['assignments']} assignments answered {words} their check documents wrong: "
+        f"{failing - kept} excluded, **{kept} kept among the answers**"
+    )
+
+
 def card_section(verifications: list[dict]) -> list[str]:
     """The card's "Human verification" section from ``human_verification/<config>.json`` records."""
     if not verifications:
@@ -223,11 +254,7 @@ def card_section(verifications: list[dict]) -> list[str]:
                 else f"{p.get('workers_planned', p.get('workers'))} annotators per task"
             )
             + f" ({p.get('workers_planned', p.get('workers'))} planned)"
-            + (
-                f", {p['excluded_assignments']} assignments excluded for failing control items"
-                if p.get("excluded_assignments")
-                else ""
-            )
+            + _failures(p)
             + f". A document is kept when at least {r['min_agreement']} annotators give the same answer: "
             f"{r['kept']['documents']} of {r['documents']} kept ({_fmt(r['kept']['fraction'])}), written as "
             f"split `{v['verified_split']}` ({v['rows']} rows).",
@@ -238,10 +265,11 @@ def card_section(verifications: list[dict]) -> list[str]:
             f"| human F1 (intruder position) | {_fmt(r['human_f1'])} |",
             f"| Krippendorff's alpha (nominal) | {_fmt(r['krippendorff_alpha'])} |",
             f"| Cohen's kappa (two annotators) | {_fmt(r['cohen_kappa'])} |",
+            f"| control accuracy (check documents, every answer) | {_fmt(r.get('control_accuracy'))} |",
             f"| judgement accuracy (each answer against the gold) | {_fmt((r.get('judgements') or {}).get('accuracy'))} |",
             *_judgement_f1_rows(r),
-            f"| mean seconds per item | {_fmt(r.get('mean_seconds'))} |",
-            f"| median seconds per item | {_fmt(r['median_seconds'])} |",
+            f"| mean seconds per answer (check documents included) | {_fmt(r.get('mean_seconds'))} |",
+            f"| median seconds per answer (check documents included) | {_fmt(r['median_seconds'])} |",
             "",
         ]
         if v.get("answers"):

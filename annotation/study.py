@@ -32,6 +32,7 @@ MAX_PRACTICE = 20
 IMPORT_FILES = ("key.json", "answers.jsonl", "rejected.jsonl", "import.json", "mturk_results.csv")
 MTURK_RESULTS = "mturk_results.csv"  # the MTurk results an import read, for `annotate review`
 FORMATS = ("mturk", "labelstudio", "lab", "insted")
+PAIR_CONTROL_RULE = "original beside its words reversed in every sentence (documents not under study)"
 
 
 def write_bytes(path: str, data: bytes) -> None:
@@ -252,10 +253,10 @@ def export(
             chosen, pool, seed=seed, per_task=per_task, controls=controls
         )
     else:
-        if controls:
-            raise InputError("--controls: shuffle pairs have no control items")
-        controls, rule, workers = 0, None, workers or 2
-        pool = []
+        controls, workers = (1 if controls is None else controls), workers or 2
+        if not 0 <= controls < per_task:
+            raise InputError(f"--controls: must be 0..{per_task - 1} (fewer than --per-task), got {controls}")
+        rule, pool = (PAIR_CONTROL_RULE if controls else None), []
         found = sorted({int(r["block_size"]) for r in rows})
         missing = sorted(set(block_sizes or ()) - set(found))
         if missing:
@@ -264,7 +265,22 @@ def export(
                 f"(found: {', '.join(map(str, found))})"
             )
         chosen = tasks.select_pairs(rows, seed, per_k, block_sizes)
-        task_list, key_items = tasks.pair_tasks(chosen, seed=seed, per_task=per_task)
+        if controls:  # documents outside the study: the train split, else the split's documents not chosen
+            if split != "train":
+                try:
+                    train = read_rows(dataset_dir, config, "train")
+                except InputError:
+                    train = None
+            studied = {r["id"] for r in chosen}
+            pool = tasks.pair_control_pool(train if train is not None else rows, studied, seed)
+            if len(pool) < controls:
+                raise InputError(
+                    f"--controls: {controls} check pairs per task, but {config} has only {len(pool)} documents "
+                    "outside the study (choose fewer with --per-k, or --controls 0 for none)"
+                )
+        task_list, key_items = tasks.pair_tasks(
+            chosen, seed=seed, per_task=per_task, controls=controls, controls_pool=pool
+        )
     if not task_list:
         raise InputError(f"{os.path.join(dataset_dir, config)}: no documents to annotate in split '{split}'")
     meta = {
@@ -310,10 +326,14 @@ def export(
     write_text(os.path.join(out_dir, "mturk", "input.csv"), formats.mturk_input_csv(tasks_doc))
     write_text(
         os.path.join(out_dir, "mturk", "template.html"),
-        formats.mturk_template(kind, practice_items, preamble=guide.mturk_block(text)),
+        formats.mturk_template(
+            kind, practice_items, preamble=guide.mturk_block(guide.read(instructions, kind, "mturk"))
+        ),
     )
     ls_config, ls_tasks = guide.with_labelstudio_instructions(
-        formats.labelstudio_config(kind), formats.labelstudio_tasks(tasks_doc), text
+        formats.labelstudio_config(kind),
+        formats.labelstudio_tasks(tasks_doc),
+        guide.read(instructions, kind, "labelstudio"),
     )
     write_json(os.path.join(out_dir, "labelstudio", "tasks.json"), ls_tasks)
     write_text(os.path.join(out_dir, "labelstudio", "config.xml"), ls_config)
@@ -346,7 +366,7 @@ def import_answers(
     overwrite: bool = False,
 ) -> dict:
     """Read answers, check them against the key, write :data:`IMPORT_FILES`; returns the import summary."""
-    from annotation import agreement, formats
+    from annotation import agreement, formats, mturk_review
 
     if fmt not in FORMATS:
         raise InputError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -427,7 +447,7 @@ def import_answers(
     write_json(os.path.join(out_dir, "key.json"), key)
     if fmt == "mturk":
         write_text(
-            os.path.join(out_dir, MTURK_RESULTS), formats.merged_results([read_text(p) for p in paths])
+            os.path.join(out_dir, MTURK_RESULTS), mturk_review.merged_results([read_text(p) for p in paths])
         )
     lines = [
         json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
@@ -709,6 +729,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             "export_id": key["export_id"],
             "max_control_errors": summary.get("max_control_errors"),
             "excluded_assignments": len(summary.get("excluded_assignments", [])),
+            **control_failures(summary),
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
     }
@@ -728,6 +749,23 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     record["written"] = dict(sorted(written.items()))
     write_json(marker, record)
     return record
+
+
+def control_failures(summary: dict) -> dict:
+    """What the import found on the check documents (control items): assignments, how many of them answered
+    more than ``max_control_errors`` of their check documents wrong, and how many of those are still among the
+    answers (imported without ``--exclude-failing``).
+
+    >>> control_failures({"assignments": {"a": {}, "b": {}}, "failing_assignments": ["b"], "excluded_assignments": []})
+    {'assignments': 2, 'failing_assignments': 1, 'failing_kept': 1}
+    """
+    failing = summary.get("failing_assignments") or []
+    excluded = set(summary.get("excluded_assignments") or [])
+    return {
+        "assignments": len(summary.get("assignments") or {}),
+        "failing_assignments": len(failing),
+        "failing_kept": sum(name not in excluded for name in failing),
+    }
 
 
 def _sha256(path: str) -> str:
@@ -787,6 +825,9 @@ def release_text(key: dict, answers: list[dict]) -> str:
     of the workers' names::
 
         {"file_id": "wikipedia:12", "gold": "3", "annoated": ["3", "3", "-1"]}
+
+    ``file_id`` is INSteD's bare number (``{"file_id": 290, ...}``) where every document came from INSteD-format
+    data (the key's items carry it: probes of INSteD's JSONL, an ``import --format insted``), else our id.
     """
     if key["kind"] != "intruder":
         raise InputError("release: INSteD's format holds intruder answers; shuffle pairs have no such format")
@@ -795,13 +836,20 @@ def release_text(key: dict, answers: list[dict]) -> str:
         item = key["items"][a["item_id"]]
         if item["role"] == "test":
             by_doc.setdefault(item["id"], []).append((a["worker"], a["answer"]))
-    gold = {item["id"]: item["gold"] for item in key["items"].values() if item["role"] == "test"}
+    tests = [item for item in key["items"].values() if item["role"] == "test"]
+    gold = {item["id"]: item["gold"] for item in tests}
+    numbers = {item["id"]: item.get("file_id") for item in tests}
+    insted = all(type(numbers[doc]) is int for doc in by_doc) and len(set(numbers.values())) == len(numbers)
     lines = [
         json.dumps(
-            {"file_id": doc, "gold": str(gold[doc]), "annoated": [str(v) for _, v in sorted(given)]},
+            {
+                "file_id": numbers[doc] if insted else doc,
+                "gold": str(gold[doc]),
+                "annoated": [str(v) for _, v in sorted(given)],
+            },
             ensure_ascii=False,
         )
-        for doc, given in sorted(by_doc.items())
+        for doc, given in sorted(by_doc.items(), key=lambda kv: (numbers[kv[0]] if insted else 0, kv[0]))
     ]
     return "".join(line + "\n" for line in lines)
 
@@ -831,10 +879,11 @@ def review(
     submitted assignment, as MTurk's "Upload CSV" of a batch's review takes them back; returns the decisions.
 
     An assignment is rejected when its share of wrong control answers is above the import's
-    ``--max-control-errors``, when none of its answers could be used, or (with ``min_seconds``) when its median
-    seconds per item is below ``min_seconds``; assignments already approved or rejected are left as they are.
+    ``--max-control-errors``, when none of its answers could be used, or when its median seconds per item is
+    below ``min_seconds`` (None: the reading floor of its HIT, :func:`annotation.mturk_review.reading_floor`;
+    0: off); assignments already approved or rejected are left as they are.
     """
-    from annotation import formats
+    from annotation import mturk_review
 
     key, _, summary = read_study(study_dir)
     if summary.get("format") != "mturk":
@@ -856,8 +905,8 @@ def review(
         raise InputError(
             f"{os.path.join(study_dir, 'import.json')}: not what `annotate import` wrote (import again)"
         )
-    decisions = formats.review_decisions(
-        text, assignments, limit, min_seconds, os.path.join(study_dir, MTURK_RESULTS)
+    decisions = mturk_review.review_decisions(
+        text, assignments, limit, min_seconds, os.path.join(study_dir, MTURK_RESULTS), key["kind"]
     )
     _write_out_file(out_path, study_dir, decisions["csv"], overwrite, "annotate review")
     return decisions

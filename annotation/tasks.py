@@ -55,6 +55,21 @@ def control_pool(train_rows: Sequence[dict], exclude: set[str], seed: int) -> tu
     return ranked[:FALLBACK_POOL], FALLBACK_RULE
 
 
+def insted_file_id(row: dict) -> int | None:
+    """INSteD's numeric ``file_id`` of a row read from INSteD-format data (``incoherent probes`` of INSteD's
+    JSONL: ``source_id`` is that number), else None (our own documents keep their string ids).
+
+    >>> insted_file_id({"id": "official_wikipedia:290", "source_id": "290", "file_id": 290})
+    290
+    >>> insted_file_id({"id": "wikipedia:12", "source_id": "wikipedia:12", "file_id": 4}) is None
+    True
+    """
+    file_id = row.get("file_id")
+    if isinstance(file_id, int) and not isinstance(file_id, bool) and row.get("source_id") == str(file_id):
+        return file_id
+    return None
+
+
 def _export_id(seed: int, tasks: list[dict]) -> str:
     text = json.dumps({"seed": seed, "tasks": tasks}, sort_keys=True, ensure_ascii=False)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
@@ -91,6 +106,8 @@ def intruder_tasks(
             "gold": int(row["intruder_index"]),
             "sentences": len(row["sentences"]),
         }
+        if insted_file_id(row) is not None:
+            key[iid]["file_id"] = insted_file_id(row)
         return {"item_id": iid, "sentences": list(row["sentences"])}
 
     # controls are dealt from the pool shuffled once, so no control repeats before the pool is used up
@@ -107,8 +124,39 @@ def intruder_tasks(
     return tasks, key
 
 
-def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[dict], dict[str, dict]]:
+def broken_text(sentences: Sequence[str]) -> list[str]:
+    """The text of a pair control: every sentence with its words in reverse order, which no reader takes for
+    the original (Laban et al.'s pairs differ only in block order; a control must be obvious).
+
+    >>> broken_text(["The cat sat on the mat.", "It slept."])
+    ['mat. the on sat cat The', 'slept. It']
+    """
+    return [" ".join(reversed(s.split())) for s in sentences]
+
+
+def pair_control_pool(rows: Sequence[dict], exclude: set[str], seed: int) -> list[dict]:
+    """Documents for pair controls: first permutations of documents not under study, one row per document, in
+    hash order of ``(seed, id)``."""
+    firsts = {}
+    for r in sorted(rows, key=lambda r: (r["id"], int(r["block_size"]))):
+        if r["id"] not in exclude and int(r["permutation"]) == 0:
+            firsts.setdefault(r["id"], r)
+    return select(list(firsts.values()), seed, None)
+
+
+def pair_tasks(
+    rows: Sequence[dict],
+    *,
+    seed: int,
+    per_task: int,
+    controls: int = 0,
+    controls_pool: Sequence[dict] = (),
+) -> tuple[list[dict], dict[str, dict]]:
     """``(tasks, key items)`` for shuffle rows: original and shuffled document shown as A and B in a drawn order.
+
+    ``controls`` items per task are check pairs from ``controls_pool`` (documents not under study): the
+    original beside :func:`broken_text` of it, the original's side drawn per pair; their key entries have role
+    ``control`` and no block size.
 
     >>> row = {"id": "d", "block_size": 1, "permutation": 0, "original": ["a", "b"], "shuffled": ["b", "a"]}
     >>> tasks, key = pair_tasks([row], seed=0, per_task=5)
@@ -116,6 +164,10 @@ def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[
     >>> item["texts"][key[item["item_id"]]["gold"]]
     ['a', 'b']
     """
+    if per_task < 1 or not 0 <= controls < per_task:
+        raise ValueError("need per_task >= 1 and 0 <= controls < per_task")
+    if controls and len(controls_pool) < controls:
+        raise ValueError(f"{controls} control items per task but only {len(controls_pool)} candidates")
     key: dict[str, dict] = {}
     items = []
     for row in rows:
@@ -135,9 +187,24 @@ def pair_tasks(rows: Sequence[dict], *, seed: int, per_task: int) -> tuple[list[
         items.append({"item_id": iid, "block_size": int(row["block_size"]), "texts": texts})
     # block sizes mixed across tasks (never grouped by k, which would confound k with position in the session)
     items.sort(key=lambda item: stable_hash(seed, "pair-mix", item["item_id"]))
+
+    def control(row: dict) -> dict:
+        name = f"control|{row['id']}"
+        iid = item_id(seed, name)
+        gold = int(rng_for(seed, "pair-order", name).random() < 0.5)
+        texts = [broken_text(row["original"]), list(row["original"])]
+        if gold == 0:
+            texts.reverse()
+        key[iid] = {"id": row["id"], "role": "control", "gold": gold, "block_size": None, "permutation": None}
+        return {"item_id": iid, "block_size": int(row["block_size"]), "texts": texts}
+
+    pool = list(controls_pool)
+    rng_for(seed, "controls", "pool").shuffle(pool)
     tasks = []
-    for number, chunk in enumerate(_chunks(items, per_task), start=1):
+    for number, chunk in enumerate(_chunks(items, per_task - controls), start=1):
         task_id = f"t{number:04d}"
+        start = (number - 1) * controls
+        chunk = chunk + [control(pool[(start + j) % len(pool)]) for j in range(controls)]
         rng_for(seed, "order", task_id).shuffle(chunk)
         tasks.append({"task_id": task_id, "items": chunk})
     return tasks, key

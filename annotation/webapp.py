@@ -7,8 +7,9 @@ opening sentence cannot be chosen; "None of the above" is always offered. Keys: 
 (2-9) chooses it, ``0`` or ``n`` chooses None of the above (``a``/``b`` for pairs), Enter submits.
 
 Answers are appended to ``ANSWERS_DIR/<name>.jsonl`` (practice answers to ``ANSWERS_DIR/practice/<name>.jsonl``),
-fenced from a torn last line, written and fsynced before the next item is shown, with the seconds the item was
-on screen; progress is read back from that file, so closing the browser (or killing the server) loses nothing
+fenced from a torn last line, written and fsynced before the next item is shown, with the seconds the item's page
+was shown, summed over every visit (a reload, an answer the server refused, a later correction: the browser keeps
+the running total per item; see docs/annotation.md, "Item times"); progress is read back from that file, so closing the browser (or killing the server) loses nothing
 answered. Every item has its own address (``/a/<name>/item/<n>``); the server accepts an answer only for the
 item it expects next, or as an explicit correction of an item already answered (appended with
 ``"correction": true``; the latest answer counts, the history stays in the file). Pages are never cached and
@@ -97,12 +98,23 @@ _CHOICES = """
 """
 
 _SCRIPT = """<script>
- var shown = performance.now(), form = document.getElementById("answer-form");
+ var shown = performance.now(), form = document.getElementById("answer-form"), sent = false;
+ // the item's seconds: every moment its page was shown, over every visit (a reload, a refused answer, a
+ // correction later), kept in this browser's storage under the item; the answer carries the total
+ var store = null, slot = "incoherent-seconds|" + form.getAttribute("action") + "|" +
+   (form.elements.item_id ? form.elements.item_id.value : "");
+ try { store = window.localStorage; } catch (e) { store = null; }
+ var before = store ? (parseFloat(store.getItem(slot)) || 0) : 0;
+ function total() { return before + (performance.now() - shown) / 1000; }
+ function keep() { if (store) { try { store.setItem(slot, total().toFixed(3)); } catch (e) {} } }
  // never a value the annotator did not choose: clear anything the browser restored
  form.reset();
  window.addEventListener("pageshow", function (e) { if (e.persisted) { location.reload(); } });
+ window.addEventListener("pagehide", function () { if (!sent) keep(); });
  form.addEventListener("submit", function () {
-   document.getElementById("seconds").value = ((performance.now() - shown) / 1000).toFixed(3);
+   sent = true;
+   keep();
+   document.getElementById("seconds").value = total().toFixed(3);
  });
  document.addEventListener("keydown", function (e) {
    var key = e.key.toLowerCase(), box = null;
@@ -141,7 +153,13 @@ _PRACTICE = (
 <p><strong>{{ question }}</strong></p>
 {% if feedback %}<div class="feedback" id="feedback"><p>Your answer: <strong id="given">{{ given }}</strong>.
  The right answer: <strong id="right">{{ right }}</strong>.{% if given == right %} Well done.{% endif %}</p>
- <p><a id="next" href="{{ url_for('work', name=name) }}">{{ "Start the study" if number == total else "Next practice item" }}</a></p></div>
+ <p><a id="next" href="{{ url_for('work', name=name) }}">{{ "Start the study" if number == total else "Next practice item" }}</a>
+  <span class="progress">(<kbd>Enter</kbd>)</span></p></div>
+<script>
+ document.addEventListener("keydown", function (e) {
+   if (e.key === "Enter") { e.preventDefault(); document.getElementById("next").click(); }
+ });
+</script>
 {% for s in (item.sentences if kind == 'intruder' else []) %}<span class="sentence{{ ' opening' if loop.first }}">{{ loop.index }}. {{ s }}</span>{% endfor %}
 {% if kind != 'intruder' %}<div class="pair">{% for text in item.texts %}<div><h3>Text {{ "AB"[loop.index0] }}</h3>
  {% for s in text %}<span class="sentence">{{ s }}</span>{% endfor %}</div>{% endfor %}</div>{% endif %}

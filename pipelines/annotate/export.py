@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--controls",
         type=int,
         default=None,
-        help="intruder: quality-control items per task (1; 0 for pairs and probes)",
+        help="check documents (control items) per task (1; 0 for probes): intruder: easy training documents; "
+        "shuffle: an original beside its words reversed",
     )
     parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
     parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")

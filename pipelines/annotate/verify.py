@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from schemas.records import InputError
 
@@ -48,6 +49,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if not os.path.isdir(args.dataset_dir):
         raise InputError(f"{args.dataset_dir}: no such directory")
     record = verify(args.study_dir, args.dataset_dir, args.split_name)
+    protocol = record["protocol"]
+    if protocol["failing_kept"]:
+        limit = protocol["max_control_errors"]
+        print(
+            f"warning: {protocol['failing_kept']} of {protocol['assignments']} assignments answered more than "
+            f"{limit:.0%} of their check documents wrong and their answers are in the verified split (control "
+            f"accuracy {record['report'].get('control_accuracy')}); import with --exclude-failing to leave them out",
+            file=sys.stderr,
+        )
     meta = _card_front_matter(args.dataset_dir)
     name = args.name or meta.get("pretty_name") or "incoherent coherence corpora"
     card_args = argparse.Namespace(dataset_dir=args.dataset_dir, build_dir=None)

@@ -368,9 +368,11 @@ def test_shuffle_export_keeps_documents_distinct_and_mixes_k(dataset, tmp_path):
     assert cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "4", "--per-task", "4",
                "--practice", "1", "--out", out) == 0  # fmt: skip
     key = json.loads((out / "key.json").read_text())
-    docs = [i["id"] for i in key["items"].values()]
+    docs = [i["id"] for i in key["items"].values() if i["role"] == "test"]
     assert len(docs) == len(set(docs)) == 8
-    assert Counter(i["block_size"] for i in key["items"].values()) == {1: 4, 3: 4}
+    assert Counter(i["block_size"] for i in key["items"].values() if i["role"] == "test") == {1: 4, 3: 4}
+    controls = [i["id"] for i in key["items"].values() if i["role"] == "control"]  # a check pair per task
+    assert len(controls) == len(key["tasks"]) == 3 and not set(controls) & set(docs)
     doc = json.loads((out / "tasks.json").read_text())
     per_task = [sorted({i["block_size"] for i in t["items"]}) for t in doc["tasks"]]
     assert any(ks == [1, 3] for ks in per_task)  # not grouped by k
@@ -383,7 +385,7 @@ def test_shuffle_export_keeps_documents_distinct_and_mixes_k(dataset, tmp_path):
     assert lab.post(action, {**fields, "answer": 1 - practice["answer"]}).status_code == 303
     feedback = lab.page(action)
     assert f'id="right">Text {"AB"[practice["answer"]]}<' in feedback and "Well done" not in feedback
-    assert "item 1 of 8" in lab.page()
+    assert "item 1 of 11" in lab.page()  # 8 pairs and a check pair in each of the 3 tasks
 
 
 # ------------------------------------------------------------------------------ practice, instructions
