@@ -34,6 +34,13 @@ from corpora.probes.text import Token, analyse, match_case
 
 MASCULINE = frozenset({"he", "him", "his", "himself"})
 FEMININE = frozenset({"she", "her", "hers", "herself"})
+GENDERED_NOUNS = frozenset(
+    """man men woman women boy girl son daughter father mother husband wife brother sister king queen prince
+    princess emperor empress duke duchess lord lady actor actress widow widower nephew niece uncle aunt
+    grandson granddaughter grandfather grandmother monk nun priestess heroine hero businessman businesswoman
+    sportsman sportswoman chairman chairwoman spokesman spokeswoman mr mrs ms miss sir dame madam gentleman
+    count countess baron baroness""".split()
+)
 _NOMINAL = ("NN", "JJ", "CD", "VBG")  # what a possessive determiner stands before
 
 
@@ -46,7 +53,7 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
     if nxt.tag.startswith(_NOMINAL) or nxt.text.lower() == "own":
         return True
     j = i + 1  # modifiers before a noun: his poetically titled plays
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR", "RBS", "JJ", "JJR", "JJS", "VBN", "VBG", "CD"):
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR", "RBS", "JJ", "JJR", "JJS", "VBN", "VBG", "VBD", "CD"):
         j += 1
     if j > i + 1 and j < len(tokens) and tokens[j].tag.startswith("NN"):
         return True
@@ -90,7 +97,7 @@ def gender(
     """Flip the intruder's pronouns of the context's gender (of the sentence's first gendered pronoun when there
     is no context).
 
-    >>> [e.after for e in gender("He thanked her and gave her mother his book.", context=["He was a poet."])]
+    >>> [e.after for e in gender("He thanked her and gave her friend his book.", context=["He was a poet."])]
     ['She', 'her']
     >>> gender("She gave her book away.", context=["He was a poet."])
     NoSite('would_repair')
@@ -109,8 +116,10 @@ def gender(
         positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
         if not positions:
             return NoSite("would_repair")
-        if named_before(tokens, positions[0]):
+        if named_before(tokens, positions[0], anywhere=True):
             return NoSite("referent_in_intruder")
+        if any(t.text.lower() in GENDERED_NOUNS for t in tokens):
+            return NoSite("gendered_word_in_intruder")  # She was the son of King Edward: a tell in the sentence
     return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
 
 
@@ -133,6 +142,8 @@ def animacy_down(
         referent, _ = context_gender(context)
         preferred = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) if referent else []
         positions = preferred or positions
+        if named_before(tokens, positions[0], anywhere=True):
+            return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
             kind = she_referent(sentence, context)
             if kind is not None:
@@ -220,6 +231,8 @@ def animacy_up(
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")
+    if context is not None and named_before(tokens, sites[0], common=True):
+        return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )

@@ -51,7 +51,7 @@ _VESSEL_NOUNS = (
 )
 _VESSEL = re.compile(rf"\b(?:{_VESSEL_NOUNS})\b", re.IGNORECASE)
 _SHIP_PREFIX = re.compile(r"\b(?:HMS|USS|RMS|HMAS|HMCS|HMNZS|USNS|USCGC|SS|MV|MS|SMS|INS|NRP)\s+[A-Z]")
-_COUNTRY_NOUNS = re.compile(r"\b(?:country|countries|nation|homeland|motherland|fatherland)\b", re.IGNORECASE)
+_COUNTRY_NOUNS = re.compile(r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic)\b", re.IGNORECASE)
 _COUNTRIES = frozenset(
     """Afghanistan Albania Algeria Andorra Angola Argentina Armenia Australia Austria Azerbaijan Bahamas Bahrain
     Bangladesh Barbados Belarus Belgium Belize Benin Bhutan Bolivia Bosnia Botswana Brazil Britain Brunei
@@ -94,10 +94,11 @@ def she_referent(sentence: str, context: Sequence[str]) -> str | None:
     return None
 
 
-def named_before(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether a proper name that can be the pronoun at ``i``'s referent comes before it in the sentence: a
-    name not governed by a preposition (``In Paris, she`` is no referent; ``Prosecutor Fatou Bensouda said
-    her`` is).
+def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhere: bool = False) -> bool:
+    """Whether a noun phrase that can be the referent of the pronoun at ``i`` comes before it in the sentence
+    (or ``anywhere`` in it): a name (with ``common``, any noun phrase) that no preposition governs (``In Paris,
+    she`` is no referent; ``Prosecutor Fatou Bensouda said her`` and ``consecrated the church and proclaimed
+    it`` are).
 
     >>> from corpora.probes.text import analyse
     >>> toks = analyse("Prosecutor Fatou Bensouda said her office would appeal.")
@@ -105,24 +106,34 @@ def named_before(tokens: tuple[Token, ...], i: int) -> bool:
     True
     >>> named_before(analyse("In Paris, she met a painter."), 3)
     False
+    >>> named_before(analyse("The pope consecrated the church and proclaimed it a basilica."), 7, common=True)
+    True
     """
-    j = 0
-    while j < i:
-        if tokens[j].tag.startswith("NNP") and tokens[j].text[:1].isupper():
-            start = j
-            while j + 1 < i and tokens[j + 1].tag.startswith("NNP"):
-                j += 1
-            governed = start > 0 and (
-                tokens[start - 1].tag in ("IN", "TO", "CD")
-                or tokens[start - 1].text.lower() in ("the", "a", "an", "of")
-            )
-            opener = start == 0 and j == start and tokens[start].text.lower() in _CAPITALISED_OPENERS
-            if not governed and not opener and not _calendar(tokens[start].text):
-                return True
-        j += 1
+    nouns = ("NN",) if common else ("NNP",)
+    end = len(tokens) if anywhere else i
+    for j in range(end):
+        token = tokens[j]
+        if j == i or not token.tag.startswith(nouns) or (j + 1 < end and tokens[j + 1].tag.startswith(nouns)):
+            continue  # the head: the last noun of its run
+        if token.tag.startswith("NNP") and (not token.text[:1].isupper() or _calendar(token.text)):
+            continue
+        start = j
+        while start > 0 and tokens[start - 1].tag in _NP_WORDS:
+            start -= 1
+        if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
+            start = 1
+        governor = tokens[start - 1] if start > 0 else None
+        governed = governor is not None and (
+            (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
+            or governor.text.lower() in ("of", "'s")
+        )
+        if not governed:
+            return True
     return False
 
 
+_NP_WORDS = frozenset({"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$", "POS", "VBN", "VBG"})
+_SUBORDINATORS = frozenset({"while", "although", "though", "because", "if", "as", "since", "that", "whether", "when"})
 _CAPITALISED_OPENERS = frozenset({"after", "before", "during", "despite", "although", "when", "while", "since"})
 _CALENDAR = frozenset(
     "January February March April May June July August September October November December Monday Tuesday "
@@ -195,6 +206,6 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
         return True  # it is important to, it is unclear whether
     if words[k] in ("time", "possible", "likely", "unclear", "clear", "true", "now", "not") and opens_clause:
         return True
-    if tokens[k].tag.startswith(("NNP", "IN")) or words[k] in ("only", "here", "there", "this", "these"):
+    if tokens[k].tag.startswith(("NNP", "IN", "PRP")) or words[k] in ("only", "here", "there", "this", "these"):
         return "that" in after or "who" in after or "when" in after  # it is Facebook that, it was in 1990 that
     return False

@@ -80,18 +80,22 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     if head is None:
         return None, "pronoun"
-    if tokens[head].tag in ("NNS", "NNPS") and not tokens[head].text.lower().endswith(("ss", "us", "is")):
+    if _plural_form(tokens[head]):
         return None, "plural_head"
     if word == "that" and i > 0:
         prev = tokens[i - 1]
         k = head + 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
             k += 1
-        verb_follows = k < len(tokens) and tokens[k].tag in ("VBD", "VBZ", "VBP", "MD")
+        ends = k >= len(tokens) or tokens[k].tag in (".", ",", ":", "IN", "TO", "CC") or tokens[k].text in ("'s", "’s")
+        if prev.tag.startswith("NN") or prev.tag in ("PRP", "CD"):
+            return None, "that_relative"  # stars that collapse, pieces that feature
         if prev.text.lower() in _COMPLEMENTISER_HOSTS and prev.tag != "DT":
             return None, "that_complementiser"
-        if verb_follows and (prev.tag.startswith(("VB", "NN", "JJ")) or prev.text == ","):
-            return None, "that_complementiser"  # said that man was; the car that man drove
+        if prev.tag.startswith(("VB", "JJ")) and not ends:
+            return None, "that_complementiser"  # indicates that fog also functions; said that man was
+        if prev.text == "," and k < len(tokens) and tokens[k].tag in _FINITE:
+            return None, "that_complementiser"
     return head, None
 
 
@@ -112,6 +116,18 @@ def _verb_after_noun(tokens: tuple[Token, ...], j: int) -> bool:
         return "VERB" in readings or "AUX" in readings
     nxt = tokens[j + 1].tag if j + 1 < len(tokens) else "."
     return "VERB" in readings and nxt in _VERB_FOLLOWERS
+
+
+def _plural_form(token: Token) -> bool:
+    """Whether a noun is plural: tagged so (``tickets``; not ``species``, ``status``), or its noun lemma is
+    another word (``data`` -> ``datum``, ``criteria``)."""
+    import lemminflect
+
+    word = token.text.lower()
+    if token.tag in ("NNS", "NNPS"):
+        return not word.endswith(("ss", "us", "is", "ies" if word in ("species", "series") else "~"))
+    lemmas = lemminflect.getAllLemmas(word).get("NOUN", ())
+    return token.tag == "NN" and bool(lemmas) and word not in lemmas
 
 
 def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
@@ -198,38 +214,51 @@ _FINITE = ("VBD", "VBZ", "VBP", "MD")
 _SUBJECT_WORDS = ("PRP", "DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$", "POS", "EX")
 
 
-def _clause_follows(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether a clause starts after position ``i``: a subject then a finite verb before any comma (``but he
-    won``, ``and the team lost``), or a finite verb at once (``but lost``); adverbs may come first."""
+def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> bool:
+    """Whether a clause starts after position ``i``: a subject (a pronoun, or a noun phrase opened by a
+    determiner, possessive, number or name) then a finite verb before any comma (``but he won``, ``and the
+    team lost``), or with ``bare`` a finite verb at once (``but lost``); adverbs may come first."""
     j = i + 1
     while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
         j += 1
-    if j < len(tokens) and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ",")):
+    if bare and j < len(tokens) and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ",")):
         return True  # but lost; (did it win,) but lose
+    if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
+        return False
     subject = 0
     while j < len(tokens) and tokens[j].tag in _SUBJECT_WORDS and subject < 6:
         j, subject = j + 1, subject + 1
     while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
         j += 1
-    return subject > 0 and j < len(tokens) and tokens[j].tag in _FINITE
+    return j < len(tokens) and tokens[j].tag in _FINITE
 
 
-def _finite_before(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether a finite verb comes before ``i``: the left conjunct can be a clause, not a noun of a list that
-    is a subject (``the men and women were``)."""
-    return any(t.tag in _FINITE for t in tokens[:i])
+_SUBJECT_OPENERS = ("PRP", "DT", "PRP$", "NNP", "NNPS", "NNS", "CD", "EX")
+
+
+def _segment_has_finite(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the stretch before ``i`` back to the previous comma, semicolon, dash or the sentence's start
+    has a finite verb: the left conjunct is a clause, not an item of a list (``visible, ultraviolet, and
+    infrared``; ``the Milky Way and its satellites form``)."""
+    j = i - 1
+    if j >= 0 and tokens[j].text == ",":
+        j -= 1
+    while j >= 0 and tokens[j].text not in (",", ";", ":", "--", "—", "–"):
+        if tokens[j].tag in _FINITE:
+            return True
+        j -= 1
+    return False
 
 
 def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
-    """None when ``and`` at ``i`` joins clauses (``..., and it won``; ``he lost and the team left``), else why
-    not: ``list_and`` (``dues and fees``, ``designed and developed``, ``a defender, and an attorney``)."""
-    if i == 0 or i + 1 >= len(tokens) or not _finite_before(tokens, i):
+    """None when ``and`` at ``i`` joins clauses with their own subjects (``..., and it won``; ``he lost and the
+    team left``), else why not: ``list_and`` (``dues and fees``, ``designed and developed``, ``a defender, and
+    an attorney``, ``visible, ultraviolet, and infrared``, ``cools plants, changes ..., and enables``)."""
+    if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i):
         return "list_and"
     if tokens[i - 1].tag in _FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
         return "list_and"  # sang and danced, designed and developed
-    if _clause_follows(tokens, i) and (tokens[i - 1].text == "," or tokens[i + 1].tag not in _FINITE):
-        return None
-    return "list_and"
+    return None if _clause_follows(tokens, i, bare=False) else "list_and"
 
 
 def _not_before(tokens: tuple[Token, ...], i: int) -> bool:
@@ -275,8 +304,11 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
             if nxt in ("also", "rather", "only") or prev in ("not", "anything", "nothing", "all", "last", "none"):
                 note("not_x_but_y" if prev != "last" else "not_a_clause")
                 continue
+            if _not_before(tokens, i) and not _clause_follows(tokens, i, bare=False):
+                note("not_x_but_y")  # not on the facts but on the law; not a singer but an actor
+                continue
             if not _clause_follows(tokens, i):
-                note("not_x_but_y" if _not_before(tokens, i) else "not_a_clause")
+                note("not_a_clause")
                 continue
             after = _CLAUSE_CONNECTIVES[word]
         elif word == "because" and nxt != "of" and i > 0:

@@ -102,6 +102,7 @@ CASES = {
         ('The plan was abandoned because it was too expensive.', 'The plan was abandoned although it was too expensive.', [('because', 'although')]),
         ('The film was a success, and it won three awards.', 'The film was a success, but it won three awards.', [('and', 'but')]),
         ('He sang and danced.', None, []),  # verbs of a list, not clauses
+        ('She won the race, and her team celebrated.', 'She won the race, but her team celebrated.', [('and', 'but')]),
         ('It rained, so the match was cancelled.', 'It rained, but the match was cancelled.', [('so', 'but')]),
         ('The project was expensive; nevertheless, it was completed.', 'The project was expensive; therefore, it was completed.', [('nevertheless', 'therefore')]),
         ('The album sold well, yet critics disliked it.', 'The album sold well, and therefore critics disliked it.', [('yet', 'and therefore')]),
