@@ -16,7 +16,9 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   stand for a ship or a country (``she_vessel``, ``she_country``). He, she and it are all third person
   singular: every verb still agrees.
 - ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself, in the
-  gender of the context's entity (the given ``gender`` when the context has none); never an expletive or
+  gender of the context's entity (the given ``gender`` when the context has none); not beside a he/she of the
+  intruder (``person_in_intruder``) nor where a noun phrase before it in the intruder is its referent
+  (``referent_in_intruder``); never an expletive or
   extraposed *it* (``it is ... that``, ``it was reported``: ``expletive_it`` when no other is left), never in a
   text about a ship or a country, which English may call *she* (``vessel``, ``country``).
 
@@ -39,7 +41,7 @@ GENDERED_NOUNS = frozenset(
     princess emperor empress duke duchess lord lady actor actress widow widower nephew niece uncle aunt
     grandson granddaughter grandfather grandmother monk nun priestess heroine hero businessman businesswoman
     sportsman sportswoman chairman chairwoman spokesman spokeswoman mr mrs ms miss sir dame madam gentleman
-    count countess baron baroness""".split()
+    count countess baron baroness male female""".split()
 )
 _NOMINAL = ("NN", "JJ", "CD", "VBG")  # what a possessive determiner stands before
 
@@ -118,7 +120,7 @@ def gender(
             return NoSite("would_repair")
         if named_before(tokens, positions[0], anywhere=True):
             return NoSite("referent_in_intruder")
-        if any(t.text.lower() in GENDERED_NOUNS for t in tokens):
+        if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
             return NoSite("gendered_word_in_intruder")  # She was the son of King Edward: a tell in the sentence
     return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
 
@@ -231,6 +233,8 @@ def animacy_up(
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")
+    if context is not None and any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
+        return NoSite("person_in_intruder")  # he wrote it -> he wrote him: which is the person?
     if context is not None and named_before(tokens, sites[0], common=True):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
     subject, obj, possessive, reflexive = (

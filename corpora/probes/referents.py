@@ -123,7 +123,8 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
         governor = tokens[start - 1] if start > 0 else None
-        governed = governor is not None and (
+        subject = j + 1 < len(tokens) and tokens[j + 1].tag in ("VBD", "VBZ", "VBP", "MD")  # after Jesus announces
+        governed = not subject and governor is not None and (
             (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
             or governor.text.lower() in ("of", "'s")
         )

@@ -80,6 +80,8 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     if head is None:
         return None, "pronoun"
+    if tokens[head].tag.startswith("NNP"):
+        return None, "proper_noun"  # before this Pharaoh was: a pronoun before a name more often than not
     if _plural_form(tokens[head]):
         return None, "plural_head"
     if word == "that" and i > 0:
@@ -115,6 +117,8 @@ def _verb_after_noun(tokens: tuple[Token, ...], j: int) -> bool:
     if "NOUN" not in readings:
         return "VERB" in readings or "AUX" in readings
     nxt = tokens[j + 1].tag if j + 1 < len(tokens) else "."
+    if j + 1 < len(tokens) and tokens[j + 1].text.lower() == "of":
+        return False  # this extreme form of abstraction
     return "VERB" in readings and nxt in _VERB_FOLLOWERS
 
 
@@ -130,10 +134,16 @@ def _plural_form(token: Token) -> bool:
     return token.tag == "NN" and bool(lemmas) and word not in lemmas
 
 
+_PARTITIVES = frozenset({"most", "much", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
+
+
 def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether the noun phrase opened at ``i`` can be a subject (no preposition or verb governs it)."""
+    """Whether the noun phrase opened at ``i`` can be a subject (no preposition or verb governs it; ``most
+    of this pressure results``: a partitive's verb agrees with it)."""
     if i == 0:
         return True
+    if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
+        return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
 
 
@@ -174,6 +184,13 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
             edits = [determiner, Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end],
                                       noun + ("'" if noun.endswith("s") else "'s"))]  # fmt: skip
             return edits
+        if k < len(tokens) and tokens[k].text.lower() == "of":  # these kinds of surgery focus
+            k += 1
+            of = k
+            while k < len(tokens) and tokens[k].tag in ("DT", "JJ", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$"):
+                if k > of and tokens[k].tag.startswith("NN") and _verb_after_noun(tokens, k):
+                    break  # kinds of surgery focuses: the verb
+                k += 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
             k += 1
         if (
@@ -258,6 +275,8 @@ def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
         return "list_and"
     if tokens[i - 1].tag in _FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
         return "list_and"  # sang and danced, designed and developed
+    if tokens[i - 1].text != "," and tokens[i + 1].tag not in ("PRP", "DT", "PRP$", "EX"):
+        return "list_and"  # living conditions and resources meet: nouns of one subject
     return None if _clause_follows(tokens, i, bare=False) else "list_and"
 
 
