@@ -74,7 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "its noun and agreeing verb too, grammatical (this city was -> these cities were) (default insted)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="sample; animacy-up's pronoun where the context has no gender (default 0)"
+        "--seed",
+        type=int,
+        default=0,
+        help="sample; animacy-up's pronoun where the context has no gender (default 0)",
     )
     add_overwrite(parser)
 

@@ -55,7 +55,18 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
     if nxt.tag.startswith(_NOMINAL) or nxt.text.lower() == "own":
         return True
     j = i + 1  # modifiers before a noun: his poetically titled plays
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR", "RBS", "JJ", "JJR", "JJS", "VBN", "VBG", "VBD", "CD"):
+    while j < len(tokens) and tokens[j].tag in (
+        "RB",
+        "RBR",
+        "RBS",
+        "JJ",
+        "JJR",
+        "JJS",
+        "VBN",
+        "VBG",
+        "VBD",
+        "CD",
+    ):
         j += 1
     if j > i + 1 and j < len(tokens) and tokens[j].tag.startswith("NN"):
         return True
@@ -121,7 +132,9 @@ def gender(
         if named_before(tokens, positions[0], anywhere=True):
             return NoSite("referent_in_intruder")
         if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
-            return NoSite("gendered_word_in_intruder")  # She was the son of King Edward: a tell in the sentence
+            return NoSite(
+                "gendered_word_in_intruder"
+            )  # She was the son of King Edward: a tell in the sentence
     return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
 
 

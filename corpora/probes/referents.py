@@ -51,7 +51,9 @@ _VESSEL_NOUNS = (
 )
 _VESSEL = re.compile(rf"\b(?:{_VESSEL_NOUNS})\b", re.IGNORECASE)
 _SHIP_PREFIX = re.compile(r"\b(?:HMS|USS|RMS|HMAS|HMCS|HMNZS|USNS|USCGC|SS|MV|MS|SMS|INS|NRP)\s+[A-Z]")
-_COUNTRY_NOUNS = re.compile(r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic)\b", re.IGNORECASE)
+_COUNTRY_NOUNS = re.compile(
+    r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic)\b", re.IGNORECASE
+)
 _COUNTRIES = frozenset(
     """Afghanistan Albania Algeria Andorra Angola Argentina Armenia Australia Austria Azerbaijan Bahamas Bahrain
     Bangladesh Barbados Belarus Belgium Belize Benin Bhutan Bolivia Bosnia Botswana Brazil Britain Brunei
@@ -123,19 +125,40 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
         governor = tokens[start - 1] if start > 0 else None
-        subject = j + 1 < len(tokens) and tokens[j + 1].tag in ("VBD", "VBZ", "VBP", "MD")  # after Jesus announces
-        governed = not subject and governor is not None and (
-            (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
-            or governor.text.lower() in ("of", "'s")
+        subject = j + 1 < len(tokens) and _finite(tokens[j + 1])  # after Jesus announces
+        governed = (
+            not subject
+            and governor is not None
+            and (
+                (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
+                or governor.text.lower() in ("of", "'s")
+            )
         )
         if not governed:
             return True
     return False
 
 
-_NP_WORDS = frozenset({"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$", "POS", "VBN", "VBG"})
-_SUBORDINATORS = frozenset({"while", "although", "though", "because", "if", "as", "since", "that", "whether", "when"})
-_CAPITALISED_OPENERS = frozenset({"after", "before", "during", "despite", "although", "when", "while", "since"})
+def _finite(token: Token) -> bool:
+    """A finite verb, or an -s word the tagger called a plural noun that has a verb reading (``announces``)."""
+    if token.tag in ("VBD", "VBZ", "VBP", "MD"):
+        return True
+    if token.tag != "NNS" or not token.text.endswith("s"):
+        return False
+    import lemminflect
+
+    return "VERB" in lemminflect.getAllLemmas(token.text.lower())
+
+
+_NP_WORDS = frozenset(
+    {"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$", "POS", "VBN", "VBG"}
+)
+_SUBORDINATORS = frozenset(
+    {"while", "although", "though", "because", "if", "as", "since", "that", "whether", "when"}
+)
+_CAPITALISED_OPENERS = frozenset(
+    {"after", "before", "during", "despite", "although", "when", "while", "since"}
+)
 _CALENDAR = frozenset(
     "January February March April May June July August September October November December Monday Tuesday "
     "Wednesday Thursday Friday Saturday Sunday".split()
@@ -153,7 +176,9 @@ _WEATHER_AND_RAISING = frozenset(
 )  # fmt: skip
 _BE = frozenset({"is", "was", "'s", "be", "been", "being", "were", "are", "became", "becomes", "become",
                  "remains", "remained", "remain"})  # fmt: skip
-_CLAUSE_OPENERS = frozenset({"that", "to", "whether", "if", "who", "whom", "when", "how", "why", "what", "for"})
+_CLAUSE_OPENERS = frozenset(
+    {"that", "to", "whether", "if", "who", "whom", "when", "how", "why", "what", "for"}
+)
 _LIGHT_VERBS = frozenset(
     {"make", "makes", "made", "making", "find", "finds", "found", "consider", "considers", "considered",
      "deem", "deemed", "think", "thought", "leave", "left", "take", "takes", "took"}
@@ -207,6 +232,14 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
         return True  # it is important to, it is unclear whether
     if words[k] in ("time", "possible", "likely", "unclear", "clear", "true", "now", "not") and opens_clause:
         return True
-    if tokens[k].tag.startswith(("NNP", "IN", "PRP")) or words[k] in ("only", "here", "there", "this", "these"):
-        return "that" in after or "who" in after or "when" in after  # it is Facebook that, it was in 1990 that
+    if tokens[k].tag.startswith(("NNP", "IN", "PRP")) or words[k] in (
+        "only",
+        "here",
+        "there",
+        "this",
+        "these",
+    ):
+        return (
+            "that" in after or "who" in after or "when" in after
+        )  # it is Facebook that, it was in 1990 that
     return False

@@ -69,7 +69,9 @@ def tokenize(sentence: str) -> list[Token]:
 
 def _cluster_end(sentence: str, end: int) -> int:
     """``end`` moved past the combining marks (and zero-width joiners) that belong to the character before it."""
-    while end < len(sentence) and (unicodedata.category(sentence[end]).startswith("M") or sentence[end] == "\u200d"):
+    while end < len(sentence) and (
+        unicodedata.category(sentence[end]).startswith("M") or sentence[end] == "\u200d"
+    ):
         end += 1
     return end
 

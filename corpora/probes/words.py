@@ -56,6 +56,7 @@ def plural(noun: str) -> str | None:
 
 
 _NOUN_MODIFIERS = ("JJ", "JJR", "JJS", "VBN", "VBG", "CD")
+_BE_FORMS = frozenset({"is", "was", "are", "were", "be", "been", "'s"})  # the problem is that X
 _COMPLEMENTISER_HOSTS = frozenset({"so", "such", "now", "except", "given", "provided", "save", "than"})
 
 
@@ -66,14 +67,18 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
     ``that_complementiser`` (``said that man was``, ``so that``)."""
     word = tokens[i].text.lower()
     j = i + 1
-    if j < len(tokens) and tokens[j].tag in ("RB", "RBS") and tokens[j].text.lower() in ("very", "same", "most"):
+    if (
+        j < len(tokens)
+        and tokens[j].tag in ("RB", "RBS")
+        and tokens[j].text.lower() in ("very", "same", "most")
+    ):
         j += 1
     while j < len(tokens) and tokens[j].tag in _NOUN_MODIFIERS:
         j += 1
     head = None
     while j < len(tokens) and tokens[j].tag in ("NN", "NNP", "NNS", "NNPS") and tokens[j].text[:1].isalnum():
-        if head is not None and _verb_after_noun(tokens, j):
-            break  # this team plays in, was this bridge built by: the tagger's noun is the verb
+        if _verb_after_noun(tokens, j, head is None):
+            break  # this team plays in, was this bridge built by, this intensified in: the tagger's noun is a verb
         head = j
         if tokens[j].tag in ("NNS", "NNPS"):
             break
@@ -82,29 +87,42 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         return None, "pronoun"
     if tokens[head].tag.startswith("NNP"):
         return None, "proper_noun"  # before this Pharaoh was: a pronoun before a name more often than not
+    prev = tokens[i - 1] if i > 0 else None
+    if word == "that" and prev is not None and prev.text.lower() in _COMPLEMENTISER_HOSTS | _BE_FORMS:
+        return None, "that_complementiser"  # the problem is that people forget; so that
     if _plural_form(tokens[head]):
         return None, "plural_head"
-    if word == "that" and i > 0:
-        prev = tokens[i - 1]
+    if word == "that" and prev is not None:
         k = head + 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
             k += 1
-        ends = k >= len(tokens) or tokens[k].tag in (".", ",", ":", "IN", "TO", "CC") or tokens[k].text in ("'s", "’s")
-        if prev.tag.startswith("NN") or prev.tag in ("PRP", "CD"):
+        ends = (
+            k >= len(tokens)
+            or tokens[k].tag in (".", ",", ":", "IN", "TO", "CC")
+            or tokens[k].text in ("'s", "’s")
+        )
+        verb = prev.tag.startswith(("VB", "JJ")) or (prev.tag.startswith("NN") and _verb_only(prev.text))
+        if not verb and (prev.tag.startswith("NN") or prev.tag in ("PRP", "CD")):
             return None, "that_relative"  # stars that collapse, pieces that feature
-        if prev.text.lower() in _COMPLEMENTISER_HOSTS and prev.tag != "DT":
-            return None, "that_complementiser"
-        if prev.tag.startswith(("VB", "JJ")) and not ends:
+        if verb and not ends:
             return None, "that_complementiser"  # indicates that fog also functions; said that man was
         if prev.text == "," and k < len(tokens) and tokens[k].tag in _FINITE:
             return None, "that_complementiser"
     return head, None
 
 
+def _verb_only(word: str) -> bool:
+    """A word the tagger called a noun that has only verb readings (``played``)."""
+    import lemminflect
+
+    readings = lemminflect.getAllLemmas(word.lower())
+    return bool(readings) and "NOUN" not in readings and "VERB" in readings
+
+
 _VERB_FOLLOWERS = ("IN", "DT", "RB", "RBR", "PRP", "PRP$", "TO", "CD", ".")
 
 
-def _verb_after_noun(tokens: tuple[Token, ...], j: int) -> bool:
+def _verb_after_noun(tokens: tuple[Token, ...], j: int, first: bool = False) -> bool:
     """Whether the word at ``j``, tagged a noun after a noun, is a verb: it has no noun reading (``built``,
     ``lose``), or it has a verb reading and a preposition, determiner, adverb or the sentence's end follows
     (``team plays in``; ``football club has`` keeps ``club`` a noun)."""
@@ -116,6 +134,8 @@ def _verb_after_noun(tokens: tuple[Token, ...], j: int) -> bool:
         return False
     if "NOUN" not in readings:
         return "VERB" in readings or "AUX" in readings
+    if first:
+        return False  # a word with a noun reading right after this/that is its noun
     nxt = tokens[j + 1].tag if j + 1 < len(tokens) else "."
     if j + 1 < len(tokens) and tokens[j + 1].text.lower() == "of":
         return False  # this extreme form of abstraction
@@ -198,7 +218,9 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
             and k < len(tokens)
             and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP"))
         ):
-            reason = "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
+            reason = (
+                "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
+            )
             continue
         edits = [determiner, replace(tokens[j], noun)]
         agreeing = _plural_verb(tokens[k]) if k < len(tokens) and _subject_position(tokens, i) else None
@@ -238,7 +260,11 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> boo
     j = i + 1
     while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
         j += 1
-    if bare and j < len(tokens) and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ",")):
+    if (
+        bare
+        and j < len(tokens)
+        and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ","))
+    ):
         return True  # but lost; (did it win,) but lose
     if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
         return False
@@ -310,7 +336,9 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
         if word == "and" and nxt in ("therefore", "thus", "hence", "so", "consequently"):
             if _clause_follows(tokens, i + 1):  # and therefore -> but
                 end = tokens[i + 1]
-                return [Edit(token.start, end.end, sentence[token.start : end.end], match_case(token.text, "but"))]
+                return [
+                    Edit(token.start, end.end, sentence[token.start : end.end], match_case(token.text, "but"))
+                ]
             note("not_a_clause")
             continue
         if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
@@ -320,7 +348,14 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
         elif word in ("although", "though") and prev == ",":
             after = "therefore"
         elif word in ("but", "yet") and i > 0:
-            if nxt in ("also", "rather", "only") or prev in ("not", "anything", "nothing", "all", "last", "none"):
+            if nxt in ("also", "rather", "only") or prev in (
+                "not",
+                "anything",
+                "nothing",
+                "all",
+                "last",
+                "none",
+            ):
                 note("not_x_but_y" if prev != "last" else "not_a_clause")
                 continue
             if _not_before(tokens, i) and not _clause_follows(tokens, i, bare=False):
