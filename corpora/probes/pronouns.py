@@ -9,10 +9,14 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   him <-> her, his <-> her/hers, himself <-> herself), so they now clash with the context; pronouns already of
   the other gender stay (flipping them would repair the intruder). Skipped: the context gives no gender or
   two (``no_context_gender``, ``mixed_context_gender``), the intruder has no pronoun of the context's gender
-  (``would_repair``), a name in the intruder can be the referent (``referent_in_intruder``). Without a context
+  (``would_repair``), a name in the intruder can be the referent (``referent_in_intruder``), a gendered word
+  in the intruder would give the edit away without the context (``gendered_word_in_intruder``). Without a context
   (a lone sentence) the pronouns of the sentence's first gendered pronoun are flipped.
 - ``animacy-down``: he/she/him/her -> it, his/her -> its, hers/his (standing alone) -> its own,
-  himself/herself -> itself; the context's gender's pronouns where the intruder has them. Never a *she* that may
+  himself/herself -> itself; the context's gender's pronouns where the intruder has them. Only where the
+  context talks about a person (``no_context_person``, ``mixed_context_gender``: in a text about a thing,
+  *it* would make the intruder fit), and not where the referent is named in the intruder
+  (``referent_in_intruder``). Never a *she* that may
   stand for a ship or a country (``she_vessel``, ``she_country``). He, she and it are all third person
   singular: every verb still agrees.
 - ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself, in the
@@ -146,7 +150,7 @@ def animacy_down(
 
     >>> [e.after for e in animacy_down("His son said he met her.")]
     ['Its', 'it']
-    >>> animacy_down("She was launched in 1912.", context=["HMS Dreadnought was a battleship."])
+    >>> animacy_down("She was launched in 1912.", context=["HMS Dreadnought was a battleship.", "She sank."])
     NoSite('she_vessel')
     """
     tokens = analyse(sentence) if tokens is None else tokens
@@ -154,9 +158,10 @@ def animacy_down(
     if not positions:
         return NoSite("no_pronoun")
     if context is not None:
-        referent, _ = context_gender(context)
-        preferred = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) if referent else []
-        positions = preferred or positions
+        referent, reason = context_gender(context)
+        if referent is None:  # a context about a thing: "it" would make the intruder fit it
+            return NoSite("no_context_person" if reason == "no_context_gender" else reason)
+        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) or positions
         if named_before(tokens, positions[0], anywhere=True):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
