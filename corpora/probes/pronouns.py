@@ -20,7 +20,9 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   stand for a ship or a country (``she_vessel``, ``she_country``). He, she and it are all third person
   singular: every verb still agrees.
 - ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself, in the
-  gender of the context's entity (the given ``gender`` when the context has none); not beside a he/she of the
+  gender opposite to the context's person (the given ``gender`` when the context has none): in a man's
+  biography *It aims to show how people differ* -> *He aims ...* would read as about him, *She aims ...* finds
+  no referent; not beside a he/she of the
   intruder (``person_in_intruder``) nor where a noun phrase before it in the intruder is its referent
   (``referent_in_intruder``); never an expletive or
   extraposed *it* (``it is ... that``, ``it was reported``: ``expletive_it`` when no other is left), never in a
@@ -227,15 +229,15 @@ def animacy_up(
     context: Sequence[str] | None = None,
 ) -> list[Edit]:
     """Inanimate pronouns to personal ones: every referential ``it``, ``its`` and ``itself`` of the sentence,
-    in the gender of the context's entity (``gender``, ``"f"`` or ``"m"``, when the context has none or no
-    context is given).
+    in the gender opposite to the context's person (``gender``, ``"f"`` or ``"m"``, when the context has none
+    or no context is given).
 
     >>> [e.after for e in animacy_up("It sold its shares and kept it.", "m")]
     ['He', 'his', 'him']
     >>> [e.after for e in animacy_up("It is a town in Italy.", "f")]
     ['She']
-    >>> [e.after for e in animacy_up("It was reported that it sank.", "f", context=["He was a poet."])]
-    ['he']
+    >>> [e.after for e in animacy_up("It was reported that it sank.", "m", context=["He was a poet."])]
+    ['she']
     """
     if gender not in ("f", "m"):
         raise ValueError(f"gender must be 'f' or 'm', got {gender!r}")
@@ -247,7 +249,8 @@ def animacy_up(
         kind = she_referent(sentence, context)
         if kind is not None:
             return NoSite(kind)
-        gender = context_gender(context)[0] or gender
+        referent = context_gender(context)[0]  # the other gender: a pronoun no person of the context can take
+        gender = {"m": "f", "f": "m"}.get(referent, gender)
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")

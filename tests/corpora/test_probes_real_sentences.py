@@ -94,9 +94,9 @@ ISSUE_CASES = [
     ("animacy-up", "It was reported that the talks failed.", MAN, "skip:expletive_it"),
     ("animacy-up", "It is hard to say.", MAN, "skip:expletive_it"),
     ("animacy-up", "It can be self-deployed.", SHIP, "skip:vessel"),
-    ("animacy-up", "It was founded in 1850.", MAN, "He was founded in 1850."),
-    ("animacy-up", "It was founded in 1850.", WOMAN, "She was founded in 1850."),
-    ("animacy-up", "It was reported that it sank.", MAN, "It was reported that he sank."),
+    ("animacy-up", "It aims to show how people differ.", MAN, "She aims to show how people differ."),
+    ("animacy-up", "It was founded in 1850.", WOMAN, "He was founded in 1850."),
+    ("animacy-up", "It was reported that it sank.", MAN, "It was reported that she sank."),
     # animacy-down: never a ship's she
     ("animacy-down", "She was decommissioned in 2018.", SHIP, "skip:she_vessel"),
     ("animacy-down", "He was decommissioned in 2018.", MAN, "It was decommissioned in 2018."),
