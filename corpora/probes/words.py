@@ -102,7 +102,7 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
             or tokens[k].text in ("'s", "’s")
         )
         verb = prev.tag.startswith(("VB", "JJ")) or (prev.tag.startswith("NN") and _verb_only(prev.text))
-        if not verb and (prev.tag.startswith("NN") or prev.tag in ("PRP", "CD")):
+        if not verb and (prev.tag.startswith("NN") or prev.tag in ("PRP", "CD", "RP")):
             return None, "that_relative"  # stars that collapse, pieces that feature
         if verb and not ends:
             return None, "that_complementiser"  # indicates that fog also functions; said that man was
@@ -269,8 +269,12 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> boo
     if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
         return False
     subject = 0
-    while j < len(tokens) and tokens[j].tag in _SUBJECT_WORDS and subject < 6:
-        j, subject = j + 1, subject + 1
+    while (
+        j < len(tokens)
+        and subject < 8
+        and (tokens[j].tag in _SUBJECT_WORDS or (subject and tokens[j].text.lower() == "of"))
+    ):
+        j, subject = j + 1, subject + 1  # the visual perception of non-humans extends
     while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
         j += 1
     return j < len(tokens) and tokens[j].tag in _FINITE
@@ -341,11 +345,17 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
                 ]
             note("not_a_clause")
             continue
+        if word in _SENTENCE_ADVERBS and prev == "and":
+            note("not_a_clause")  # the genome, and therefore the maternal line, is
+            continue
         if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
             after = _SENTENCE_ADVERBS[word]
         elif word in ("although", "though") and i == 0:
             after = "because"
         elif word in ("although", "though") and prev == ",":
+            if not _clause_follows(tokens, i, bare=False):
+                note("not_a_clause")  # natively, though informally, called
+                continue
             after = "therefore"
         elif word in ("but", "yet") and i > 0:
             if nxt in ("also", "rather", "only") or prev in (
