@@ -154,7 +154,9 @@ def _plural_form(token: Token) -> bool:
     return token.tag == "NN" and bool(lemmas) and word not in lemmas
 
 
-_PARTITIVES = frozenset({"most", "much", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
+_SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
+                           "whether", "once"})  # fmt: skip
+_PARTITIVES = frozenset({"most", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
 
 
 def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
@@ -164,6 +166,8 @@ def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
         return True
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
         return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
+    if tokens[i - 1].text.lower() in _SUBORDINATORS:
+        return True  # if this collision occurs
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
 
 
@@ -200,6 +204,11 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
             continue
         k = j + 1
         genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
+        if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
+            reason = (
+                "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
+            )
+            continue
         if genitive:  # that year's -> those years'
             edits = [determiner, Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end],
                                       noun + ("'" if noun.endswith("s") else "'s"))]  # fmt: skip

@@ -126,6 +126,11 @@ DEMONSTRATIVE_CASES = [
     ("Most of this pressure results from the heart.", "Most of these pressure results from the heart.",
      "Most of these pressures result from the heart."),
     ("The problem is that people forget.", "skip:that_complementiser", "skip:that_complementiser"),
+    ("If this collision occurs at low energies, it makes a pair.",
+     "If these collision occurs at low energies, it makes a pair.",
+     "If these collisions occur at low energies, it makes a pair."),
+    ("Much of this period was marked by expansion.", "Much of these period was marked by expansion.",
+     "skip:mass_partitive"),
     ("Stars that collapse into neutron stars are massive.", "skip:that_relative", "skip:that_relative"),
 ]  # fmt: skip
 
