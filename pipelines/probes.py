@@ -8,7 +8,8 @@ else unchanged. Writes
     OUT/probe-<phenomenon>/<split>-*.parquet   PROBE_SCHEMA rows
     OUT/insted/<phenomenon>.jsonl              the same rows in INSteD's released format (+ phenomenon)
     OUT/rejected/probes/                       dead letters (bad JSONL records, duplicate ids, ...)
-    OUT/run_summary.json                       counters: probed/<phenomenon>, no_site/<phenomenon>, ...
+    OUT/run_summary.json                       counters: probed/<phenomenon>, no_site/<phenomenon>,
+                                               skipped/<phenomenon>/<reason>, ...
 
 ``--per-phenomenon N`` keeps the N probes of each phenomenon with the smallest hash of (seed, phenomenon, id).
 The phenomena are :mod:`corpora.probes`; this module is the stage around them. It imports Beam only in
@@ -65,7 +66,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="at most N probes per phenomenon, a stable sample by hash of (seed, phenomenon, id) (default: all)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="sample and animacy-up's pronoun (default 0)")
+    parser.add_argument(
+        "--demonstrative",
+        choices=["insted", "agree"],
+        default="insted",
+        help="insted: the determiner alone to the plural, as INSteD's released probes (this -> these); agree: "
+        "its noun and agreeing verb too, grammatical (this city was -> these cities were) (default insted)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="sample; animacy-up's pronoun where the context has no gender (default 0)",
+    )
     add_overwrite(parser)
 
 
@@ -332,7 +345,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                 rejected_parts.append(bad)
         docs = parts | "AllDocuments" >> beam.Flatten()
         probes, rejected = docs | "Generate" >> GenerateProbes(
-            phenomena, args.split, args.seed, args.per_phenomenon
+            phenomena, args.split, args.seed, args.per_phenomenon, args.demonstrative
         )
         for phenomenon in phenomena:
             (
@@ -369,6 +382,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "split": args.split,
         "per_phenomenon": args.per_phenomenon,
         "seed": args.seed,
+        "demonstrative": args.demonstrative,
     }
     summary = run_pipeline(
         build,

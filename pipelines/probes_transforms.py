@@ -12,8 +12,8 @@ STAGE = "probes"
 
 
 class _Probe(beam.DoFn):
-    def __init__(self, phenomena: tuple[str, ...], seed: int):
-        self._phenomena, self._seed = phenomena, seed
+    def __init__(self, phenomena: tuple[str, ...], seed: int, demonstrative: str = "insted"):
+        self._phenomena, self._seed, self._demonstrative = phenomena, seed, demonstrative
 
     def process(self, doc):
         from corpora.probes.rows import probe_document
@@ -21,7 +21,7 @@ class _Probe(beam.DoFn):
         def tally(name: str) -> None:
             count(STAGE, name)
 
-        yield from probe_document(doc, self._phenomena, self._seed, tally)
+        yield from probe_document(doc, self._phenomena, self._seed, tally, self._demonstrative)
 
 
 def _rank(seed: int):
@@ -35,9 +35,17 @@ class GenerateProbes(beam.PTransform):
     """Document rows -> ``(probe rows, rejected)``; documents of other splits are counted and dropped, one row
     kept per id (:class:`DropDuplicateIds`), at most ``per_phenomenon`` probes per phenomenon."""
 
-    def __init__(self, phenomena: list[str], split: str, seed: int, per_phenomenon: int | None):
+    def __init__(
+        self,
+        phenomena: list[str],
+        split: str,
+        seed: int,
+        per_phenomenon: int | None,
+        demonstrative: str = "insted",
+    ):
         super().__init__()
         self._phenomena, self._split, self._seed = tuple(phenomena), split, seed
+        self._demonstrative = demonstrative
         self._per = per_phenomenon
 
     def expand(self, docs):
@@ -52,7 +60,7 @@ class GenerateProbes(beam.PTransform):
 
         unique, duplicates = docs | "InSplit" >> beam.Filter(in_split) | "OnePerId" >> DropDuplicateIds(STAGE)
         probes, rejected = unique | "Probe" >> ApplyWithRejects(
-            _Probe(self._phenomena, self._seed).process, STAGE, kept=None
+            _Probe(self._phenomena, self._seed, self._demonstrative).process, STAGE, kept=None
         )
         if self._per is not None:
             probes = (

@@ -38,3 +38,20 @@ def apply_edits(sentence: str, edits: list[Edit]) -> str:
 def replace(token, after: str) -> Edit:
     """The edit replacing one token (a :class:`corpora.probes.text.Token`) by ``after``."""
     return Edit(token.start, token.end, token.text, after)
+
+
+class NoSite(list):
+    """An empty list of edits that says why a sentence has no site (``reason``: counted by ``probes`` as
+    ``skipped/<phenomenon>/<reason>``). It is falsy and equal to ``[]`` like any empty list.
+
+    >>> skip = NoSite("no_context_gender")
+    >>> skip == [], bool(skip), skip.reason
+    (True, False, 'no_context_gender')
+    """
+
+    def __init__(self, reason: str):
+        super().__init__()
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"NoSite({self.reason!r})"

@@ -1,23 +1,54 @@
 """Pronoun phenomena: ``gender``, ``animacy-down`` and ``animacy-up`` (INSteD, Shen et al. 2021, Table 7).
 
-Each is a pure function ``sentence -> list of edits`` (empty: the sentence has no site).
+Each is a pure function ``sentence -> list of edits``; given the document's other sentences (``context``) it
+edits only where the edit *reinforces* the intruder's incoherence, and says why it skipped a sentence
+(:class:`corpora.probes.edits.NoSite`, counted by ``probes`` as ``skipped/<phenomenon>/<reason>``).
 
-- ``gender``: the third-person pronouns of the gender of the sentence's first gendered pronoun are flipped
-  (he <-> she, him <-> her, his <-> her/hers, himself <-> herself); pronouns of the other gender refer to
-  someone else and stay. "her" is an object (-> him) or a possessive (-> his) by its part of speech.
-- ``animacy-down``: the same pronouns to inanimate ones (he/she/him/her -> it, his/her -> its, hers/his (standing alone) -> its own,
-  himself/herself -> itself). He, she and it are all third person singular: every verb still agrees.
-- ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself;
-  ``gender`` picks the pronoun (``probes`` draws it from the seed and the document's id).
+- ``gender``: the intruder's pronouns of the gender of the entity the context talks about (its pronouns and
+  titles tell it: :func:`corpora.probes.referents.context_gender`) are flipped to the other gender (he <-> she,
+  him <-> her, his <-> her/hers, himself <-> herself), so they now clash with the context; pronouns already of
+  the other gender stay (flipping them would repair the intruder). Skipped: the context gives no gender or
+  two (``no_context_gender``, ``mixed_context_gender``), the intruder has no pronoun of the context's gender
+  (``would_repair``), a name in the intruder can be the referent (``referent_in_intruder``), a gendered word
+  in the intruder would give the edit away without the context (``gendered_word_in_intruder``). Without a context
+  (a lone sentence) the pronouns of the sentence's first gendered pronoun are flipped.
+- ``animacy-down``: he/she/him/her -> it, his/her -> its, hers/his (standing alone) -> its own,
+  himself/herself -> itself; the context's gender's pronouns where the intruder has them. Only where the
+  context talks about a person (``no_context_person``, ``mixed_context_gender``: in a text about a thing,
+  *it* would make the intruder fit), and not where the referent is named in the intruder
+  (``referent_in_intruder``). Never a *she* that may
+  stand for a ship or a country (``she_vessel``, ``she_country``). He, she and it are all third person
+  singular: every verb still agrees.
+- ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself, in the
+  gender opposite to the context's person (the given ``gender`` when the context has none): in a man's
+  biography *It aims to show how people differ* -> *He aims ...* would read as about him, *She aims ...* finds
+  no referent; not beside a he/she of the
+  intruder (``person_in_intruder``) nor where a noun phrase before it in the intruder is its referent
+  (``referent_in_intruder``); never an expletive or
+  extraposed *it* (``it is ... that``, ``it was reported``: ``expletive_it`` when no other is left), never in a
+  text about a ship or a country, which English may call *she* (``vessel``, ``country``).
+
+"her" is an object (-> him) or a possessive (-> his) by what follows it, "his" a determiner (-> her) or a
+pronoun (-> hers).
 """
 
 from __future__ import annotations
 
-from corpora.probes.edits import Edit, replace
+from collections.abc import Sequence
+
+from corpora.probes.edits import Edit, NoSite, replace
+from corpora.probes.referents import context_gender, expletive_it, named_before, she_referent
 from corpora.probes.text import Token, analyse, match_case
 
 MASCULINE = frozenset({"he", "him", "his", "himself"})
 FEMININE = frozenset({"she", "her", "hers", "herself"})
+GENDERED_NOUNS = frozenset(
+    """man men woman women boy girl son daughter father mother husband wife brother sister king queen prince
+    princess emperor empress duke duchess lord lady actor actress widow widower nephew niece uncle aunt
+    grandson granddaughter grandfather grandmother monk nun priestess heroine hero businessman businesswoman
+    sportsman sportswoman chairman chairwoman spokesman spokeswoman mr mrs ms miss sir dame madam gentleman
+    count countess baron baroness male female""".split()
+)
 _NOMINAL = ("NN", "JJ", "CD", "VBG")  # what a possessive determiner stands before
 
 
@@ -29,6 +60,22 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
         return False
     if nxt.tag.startswith(_NOMINAL) or nxt.text.lower() == "own":
         return True
+    j = i + 1  # modifiers before a noun: his poetically titled plays
+    while j < len(tokens) and tokens[j].tag in (
+        "RB",
+        "RBR",
+        "RBS",
+        "JJ",
+        "JJR",
+        "JJS",
+        "VBN",
+        "VBG",
+        "VBD",
+        "CD",
+    ):
+        j += 1
+    if j > i + 1 and j < len(tokens) and tokens[j].tag.startswith("NN"):
+        return True
     if nxt.tag in ("DT", "IN", "TO", "RB", "PRP", "PRP$", "CC", "WDT", "WP", "MD") or nxt.tag.startswith(
         "VB"
     ):
@@ -36,12 +83,13 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
     return tokens[i].tag == "PRP$"
 
 
-def _gendered(tokens: tuple[Token, ...]) -> list[int]:
-    """Positions of the gendered pronouns of the first one's gender."""
-    first = next((i for i, t in enumerate(tokens) if t.text.lower() in MASCULINE | FEMININE), None)
-    if first is None:
-        return []
-    group = MASCULINE if tokens[first].text.lower() in MASCULINE else FEMININE
+def _gendered(tokens: tuple[Token, ...], group: frozenset[str] | None = None) -> list[int]:
+    """Positions of the gendered pronouns of ``group`` (default: the first gendered pronoun's gender)."""
+    if group is None:
+        first = next((i for i, t in enumerate(tokens) if t.text.lower() in MASCULINE | FEMININE), None)
+        if first is None:
+            return []
+        group = MASCULINE if tokens[first].text.lower() in MASCULINE else FEMININE
     return [i for i, t in enumerate(tokens) if t.text.lower() in group]
 
 
@@ -62,28 +110,68 @@ def _flipped(tokens: tuple[Token, ...], i: int) -> str:
     }[word]
 
 
-def gender(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """Flip the gender of the pronouns of the sentence's first gendered pronoun.
+def gender(
+    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+) -> list[Edit]:
+    """Flip the intruder's pronouns of the context's gender (of the sentence's first gendered pronoun when there
+    is no context).
 
-    >>> [e.after for e in gender("He thanked her and gave her mother his book.")]
+    >>> [e.after for e in gender("He thanked her and gave her friend his book.", context=["He was a poet."])]
     ['She', 'her']
+    >>> gender("She gave her book away.", context=["He was a poet."])
+    NoSite('would_repair')
     >>> [e.after for e in gender("She gave him her book, which was hers.")]
     ['He', 'his', 'his']
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in _gendered(tokens)]
+    if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
+        return NoSite("no_pronoun")
+    if context is None:
+        positions = _gendered(tokens)
+    else:
+        referent, reason = context_gender(context)
+        if referent is None:
+            return NoSite(reason)
+        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
+        if not positions:
+            return NoSite("would_repair")
+        if named_before(tokens, positions[0], anywhere=True):
+            return NoSite("referent_in_intruder")
+        if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
+            return NoSite(
+                "gendered_word_in_intruder"
+            )  # She was the son of King Edward: a tell in the sentence
+    return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
 
 
-def animacy_down(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
+def animacy_down(
+    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+) -> list[Edit]:
     """Personal pronouns to inanimate: he/she/him/her -> it, his/her -> its, hers -> its own, himself/herself ->
     itself.
 
     >>> [e.after for e in animacy_down("His son said he met her.")]
     ['Its', 'it']
+    >>> animacy_down("She was launched in 1912.", context=["HMS Dreadnought was a battleship.", "She sank."])
+    NoSite('she_vessel')
     """
     tokens = analyse(sentence) if tokens is None else tokens
+    positions = _gendered(tokens)
+    if not positions:
+        return NoSite("no_pronoun")
+    if context is not None:
+        referent, reason = context_gender(context)
+        if referent is None:  # a context about a thing: "it" would make the intruder fit it
+            return NoSite("no_context_person" if reason == "no_context_gender" else reason)
+        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) or positions
+        if named_before(tokens, positions[0], anywhere=True):
+            return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
+        if tokens[positions[0]].text.lower() in FEMININE:
+            kind = she_referent(sentence, context)
+            if kind is not None:
+                return NoSite(f"she_{kind}")
     edits = []
-    for i in _gendered(tokens):
+    for i in positions:
         word = tokens[i].text.lower()
         if word == "hers" or (word == "his" and not _possessive(tokens, i)):
             after = "its own"  # the house was hers -> the house was its own
@@ -134,31 +222,53 @@ _AUX_QUESTION = frozenset(
 )
 
 
-def animacy_up(sentence: str, gender: str = "f", tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """Inanimate pronouns to personal ones of ``gender`` (``"f"`` or ``"m"``); every ``it``, ``its`` and
-    ``itself`` of the sentence.
+def animacy_up(
+    sentence: str,
+    gender: str = "f",
+    tokens: tuple[Token, ...] | None = None,
+    context: Sequence[str] | None = None,
+) -> list[Edit]:
+    """Inanimate pronouns to personal ones: every referential ``it``, ``its`` and ``itself`` of the sentence,
+    in the gender opposite to the context's person (``gender``, ``"f"`` or ``"m"``, when the context has none
+    or no context is given).
 
     >>> [e.after for e in animacy_up("It sold its shares and kept it.", "m")]
     ['He', 'his', 'him']
     >>> [e.after for e in animacy_up("It is a town in Italy.", "f")]
     ['She']
+    >>> [e.after for e in animacy_up("It was reported that it sank.", "m", context=["He was a poet."])]
+    ['she']
     """
     if gender not in ("f", "m"):
         raise ValueError(f"gender must be 'f' or 'm', got {gender!r}")
+    tokens = analyse(sentence) if tokens is None else tokens
+    sites = [i for i, t in enumerate(tokens) if t.text.lower() in ("it", "its", "itself")]
+    if not sites:
+        return NoSite("no_pronoun")
+    if context is not None:
+        kind = she_referent(sentence, context)
+        if kind is not None:
+            return NoSite(kind)
+        referent = context_gender(context)[0]  # the other gender: a pronoun no person of the context can take
+        gender = {"m": "f", "f": "m"}.get(referent, gender)
+    sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
+    if not sites:
+        return NoSite("expletive_it")
+    if context is not None and any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
+        return NoSite("person_in_intruder")  # he wrote it -> he wrote him: which is the person?
+    if context is not None and named_before(tokens, sites[0], common=True):
+        return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )
-    tokens = analyse(sentence) if tokens is None else tokens
     edits = []
-    for i, token in enumerate(tokens):
-        word = token.text.lower()
+    for i in sites:
+        word = tokens[i].text.lower()
         if word == "it":
             after = subject if _subject(tokens, i) else obj
         elif word == "its":
             after = possessive
-        elif word == "itself":
-            after = reflexive
         else:
-            continue
-        edits.append(replace(token, match_case(token.text, after)))
+            after = reflexive
+        edits.append(replace(tokens[i], match_case(tokens[i].text, after)))
     return edits

@@ -5,7 +5,7 @@ A document is an intruder row (:data:`schemas.INTRUDER_SCHEMA`, or one read from
 Coherent documents have no intruder to probe (counted ``coherent``); a phenomenon without a site in the
 intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``).
 
->>> doc = {"id": "w:1", "source": "w", "split": "test", "sentences": ["A.", "He left.", "C."],
+>>> doc = {"id": "w:1", "source": "w", "split": "test", "sentences": ["He came.", "He left.", "C."],
 ...        "intruder_index": 1, "original_sentence": "B.", "file_id": 0}
 >>> [(r["phenomenon"], r["probed_sentence"]) for r in probe_document(doc, ["gender", "number"], 0, print)]
 incoherent
@@ -29,6 +29,8 @@ from schemas.records import Rejected
 Count = Callable[[str], None]
 INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
 SEPARATOR = " "
+CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up"})  # read the document's other sentences
+DEMONSTRATIVE_VARIANTS = ("insted", "agree")
 
 
 def _no_count(name: str) -> None:
@@ -36,9 +38,12 @@ def _no_count(name: str) -> None:
 
 
 def probe_document(
-    doc: dict, phenomena: Sequence[str], seed: int, count: Count = _no_count
+    doc: dict, phenomena: Sequence[str], seed: int, count: Count = _no_count, demonstrative: str = "insted"
 ) -> Iterator[dict | Rejected]:
-    """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site."""
+    """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site. The pronoun
+    phenomena read the document's other sentences (:data:`CONTEXTUAL`); a phenomenon that says why it found no
+    site is also counted ``skipped/<phenomenon>/<reason>``; ``demonstrative`` is ``"insted"`` (the determiner
+    alone) or ``"agree"`` (noun and verb too)."""
     index = doc.get("intruder_index")
     sentences = doc.get("sentences")
     if index is None or index < 0:
@@ -58,14 +63,22 @@ def probe_document(
         return
     count("incoherent")
     tokens = analyse(intruder)  # once, for every phenomenon
+    context = [s for i, s in enumerate(sentences) if i != index and isinstance(s, str)]
     for phenomenon in phenomena:
         function = PHENOMENA[phenomenon]
+        kwargs = {"tokens": tokens}
+        if phenomenon in CONTEXTUAL:
+            kwargs["context"] = context
+        if phenomenon == "demonstrative":
+            kwargs["agree"] = demonstrative == "agree"
         if phenomenon == "animacy-up":
-            edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), tokens=tokens)
+            edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), **kwargs)
         else:
-            edits = function(intruder, tokens=tokens)
+            edits = function(intruder, **kwargs)
         if not edits:
             count(f"no_site/{phenomenon}")
+            if getattr(edits, "reason", None):
+                count(f"skipped/{phenomenon}/{edits.reason}")
             continue
         try:
             probed = apply_edits(intruder, edits)

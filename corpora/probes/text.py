@@ -14,6 +14,7 @@ spans in the sentence, so an edit is a replacement of characters of the original
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import NamedTuple
 
 MAX_SENTENCE_CHARS = 2000  # longer "sentences" are not analysed (a probe edits one sentence; see rows.py)
@@ -47,8 +48,13 @@ def tokenize(sentence: str) -> list[Token]:
     ['It', "'s", '51.7', 'km', '(', 'U.S.', ')', ',', 'is', "n't", 'it', '?']
     """
     tokens: list[Token] = []
-    for match in _TOKEN.finditer(sentence):
+    position = 0
+    while (match := _TOKEN.search(sentence, position)) is not None:
         text, start = match.group(), match.start()
+        position = end = _cluster_end(sentence, match.end())
+        if end != match.end():  # He + U+0301: the token is the whole grapheme cluster, so no edit splits it
+            tokens.append(Token(sentence[start:end], start, end))
+            continue
         split = _CONTRACTION.match(text) if ("'" in text or "’" in text) else None
         if split and split.group(1)[-1:].isalpha():
             head = split.group(1)
@@ -59,6 +65,15 @@ def tokenize(sentence: str) -> list[Token]:
         else:
             tokens.append(Token(text, start, match.end()))
     return tokens
+
+
+def _cluster_end(sentence: str, end: int) -> int:
+    """``end`` moved past the combining marks (and zero-width joiners) that belong to the character before it."""
+    while end < len(sentence) and (
+        unicodedata.category(sentence[end]).startswith("M") or sentence[end] == "\u200d"
+    ):
+        end += 1
+    return end
 
 
 def _ptb_form(text: str, previous: str | None) -> str:

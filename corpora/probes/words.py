@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from corpora.probes.edits import Edit, replace
+from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.text import Token, analyse, match_case
 
 _AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
@@ -55,51 +55,184 @@ def plural(noun: str) -> str | None:
     return match_case(noun, forms[0])
 
 
-def _determiner(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether this/that at ``i`` is a determiner: tagged so, or a ``that`` tagged a complementiser before a
-    singular noun that ends its clause (``disliked that film.``)."""
-    if tokens[i].tag == "DT":
-        return True
-    if tokens[i].text.lower() != "that" or i + 2 >= len(tokens) or tokens[i + 1].tag != "NN":
+_NOUN_MODIFIERS = ("JJ", "JJR", "JJS", "VBN", "VBG", "CD")
+_BE_FORMS = frozenset({"is", "was", "are", "were", "be", "been", "'s"})  # the problem is that X
+_COMPLEMENTISER_HOSTS = frozenset({"so", "such", "now", "except", "given", "provided", "save", "than"})
+
+
+def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | None]:
+    """``(head, None)``: the position of the singular head noun that this/that at ``i`` determines (``this
+    hybrid code``, ``that football club``, ``that year's``), or ``(None, reason)`` when it determines none:
+    ``pronoun`` (``this is``, ``that much``), ``plural_head`` (``that award tickets``: a complementiser),
+    ``that_complementiser`` (``said that man was``, ``so that``)."""
+    word = tokens[i].text.lower()
+    j = i + 1
+    if (
+        j < len(tokens)
+        and tokens[j].tag in ("RB", "RBS")
+        and tokens[j].text.lower() in ("very", "same", "most")
+    ):
+        j += 1
+    while j < len(tokens) and tokens[j].tag in _NOUN_MODIFIERS:
+        j += 1
+    head = None
+    while j < len(tokens) and tokens[j].tag in ("NN", "NNP", "NNS", "NNPS") and tokens[j].text[:1].isalnum():
+        if _verb_after_noun(tokens, j, head is None):
+            break  # this team plays in, was this bridge built by, this intensified in: the tagger's noun is a verb
+        head = j
+        if tokens[j].tag in ("NNS", "NNPS"):
+            break
+        j += 1
+    if head is None:
+        return None, "pronoun"
+    if tokens[head].tag.startswith("NNP"):
+        return None, "proper_noun"  # before this Pharaoh was: a pronoun before a name more often than not
+    prev = tokens[i - 1] if i > 0 else None
+    if word == "that" and prev is not None and prev.text.lower() in _COMPLEMENTISER_HOSTS | _BE_FORMS:
+        return None, "that_complementiser"  # the problem is that people forget; so that
+    if _plural_form(tokens[head]):
+        return None, "plural_head"
+    if word == "that" and prev is not None:
+        k = head + 1
+        while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
+            k += 1
+        ends = (
+            k >= len(tokens)
+            or tokens[k].tag in (".", ",", ":", "IN", "TO", "CC")
+            or tokens[k].text in ("'s", "’s")
+        )
+        verb = prev.tag.startswith(("VB", "JJ")) or (prev.tag.startswith("NN") and _verb_only(prev.text))
+        if not verb and (prev.tag.startswith("NN") or prev.tag in ("PRP", "CD", "RP")):
+            return None, "that_relative"  # stars that collapse, pieces that feature
+        if verb and not ends:
+            return None, "that_complementiser"  # indicates that fog also functions; said that man was
+        if prev.text == "," and k < len(tokens) and tokens[k].tag in _FINITE:
+            return None, "that_complementiser"
+    return head, None
+
+
+def _verb_only(word: str) -> bool:
+    """A word the tagger called a noun that has only verb readings (``played``)."""
+    import lemminflect
+
+    readings = lemminflect.getAllLemmas(word.lower())
+    return bool(readings) and "NOUN" not in readings and "VERB" in readings
+
+
+_VERB_FOLLOWERS = ("IN", "DT", "RB", "RBR", "PRP", "PRP$", "TO", "CD", ".")
+
+
+def _verb_after_noun(tokens: tuple[Token, ...], j: int, first: bool = False) -> bool:
+    """Whether the word at ``j``, tagged a noun after a noun, is a verb: it has no noun reading (``built``,
+    ``lose``), or it has a verb reading and a preposition, determiner, adverb or the sentence's end follows
+    (``team plays in``; ``football club has`` keeps ``club`` a noun)."""
+    import lemminflect
+
+    word = tokens[j].text.lower()
+    readings = lemminflect.getAllLemmas(word)
+    if tokens[j].tag.startswith("NNP") or not readings:
         return False
-    return tokens[i + 2].tag in (".", ",", "IN", "TO", ":")
+    if "NOUN" not in readings:
+        return "VERB" in readings or "AUX" in readings
+    if first:
+        return False  # a word with a noun reading right after this/that is its noun
+    nxt = tokens[j + 1].tag if j + 1 < len(tokens) else "."
+    if j + 1 < len(tokens) and tokens[j + 1].text.lower() == "of":
+        return False  # this extreme form of abstraction
+    return "VERB" in readings and nxt in _VERB_FOLLOWERS
 
 
-def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """The first singular demonstrative determiner and its noun phrase to the plural.
+def _plural_form(token: Token) -> bool:
+    """Whether a noun is plural: tagged so (``tickets``; not ``species``, ``status``), or its noun lemma is
+    another word (``data`` -> ``datum``, ``criteria``)."""
+    import lemminflect
+
+    word = token.text.lower()
+    if token.tag in ("NNS", "NNPS"):
+        return not word.endswith(("ss", "us", "is", "ies" if word in ("species", "series") else "~"))
+    lemmas = lemminflect.getAllLemmas(word).get("NOUN", ())
+    return token.tag == "NN" and bool(lemmas) and word not in lemmas
+
+
+_SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
+                           "whether", "once"})  # fmt: skip
+_PARTITIVES = frozenset({"most", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
+
+
+def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the noun phrase opened at ``i`` can be a subject (no preposition or verb governs it; ``most
+    of this pressure results``: a partitive's verb agrees with it)."""
+    if i == 0:
+        return True
+    if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
+        return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
+    if tokens[i - 1].text.lower() in _SUBORDINATORS:
+        return True  # if this collision occurs
+    return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
+
+
+def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree: bool = False) -> list[Edit]:
+    """The first singular demonstrative determiner to the plural: the determiner alone (INSteD's released
+    probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description).
 
     >>> from corpora.probes.edits import apply_edits
     >>> s = "In that year this small city was renamed."
+    >>> apply_edits(s, demonstrative(s)), apply_edits(s, demonstrative(s, agree=True))
+    ('In those year this small city was renamed.', 'In those years this small city was renamed.')
+    >>> s = "Under this hybrid code, players could pass."
     >>> apply_edits(s, demonstrative(s))
-    'In those years this small city was renamed.'
+    'Under these hybrid code, players could pass.'
+    >>> demonstrative("He said that this is true.")
+    NoSite('pronoun')
     """
     tokens = analyse(sentence) if tokens is None else tokens
+    reason = "no_demonstrative"
     for i, token in enumerate(tokens):
         word = token.text.lower()
-        if word not in ("this", "that") or not _determiner(tokens, i):
+        if word not in ("this", "that"):
             continue
-        j = i + 1
-        while j < len(tokens) and tokens[j].tag in ("JJ", "JJR", "JJS", "RB", "VBN", "VBG") and j - i <= 3:
-            j += 1
-        if j >= len(tokens) or tokens[j].tag not in _SINGULAR_NOUN:
+        j, why = _noun_phrase(tokens, i)
+        if j is None:
+            reason = why if reason == "no_demonstrative" else reason
             continue
-        while (
-            j + 2 < len(tokens) and tokens[j + 1].tag == "NN" and tokens[j + 2].tag.startswith(("VB", "MD"))
-        ):
-            j += 1  # a compound before its verb (that football club has): the last noun is the head
-        noun = plural(tokens[j].text)
+        determiner = replace(token, match_case(token.text, "these" if word == "this" else "those"))
+        if not agree:
+            return [determiner]
+        noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
         if noun is None:
+            reason = "no_plural" if reason == "no_demonstrative" else reason
             continue
         k = j + 1
+        genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
+        if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
+            reason = (
+                "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
+            )
+            continue
+        if genitive:  # that year's -> those years'
+            edits = [determiner, Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end],
+                                      noun + ("'" if noun.endswith("s") else "'s"))]  # fmt: skip
+            return edits
+        if k < len(tokens) and tokens[k].text.lower() == "of":  # these kinds of surgery focus
+            k += 1
+            of = k
+            while k < len(tokens) and tokens[k].tag in ("DT", "JJ", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$"):
+                if k > of and tokens[k].tag.startswith("NN") and _verb_after_noun(tokens, k):
+                    break  # kinds of surgery focuses: the verb
+                k += 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
             k += 1
-        if k < len(tokens) and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP")):
-            return []  # a relative clause or an apposition comes between: its verbs would have to agree too
-        edits = [
-            replace(token, match_case(token.text, "these" if word == "this" else "those")),
-            replace(tokens[j], noun),
-        ]
-        agreeing = _plural_verb(tokens[k]) if k < len(tokens) else None
+        if (
+            _subject_position(tokens, i)
+            and k < len(tokens)
+            and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP"))
+        ):
+            reason = (
+                "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
+            )
+            continue
+        edits = [determiner, replace(tokens[j], noun)]
+        agreeing = _plural_verb(tokens[k]) if k < len(tokens) and _subject_position(tokens, i) else None
         if agreeing is not None:
             edits.append(replace(tokens[k], agreeing))
         if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
@@ -110,7 +243,7 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None) -> lis
                 ),
             )
         return edits
-    return []
+    return NoSite(reason)
 
 
 _SENTENCE_ADVERBS = {
@@ -125,62 +258,143 @@ _SENTENCE_ADVERBS = {
 _CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
 
 
-def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether ``and`` at ``i`` joins clauses (``..., and it won``; ``sang and danced``), not words of a list
-    (``dues and fees``, ``programs, and standards``): a finite verb follows it before the next comma, right
-    away or after a comma before ``and``."""
-    if i == 0 or i + 1 >= len(tokens):
+_FINITE = ("VBD", "VBZ", "VBP", "MD")
+_SUBJECT_WORDS = ("PRP", "DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$", "POS", "EX")
+
+
+def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> bool:
+    """Whether a clause starts after position ``i``: a subject (a pronoun, or a noun phrase opened by a
+    determiner, possessive, number or name) then a finite verb before any comma (``but he won``, ``and the
+    team lost``), or with ``bare`` a finite verb at once (``but lost``); adverbs may come first."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
+        j += 1
+    if (
+        bare
+        and j < len(tokens)
+        and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ","))
+    ):
+        return True  # but lost; (did it win,) but lose
+    if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
         return False
-    if tokens[i + 1].tag in _FINITE:
-        return True
-    if tokens[i - 1].text != ",":
-        return False
-    for token in tokens[i + 1 :]:
-        if token.text in (",", ";", ":"):
-            return False
-        if token.tag in _FINITE:
+    subject = 0
+    while (
+        j < len(tokens)
+        and subject < 8
+        and (tokens[j].tag in _SUBJECT_WORDS or (subject and tokens[j].text.lower() == "of"))
+    ):
+        j, subject = j + 1, subject + 1  # the visual perception of non-humans extends
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
+        j += 1
+    return j < len(tokens) and tokens[j].tag in _FINITE
+
+
+_SUBJECT_OPENERS = ("PRP", "DT", "PRP$", "NNP", "NNPS", "NNS", "CD", "EX")
+
+
+def _segment_has_finite(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the stretch before ``i`` back to the previous comma, semicolon, dash or the sentence's start
+    has a finite verb: the left conjunct is a clause, not an item of a list (``visible, ultraviolet, and
+    infrared``; ``the Milky Way and its satellites form``)."""
+    j = i - 1
+    if j >= 0 and tokens[j].text == ",":
+        j -= 1
+    while j >= 0 and tokens[j].text not in (",", ";", ":", "--", "—", "–"):
+        if tokens[j].tag in _FINITE:
             return True
+        j -= 1
     return False
 
 
-_FINITE = ("VBD", "VBZ", "VBP", "MD")
+def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
+    """None when ``and`` at ``i`` joins clauses with their own subjects (``..., and it won``; ``he lost and the
+    team left``), else why not: ``list_and`` (``dues and fees``, ``designed and developed``, ``a defender, and
+    an attorney``, ``visible, ultraviolet, and infrared``, ``cools plants, changes ..., and enables``)."""
+    if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i):
+        return "list_and"
+    if tokens[i - 1].tag in _FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
+        return "list_and"  # sang and danced, designed and developed
+    if tokens[i - 1].text != "," and tokens[i + 1].tag not in ("PRP", "DT", "PRP$", "EX"):
+        return "list_and"  # living conditions and resources meet: nouns of one subject
+    return None if _clause_follows(tokens, i, bare=False) else "list_and"
+
+
+def _not_before(tokens: tuple[Token, ...], i: int) -> bool:
+    """A ``not``/``never`` earlier in the sentence (``not on the facts but on the law``)."""
+    return any(t.text.lower() in ("not", "n't", "never", "no") for t in tokens[max(0, i - 12) : i])
 
 
 def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """The first connective of the sentence to its opposite.
+    """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
+    but -> and therefore, and -> but, although -> therefore, and therefore -> but, therefore -> however.
 
     >>> [e.after for e in conjunction("He was injured, but he won the race.")]
     ['and therefore']
     >>> [e.after for e in conjunction("Although it rained, the match went ahead.")]
     ['Because']
+    >>> conjunction("It was designed and developed in Leeds.")
+    NoSite('list_and')
     """
     tokens = analyse(sentence) if tokens is None else tokens
+    reason = "no_connective"
+
+    def note(why: str) -> None:
+        nonlocal reason
+        reason = why if reason == "no_connective" else reason
+
     for i, token in enumerate(tokens):
         word = token.text.lower()
         prev = tokens[i - 1].text.lower() if i else ""
         nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
+        if word == "and" and nxt in ("therefore", "thus", "hence", "so", "consequently"):
+            if _clause_follows(tokens, i + 1):  # and therefore -> but
+                end = tokens[i + 1]
+                return [
+                    Edit(token.start, end.end, sentence[token.start : end.end], match_case(token.text, "but"))
+                ]
+            note("not_a_clause")
+            continue
+        if word in _SENTENCE_ADVERBS and prev == "and":
+            note("not_a_clause")  # the genome, and therefore the maternal line, is
+            continue
         if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
             after = _SENTENCE_ADVERBS[word]
         elif word in ("although", "though") and i == 0:
             after = "because"
         elif word in ("although", "though") and prev == ",":
+            if not _clause_follows(tokens, i, bare=False):
+                note("not_a_clause")  # natively, though informally, called
+                continue
             after = "therefore"
-        elif (
-            word in ("but", "yet")
-            and (token.tag == "CC" or prev == ",")
-            and nxt not in ("also", "rather", "only")
-            and i > 0
-        ):
-            if prev in ("not", "anything", "nothing", "all", "last"):
+        elif word in ("but", "yet") and i > 0:
+            if nxt in ("also", "rather", "only") or prev in (
+                "not",
+                "anything",
+                "nothing",
+                "all",
+                "last",
+                "none",
+            ):
+                note("not_x_but_y" if prev != "last" else "not_a_clause")
+                continue
+            if _not_before(tokens, i) and not _clause_follows(tokens, i, bare=False):
+                note("not_x_but_y")  # not on the facts but on the law; not a singer but an actor
+                continue
+            if not _clause_follows(tokens, i):
+                note("not_a_clause")
                 continue
             after = _CLAUSE_CONNECTIVES[word]
         elif word == "because" and nxt != "of" and i > 0:
             after = "although"
-        elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB"):
+        elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB") and _clause_follows(tokens, i):
             after = "but"
-        elif word == "and" and _and_joins_clauses(tokens, i):
+        elif word == "and":
+            why = _and_joins_clauses(tokens, i)
+            if why is not None:
+                note(why)
+                continue
             after = "but"
         else:
             continue
         return [replace(token, match_case(token.text, after))]
-    return []
+    return NoSite(reason)

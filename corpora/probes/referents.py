@@ -1,0 +1,245 @@
+"""What the context says about the intruder's pronouns: the gender of the entity the context talks about, ships
+and countries (which English may call *she*), a referent named inside the intruder, and expletive *it*.
+
+The pronoun phenomena (:mod:`corpora.probes.pronouns`) read these to *reinforce* the intruder's incoherence and
+never repair it (INSteD, Shen et al. 2021, §7: a probe that makes the intruder fit its context better measures
+something else).
+
+>>> context_gender(["He was born in Leeds.", "His father was a miner.", "She was his sister."])
+('m', None)
+>>> context_gender(["The bridge opened in 1890."])
+(None, 'no_context_gender')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from corpora.probes.text import Token
+
+_MASCULINE_WORDS = re.compile(r"\b(?:he|him|his|himself|Mr|Sir)\b", re.IGNORECASE)
+_FEMININE_WORDS = re.compile(r"\b(?:she|her|hers|herself|Mrs|Ms|Miss|Madam|Dame)\b", re.IGNORECASE)
+DOMINANCE = 3  # the context's gender: its pronouns outnumber the other gender's at least this many times
+
+
+def context_gender(context: Sequence[str]) -> tuple[str | None, str | None]:
+    """``("m" | "f", None)``: the gender of the entity the context talks about, told by its pronouns and titles
+    (Mr, Mrs, Ms, Sir, Dame); ``(None, reason)`` when the context gives no gender (``no_context_gender``) or
+    both without one dominating (``mixed_context_gender``: neither outnumbers the other three to one).
+
+    >>> context_gender(["She and he met.", "He left."])
+    (None, 'mixed_context_gender')
+    """
+    masculine = sum(len(_MASCULINE_WORDS.findall(s)) for s in context)
+    feminine = sum(len(_FEMININE_WORDS.findall(s)) for s in context)
+    if masculine == feminine == 0:
+        return None, "no_context_gender"
+    if masculine >= DOMINANCE * feminine:
+        return "m", None
+    if feminine >= DOMINANCE * masculine:
+        return "f", None
+    return None, "mixed_context_gender"
+
+
+# Ships and boats are "she" in ordinary English (and so, in older or formal use, are countries): a "she" that
+# stands for one is no animacy site, and "it" in a text about one may be given "she" by its writer.
+_VESSEL_NOUNS = (
+    "ship|ships|vessel|vessels|boat|boats|yacht|frigate|submarine|cruiser|destroyer|battleship|warship|"
+    "steamer|steamship|schooner|liner|sloop|ketch|barque|brig|brigantine|corvette|tanker|freighter|ferry|"
+    "tugboat|galleon|gunboat|trawler|lifeboat|dreadnought|minesweeper|clipper|paddle steamer|aircraft carrier"
+)
+_VESSEL = re.compile(rf"\b(?:{_VESSEL_NOUNS})\b", re.IGNORECASE)
+_SHIP_PREFIX = re.compile(r"\b(?:HMS|USS|RMS|HMAS|HMCS|HMNZS|USNS|USCGC|SS|MV|MS|SMS|INS|NRP)\s+[A-Z]")
+_COUNTRY_NOUNS = re.compile(
+    r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic)\b", re.IGNORECASE
+)
+_COUNTRIES = frozenset(
+    """Afghanistan Albania Algeria Andorra Angola Argentina Armenia Australia Austria Azerbaijan Bahamas Bahrain
+    Bangladesh Barbados Belarus Belgium Belize Benin Bhutan Bolivia Bosnia Botswana Brazil Britain Brunei
+    Bulgaria Burma Burundi Cambodia Cameroon Canada Chad Chile China Colombia Comoros Congo Croatia Cuba Cyprus
+    Czechia Czechoslovakia Denmark Djibouti Dominica Ecuador Egypt England Eritrea Estonia Eswatini Ethiopia Fiji
+    Finland France Gabon Gambia Georgia Germany Ghana Greece Grenada Guatemala Guinea Guyana Haiti Honduras
+    Hungary Iceland India Indonesia Iran Iraq Ireland Israel Italy Jamaica Japan Jordan Kazakhstan Kenya Kiribati
+    Korea Kosovo Kuwait Kyrgyzstan Laos Latvia Lebanon Lesotho Liberia Libya Liechtenstein Lithuania Luxembourg
+    Madagascar Malawi Malaysia Maldives Mali Malta Mauritania Mauritius Mexico Micronesia Moldova Monaco Mongolia
+    Montenegro Morocco Mozambique Myanmar Namibia Nauru Nepal Netherlands Nicaragua Niger Nigeria Norway Oman
+    Pakistan Palau Palestine Panama Paraguay Persia Peru Philippines Poland Portugal Prussia Qatar Romania Russia
+    Rwanda Samoa Scotland Senegal Serbia Seychelles Singapore Slovakia Slovenia Somalia Spain Sudan Suriname
+    Sweden Switzerland Syria Taiwan Tajikistan Tanzania Thailand Togo Tonga Tunisia Turkey Turkmenistan Tuvalu
+    Uganda Ukraine Uruguay USSR Uzbekistan Vanuatu Venezuela Vietnam Wales Yemen Yugoslavia Zambia Zimbabwe
+    America U.S. US UK""".split()
+)
+
+
+def _names_country(text: str) -> bool:
+    return bool(_COUNTRY_NOUNS.search(text)) or any(w in _COUNTRIES for w in re.findall(r"[A-Z][\w.]*", text))
+
+
+def she_referent(sentence: str, context: Sequence[str]) -> str | None:
+    """``"vessel"`` or ``"country"`` when the intruder's pronouns may stand for something English calls
+    *she*: a ship or boat named in the intruder or its context, a country named in the intruder or opening the
+    context (the entity a text is about); else None.
+
+    >>> she_referent("She was launched in 1912.", ["HMS Dreadnought was a battleship."])
+    'vessel'
+    >>> she_referent("It declared war in 1914.", ["Germany is a country in Europe."])
+    'country'
+    >>> she_referent("She was born in 1912.", ["Ada Lovelace was a mathematician."]) is None
+    True
+    """
+    texts = [sentence, *context]
+    if any(_VESSEL.search(t) or _SHIP_PREFIX.search(t) for t in texts):
+        return "vessel"
+    if _names_country(sentence) or (context and _names_country(" ".join(context[0].split()[:3]))):
+        return "country"
+    return None
+
+
+def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhere: bool = False) -> bool:
+    """Whether a noun phrase that can be the referent of the pronoun at ``i`` comes before it in the sentence
+    (or ``anywhere`` in it): a name (with ``common``, any noun phrase) that no preposition governs (``In Paris,
+    she`` is no referent; ``Prosecutor Fatou Bensouda said her`` and ``consecrated the church and proclaimed
+    it`` are).
+
+    >>> from corpora.probes.text import analyse
+    >>> toks = analyse("Prosecutor Fatou Bensouda said her office would appeal.")
+    >>> named_before(toks, 4)
+    True
+    >>> named_before(analyse("In Paris, she met a painter."), 3)
+    False
+    >>> named_before(analyse("The pope consecrated the church and proclaimed it a basilica."), 7, common=True)
+    True
+    """
+    nouns = ("NN",) if common else ("NNP",)
+    end = len(tokens) if anywhere else i
+    for j in range(end):
+        token = tokens[j]
+        if j == i or not token.tag.startswith(nouns) or (j + 1 < end and tokens[j + 1].tag.startswith(nouns)):
+            continue  # the head: the last noun of its run
+        if token.tag.startswith("NNP") and (not token.text[:1].isupper() or _calendar(token.text)):
+            continue
+        start = j
+        while start > 0 and tokens[start - 1].tag in _NP_WORDS:
+            start -= 1
+        if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
+            start = 1
+        governor = tokens[start - 1] if start > 0 else None
+        subject = j + 1 < len(tokens) and _finite(tokens[j + 1])  # after Jesus announces
+        governed = (
+            not subject
+            and governor is not None
+            and (
+                (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
+                or governor.text.lower() in ("of", "'s")
+            )
+        )
+        if not governed:
+            return True
+    return False
+
+
+def _finite(token: Token) -> bool:
+    """A finite verb, or an -s word the tagger called a plural noun that has a verb reading (``announces``)."""
+    if token.tag in ("VBD", "VBZ", "VBP", "MD"):
+        return True
+    if token.tag != "NNS" or not token.text.endswith("s"):
+        return False
+    import lemminflect
+
+    return "VERB" in lemminflect.getAllLemmas(token.text.lower())
+
+
+_NP_WORDS = frozenset(
+    {"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$", "POS", "VBN", "VBG"}
+)
+_SUBORDINATORS = frozenset(
+    {"while", "although", "though", "because", "if", "as", "since", "that", "whether", "when"}
+)
+_CAPITALISED_OPENERS = frozenset(
+    {"after", "before", "during", "despite", "although", "when", "while", "since"}
+)
+_CALENDAR = frozenset(
+    "January February March April May June July August September October November December Monday Tuesday "
+    "Wednesday Thursday Friday Saturday Sunday".split()
+)
+
+
+def _calendar(word: str) -> bool:
+    return word in _CALENDAR
+
+
+# Expletive and extraposed "it": no referent, so no animacy to change.
+_WEATHER_AND_RAISING = frozenset(
+    {"seem", "seems", "seemed", "appear", "appears", "appeared", "happen", "happens", "happened", "rain",
+     "rains", "rained", "snow", "snows", "snowed", "matter", "matters", "mattered", "transpired", "emerged"}
+)  # fmt: skip
+_BE = frozenset({"is", "was", "'s", "be", "been", "being", "were", "are", "became", "becomes", "become",
+                 "remains", "remained", "remain"})  # fmt: skip
+_CLAUSE_OPENERS = frozenset(
+    {"that", "to", "whether", "if", "who", "whom", "when", "how", "why", "what", "for"}
+)
+_LIGHT_VERBS = frozenset(
+    {"make", "makes", "made", "making", "find", "finds", "found", "consider", "considers", "considered",
+     "deem", "deemed", "think", "thought", "leave", "left", "take", "takes", "took"}
+)  # fmt: skip
+
+
+_REPORTING = frozenset(
+    """said reported believed thought expected estimated known rumoured rumored alleged understood claimed feared
+    hoped decided agreed announced confirmed revealed noted suggested argued proposed planned recommended
+    determined found assumed presumed claimed stated learned learnt feared acknowledged speculated""".split()
+)
+
+
+def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``it`` at ``i`` is expletive or extraposed: a raising or weather verb follows (``it seems``,
+    ``it rained``), ``it`` + *be* + a participle, adjective or focus and then a clause (``it was reported
+    that``, ``it is hard to``, ``it is Facebook that``, ``it was in 1990 that``), ``it takes ... to``, or an
+    object ``it`` before an adjective (``made it clear that``).
+
+    >>> from corpora.probes.text import analyse
+    >>> s = analyse("It was reported that it sank.")
+    >>> expletive_it(s, 0), expletive_it(s, 4)
+    (True, False)
+    """
+    words = [t.text.lower() for t in tokens]
+    rest = words[i + 1 :]
+    j = i + 1
+    while j < len(tokens) and (tokens[j].tag in ("RB", "MD") or words[j] in ("not", "n't", "also", "have", "has",
+                                                                           "had")):  # fmt: skip
+        j += 1
+    if j >= len(tokens):
+        return False
+    if i > 0 and words[i - 1] in _LIGHT_VERBS and tokens[j].tag.startswith("JJ"):
+        return True  # made it clear that, found it hard to
+    if words[j] in _WEATHER_AND_RAISING:
+        return True
+    if words[j] in ("takes", "took", "take") and "to" in rest[j - i :]:
+        return True  # it takes two hours to
+    if words[j] not in _BE:
+        return False
+    k = j + 1
+    while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
+        k += 1
+    if k >= len(tokens):
+        return False
+    after = words[k + 1 : k + 8]
+    opens_clause = any(w in _CLAUSE_OPENERS for w in after[:6])
+    if words[k] in _REPORTING and (after[:1] == ["that"] or after[:1] == ["to"] or "that" in after[:4]):
+        return True  # it was reported that, it is said to, it was announced on Monday that
+    if tokens[k].tag.startswith("JJ") and opens_clause:
+        return True  # it is important to, it is unclear whether
+    if words[k] in ("time", "possible", "likely", "unclear", "clear", "true", "now", "not") and opens_clause:
+        return True
+    if tokens[k].tag.startswith(("NNP", "IN", "PRP")) or words[k] in (
+        "only",
+        "here",
+        "there",
+        "this",
+        "these",
+    ):
+        return (
+            "that" in after or "who" in after or "when" in after
+        )  # it is Facebook that, it was in 1990 that
+    return False

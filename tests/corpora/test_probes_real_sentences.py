@@ -1,0 +1,186 @@
+"""The five phenomena gender, animacy-down, animacy-up, demonstrative and conjunction on real Wikipedia and CNN
+sentences put into real documents (``tests/data/probes/``): the expected probe or the expected skip reason of
+each, every skip reason covered, demonstrative's site finding, and the cases issue #39 quotes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corpora.probes import PHENOMENA
+from corpora.probes.edits import NoSite, apply_edits
+from corpora.probes.rows import probe_document
+from corpora.probes.text import tokenize
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "probes"
+CASES = [
+    json.loads(line) for line in (DATA / "real_sentences.jsonl").read_text(encoding="utf-8").splitlines()
+]
+CONTEXTUAL = ("gender", "animacy-down", "animacy-up")
+
+
+def run(phenomenon: str, sentence: str, context=None, **kwargs):
+    function = PHENOMENA[phenomenon]
+    if phenomenon == "animacy-up":
+        return function(sentence, kwargs.pop("gender", "f"), context=context)
+    if phenomenon in CONTEXTUAL:
+        return function(sentence, context=context)
+    return function(sentence, **kwargs)
+
+
+def outcome(edits, sentence: str) -> str:
+    return apply_edits(sentence, edits) if edits else f"skip:{edits.reason}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['phenomenon']}:{c['sentence'][:40]}" for c in CASES])
+def test_real_sentence(case):
+    edits = run(case["phenomenon"], case["sentence"], case.get("context"))
+    expected = case["probed"] if "probed" in case else f"skip:{case['skip']}"
+    assert outcome(edits, case["sentence"]) == expected
+    if "agree" in case:
+        agreeing = run("demonstrative", case["sentence"], agree=True)
+        assert (apply_edits(case["sentence"], agreeing) if agreeing else agreeing.reason) == case["agree"]
+
+
+SKIP_REASONS = {
+    "gender": {"no_context_gender", "mixed_context_gender", "would_repair", "referent_in_intruder",
+               "gendered_word_in_intruder", "no_pronoun"},
+    "animacy-down": {"referent_in_intruder", "she_country", "no_context_person", "mixed_context_gender", "no_pronoun"},
+    "animacy-up": {"country", "vessel", "expletive_it", "referent_in_intruder", "person_in_intruder", "no_pronoun"},
+    "demonstrative": {"pronoun", "plural_head", "that_complementiser", "that_relative", "proper_noun"},
+    "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("phenomenon", list(SKIP_REASONS))
+def test_forty_real_sentences_per_phenomenon_cover_every_skip_reason(phenomenon):
+    cases = [c for c in CASES if c["phenomenon"] == phenomenon]
+    assert len(cases) >= 40
+    assert sum("probed" in c for c in cases) >= 25
+    assert {c["skip"] for c in cases if "skip" in c} >= SKIP_REASONS[phenomenon]
+
+
+def test_demonstrative_finds_the_sites_a_reader_marks():
+    rows = [line.split("\t", 1) for line in (DATA / "demonstrative_sites.tsv").read_text().splitlines()]
+    marked = [s for label, s in rows if label == "site"]
+    unmarked = [s for label, s in rows if label == "none"]
+    assert len(marked) >= 20 and len(unmarked) >= 40
+    found = sum(bool(PHENOMENA["demonstrative"](s)) for s in marked)
+    false = [s for s in unmarked if PHENOMENA["demonstrative"](s)]
+    assert found / len(marked) >= 0.9
+    assert len(false) <= 0.05 * len(unmarked), false
+
+
+# The cases issue #39 quotes (real CNN and Wikipedia text), each with what a linguist expects.
+MAN = ["He was born in Leeds in 1950.", "His father was a miner, and he left school at 15."]
+WOMAN = ["She was born in Leeds in 1950.", "Her father was a miner."]
+SHIP = ["HMS Ocean was an amphibious assault ship of the Royal Navy.", "She was launched in 1995."]
+ISSUE_CASES = [
+    # gender: reinforce, never repair
+    ("gender", "She has five children.", MAN, "skip:would_repair"),
+    ("gender", "He has five children.", MAN, "She has five children."),
+    ("gender", "He has five children.", ["The bridge opened in 1890."], "skip:no_context_gender"),
+    ("gender", "Prosecutor Fatou Bensouda said her office would appeal.", WOMAN, "skip:referent_in_intruder"),
+    ("gender", "They wear her clothes.", WOMAN, "They wear his clothes."),
+    ("gender", "His poetically titled plays were staged.", MAN, "Her poetically titled plays were staged."),
+    ("gender", "While the President continues to stay the course with his failed strategy, lives are lost.", MAN,
+     "skip:referent_in_intruder"),
+    ("gender", "The prize was his.", MAN, "The prize was hers."),
+    ("gender", "Critics praised his failed strategy.", MAN, "Critics praised her failed strategy."),
+    # animacy-up: never expletive it, never a ship
+    ("animacy-up", "It is Facebook private messaging that matters.", MAN, "skip:expletive_it"),
+    ("animacy-up", "It was reported that the talks failed.", MAN, "skip:expletive_it"),
+    ("animacy-up", "It is hard to say.", MAN, "skip:expletive_it"),
+    ("animacy-up", "It can be self-deployed.", SHIP, "skip:vessel"),
+    ("animacy-up", "It aims to show how people differ.", MAN, "She aims to show how people differ."),
+    ("animacy-up", "It was founded in 1850.", WOMAN, "He was founded in 1850."),
+    ("animacy-up", "It was reported that it sank.", MAN, "It was reported that she sank."),
+    # animacy-down: never a ship's she
+    ("animacy-down", "She was decommissioned in 2018.", SHIP, "skip:she_vessel"),
+    ("animacy-down", "He was decommissioned in 2018.", MAN, "It was decommissioned in 2018."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("phenomenon", "sentence", "context", "expected"), ISSUE_CASES)
+def test_the_issues_pronoun_cases(phenomenon, sentence, context, expected):
+    assert outcome(run(phenomenon, sentence, context), sentence) == expected
+
+
+DEMONSTRATIVE_CASES = [
+    # (sentence, INSteD's variant, the agreeing variant)
+    ("Under this hybrid code, players could pass the ball forward.",
+     "Under these hybrid code, players could pass the ball forward.",
+     "Under these hybrid codes, players could pass the ball forward."),
+    ("The band played that year's festival.", "The band played those year's festival.",
+     "The band played those years' festival."),
+    ("Remember that award tickets are limited.", "skip:plural_head", "skip:plural_head"),
+    ("The officials said that this time was different.", "The officials said that these time was different.",
+     "The officials said that these times were different."),
+    ("This kind of surgery focuses on restoring a body part.",
+     "These kind of surgery focuses on restoring a body part.",
+     "These kinds of surgery focus on restoring a body part."),
+    ("This book, which was written in 1850, is famous.", "These book, which was written in 1850, is famous.",
+     "skip:agreement_beyond_phrase"),
+    ("Most of this pressure results from the heart.", "Most of these pressure results from the heart.",
+     "Most of these pressures result from the heart."),
+    ("The problem is that people forget.", "skip:that_complementiser", "skip:that_complementiser"),
+    ("If this collision occurs at low energies, it makes a pair.",
+     "If these collision occurs at low energies, it makes a pair.",
+     "If these collisions occur at low energies, it makes a pair."),
+    ("Much of this period was marked by expansion.", "Much of these period was marked by expansion.",
+     "skip:mass_partitive"),
+    ("Stars that collapse into neutron stars are massive.", "skip:that_relative", "skip:that_relative"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "insted", "agree"), DEMONSTRATIVE_CASES)
+def test_the_issues_demonstrative_cases(sentence, insted, agree):
+    assert outcome(run("demonstrative", sentence), sentence) == insted
+    assert outcome(run("demonstrative", sentence, agree=True), sentence) == agree
+
+
+CONJUNCTION_CASES = [
+    ("It was designed and developed by a small team.", "skip:list_and"),
+    ("He hired a federal public defender, and an attorney from Miami.", "skip:list_and"),
+    ("The ruling rested not on the facts but on the law.", "skip:not_x_but_y"),
+    ("He was injured, but he won the race.", "He was injured, and therefore he won the race."),
+    ("He was injured, and therefore he missed the race.", "He was injured, but he missed the race."),
+    ("The team lost the final, and the coach resigned.", "The team lost the final, but the coach resigned."),
+    ("The team won the final, although the coach resigned.", "The team won the final, therefore the coach resigned."),
+    ("Although it rained, the match went ahead.", "Because it rained, the match went ahead."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "expected"), CONJUNCTION_CASES)
+def test_the_issues_conjunction_cases(sentence, expected):
+    assert outcome(run("conjunction", sentence), sentence) == expected
+
+
+def test_a_combining_mark_stays_with_its_letter():
+    """Issue #40, item 16: *He* + U+0301 is not the pronoun *he*, and no edit splits a grapheme cluster."""
+    sentence = "He\u0301 left, and he said it\u0301 was his\u0301 book."
+    assert [t.text for t in tokenize(sentence)][:2] == ["He\u0301", "left"]
+    for phenomenon, function in PHENOMENA.items():
+        edits = function(sentence, "f") if phenomenon == "animacy-up" else function(sentence)
+        for edit in edits:
+            assert not (edit.end < len(sentence) and sentence[edit.end] == "\u0301"), (phenomenon, edit)
+    assert [e.before for e in PHENOMENA["gender"](sentence)] == ["he"]
+
+
+def test_probe_document_counts_skip_reasons_and_takes_the_demonstrative_variant():
+    doc = {"id": "w:1", "source": "w", "split": "test", "file_id": 1, "original_sentence": "B.",
+           "sentences": ["He was a poet.", "She has five children, and this city was renamed.", "He died."],
+           "intruder_index": 1}  # fmt: skip
+    counted = []
+    rows = list(probe_document(doc, ["gender", "demonstrative"], 0, counted.append))
+    assert "skipped/gender/would_repair" in counted and "no_site/gender" in counted
+    assert [r["probed_sentence"] for r in rows] == ["She has five children, and these city was renamed."]
+    rows = list(probe_document(doc, ["demonstrative"], 0, counted.append, demonstrative="agree"))
+    assert [r["probed_sentence"] for r in rows] == ["She has five children, and these cities were renamed."]
+
+
+def test_no_site_is_an_empty_list_with_a_reason():
+    skip = PHENOMENA["conjunction"]("It was designed and developed in Leeds.")
+    assert isinstance(skip, NoSite) and skip == [] and skip.reason == "list_and"
