@@ -28,8 +28,10 @@ def _master_address(url: str) -> tuple[str, int] | None:
 
     >>> _master_address("127.0.0.1:8081"), _master_address("spark://h:7077"), _master_address("[auto]")
     (('127.0.0.1', 8081), ('h', 7077), None)
+    >>> _master_address("local[4]") is None
+    True
     """
-    if not url or url.startswith("["):
+    if not url or "[" in url:  # Beam's [local], [auto]; Spark's local[4]
         return None
     parsed = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
     try:
@@ -52,17 +54,23 @@ def _unreachable(address: tuple[str, int], seconds: float) -> str | None:
 
 def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
     if not jar:
+        where = (
+            f"Beam's Flink job server is fetched with Maven by {FETCH}"
+            if runner == "FlinkRunner"
+            else "Beam's Spark job server is not served by the Maven mirror this project uses (docs/scale-out.md)"
+        )
         return (
-            f"--runner {runner} needs Beam's {runner[:-6]} job server, which Beam would download over HTTP at "
-            f"run time: give a local jar with --{option} (Flink: fetched with Maven by {FETCH}) or a "
-            f"running job server with --job_endpoint HOST:PORT"
+            f"--runner {runner} needs a job server, which Beam would download over HTTP at run time: give a "
+            f"local jar with --{option} or a running job server with --job_endpoint HOST:PORT ({where})"
         )
     if urllib.parse.urlsplit(jar).scheme in ("http", "https"):
         return (
             f"--{option} {jar}: a URL is downloaded at run time; fetch the jar first and give its local path"
         )
     if not os.path.isfile(jar):
-        return f"--{option} {jar}: no such file (Flink: fetch it with {FETCH})"
+        return f"--{option} {jar}: no such file" + (
+            f" (fetch it with {FETCH})" if runner == "FlinkRunner" else ""
+        )
     return None
 
 
