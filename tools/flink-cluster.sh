@@ -25,7 +25,10 @@ blob.server.port: 0
 taskmanager.numberOfTaskSlots: 2
 parallelism.default: 2
 jobmanager.memory.process.size: 1024m
-taskmanager.memory.process.size: 1728m
+taskmanager.memory.process.size: 2048m
+# a Beam job is many chained operators: the default 128 MiB of network buffers is too few at parallelism 2
+taskmanager.memory.network.min: 256mb
+taskmanager.memory.network.max: 256mb
 io.tmp.dirs: $work/tmp
 restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 3

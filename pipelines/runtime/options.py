@@ -78,9 +78,6 @@ def check_beam_args(beam_args: Sequence[str], command: str) -> None:
             f"{flag.split('=', 1)[0]}: {what} (neither `incoherent {command}` nor Beam's pipeline options "
             f"know it; see `incoherent {command} --help`)"
         )
-    from pipelines.runtime.job_servers import check_runner_services
-
-    check_runner_services(beam_args)  # Flink/Spark: a local job server jar and a master that answers
 
 
 def use_gcs_emulator() -> bool:
