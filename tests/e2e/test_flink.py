@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def overview(port: int) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/overview", timeout=5) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/overview", timeout=30) as response:
         return json.loads(response.read())
 
 
@@ -52,7 +52,12 @@ def flink(tmp_path_factory):
                     dict(os.environ), work, seconds=240)  # fmt: skip
     try:
         deadline = time.monotonic() + 240
-        while overview(port)["slots-total"] < 2:
+        while True:
+            try:
+                if overview(port)["slots-total"] >= 2:
+                    break
+            except OSError:  # the REST endpoint is up but slow to answer while the JVMs start
+                pass
             assert time.monotonic() < deadline, (work / "taskmanager.log").read_text()[-3000:]
             time.sleep(1)
         yield {"port": port, "work": work}
