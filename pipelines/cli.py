@@ -22,6 +22,7 @@ import warnings
 from pipelines.commands import build_parser, selected_module, with_dry_run
 from pipelines.runtime import progress, safety
 from pipelines.runtime.errors import disk_full_message
+from pipelines.runtime.job_servers import check_runner_services
 from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
 from schemas.records import InputError
 from sources.paths import check_name
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         beam_args = with_dry_run(args, module, beam_args)
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
+            check_runner_services(beam_args)  # Flink/Spark: a local job server jar and a master that answers
         use_storage_options(beam_args)
         check_out(args, module)
         if beam_args and not getattr(module, "TAKES_BEAM_ARGS", True):

@@ -92,7 +92,7 @@ def _on_sigterm(signum, frame) -> None:
 atexit.register(stop_all)
 
 
-def start(args: list[str], port: int, env: dict, cwd: Path) -> subprocess.Popen:
+def start(args: list[str], port: int, env: dict, cwd: Path, seconds: float = 60) -> subprocess.Popen:
     """Start a service in its own session (process group) and wait for its port; it is stopped on every way out
     of this process (:func:`stop_all`)."""
     main = threading.current_thread() is threading.main_thread()
@@ -103,7 +103,7 @@ def start(args: list[str], port: int, env: dict, cwd: Path) -> subprocess.Popen:
     )
     _RUNNING.append(process)
     try:
-        wait_for_port(port, process)
+        wait_for_port(port, process, seconds)
     except Exception:
         stop(process)
         raise

@@ -36,6 +36,7 @@ from pipelines.build.dry_run import dry_run_build, wants_dry_run
 from pipelines.build.execute import build, prepare_build_dir
 from pipelines.build.plan import WORK, plan
 from pipelines.runtime import progress, safety, storage
+from pipelines.runtime.job_servers import check_runner_services
 from pipelines.runtime.options import bound_driver_retries, check_beam_args
 
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
@@ -63,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     args.config, beam_args = untangle(args.config, list(beam_args))
     check_beam_args(beam_args, "build")
+    check_runner_services(beam_args)  # Flink/Spark: a local job server jar and a master that answers
     bound_driver_retries()
     config_path = args.config or default_config_path()
     raw = load_config(config_path)

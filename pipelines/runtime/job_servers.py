@@ -1,0 +1,131 @@
+"""Checks, before any pipeline is built, that a Flink or Spark run can start: Beam's ``FlinkRunner`` and
+``SparkRunner`` launch a Java job server, and without ``--flink_job_server_jar`` (``--spark_job_server_jar``)
+or ``--job_endpoint`` Beam downloads that jar over HTTP at run time (Maven Central's
+``beam-runners-flink-<flink>-job-server``, at the SDK's version), which this project never does: the job
+server is fetched once with Maven (``tools/flink-job-server.sh``, docs/scale-out.md#flink). A master given as
+``HOST:PORT`` that nothing answers fails here in seconds, not after the job server's own retries.
+
+>>> runner_service_problem(["--runner=DirectRunner"]) is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import urllib.parse
+from collections.abc import Sequence
+
+from schemas.records import InputError
+
+CONNECT_SECONDS = 5.0
+FETCH = "tools/flink-job-server.sh (see docs/scale-out.md#flink)"
+
+
+def _master_address(url: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` of a master URL (``http://h:8081``, ``h:8081``, ``spark://h:7077``); None for Beam's
+    ``[local]``/``[auto]`` or a value without a port.
+
+    >>> _master_address("127.0.0.1:8081"), _master_address("spark://h:7077"), _master_address("[auto]")
+    (('127.0.0.1', 8081), ('h', 7077), None)
+    >>> _master_address("local[4]") is None
+    True
+    """
+    if not url or "[" in url:  # Beam's [local], [auto]; Spark's local[4]
+        return None
+    parsed = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
+    try:
+        port = parsed.port
+    except ValueError:
+        return None
+    if not parsed.hostname or port is None:
+        return None
+    return parsed.hostname, port
+
+
+def _unreachable(address: tuple[str, int], seconds: float) -> str | None:
+    """Why nothing answers at ``address`` within ``seconds`` (None: a connection was accepted)."""
+    try:
+        with socket.create_connection(address, timeout=seconds):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
+    if not jar:
+        where = (
+            f"Beam's Flink job server is fetched with Maven by {FETCH}"
+            if runner == "FlinkRunner"
+            else "Beam's Spark job server is not served by the Maven mirror this project uses (docs/scale-out.md)"
+        )
+        return (
+            f"--runner {runner} needs a job server, which Beam would download over HTTP at run time: give a "
+            f"local jar with --{option} or a running job server with --job_endpoint HOST:PORT ({where})"
+        )
+    if urllib.parse.urlsplit(jar).scheme in ("http", "https"):
+        return (
+            f"--{option} {jar}: a URL is downloaded at run time; fetch the jar first and give its local path"
+        )
+    if not os.path.isfile(jar):
+        return f"--{option} {jar}: no such file" + (
+            f" (fetch it with {FETCH})" if runner == "FlinkRunner" else ""
+        )
+    return None
+
+
+def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SECONDS) -> str | None:
+    """One line saying why a ``FlinkRunner``/``SparkRunner`` run cannot start, else None (any other runner)."""
+    from apache_beam.options.pipeline_options import (
+        FlinkRunnerOptions,
+        PipelineOptions,
+        PortableOptions,
+        SparkRunnerOptions,
+        StandardOptions,
+        TestOptions,
+    )
+
+    options = PipelineOptions(list(beam_args))
+    if str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes"):  # nothing is started
+        return None
+    runner = options.view_as(StandardOptions).runner
+    key = runner.rsplit(".", 1)[-1].lower() if isinstance(runner, str) else ""
+    key = key if key.endswith("runner") else key + "runner"
+    if key == "flinkrunner":
+        flink = options.view_as(FlinkRunnerOptions)
+        jar, option, master, master_option = (
+            flink.flink_job_server_jar,
+            "flink_job_server_jar",
+            flink.flink_master,
+            "flink_master",
+        )
+        name = "FlinkRunner"
+    elif key == "sparkrunner":
+        spark = options.view_as(SparkRunnerOptions)
+        jar, option, master, master_option = (
+            spark.spark_job_server_jar,
+            "spark_job_server_jar",
+            spark.spark_master_url,
+            "spark_master_url",
+        )
+        name = "SparkRunner"
+    else:
+        return None  # fmt: skip
+    if not options.view_as(PortableOptions).job_endpoint:
+        problem = _jar_problem(option, jar, name)
+        if problem:
+            return problem
+        address = _master_address(master)
+        if address is not None:
+            why = _unreachable(address, seconds)
+            if why is not None:
+                host, port = address
+                return f"--{master_option} {master}: no master answers at {host}:{port} ({why})"
+    return None
+
+
+def check_runner_services(beam_args: Sequence[str]) -> None:
+    """Raise :class:`InputError` with :func:`runner_service_problem`'s line, if any."""
+    problem = runner_service_problem(beam_args)
+    if problem:
+        raise InputError(problem)
