@@ -22,7 +22,13 @@ import warnings
 from pipelines.commands import build_parser, selected_module, with_dry_run
 from pipelines.runtime import progress, safety
 from pipelines.runtime.errors import disk_full_message
-from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
+from pipelines.runtime.options import (
+    DryRun,
+    StageFailed,
+    check_beam_args,
+    check_flag_names,
+    use_storage_options,
+)
 from schemas.records import InputError
 from sources.paths import check_name
 
@@ -116,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     progress.configure(quiet=getattr(args, "quiet", False))
     try:
+        # before the command's module and Beam are imported: a mistyped flag is refused at once
+        check_flag_names(beam_args, command_name(args), getattr(parser, "selected_flags", ()))
         module = importlib.import_module(args._module)
         beam_args = with_dry_run(args, module, beam_args)
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
