@@ -60,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("finetune-lm")  # before any work: one line when the extra is missing
+    from filters.model_source import resolve_model
+
+    resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
     from filters.finetune_lm import FinetuneConfig, finetune
     from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 

@@ -166,12 +166,15 @@ def read_scores(out_dir: str) -> list[dict]:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("score-shuffle")  # before any work: one line when the extra is missing
+    from filters.model_source import resolve_model
+
+    # a directory, or a Hub name in the local cache: a missing model is refused before Beam or torch loads
+    model_dir = resolve_model(args.model_dir, "MODEL_DIR")
     import apache_beam as beam
     from apache_beam.io.filesystems import FileSystems
 
     from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
     from filters.lm import check_language_model
-    from filters.model_source import resolve_model
     from filters.provenance import read_provenance
     from filters.shuffle_classifier import check_classifier
     from pipelines.runtime.run import run_pipeline
@@ -186,7 +189,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
     threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)
-    model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
     if kind == "classifier":
         if args.window != "exact" or args.stride is not None:
