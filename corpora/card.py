@@ -116,11 +116,13 @@ def _read_json(path: str, files: Files) -> dict:
         return json.loads(f.read().decode("utf-8"))
 
 
-def _version(package: str) -> str:
+def _version(package: str, missing: str = "unknown") -> str:
+    """The installed version of ``package``, else ``missing`` (``incoherent`` run from a tree is "unknown";
+    a library that is not installed, transformers in a light install, is "not installed")."""
     try:
         return version(package)
     except PackageNotFoundError:
-        return "unknown"
+        return missing
 
 
 def _incoherent_version() -> str:
@@ -784,7 +786,10 @@ def provenance_section(
         lines.append(yaml.safe_dump(relativise(build["raw_config"], roots), sort_keys=False).rstrip())
         lines += ["```", ""]
     lines += ["### Versions", ""]
-    lines += [f"- {package} {_version(package)}" for package in VERSIONED]
+    lines += [
+        f"- {package} {_version(package, 'unknown' if package == 'incoherent' else 'not installed')}"
+        for package in VERSIONED
+    ]
     lines += [f"- schema version {SCHEMA_VERSION}", ""]
     return lines
 

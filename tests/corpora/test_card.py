@@ -500,3 +500,22 @@ def test_a_text_source_without_recorded_terms_says_so(shuffled):
     )
     text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
     assert "- `cnn`: not recorded" in licence_section(text)  # no ingest summary here: the kind is unknown
+
+
+def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, monkeypatch):
+    """In a light install transformers is absent: the card's versions say so (it said "transformers unknown")."""
+    from importlib.metadata import PackageNotFoundError
+
+    import corpora.card as card_module
+
+    real = card_module.version
+
+    def without_transformers(package):
+        if package == "transformers":
+            raise PackageNotFoundError(package)
+        return real(package)
+
+    monkeypatch.setattr(card_module, "version", without_transformers)
+    lines = card_module.provenance_section(str(tmp_path / "out"), None, [])
+    assert "- transformers not installed" in lines
+    assert not [line for line in lines if line.endswith(" unknown") and not line.startswith("- incoherent")]
