@@ -52,3 +52,15 @@ def test_the_front_door_states_no_count_that_drifts():
     install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     for text in (README, "\n".join(bash_lines(install))):
         assert not re.findall(r"\b\d[\d,]* (?:tests|wheels)\b|\b\d[\d,]* of \d[\d,]*\b|\d MB\b", text)
+
+
+def test_install_page_shows_the_model_stack_line_as_printed():
+    """docs/install.md shows the line a clone and a wheel print (pins as pyproject.toml has them)."""
+    import tomllib
+
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["models"]
+    head = "error: incoherent score-shuffle needs the model stack: .venv/bin/python -m pip install"
+    assert f"{head} -e '.[models]'\n" in install
+    assert f"{head} {' '.join(pins)}\n" in install
+    assert "incoherent[models]'" not in install
