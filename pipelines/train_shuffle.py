@@ -65,13 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-shuffle")  # before any work: one line when the extra is missing
+    from pipelines.runtime.numbers import TRAINING, check_numbers
+
+    check_numbers(vars(args), TRAINING)  # before any loading
     from filters.model_source import resolve_model
 
     resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
     from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
-    from pipelines.runtime.numbers import TRAINING, check_numbers
-
-    check_numbers(vars(args), TRAINING)  # before any loading
 
     config = ShuffleTrainConfig(
         data_dir=args.data_dir,
