@@ -45,6 +45,7 @@ def test_every_dataset_command_takes_the_build_folder(build, tmp_path, capsys):
     by_build = capsys.readouterr().out
     assert run_cli("publish", dataset, "--repo-id", "my-org/x", "--dry-run", beam=[]) == 0
     assert capsys.readouterr().out == by_build != ""
+    assert run_cli("card", dataset, beam=[]) == 0
     card = (dataset / "README.md").read_bytes()
     assert run_cli("card", build, beam=[]) == 0
     assert (dataset / "README.md").read_bytes() == card  # rewritten in place, the same card
