@@ -116,11 +116,13 @@ def _read_json(path: str, files: Files) -> dict:
         return json.loads(f.read().decode("utf-8"))
 
 
-def _version(package: str) -> str:
+def _version(package: str, missing: str = "unknown") -> str:
+    """The installed version of ``package``, else ``missing`` (``incoherent`` run from a tree is "unknown";
+    a library that is not installed, transformers in a light install, is "not installed")."""
     try:
         return version(package)
     except PackageNotFoundError:
-        return "unknown"
+        return missing
 
 
 def _incoherent_version() -> str:
@@ -784,7 +786,10 @@ def provenance_section(
         lines.append(yaml.safe_dump(relativise(build["raw_config"], roots), sort_keys=False).rstrip())
         lines += ["```", ""]
     lines += ["### Versions", ""]
-    lines += [f"- {package} {_version(package)}" for package in VERSIONED]
+    lines += [
+        f"- {package} {_version(package, 'unknown' if package == 'incoherent' else 'not installed')}"
+        for package in VERSIONED
+    ]
     lines += [f"- schema version {SCHEMA_VERSION}", ""]
     return lines
 
@@ -832,27 +837,34 @@ def probes_section(stats: dict, summaries: list[dict]) -> list[str]:
         "everything else unchanged. A document whose intruder sentence has no site for a phenomenon is skipped "
         "for it (`no site`).",
         "",
-        "| phenomenon | probes | with a site | no site |",
-        "|---|---:|---:|---:|",
+        "| phenomenon | split | probes | with a site | no site |",
+        "|---|---|---:|---:|---:|",
     ]
+    # one row per phenomenon and split: the tables' rows of that split, and the counts of the runs that probed
+    # it (a table may hold several splits, probed by several runs: never added across splits)
     counts: dict[str, dict] = {}
     for run in runs:
+        split = str((run.get("params") or {}).get("split", "test"))
         for phenomenon, c in run["probes"].items():
-            total = counts.setdefault(phenomenon, {"probes": 0, "with_site": 0, "no_site": 0, "examples": []})
-            total["probes"] += int(c.get("probes", 0))
-            total["with_site"] += int(c.get("with_site", 0))
-            total["no_site"] += int(c.get("no_site", 0))
+            total = counts.setdefault(phenomenon, {"examples": []})
+            by_split = total.setdefault(split, {"probes": 0, "with_site": 0, "no_site": 0})
+            by_split["probes"] += int(c.get("probes", 0))
+            by_split["with_site"] += int(c.get("with_site", 0))
+            by_split["no_site"] += int(c.get("no_site", 0))
             total["examples"] += list(c.get("examples") or [])
     for phenomenon in sorted(set(counts) | set(stats.get("probe", {}))):
-        c = counts.get(phenomenon, {})
-        tables = stats.get("probe", {}).get(phenomenon)
-        # the tables described, else (probes written elsewhere in the build's folder) what their run wrote
-        rows = sum(n for splits in tables.values() for n in splits.values()) if tables else c.get("probes", 0)
-        lines.append(
-            f"| `{phenomenon}` | {rows:,} | {c.get('with_site', '-'):,} | {c.get('no_site', '-'):,} |"
-            if c
-            else f"| `{phenomenon}` | {rows:,} | - | - |"
-        )
+        tables = stats.get("probe", {}).get(phenomenon) or {}
+        in_tables: dict[str, int] = {}
+        for splits in tables.values():
+            for split, n in splits.items():
+                in_tables[split] = in_tables.get(split, 0) + n
+        ran = {k: v for k, v in counts.get(phenomenon, {}).items() if k != "examples"}
+        for split in sorted(set(in_tables) | set(ran)):
+            c = ran.get(split)
+            # the tables described, else (probes written elsewhere in the build's folder) what their run wrote
+            rows = in_tables.get(split, 0) if tables else c["probes"]
+            sites = f"{c['with_site']:,} | {c['no_site']:,}" if c else "- | -"
+            lines.append(f"| `{phenomenon}` | {split} | {rows:,} | {sites} |")
     lines.append("")
     examples = [(p, e) for p, c in sorted(counts.items()) for e in c["examples"][:1]]
     if examples:

@@ -75,6 +75,8 @@ def resolve_model(name_or_path: str, option: str) -> str:
         raise InputError(f"{option} {name_or_path}: no such model directory")
     raise InputError(
         f"{option} {name_or_path}: no such model directory, and no Hub model of that name in the local "
-        f"Hugging Face cache ({hub_cache_dir()}); nothing is downloaded: fetch it first (hf download "
-        f"{name_or_path}) or give a directory"
+        f"Hugging Face cache ({hub_cache_dir()}); nothing is downloaded: give the folder of a model saved with "
+        f"save_pretrained (copied from a machine with Hub access), or copy such a machine's Hugging Face "
+        f"cache here and set HF_HOME (or HF_HUB_CACHE) to it, or fetch it (hf download {name_or_path}); "
+        f"see docs/install.md#models-without-the-hub"
     )

@@ -23,7 +23,13 @@ from pipelines.commands import build_parser, selected_module, with_dry_run
 from pipelines.runtime import progress, safety
 from pipelines.runtime.errors import disk_full_message
 from pipelines.runtime.job_servers import check_runner_services
-from pipelines.runtime.options import DryRun, StageFailed, check_beam_args, use_storage_options
+from pipelines.runtime.options import (
+    DryRun,
+    StageFailed,
+    check_beam_args,
+    check_flag_names,
+    use_storage_options,
+)
 from schemas.records import InputError
 from sources.paths import check_name
 
@@ -56,6 +62,19 @@ logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
 # file is checked by build itself): a folder of that name in the working directory is not an input.
 NOT_PATHS = ("out", "block_sizes", "config", "host", "id_field", "license", "name", "repo_id", "revision")
 NOT_PATHS += ("sample", "source", "split", "split_name", "text_field", "token")
+
+
+# Arguments that name a dataset to read: a build folder given there stands for its dataset/ (OUT/dataset).
+DATASET_ARGUMENTS = ("dataset_dir", "data_dir", "dir")
+
+
+def use_dataset_of_build(args: argparse.Namespace) -> None:
+    """A build folder where a dataset folder is wanted is read as its ``dataset/``
+    (:func:`pipelines.runtime.safety.dataset_of_build`)."""
+    for name in DATASET_ARGUMENTS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            setattr(args, name, safety.dataset_of_build(value))
 
 
 def outputs(args: argparse.Namespace, module) -> dict[str, str]:
@@ -116,13 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     progress.configure(quiet=getattr(args, "quiet", False))
+    module = None
     try:
+        # before the command's module and Beam are imported: a mistyped flag is refused at once
+        check_flag_names(beam_args, command_name(args), getattr(parser, "selected_flags", ()))
         module = importlib.import_module(args._module)
         beam_args = with_dry_run(args, module, beam_args)
         if not getattr(module, "CHECKS_OWN_BEAM_ARGS", False):  # build untangles its CONFIG first
             check_beam_args(beam_args, command_name(args))
             check_runner_services(beam_args)  # Flink/Spark: a local job server jar and a master that answers
         use_storage_options(beam_args)
+        use_dataset_of_build(args)
         check_out(args, module)
         if beam_args and not getattr(module, "TAKES_BEAM_ARGS", True):
             raise InputError(f"{command_name(args)}: unrecognized arguments: {' '.join(beam_args)}")
@@ -138,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         print(exc)
         return 0
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        # build says that running it again resumes (ON_INTERRUPT); other commands start over
+        print(getattr(module, "ON_INTERRUPT", "interrupted"), file=sys.stderr)
         return 130
     except Exception as exc:
         message = disk_full_message(exc)

@@ -140,6 +140,25 @@ def list_flag(parser: argparse.ArgumentParser, *flags: str, **kwargs) -> argpars
     return parser.add_argument(*flags, nargs="+", action="extend", **kwargs)
 
 
+def list_item(convert, flag: str):
+    """The ``type`` of one value of a list flag (``--block-sizes 1 2 3``): ``1,2,3`` is refused with the way
+    to write it, as the earlier docs and scripts wrote it."""
+
+    def item(value: str):
+        if "," in value:
+            spaced = " ".join(part.strip() for part in value.split(",") if part.strip())
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: write a list as values separated by spaces: {flag} {spaced}"
+            )
+        try:
+            return convert(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {convert.__name__} value: {value!r}") from None
+
+    item.__name__ = convert.__name__
+    return item
+
+
 def module_of(*words: str) -> str:
     """The module of the command ``words`` (``module_of("ingest", "cnn")`` -> ``pipelines.ingest.cnn``); a
     command that is not in :data:`COMMANDS` is a KeyError, never a silent miss."""
@@ -239,6 +258,7 @@ def build_parser(selected: str | None = None, every_command: bool = False) -> ar
         sub.set_defaults(_module=module, _help_of=None)
         if module == selected:
             command = importlib.import_module(module)
+            parser.selected_flags = sub._option_string_actions  # the command's own flags, for did-you-mean
         elif every_command:
             try:  # a command whose optional dependencies are missing is listed, without its flags
                 command = importlib.import_module(module)

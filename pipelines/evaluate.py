@@ -224,8 +224,6 @@ def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("evaluate")  # before any work: one line when the extra is missing
-    from filters import data, metrics, probe_metrics
-    from filters.model import ScoringModel
     from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
 
     if not 0.0 < args.threshold < 1.0:  # nan fails this too
@@ -235,7 +233,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     for option, path in (("--out", args.out), ("--predictions", args.predictions)):
         if path is not None:  # '' too: one line, not the default file or no file at all
             check_output_file(path, option, args.overwrite)
-    models = model_names(args.model_dirs)
+    models = model_names(args.model_dirs)  # a missing model is refused before torch loads
+    from filters import data, metrics, probe_metrics
+    from filters.model import ScoringModel
+
     if probe_metrics.is_probes_dir(args.data_dir):
         return run_probes(args, models)
     out = args.out or os.path.join(models[0][1], f"eval-{args.split}.json")

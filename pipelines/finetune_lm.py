@@ -60,10 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("finetune-lm")  # before any work: one line when the extra is missing
-    from filters.finetune_lm import FinetuneConfig, finetune
     from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 
     check_numbers(vars(args), TRAINING | {"max_length": Rule(4, 1 << 24, whole=True)})  # before any loading
+    from filters.model_source import resolve_model
+
+    resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
+    from filters.finetune_lm import FinetuneConfig, finetune
 
     config = FinetuneConfig(
         data_dirs=tuple(args.data_dirs),

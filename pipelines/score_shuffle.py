@@ -177,27 +177,29 @@ def read_scores(out_dir: str) -> list[dict]:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("score-shuffle")  # before any work: one line when the extra is missing
-    import apache_beam as beam
-    from apache_beam.io.filesystems import FileSystems
-
-    from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
-    from filters.lm import check_language_model
-    from filters.model_source import resolve_model
-    from filters.provenance import read_provenance
-    from filters.shuffle_classifier import check_classifier
-    from pipelines.runtime.run import run_pipeline
-    from pipelines.runtime.tables import WriteRejected, WriteTable
-    from pipelines.score_shuffle_transforms import STAGE, ScoreShufflePairs
-
     if args.batch_size < 1 or args.pool_size < 1:
         raise InputError("--batch-size/--pool-size: must be >= 1")
     if args.stride is not None and args.stride < 1:  # 0 was taken for "not given" (half the window)
         raise InputError(f"--stride: must be >= 1, got {args.stride}")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
+    from filters.model_source import resolve_model
+
+    # a directory, or a Hub name in the local cache: a missing model is refused before Beam or torch loads
+    model_dir = resolve_model(args.model_dir, "MODEL_DIR")
+    import apache_beam as beam
+    from apache_beam.io.filesystems import FileSystems
+
+    from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
+    from filters.lm import check_language_model
+    from filters.provenance import read_provenance
+    from filters.shuffle_classifier import check_classifier
+    from pipelines.runtime.run import run_pipeline
+    from pipelines.runtime.tables import WriteRejected, WriteTable
+    from pipelines.score_shuffle_transforms import STAGE, ScoreShufflePairs
+
     threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)
-    model_dir = resolve_model(args.model_dir, "MODEL_DIR")  # a directory, or a Hub name in the local cache
     kind = args.scorer
     if kind == "classifier":
         if args.compare != "mean":

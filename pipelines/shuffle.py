@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite, list_flag
+from pipelines.commands import add_overwrite, list_flag, list_item
 from schemas.records import InputError
 
 
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--block-sizes",
         nargs="+",
-        type=int,
+        type=list_item(int, "--block-sizes"),
         default=[1, 2, 3, 4, 5],
         metavar="K",
         help="block sizes k (default: 1 2 3 4 5)",

@@ -45,11 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-filter")  # before any work: one line when the extra is missing
-    from filters.metrics import format_table
-    from filters.train import TrainConfig, train
     from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 
     check_numbers(vars(args), TRAINING | {"max_length": Rule(16, 1 << 24, whole=True)})  # before any loading
+    from filters.model_source import resolve_model
+
+    resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
+    from filters.metrics import format_table
+    from filters.train import TrainConfig, train
+
     config = TrainConfig(
         data_dir=args.data_dir,
         out=args.out,

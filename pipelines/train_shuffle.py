@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from filters.hardware import add_precision_argument
-from pipelines.commands import DEVICE_HELP, add_overwrite
+from pipelines.commands import DEVICE_HELP, add_overwrite, list_item
 from pipelines.runtime.model_stack import require_model_stack
 from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
 from schemas.records import InputError
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--k",
         nargs="+",
-        type=int,
+        type=list_item(int, "--k"),
         default=[1],
         metavar="K",
         help="block sizes whose shuffles are the incoherent examples (default: 1)",
@@ -65,10 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-shuffle")  # before any work: one line when the extra is missing
-    from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
     from pipelines.runtime.numbers import TRAINING, check_numbers
 
     check_numbers(vars(args), TRAINING)  # before any loading
+    from filters.model_source import resolve_model
+
+    resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
+    from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
 
     config = ShuffleTrainConfig(
         data_dir=args.data_dir,

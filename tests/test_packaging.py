@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -118,6 +119,11 @@ def dist(tmp_path_factory) -> Path:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every folder of data files is a package in pyproject.toml: setuptools warns of none it would drop
+    absent = re.findall(
+        r"Package '([\w.]+)' is absent from the `packages` configuration", result.stdout + result.stderr
+    )
+    assert absent == []
     return out
 
 
@@ -227,6 +233,13 @@ def test_the_installed_wheel_builds_outside_the_repository(dist, tmp_path):
         cwd=elsewhere, env=env, check=True, capture_output=True, text=True, timeout=60,
     ).stdout.strip()  # fmt: skip
     assert where == str(Path(site) / "pipelines" / "cli.py")
+    # without a clone, the model stack's install command is the extra's pinned requirements, for this venv
+    told = subprocess.run(
+        [str(python), "-c", "from pipelines.runtime.model_stack import install_command; print(install_command())"],
+        cwd=elsewhere, env=env, check=True, capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["models"]
+    assert told == f"{python} -m pip install {' '.join(pins)}"
     result = subprocess.run(
         [str(venv / "bin" / "incoherent"), "build", "--out", "built"],
         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite
+from pipelines.commands import add_overwrite, list_item
 from schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
@@ -39,7 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--workers", type=int, default=None, help="annotators per task (5; 2 for pairs)")
     parser.add_argument("--per-k", type=int, default=None, help="shuffle: documents per block size (all)")
-    parser.add_argument("--block-sizes", type=int, nargs="+", default=None, help="shuffle: block sizes (all)")
+    parser.add_argument(
+        "--block-sizes",
+        type=list_item(int, "--block-sizes"),
+        nargs="+",
+        default=None,
+        help="shuffle: block sizes (all)",
+    )
     parser.add_argument(
         "--instructions",
         default=None,

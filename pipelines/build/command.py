@@ -39,6 +39,10 @@ from pipelines.runtime import progress, safety, storage
 from pipelines.runtime.job_servers import check_runner_services
 from pipelines.runtime.options import bound_driver_retries, check_beam_args
 
+ON_INTERRUPT = (
+    "interrupted: run the same command again to resume (finished stages are kept; the stage that was running "
+    "starts over)"
+)
 CHECKS_OWN_BEAM_ARGS = True  # the CLI leaves the check of Beam's flags to run(), after untangle()
 OWN_LOCK = True  # the build takes OUT's lock itself (pipelines.build.execute), after its checks
 

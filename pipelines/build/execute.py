@@ -150,6 +150,23 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
     return records, lock
 
 
+def removed_line(path: str, out: str, stages: list[Stage]) -> str:
+    """What :func:`remove_stale` removed, said truly: the unfinished output of a stage that an earlier run left
+    (interrupted: the stage runs again), or output this config does not produce.
+
+    >>> stage = Stage("index", "/o/work/retrieval/wiki/index")
+    >>> removed_line("/o/work/retrieval/wiki/index.partial", "/o", [stage])
+    '[build] removed work/retrieval/wiki/index.partial: the unfinished output of an interrupted run (index runs again)'
+    >>> removed_line("/o/dataset/intruder-cnn", "/o", [stage])
+    '[build] removed dataset/intruder-cnn: not produced by this config'
+    """
+    shown = os.path.relpath(path, out)
+    for stage in stages:
+        if path.endswith(PARTIAL) and os.path.normpath(path[: -len(PARTIAL)]) == os.path.normpath(stage.out):
+            return f"[build] removed {shown}: the unfinished output of an interrupted run ({stage.name} runs again)"
+    return f"[build] removed {shown}: not produced by this config"
+
+
 def remove_stale(out: str, stages: list[Stage]) -> list[str]:
     """Delete what an earlier build in ``out`` wrote for sources or stages this config no longer has.
 
@@ -219,7 +236,7 @@ def build(
     stages = plan(config, work)
     if not remote:
         for path in remove_stale(out, stages):
-            progress.write(f"[build] removed {os.path.relpath(path, out)}: not produced by this config")
+            progress.write(removed_line(path, out, stages))
         os.makedirs(dataset, exist_ok=True)
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
@@ -265,12 +282,12 @@ def build(
             summary["commands"].append(stage.argv + list(beam_args))  # for the card
         finished = remote_resume.is_finished if remote else is_finished
         if finished(earlier.get(stage.name), stage_print, stage.out):
-            progress.write(f"{label}: finished by an earlier run, skipped")
+            progress.note(f"{label}: finished by an earlier run, skipped")
             records[stage.name] = earlier[stage.name]
             summary["skipped"].append(stage.name)
         else:
             command = f"incoherent {' '.join(stage.argv)}" if stage.make is None else "writing the sample ids"
-            progress.write(f"{label}: {command}")
+            progress.note(f"{label}: {command}")
             if bar is not None:
                 bar.set_postfix_str(stage.name)
             started = time.time()
@@ -310,7 +327,7 @@ def build(
     write_summary()  # the card reads the stage commands from it
     card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
     timings["card"] = round(time.time() - started, 2)
-    progress.write(f"[build] card: {card_path}")
+    progress.note(f"[build] card: {card_path}")
     intruders_file = storage.join(work, "intruders", SUMMARY_FILE)
     built_intruders = any(stage.name == "intruders" for stage in stages)  # `corpora` may leave them out
     intruders_summary = json.loads(storage.read_bytes(intruders_file)) if built_intruders else {}

@@ -5,19 +5,60 @@ of it. A command that does (``score-shuffle``, ``train-filter``, ``evaluate``, `
 ``train-shuffle``, ``intruders`` and ``build`` with a model filter) calls :func:`require_model_stack` before any
 work, and stops with one line when the extra is not installed::
 
-    error: incoherent score-shuffle needs the model stack: pip install 'incoherent[models]'
+    error: incoherent score-shuffle needs the model stack: .venv/bin/python -m pip install -e '.[models]'
 
-The check finds the modules without importing them (importing torch takes seconds).
+The install command is the one that works for how ``incoherent`` was installed (:func:`install_command`): the
+clone's extra for an editable install, the extra's pinned requirements otherwise (``incoherent`` is not on
+PyPI, so ``pip install 'incoherent[models]'`` would find nothing). The check finds the modules without importing
+them (importing torch takes seconds).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import os
+import shlex
+import sys
 
 from schemas.records import InputError
 
 MODEL_STACK = ("torch", "transformers", "tokenizers", "safetensors")
-INSTALL = "pip install 'incoherent[models]'"
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it lies inside it (``.venv/bin/python``, ``.``)."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else path
+
+
+def install_command() -> str:
+    """The command that installs the model stack into this interpreter, for how ``incoherent`` was installed.
+
+    An editable install (or a run from a source tree) installs the clone's extra, ``python -m pip install -e
+    'CLONE[models]'``; an install from a wheel or a folder installs the extra's pinned requirements, read from
+    the installed metadata (``python -m pip install 'torch==2.13.0' ...``). The interpreter is this one, so the
+    command works whether or not the venv is activated.
+    """
+    pip = f"{shlex.quote(_shown(sys.executable))} -m pip install"
+    here = os.path.realpath(__file__)
+    requirements: list[str] = []
+    try:
+        dist = importlib.metadata.distribution("incoherent")
+        installed = str(getattr(dist, "_path", "")).endswith(".dist-info") and (  # not a clone's egg-info
+            os.path.realpath(str(dist.locate_file("pipelines/runtime/model_stack.py"))) == here
+        )
+        requirements = [
+            r.split(";", 1)[0].strip()
+            for r in dist.requires or []
+            if 'extra == "models"' in r.replace("'", '"')
+        ]
+    except importlib.metadata.PackageNotFoundError:
+        installed = False
+    if installed and requirements:  # from a wheel or a folder: this module lies in the installed files
+        return f"{pip} {' '.join(shlex.quote(r) for r in requirements)}"
+    clone = os.path.dirname(os.path.dirname(os.path.dirname(here)))  # an editable install, a source tree
+    return f"{pip} -e {shlex.quote(_shown(clone) + '[models]')}"
 
 
 def missing_model_stack() -> list[str]:
@@ -38,4 +79,4 @@ def require_model_stack(command: str, why: str = "") -> None:
     that asks for a model) when the model stack is missing."""
     if missing_model_stack():
         because = f" ({why})" if why else ""
-        raise InputError(f"incoherent {command} needs the model stack{because}: {INSTALL}")
+        raise InputError(f"incoherent {command} needs the model stack{because}: {install_command()}")

@@ -18,6 +18,7 @@ import threading
 import time
 
 _ENABLED = False
+_QUIET = False  # --quiet: progress lines (note) are not printed either
 _OUTER = 0  # bars opened with bar() (the build's bar of stages)
 _BARS: dict[str, _Task] = {}
 _LOCK = threading.Lock()
@@ -25,7 +26,8 @@ _LOCK = threading.Lock()
 
 def configure(quiet: bool, stream=None) -> bool:
     """Turn bars on when ``stream`` (default: stdout) is a terminal and not ``quiet``; returns whether on."""
-    global _ENABLED
+    global _ENABLED, _QUIET
+    _QUIET = quiet
     stream = sys.stdout if stream is None else stream
     _ENABLED = not quiet and hasattr(stream, "isatty") and stream.isatty()
     if not _ENABLED:
@@ -139,6 +141,13 @@ def close_all() -> None:
         for current in _BARS.values():
             current.bar.close()
         _BARS.clear()
+
+
+def note(message: str) -> None:
+    """A progress line (``[build] stage 2 of 9, index: ...``): :func:`write` unless ``--quiet`` was given,
+    which prints nothing but the result."""
+    if not _QUIET:
+        write(message)
 
 
 def write(message: str) -> None:

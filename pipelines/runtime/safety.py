@@ -254,6 +254,17 @@ class OutLock:
         self.release()
 
 
+def dataset_of_build(path: str) -> str:
+    """``OUT/dataset`` when ``path`` is the folder of a build (its marker, or its summary, and a ``dataset/``
+    beside it), else ``path``: every command that reads a dataset takes the build folder or its ``dataset/``
+    alike (``incoherent card out/enwiki`` is ``incoherent card out/enwiki/dataset``)."""
+    if is_remote(path) or not os.path.isdir(os.path.join(path, "dataset")):
+        return path
+    if any(os.path.isfile(os.path.join(path, name)) for name in (BUILD_MARKER, "build_summary.json")):
+        return os.path.join(path, "dataset")
+    return path
+
+
 def dataset_lock_folder(dataset_dir: str) -> str:
     """Where the lock of a dataset lies: the build folder when ``dataset_dir`` is ``OUT/dataset`` of a build
     (the build holds that lock while it writes the dataset), else the dataset folder itself."""

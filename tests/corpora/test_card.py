@@ -500,3 +500,44 @@ def test_a_text_source_without_recorded_terms_says_so(shuffled):
     )
     text = render_card(str(shuffled), str(shuffled), "CNN", figures=False)
     assert "- `cnn`: not recorded" in licence_section(text)  # no ingest summary here: the kind is unknown
+
+
+def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, monkeypatch):
+    """In a light install transformers is absent: the card's versions say so (it said "transformers unknown")."""
+    from importlib.metadata import PackageNotFoundError
+
+    import corpora.card as card_module
+
+    real = card_module.version
+
+    def without_transformers(package):
+        if package == "transformers":
+            raise PackageNotFoundError(package)
+        return real(package)
+
+    monkeypatch.setattr(card_module, "version", without_transformers)
+    lines = card_module.provenance_section(str(tmp_path / "out"), None, [])
+    assert "- transformers not installed" in lines
+    assert not [line for line in lines if line.endswith(" unknown") and not line.startswith("- incoherent")]
+
+
+def test_the_probes_table_names_the_split_of_every_count():
+    """negation 13 was 1 test + 12 train probes beside one run's site counts, no split named: one row a split."""
+    from corpora.card import probes_section
+
+    stats = {"probe": {"negation": {"wikipedia": {"test": 1, "train": 12}}, "gender": {"cnn": {"test": 2}}}}
+    runs = [
+        {"command": "probes", "params": {"split": "test"}, "probes": {
+            "negation": {"probes": 1, "with_site": 1, "no_site": 3},
+            "gender": {"probes": 2, "with_site": 2, "no_site": 2}}},
+        {"command": "probes", "params": {"split": "train"}, "probes": {
+            "negation": {"probes": 12, "with_site": 12, "no_site": 30}}},
+    ]  # fmt: skip
+    lines = probes_section(stats, runs)
+    table = [line for line in lines if line.startswith("| `")]
+    assert table == [
+        "| `gender` | test | 2 | 2 | 2 |",
+        "| `negation` | test | 1 | 1 | 3 |",
+        "| `negation` | train | 12 | 12 | 30 |",
+    ]
+    assert "| phenomenon | split | probes | with a site | no site |" in lines

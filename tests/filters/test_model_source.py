@@ -138,3 +138,66 @@ def test_a_build_config_filter_may_be_a_cached_name(hub_cache, tmp_path):
                 check_config(load_config(str(path)), str(path))
         else:
             assert check_config(load_config(str(path)), str(path))["intruders"]["filter"] == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["score-shuffle", "no-such-org/no-such-model", "{data}", "--out", "{out}"],
+        ["evaluate", "no-such-org/no-such-model", "{data}"],
+        ["train-filter", "{data}", "--base-model", "no-such-org/no-such-model", "--out", "{out}"],
+        ["finetune-lm", "{data}", "--base-model", "no-such-org/no-such-model", "--out", "{out}"],
+        ["train-shuffle", "{data}", "--base-model", "no-such-org/no-such-model", "--out", "{out}"],
+    ],
+)
+def test_a_missing_model_is_refused_at_once_with_the_offline_routes(tmp_path, argv):
+    """Before torch or Beam is imported (they took the refusal to 19.6 s), in under a second; the line says
+    how a machine without the Hub gets a model (a save_pretrained folder, a copied cache and HF_HOME)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    (tmp_path / "data").mkdir()
+    args = [a.format(data=tmp_path / "data", out=tmp_path / "out") for a in argv]
+    code = (
+        "import sys, time\n"
+        "from pipelines.cli import main\n"
+        "start = time.perf_counter()\n"
+        f"rc = main({args!r})\n"
+        "print(rc, round(time.perf_counter() - start, 3), sorted(m for m in ('torch', 'transformers', "
+        "'apache_beam') if m in sys.modules))\n"
+    )
+    env = dict(os.environ, HF_HOME=str(tmp_path / "empty-hf-home"), PYTHONPATH=str(ROOT))
+    env.pop("HF_HUB_CACHE", None)
+    env.pop("HUGGINGFACE_HUB_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    rc, seconds, heavy = done.stdout.split(" ", 2)
+    assert (rc, heavy.strip()) == ("2", "[]"), done.stderr
+    assert float(seconds) < 1.0
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ") and "no-such-org/no-such-model: no such model directory" in line
+    assert f"({tmp_path / 'empty-hf-home' / 'hub'})" in line
+    assert (
+        "save_pretrained" in line and "HF_HOME" in line and "docs/install.md#models-without-the-hub" in line
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_copied_from_another_machine_is_found_through_hf_home(tmp_path, monkeypatch, tiny_gpt2_dir):  # noqa: F811
+    """docs/install.md#models-without-the-hub: copy a machine's Hugging Face home, point HF_HOME at it."""
+    there = tmp_path / "machine-with-hub" / "huggingface"
+    put_in_cache(there / "hub", "openai-community/gpt2", tiny_gpt2_dir)
+    here = tmp_path / "copied" / "huggingface"
+    shutil.copytree(there, here, symlinks=True)  # the snapshot's links are relative: they survive the copy
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HF_HOME", str(here))
+    snapshot = resolve_model("openai-community/gpt2", "MODEL_DIR")
+    assert snapshot == str(here / "hub" / "models--openai-community--gpt2" / "snapshots" / COMMIT)
+    assert sorted(os.listdir(snapshot)) == sorted(os.listdir(tiny_gpt2_dir))
+    from filters.lm import check_language_model
+
+    assert check_language_model(snapshot) == "causal"  # the copied folder is checked like any model folder

@@ -209,3 +209,17 @@ def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
         if caller.poll() is None:
             caller.kill()
     assert not (out / "run_summary.json").exists()  # it was stopped in the middle, not finished
+
+
+def test_ctrl_c_says_that_running_again_resumes(tmp_path, capsys, monkeypatch):
+    import pipelines.build.command as build_command
+
+    def interrupted(args, beam_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build_command, "run", interrupted)
+    assert run_cli("build", "--out", tmp_path / "out", beam=[]) == 130
+    assert capsys.readouterr().err == (
+        "interrupted: run the same command again to resume (finished stages are kept; the stage that was "
+        "running starts over)\n"
+    )

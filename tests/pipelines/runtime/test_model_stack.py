@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pipelines.runtime.model_stack import INSTALL, MODEL_STACK, missing_model_stack
+from pipelines.runtime.model_stack import MODEL_STACK, install_command, missing_model_stack
 from tests.conftest import ROOT
 from tests.no_model_stack import BLOCKER, env_without_model_stack
 from tests.sample_build import quickstart_build
+
+# What a clone's editable install is told, run from a folder outside the clone (the tests' working folder):
+# pip of this very interpreter, and the clone's extra (incoherent is not on PyPI: `pip install
+# 'incoherent[models]'` would find nothing).
+INSTALL = f"{shlex.quote(sys.executable)} -m pip install -e {shlex.quote(str(ROOT) + '[models]')}"
+
+
+def test_the_install_command_fits_an_editable_install(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert install_command() == INSTALL
+    monkeypatch.chdir(ROOT)  # in the clone: the clone is `.` (as the README writes it)
+    python = (
+        os.path.relpath(sys.executable)
+        if not os.path.relpath(sys.executable).startswith("..")
+        else sys.executable
+    )
+    assert install_command() == f"{shlex.quote(python)} -m pip install -e '.[models]'"
 
 
 @pytest.fixture(scope="module")

@@ -231,3 +231,69 @@ def test_parse_per_source_maps_sources_and_refuses_two_defaults():
         parse_per_source(["c=1"], "--index", ["a"], ident)
     with pytest.raises(InputError, match="give one sample for all sources, or SOURCE=N per source"):
         parse_per_source(["1", "2"], "--sample", ["a"], ident, metavar="N", what="sample")
+
+
+def test_the_list_of_beam_flags_is_generated_from_the_installed_beam():
+    from pipelines.runtime.options import beam_flags_module
+
+    page = (ROOT / "pipelines" / "runtime" / "beam_flags.py").read_text(encoding="utf-8")
+    assert page == beam_flags_module(), (
+        "pipelines/runtime/beam_flags.py is out of date: run `python -c 'from pipelines.runtime.options import "
+        'beam_flags_module as m; print(m(), end="")\' > pipelines/runtime/beam_flags.py`'
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["build", "--ot", "x"], "--ot: unknown option; did you mean --out?"),
+        (
+            ["shuffle", CNN, "--out", "{out}", "--blok-sizes", "2"],
+            "--blok-sizes: unknown option; did you mean --block-sizes?",
+        ),
+        (
+            ["ingest", "cnn", CNN, "--out", "{out}", "--direct_num_worker=2"],
+            "did you mean --direct_num_workers?",
+        ),
+    ],
+)
+def test_a_mistyped_flag_names_the_closest_flag(tmp_path, capsys, argv, named):
+    out = tmp_path / "out"
+    assert run_cli(*[a.format(out=out) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {named}" if named.startswith("--") else "error: ")
+    assert named in err[0]
+    assert not out.exists()
+
+
+def test_an_unknown_flag_is_refused_before_beam_or_the_command_is_imported(tmp_path):
+    """As fast as --help: the refusal needs neither Beam nor the command's run-time imports."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pipelines.cli import main\n"
+        f"rc = main(['shuffle', {CNN!r}, '--out', {str(tmp_path / 'out')!r}, '--no-such-flag', '1'])\n"
+        "print(rc, sorted(m for m in ('apache_beam', 'torch') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.strip() == "2 []", done.stderr
+    assert "--no-such-flag: unknown option" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["shuffle", CNN, "--out", "{out}", "--block-sizes", "1,2,3"], "--block-sizes 1 2 3"),
+        (["annotate", "export", CNN, "--out", "{out}", "--block-sizes", "1, 2"], "--block-sizes 1 2"),
+    ],
+)
+def test_a_comma_separated_list_says_how_to_write_it(tmp_path, capsys, argv, flag):
+    with pytest.raises(SystemExit) as exit:
+        run_cli(*[a.format(out=tmp_path / "out") for a in argv])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"write a list as values separated by spaces: {flag}\n" in err
