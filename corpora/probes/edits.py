@@ -38,3 +38,20 @@ def apply_edits(sentence: str, edits: list[Edit]) -> str:
 def replace(token, after: str) -> Edit:
     """The edit replacing one token (a :class:`corpora.probes.text.Token`) by ``after``."""
     return Edit(token.start, token.end, token.text, after)
+
+
+class NoSite(list):
+    """No edit, and why: what a phenomenon returns for a sentence without a site (an empty, falsy list with
+    a ``reason``, counted as ``no_site/<phenomenon>/<reason>``).
+
+    >>> skip = NoSite("no_number")
+    >>> bool(skip), skip.reason
+    (False, 'no_number')
+    """
+
+    def __init__(self, reason: str):
+        super().__init__()
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"NoSite({self.reason!r})"

@@ -3,7 +3,8 @@
 A document is an intruder row (:data:`schemas.INTRUDER_SCHEMA`, or one read from INSteD's JSONL by
 :func:`insted_document`); a probe edits its intruder sentence only, everything else is kept byte for byte.
 Coherent documents have no intruder to probe (counted ``coherent``); a phenomenon without a site in the
-intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``).
+intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``, and
+``no_site/<phenomenon>/<reason>`` when the phenomenon says why: :class:`corpora.probes.edits.NoSite`).
 
 >>> doc = {"id": "w:1", "source": "w", "split": "test", "sentences": ["A.", "He left.", "C."],
 ...        "intruder_index": 1, "original_sentence": "B.", "file_id": 0}
@@ -11,6 +12,7 @@ intruder sentence skips the document for that phenomenon (counted ``no_site/<phe
 incoherent
 probed/gender
 no_site/number
+no_site/number/no_number
 [('gender', 'She left.')]
 """
 
@@ -67,6 +69,9 @@ def probe_document(
             edits = function(intruder, tokens=tokens)
         if not edits:
             count(f"no_site/{phenomenon}")
+            reason = getattr(edits, "reason", None)  # a NoSite says why
+            if reason:
+                count(f"no_site/{phenomenon}/{reason}")
             continue
         try:
             probed = apply_edits(intruder, edits)

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 
-from corpora.probes.edits import Edit, replace
+from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
+from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
@@ -64,24 +65,83 @@ def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
     return j < len(tokens) and tokens[j].tag == "VBN"
 
 
+def _present(base: str, plural: bool | None) -> str | None:
+    """The present form of a verb for a subject of that number (``surface`` -> ``surfaces``)."""
+    if base == "be":
+        return "are" if plural else "is"
+    return inflect(base, "VBP" if plural else "VBZ")
+
+
+def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> list[Edit] | None:
+    """A past verb of a temporal or conditional clause to the present (``after a video surfaced`` ->
+    ``after a video surfaces``), with ``did``/``had`` as auxiliaries (``did not`` -> ``does not``);
+    None when the subject's number is unknown."""
+    token, nxt = tokens[i], _next_word(tokens, i)
+    plural = subject_is_plural(tokens, i)
+    if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
+        return None
+    word = token.text.lower()
+    if word == "did" and nxt is not None and (nxt.text.lower() in ("not", "n't") or nxt.tag == "VB"):
+        base = "do"
+    elif word == "had" and (
+        _participle_follows(tokens, i) or (nxt is not None and nxt.text.lower() == "not")
+    ):
+        base = "have"
+    form = _present(base, bool(plural))
+    if form is None:
+        return None
+    if nxt is not None and nxt.text.lower() == "n't":
+        return [_span(sentence, token, nxt, match_case(token.text, form + "n't"))]
+    return [replace(token, match_case(token.text, form))]
+
+
 def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """Every finite past-tense verb of the sentence to the future.
+    """Every finite past-tense verb of the sentence to the future; verbs of temporal and conditional clauses
+    to the present (English keeps them there: *after a video surfaces*); participles, adjectives and reduced
+    relatives are not verbs of a clause and never change.
 
     >>> from corpora.probes.edits import apply_edits
     >>> s = "The bridge was built in 1890 and led to the town."
     >>> apply_edits(s, past_to_future(s))
     'The bridge will be built in 1890 and will lead to the town.'
+    >>> s = "After the video surfaced, she did a short telefilm."
+    >>> apply_edits(s, past_to_future(s))
+    'After the video surfaces, she will do a short telefilm.'
+    >>> past_to_future("The game, also known as Go, is played with stones.")
+    NoSite('participle_only')
     """
     tokens = analyse(sentence) if tokens is None else tokens
     edits: list[Edit] = []
     question = _is_question(tokens)
     skip: set[int] = set()
+    reasons: list[str] = []
+    future = 0
+    tokens = _surfaced(tokens)
     for i, token in enumerate(tokens):
         if token.tag != "VBD" or i in skip:
             continue
         word = token.text.lower()
         nxt = _next_word(tokens, i)
         negated = nxt is not None and nxt.text.lower() in ("not", "n't")
+        base = "be" if word in _BE_PAST else lemma(word)
+        if base is None:
+            reasons.append("unknown_verb")
+            continue
+        auxiliary = (word == "did" and _auxiliary_did(tokens, i)) or (
+            word == "had" and _participle_follows(tokens, i)
+        )
+        if base != "be" and not auxiliary and nonfinite_reason(tokens, i, base) is not None:
+            reasons.append("participle_only")
+            continue
+        if in_temporal_clause(tokens, i):
+            present = _temporal(sentence, tokens, i, base)
+            if present is None:
+                reasons.append("temporal_clause_subject")
+                continue
+            edits += present
+            skip.add(i + 1) if nxt is not None and nxt.text.lower() == "n't" else None
+            continue
+        future += 1
         if word in _BE_PAST:
             if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
@@ -96,23 +156,65 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             else:
                 edits.append(replace(token, match_case(token.text, "will be")))
             continue
-        if word == "did" and (negated or (nxt is not None and nxt.tag in ("VB", "PRP", "NNP", "DT", "RB"))):
+        if word == "did" and _auxiliary_did(tokens, i):
             if nxt is not None and nxt.text.lower() == "n't":
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't")))
                 skip.add(i + 1)
             else:
                 edits.append(replace(token, match_case(token.text, "will")))
             continue
-        if word == "had" and (_participle_follows(tokens, i) or negated):
-            edits.append(replace(token, match_case(token.text, "will have")))
+        if (
+            word == "had" and negated and _participle_follows(tokens, i + 1)
+        ):  # had not seen -> will not have seen
+            contracted = nxt.text.lower() == "n't"
+            after = "won't have" if contracted else "will not have"
+            edits.append(_span(sentence, token, nxt, match_case(token.text, after)))
+            skip.add(i + 1)
             continue
         if word == "used" and nxt is not None and nxt.text.lower() == "to":
+            future -= 1
+            reasons.append("used_to")
+            continue
+        if base == word and inflect(base, "VBD") != word:  # put, split: past = base
+            future -= 1
+            reasons.append("unknown_verb")
+            continue
+        edits.append(
+            replace(token, match_case(token.text, "will " + base))
+        )  # did -> will do, had -> will have
+    if not future and edits:
+        return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
+    if not edits:
+        return NoSite(reasons[0] if reasons else "no_past_verb")
+    return edits
+
+
+def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
+    """``did`` as an auxiliary (``did not win``, ``did he win``, ``did win``), not a main verb (``did a
+    short telefilm``)."""
+    j = i + 1
+    while j < len(tokens) and (tokens[j].tag in ("RB", "PRP") or tokens[j].text.lower() in ("not", "n't")):
+        j += 1
+    if j < len(tokens) and tokens[j].tag == "VB":
+        return True
+    # Did the war end? When did the war end? (the tagger may read the verb as a noun)
+    return _is_question(tokens) and (i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT")))
+
+
+def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
+    """A past-tense form the tagger read as a noun at the end of a temporal clause is its verb (``After a
+    video surfaced, ...``: *surfaced* is tagged NN)."""
+    out = list(tokens)
+    for i, token in enumerate(tokens):
+        word = token.text.lower()
+        if token.tag != "NN" or not word.endswith("ed") or i + 1 >= len(tokens):
+            continue
+        if tokens[i + 1].text not in (",", ".", ";") or not tokens[i - 1].tag.startswith("NN"):
             continue
         base = lemma(word)
-        if base is None or (base == word and inflect(base, "VBD") != word):  # put, split: past = base
-            continue
-        edits.append(replace(token, match_case(token.text, "will " + base)))
-    return edits
+        if base is not None and word in past_forms(base) and in_temporal_clause(tokens, i):
+            out[i] = token._replace(tag="VBD")
+    return tuple(out)
 
 
 _SUBORDINATORS = frozenset(
@@ -156,6 +258,9 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             relative = True  # the next finite verb is the relative clause's
             continue
         if token.tag in _FINITE:
+            lexical = token.tag == "VBD" and lemma(word) not in (None, "be", "do", "have")
+            if lexical and nonfinite_reason(tokens, i) is not None:
+                continue  # In papers filed Friday, ...: a reduced relative or participle, not the clause's verb
             if relative:
                 relative = False
                 continue
@@ -178,16 +283,16 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     tokens = analyse(sentence) if tokens is None else tokens
     i = _main_verb(tokens)
     if i is None:
-        return []
+        return NoSite("no_main_verb")
     token = tokens[i]
     word = token.text.lower()
     nxt = _next_word(tokens, i)
     nxt_word = nxt.text.lower() if nxt is not None else ""
     if nxt_word in _NEGATIVE or any(t.text.lower() in _NEGATIVE for t in tokens[:i]):
-        return []  # negated otherwise (never, no one, nothing): no site
+        return NoSite("negated_otherwise")  # never, no one, nothing
     base = lemma(word) if token.tag != "MD" else word
     if nxt_word in ("not", "n't"):
-        return _affirmative(sentence, tokens, i, base)
+        return _affirmative(sentence, tokens, i, base) or NoSite("unknown_verb")
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
     opens = i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT"))  # Did he ...? / When did ...?
@@ -200,9 +305,26 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     if base == "do" and nxt is not None and nxt.tag == "VB":
         return [replace(token, token.text + " not")]
     if base is None:
-        return []
-    do = {"VBD": "did", "VBZ": "does", "VBP": "do"}[token.tag]
+        return NoSite("unknown_verb")
+    do = _do_form(tokens, i, base)
+    if do is None:
+        return NoSite("unknown_verb")
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
+    """The form of *do* that carries the verb's tense and agreement: a past form -> ``did`` (``played`` ->
+    ``did not play``), a third-person form -> ``does``, a base form -> ``do``, or ``does`` after a singular
+    subject, or ``did`` where the tagger says past (``put``, ``cut``: past = base)."""
+    word, tag = tokens[i].text.lower(), tokens[i].tag
+    past, third = word in past_forms(base), word == inflect(base, "VBZ")
+    if third:
+        return "does"
+    if past and (word != base or tag == "VBD"):
+        return "did"
+    if word == base or word == inflect(base, "VBP"):
+        return "does" if subject_is_plural(tokens, i) is False else "do"
+    return None
 
 
 def _span(sentence: str, first: Token, last: Token, after: str) -> Edit:
