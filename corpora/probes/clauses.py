@@ -25,7 +25,19 @@ from corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
 # clauses whose verb stays in the present when the sentence is put in the future (after a video surfaces)
-TEMPORAL = frozenset({"when", "whenever", "after", "before", "until", "till", "once", "if", "unless"})
+TEMPORAL = frozenset({"when", "whenever", "after", "before", "until", "till", "once", "if", "unless", "as"})
+_TIME_WORDS = frozenset({"today", "now", "then", "currently", "still", "also"})  # adverbs the tagger reads as nouns
+_NOT_A_SUBJECT = frozenset(
+    {"IN", "TO", "WRB", "DT", "JJ", "JJR", "JJS", "PRP$", "POS", "CD", "RP", "VBG", "VB", "VBN", "MD"}
+)
+_AUXILIARY_FORMS = frozenset(
+    {"is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "having", "'s", "'re", "'ve",
+     "get", "gets", "got", "gotten", "getting", "become", "became"}
+)  # fmt: skip
+_CLAUSE_VERBS = frozenset(
+    "say tell announce report believe think know claim find show reveal note add argue insist suggest confirm "
+    "deny learn hear feel see mean ensure warn state estimate expect hope fear say predict assume".split()
+)
 _OPENERS = TEMPORAL | {"that", "because", "although", "though", "since", "while", "as", "whether", "where"}
 _NP = frozenset({"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "POS", "PRP$", "DT", "PDT"})
 _NP_START = frozenset({"DT", "PRP$", "PDT"})
@@ -55,7 +67,11 @@ def past_forms(base: str) -> frozenset[str]:
 def _before_adverbs(tokens: tuple[Token, ...], i: int) -> int:
     """Position of the first token before ``i`` that is not an adverb (-1 at the sentence's start)."""
     j = i - 1
-    while j >= 0 and tokens[j].tag in ("RB", "RBR", "RBS"):
+    while j >= 0 and (
+        tokens[j].tag in ("RB", "RBR", "RBS")
+        or tokens[j].text.lower() in _TIME_WORDS
+        or (len(tokens[j].text) > 5 and tokens[j].text.lower().endswith("ally"))  # spherically, tagged NN
+    ):
         j -= 1
     return j
 
@@ -76,40 +92,92 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     j = _before_adverbs(tokens, i)
     if j < 0 and not (bool(tokens) and tokens[-1].text == "?"):
         return "participle_clause"  # Founded in 1900, the club ...
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     if j >= 0 and tokens[j].text in (",", ";", ":", "(", "-", "–", "—"):
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         later = any(t.tag in FINITE_TAGS for t in tokens[i + 1 :])
         if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later:
             return "participle_clause"  # The club, founded in 1900, is ...
+        if nxt is not None and nxt.tag in ("NN", "NNS") and j == _first_comma(tokens):
+            return "participle_clause"  # Violence, increased cost of living, and ...
         return None
     before = tokens[j]
     low = before.text.lower()
-    if before.tag in ("IN", "TO", "WRB", "DT", "JJ", "JJR", "JJS", "PRP$", "POS", "CD") and low != "that":
-        return "participle_clause"  # with added features, when asked, the limited edition
-    if before.tag == "CC":  # was born in Leeds and raised in York (but: and died in York, and led to)
-        nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
-        if nxt not in _PASSIVE_NEXT or base in _INTRANSITIVE:
-            return None
-        for k in range(j - 1, -1, -1):
-            if tokens[k].tag in FINITE_TAGS:
-                return None
-            if tokens[k].tag == "VBN":
-                return "participle_clause"
-        return None
+    if before.tag in _NOT_A_SUBJECT and low != "that":
+        return "participle_clause"  # with added features, when asked, the limited edition, carrying out
+    if low in _AUXILIARY_FORMS:
+        return "participle"  # are today recognized, has long used
+    if before.tag == "CC":
+        return _coordinated(tokens, j, base, nxt.text.lower() if nxt is not None else "")
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
-        k = j
-        while k >= 0 and tokens[k].tag in _NP and tokens[k].text.lower() not in _MONTHS:
-            if tokens[k].tag == "CD" and len(tokens[k].text) == 4:
-                break  # In 2010 Smith joined: a year, not part of the noun phrase
-            if tokens[k].tag in _NP_START:
-                k -= 1
-                break
-            k -= 1
-        if k >= 0 and tokens[k].tag in ("IN", "TO") and tokens[k].text.lower() not in _OPENERS:
+        k = _noun_phrase_start(tokens, j)
+        if k >= 0 and _takes_object(tokens[k]) and nxt is not None and nxt.tag in ("IN", "RB"):
+            return "reduced_relative"  # is a national park located in; containing 46 species found in
+        attached = k > 0 and tokens[k - 1].tag.startswith("NN")  # The Kingdom of Germany consisted of
+        if k >= 0 and tokens[k].tag in ("IN", "TO") and tokens[k].text.lower() not in _OPENERS and not attached:
             return "reduced_relative"  # In papers filed Friday, prosecutors said ...
         if i + 1 < len(tokens) and tokens[i + 1].tag == "IN" and _verb_follows_in_clause(tokens, i):
             return "reduced_relative"  # The men killed in the attack were soldiers.
     return None
+
+
+def _noun_phrase_start(tokens: tuple[Token, ...], j: int) -> int:
+    """Position of the token before the noun phrase that ends at ``j`` (through ``of`` phrases and ``and``
+    between nouns: *a national park of the United States*, *their agility and speed*); -1 at the start."""
+    k = j
+    while k >= 0:
+        tag, word = tokens[k].tag, tokens[k].text.lower()
+        if tag == "CD" and len(tokens[k].text) == 4 or word in _MONTHS:
+            return k  # In 2010 Smith joined: a year, not part of the noun phrase
+        if tag in _NP_START:
+            k -= 1
+        elif tag in _NP:
+            k -= 1
+            continue
+        elif word in ("of", "and") and k > 0 and tokens[k - 1].tag.startswith("NN"):
+            k -= 1
+            continue
+        if k >= 0 and tokens[k].text.lower() in ("of", "and") and k > 0 and tokens[k - 1].tag.startswith("NN"):
+            k -= 1
+            continue
+        return k
+    return k
+
+
+def _takes_object(token: Token) -> bool:
+    """A verb whose object the noun phrase after it is: a copula, a non-finite verb, or a finite verb that does
+    not take a clause (*use their speed combined with*, but *said the company closed*)."""
+    from corpora.probes.verbs import lemma
+
+    word = token.text.lower()
+    if word in ("is", "are", "was", "were", "be", "been", "being") or token.tag in ("VBG", "VBN", "VB"):
+        return True
+    return token.tag in ("VBZ", "VBP") and (lemma(word) or word) not in _CLAUSE_VERBS
+
+
+def _first_comma(tokens: tuple[Token, ...]) -> int:
+    return next((k for k, t in enumerate(tokens) if t.text == ","), -1)
+
+
+def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) -> str | None:
+    """A past form after the conjunction at ``j``: a participle when what it joins is one (``Founded in 1636,
+    and named ...``; ``was born in Leeds and raised in York``), finite otherwise (``was built in 1890 and led to
+    the town``; ``was born in Leeds and died in York``)."""
+    participle = adjective = False
+    for k in range(j - 1, -1, -1):
+        if tokens[k].tag == "VBN":
+            participle = True
+        elif tokens[k].tag in ("JJ", "JJR"):
+            adjective = True
+        elif tokens[k].tag in FINITE_TAGS:
+            if adjective and not participle and tokens[k].tag in ("VBZ", "VBP"):
+                return "participle_clause"  # is continuous with, and related to, ...
+            if not participle:
+                return None  # joins a finite verb
+            passive = tokens[k].text.lower() in _AUXILIARY_FORMS
+            if passive and nxt in _PASSIVE_NEXT and base not in _INTRANSITIVE:
+                return "participle_clause"
+            return None
+    return "participle_clause" if participle else None
 
 
 def _verb_follows_in_clause(tokens: tuple[Token, ...], i: int) -> bool:
@@ -154,11 +222,15 @@ def in_temporal_clause(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether the verb at ``i`` is the first finite verb of a clause opened by a temporal or conditional
     subordinator (``after a video surfaced``, ``if he won``); a question's opening ``When`` is not one."""
     question = bool(tokens) and tokens[-1].text == "?"
-    j = i - 1
+    j, joined = i - 1, False
     while j >= 0:
         token = tokens[j]
-        if token.text in (",", ";", ":") or token.tag in FINITE_TAGS:
+        if token.tag == "CC":
+            joined = True  # As the family searched ... and tussled: both verbs of the clause
+        elif token.text in (",", ";", ":") or (token.tag in FINITE_TAGS and not joined):
             return False
+        elif token.tag in FINITE_TAGS:
+            joined = False
         if token.text.lower() in TEMPORAL and token.tag in ("IN", "WRB", "RB"):
             return not (question and j == 0)
         j -= 1

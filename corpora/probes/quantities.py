@@ -95,10 +95,13 @@ def _glued(tokens: tuple[Token, ...], i: int, j: int) -> bool:
 
 
 def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
-    """Why the number at ``i`` is not a site (``label``, ``name``, ``range``, ``day``), or None."""
+    """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``), or
+    None."""
     prev, nxt = _word(tokens, i - 1), _word(tokens, i + 1)
     if prev.lower() in LABELS or prev == "#":
         return "label"
+    if prev in ("×", "^", "'", "’", "x", "e") and _glued(tokens, i - 1, i):
+        return "notation"  # 1.2×1015, '57
     if prev in ("-", "–", "/") and _glued(tokens, i - 1, i) and _glued(tokens, i - 2, i - 1):
         return "name"  # F-16, COVID-19, 9/11
     if nxt in ("-", "–", "/") and _glued(tokens, i, i + 1) and not _NUMBER.match(_word(tokens, i + 2)):

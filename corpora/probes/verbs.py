@@ -130,6 +130,9 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
         auxiliary = (word == "did" and _auxiliary_did(tokens, i)) or (
             word == "had" and _participle_follows(tokens, i)
         )
+        if token.text[:1].isupper() and any(t.text[:1].isalpha() for t in tokens[:i]):
+            reasons.append("title")  # "I Made a Vow": a capitalised verb inside the sentence names something
+            continue
         if base != "be" and not auxiliary and nonfinite_reason(tokens, i, base) is not None:
             reasons.append("participle_only")
             continue
@@ -179,9 +182,17 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             future -= 1
             reasons.append("unknown_verb")
             continue
-        edits.append(
-            replace(token, match_case(token.text, "will " + base))
-        )  # did -> will do, had -> will have
+        adverb = tokens[i - 1] if i > 0 else None
+        if (
+            adverb is not None
+            and adverb.tag == "RB"
+            and adverb.text.lower() not in ("not", "n't")
+            and (i < 2 or tokens[i - 2].tag not in ("RB", "MD", "CC", ","))
+        ):  # originally consisted -> will originally consist
+            between = sentence[adverb.start : token.start]
+            edits.append(_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base)))
+            continue
+        edits.append(replace(token, match_case(token.text, "will " + base)))  # did -> will do, had -> will have
     if not future and edits:
         return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
     if not edits:
