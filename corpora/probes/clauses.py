@@ -25,8 +25,12 @@ from corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
 # clauses whose verb stays in the present when the sentence is put in the future (after a video surfaces)
-TEMPORAL = frozenset({"when", "whenever", "after", "before", "until", "till", "once", "if", "unless", "as"})
-_TIME_WORDS = frozenset({"today", "now", "then", "currently", "still", "also"})  # adverbs the tagger reads as nouns
+TEMPORAL = frozenset(
+    {"when", "whenever", "after", "before", "until", "till", "once", "if", "unless", "as", "while"}
+)
+_TIME_WORDS = frozenset(
+    {"today", "now", "then", "currently", "still", "also"}
+)  # adverbs the tagger reads as nouns
 _NOT_A_SUBJECT = frozenset(
     {"IN", "TO", "WRB", "DT", "JJ", "JJR", "JJS", "PRP$", "POS", "CD", "RP", "VBG", "VB", "VBN", "MD"}
 )
@@ -95,7 +99,8 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     if j >= 0 and tokens[j].text in (",", ";", ":", "(", "-", "–", "—"):
         later = any(t.tag in FINITE_TAGS for t in tokens[i + 1 :])
-        if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later:
+        earlier = any(t.tag in FINITE_TAGS for t in tokens[:j])  # She appeared in films, performed in ...
+        if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later and not earlier:
             return "participle_clause"  # The club, founded in 1900, is ...
         if nxt is not None and nxt.tag in ("NN", "NNS") and j == _first_comma(tokens):
             return "participle_clause"  # Violence, increased cost of living, and ...
@@ -113,7 +118,12 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         if k >= 0 and _takes_object(tokens[k]) and nxt is not None and nxt.tag in ("IN", "RB"):
             return "reduced_relative"  # is a national park located in; containing 46 species found in
         attached = k > 0 and tokens[k - 1].tag.startswith("NN")  # The Kingdom of Germany consisted of
-        if k >= 0 and tokens[k].tag in ("IN", "TO") and tokens[k].text.lower() not in _OPENERS and not attached:
+        if (
+            k >= 0
+            and tokens[k].tag in ("IN", "TO")
+            and tokens[k].text.lower() not in _OPENERS
+            and not attached
+        ):
             return "reduced_relative"  # In papers filed Friday, prosecutors said ...
         if i + 1 < len(tokens) and tokens[i + 1].tag == "IN" and _verb_follows_in_clause(tokens, i):
             return "reduced_relative"  # The men killed in the attack were soldiers.
@@ -133,10 +143,15 @@ def _noun_phrase_start(tokens: tuple[Token, ...], j: int) -> int:
         elif tag in _NP:
             k -= 1
             continue
-        elif word in ("of", "and") and k > 0 and tokens[k - 1].tag.startswith("NN"):
+        elif word in ("of", "and", "or") and k > 0 and tokens[k - 1].tag[:2] in ("NN", "JJ"):
             k -= 1
             continue
-        if k >= 0 and tokens[k].text.lower() in ("of", "and") and k > 0 and tokens[k - 1].tag.startswith("NN"):
+        if (
+            k >= 0
+            and tokens[k].text.lower() in ("of", "and")
+            and k > 0
+            and tokens[k - 1].tag.startswith("NN")
+        ):
             k -= 1
             continue
         return k
@@ -162,6 +177,13 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
     """A past form after the conjunction at ``j``: a participle when what it joins is one (``Founded in 1636,
     and named ...``; ``was born in Leeds and raised in York``), finite otherwise (``was built in 1890 and led to
     the town``; ``was born in Leeds and died in York``)."""
+    from corpora.probes.verbs import lemma
+
+    k = _before_adverbs(tokens, j)
+    if k >= 0 and tokens[k].tag in ("VBN", "VBD"):
+        previous = tokens[k].text.lower()
+        if tokens[k].tag == "VBN" or previous not in past_forms(lemma(previous) or previous):
+            return "participle_clause"  # was widely known and admired
     participle = adjective = False
     for k in range(j - 1, -1, -1):
         if tokens[k].tag == "VBN":
@@ -183,7 +205,7 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
 def _verb_follows_in_clause(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether a finite verb follows ``i`` with no boundary, pronoun or subordinator between (so the noun
     phrase before ``i`` is that verb's subject and ``i`` opens a reduced relative)."""
-    for token in tokens[i + 1 :]:
+    for token in tokens[i + 2 :]:  # after the participle's own preposition (kept as pets have)
         word = token.text.lower()
         if (
             token.text in (",", ";", ":")
@@ -208,10 +230,11 @@ def subject_is_plural(tokens: tuple[Token, ...], i: int) -> bool | None:
             return False if word in _SINGULAR_PRONOUNS else None
         if tag.startswith("NN"):
             k = j - 1
-            while k >= 0 and tokens[k].tag in _NP - _NP_START:
+            while k >= 0 and tokens[k].tag in _NP:
                 k -= 1
             coordinated = k >= 0 and tokens[k].text.lower() == "and"
-            return tag in ("NNS", "NNPS") or coordinated
+            demonym = tag == "NNP" and word.endswith(("ers", "ians", "ists", "ites", "ans"))  # the Crusaders
+            return tag in ("NNS", "NNPS") or coordinated or demonym
         if tag in ("IN", "WDT", "WP", "WRB") and j < i - 1:
             return None
         j -= 1
@@ -232,6 +255,8 @@ def in_temporal_clause(tokens: tuple[Token, ...], i: int) -> bool:
         elif token.tag in FINITE_TAGS:
             joined = False
         if token.text.lower() in TEMPORAL and token.tag in ("IN", "WRB", "RB"):
+            if j == i - 1 or (token.text.lower() == "if" and j > 0 and tokens[j - 1].tag.startswith("VB")):
+                return False  # once lived (an adverb); determine if (whether)
             return not (question and j == 0)
         j -= 1
     return False

@@ -81,6 +81,8 @@ _YEAR_WORDS = frozenset({"in", "since", "from", "until", "till", "by", "of", "du
                          "circa", "c.", "ca.", "early", "late", "mid", "(", "year", "between", "and", "summer",
                          "winter", "spring", "autumn", "fall"})  # fmt: skip
 
+_COMPOUND_UNITS = frozenset({"year", "month", "week", "day", "hour", "minute", "page", "story", "storey", "mile",
+                             "metre", "meter", "foot", "acre", "man", "member", "seat", "game", "episode"})  # fmt: skip
 _YEAR_NOUNS = frozenset({"year", "years", "end", "spring", "summer", "autumn", "fall", "winter", "class", "season",
                          "election", "elections", "half", "start", "beginning", "middle", "part"} | MONTHS)  # fmt: skip
 
@@ -105,7 +107,10 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
     if prev in ("-", "–", "/") and _glued(tokens, i - 1, i) and _glued(tokens, i - 2, i - 1):
         return "name"  # F-16, COVID-19, 9/11
     if nxt in ("-", "–", "/") and _glued(tokens, i, i + 1) and not _NUMBER.match(_word(tokens, i + 2)):
-        return "name"  # 747-400 is caught below; 3-D, 4-H
+        if not (
+            _word(tokens, i + 2).lower().split("-")[0] in _COMPOUND_UNITS and _glued(tokens, i + 1, i + 2)
+        ):
+            return "name"  # 3-D, 4-H (but a 40-year-old, a 16-page manuscript: counts)
     if i > 0 and tokens[i - 1].tag in ("NNP", "NNPS") and prev.lower().rstrip(".") not in MONTHS:
         return "name"  # Boeing 747, Super Bowl 50
     if nxt in _DASHES and _NUMBER.match(_word(tokens, i + 2)):

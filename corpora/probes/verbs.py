@@ -146,6 +146,15 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             continue
         future += 1
         if word in _BE_PAST:
+            if (
+                nxt is not None
+                and nxt.text.lower() == "to"
+                and i + 2 < len(tokens)
+                and tokens[i + 2].tag == "VB"
+            ):
+                future -= 1
+                reasons.append("was_to")  # were to be made: a future in the past already
+                continue
             if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
                 skip.add(i + 1)
@@ -192,7 +201,9 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             between = sentence[adverb.start : token.start]
             edits.append(_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base)))
             continue
-        edits.append(replace(token, match_case(token.text, "will " + base)))  # did -> will do, had -> will have
+        edits.append(
+            replace(token, match_case(token.text, "will " + base))
+        )  # did -> will do, had -> will have
     if not future and edits:
         return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
     if not edits:
@@ -213,17 +224,17 @@ def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
 
 
 def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
-    """A past-tense form the tagger read as a noun at the end of a temporal clause is its verb (``After a
-    video surfaced, ...``: *surfaced* is tagged NN)."""
+    """A clause-final past-tense form that the tagger read as a noun or a present verb, right after its subject,
+    is a past verb (*After a video surfaced, ...*, *If the team won, ...*: tagged NN; *they left.*: VBP)."""
     out = list(tokens)
     for i, token in enumerate(tokens):
         word = token.text.lower()
-        if token.tag != "NN" or not word.endswith("ed") or i + 1 >= len(tokens):
+        if token.tag not in ("NN", "VBP") or i == 0 or i + 1 >= len(tokens):
             continue
-        if tokens[i + 1].text not in (",", ".", ";") or not tokens[i - 1].tag.startswith("NN"):
+        if tokens[i + 1].text not in (",", ".", ";") or not tokens[i - 1].tag.startswith(("NN", "PRP")):
             continue
         base = lemma(word)
-        if base is not None and word in past_forms(base) and in_temporal_clause(tokens, i):
+        if base is not None and word != base and word in past_forms(base):
             out[i] = token._replace(tag="VBD")
     return tuple(out)
 
@@ -268,6 +279,12 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         ):
             relative = True  # the next finite verb is the relative clause's
             continue
+        if (
+            token.tag in _FINITE
+            and token.text[:1].isupper()
+            and any(t.text[:1].isalpha() for t in tokens[:i])
+        ):
+            continue  # "The Price Is Right": a capitalised verb inside the sentence is part of a title
         if token.tag in _FINITE:
             lexical = token.tag == "VBD" and lemma(word) not in (None, "be", "do", "have")
             if lexical and nonfinite_reason(tokens, i) is not None:
@@ -303,6 +320,8 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return NoSite("negated_otherwise")  # never, no one, nothing
     base = lemma(word) if token.tag != "MD" else word
     if nxt_word in ("not", "n't"):
+        if token.tag != "MD" and base not in _AUXILIARY:
+            return NoSite("negated_otherwise")  # encountered not X but Y: a phrase negated, not the clause
         return _affirmative(sentence, tokens, i, base) or NoSite("unknown_verb")
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
