@@ -47,14 +47,15 @@ def write_leads(leads: str, out: Path) -> int:
     """``out``: the leads of 3 to 8 sentences, one JSON document a line, in title order."""
     with open(leads, encoding="utf-8") as f:
         pages = json.load(f)
-    n = 0
-    with open(out, "w", encoding="utf-8") as f:
-        for title in sorted(pages):
-            text = (pages[title] or {}).get("extract") or ""
-            if 3 <= len(SENTENCE.split(text)) <= 8:
-                f.write(json.dumps({"id": f"wiki:{title}", "text": text}, ensure_ascii=False) + "\n")
-                n += 1
-    return n
+    lines = []
+    for title in sorted(pages):
+        text = (pages[title] or {}).get("extract") or ""
+        if 3 <= len(SENTENCE.split(text)) <= 8:
+            lines.append(json.dumps({"id": f"wiki:{title}", "text": text}, ensure_ascii=False) + "\n")
+    data = "".join(lines).encode("utf-8")
+    if not out.exists() or out.read_bytes() != data:  # unchanged: left alone, so the build resumes
+        out.write_bytes(data)
+    return len(lines)
 
 
 def wiki_config(jsonl: Path, documents: int, out: Path) -> Path:

@@ -223,12 +223,27 @@ def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
     return _is_question(tokens) and (i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT")))
 
 
+def _after_contact_relative(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the verb at ``i`` follows a relative clause without a pronoun (*the regime he created*): noun,
+    subject pronoun, past verb, then this verb."""
+    return (
+        i >= 3
+        and tokens[i - 1].tag == "VBD"
+        and tokens[i - 2].tag == "PRP"
+        and tokens[i - 3].tag.startswith("NN")
+        and tokens[i - 2].text.lower() in _PRONOUNS
+    )
+
+
 def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
     """A clause-final past-tense form that the tagger read as a noun or a present verb, right after its subject,
     is a past verb (*After a video surfaced, ...*, *If the team won, ...*: tagged NN; *they left.*: VBP)."""
     out = list(tokens)
     for i, token in enumerate(tokens):
         word = token.text.lower()
+        if token.tag == "VBN" and _after_contact_relative(tokens, i):
+            out[i] = token._replace(tag="VBD")  # The regime he created lasted until 1974
+            continue
         if token.tag not in ("NN", "VBP") or i == 0 or i + 1 >= len(tokens):
             continue
         if tokens[i + 1].text not in (",", ".", ";") or not tokens[i - 1].tag.startswith(("NN", "PRP")):
@@ -279,6 +294,13 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         ):
             relative = True  # the next finite verb is the relative clause's
             continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if (
+            following is not None
+            and following.tag in ("VBD", "VBN")
+            and _after_contact_relative(tokens, i + 1)
+        ):
+            continue  # the regime he created lasted: "created" is the relative clause's verb
         if (
             token.tag in _FINITE
             and token.text[:1].isupper()
@@ -308,7 +330,7 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     >>> [e.after for e in negation("He did not win the race.")]
     ['won']
     """
-    tokens = analyse(sentence) if tokens is None else tokens
+    tokens = _surfaced(analyse(sentence) if tokens is None else tokens)
     i = _main_verb(tokens)
     if i is None:
         return NoSite("no_main_verb")

@@ -78,6 +78,7 @@ PAST_TO_FUTURE = [
     ('When did the war end?', 'When will the war end?', None),  # own
     ('He had not seen it.', 'He will not have seen it.', None),  # own
     ('He used to live in Paris.', None, 'used_to'),  # own
+    ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he will create will last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
     ('Once the game ended, they left.', 'Once the game ends, they will leave.', None),  # own
     ('The city is the capital.', None, 'no_past_verb'),  # own
 ]  # fmt: skip
@@ -137,6 +138,7 @@ NEGATION = [
     ('The men killed in the attack were soldiers.', 'The men killed in the attack were not soldiers.', None),  # own
     ('The band split up in 1990.', 'The band did not split up in 1990.', None),  # own
     ('He has never lost a match.', None, 'negated_otherwise'),  # own
+    ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he created did not last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
 ]  # fmt: skip
 
 
