@@ -29,7 +29,7 @@ TEMPORAL = frozenset(
     {"when", "whenever", "after", "before", "until", "till", "once", "if", "unless", "as", "while"}
 )
 _TIME_WORDS = frozenset(
-    {"today", "now", "then", "currently", "still", "also"}
+    {"today", "now", "then", "currently", "still", "also", "thereby", "there", "here"}
 )  # adverbs the tagger reads as nouns
 _NOT_A_SUBJECT = frozenset(
     {"IN", "TO", "WRB", "DT", "JJ", "JJR", "JJS", "PRP$", "POS", "CD", "RP", "VBG", "VB", "VBN", "MD"}
@@ -102,8 +102,15 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         earlier = any(t.tag in FINITE_TAGS for t in tokens[:j])  # She appeared in films, performed in ...
         if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later and not earlier:
             return "participle_clause"  # The club, founded in 1900, is ...
-        if nxt is not None and nxt.tag in ("NN", "NNS") and j == _first_comma(tokens):
-            return "participle_clause"  # Violence, increased cost of living, and ...
+        if nxt is not None and nxt.tag in ("NN", "NNS") and (j == _first_comma(tokens) or earlier):
+            return "participle_clause"  # Violence, increased cost of living, and ...; ears, reduced hindlimbs
+        if (
+            nxt is not None
+            and nxt.tag in ("IN", "TO")
+            and j > 0
+            and tokens[_before_adverbs(tokens, j)].tag == "VBN"
+        ):
+            return "participle_clause"  # have been identified, grouped into 7 orders
         return None
     before = tokens[j]
     low = before.text.lower()
@@ -115,9 +122,11 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         return _coordinated(tokens, j, base, nxt.text.lower() if nxt is not None else "")
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
         k = _noun_phrase_start(tokens, j)
-        if k >= 0 and _takes_object(tokens[k]) and nxt is not None and nxt.tag in ("IN", "RB"):
+        no_object = nxt is None or nxt.tag in ("IN", "RB", "TO", ",", ".") or nxt.text.lower() in _TIME_WORDS
+        if k >= 0 and _takes_object(tokens, k) and no_object:
             return "reduced_relative"  # is a national park located in; containing 46 species found in
-        attached = k > 0 and tokens[k - 1].tag.startswith("NN")  # The Kingdom of Germany consisted of
+        attached = k > 0 and tokens[k - 1].tag.startswith("NN") and tokens[k].text.lower() != "with"
+        # The Kingdom of Germany consisted of (but: forelimbs with large paws adapted for digging)
         if (
             k >= 0
             and tokens[k].tag in ("IN", "TO")
@@ -158,14 +167,18 @@ def _noun_phrase_start(tokens: tuple[Token, ...], j: int) -> int:
     return k
 
 
-def _takes_object(token: Token) -> bool:
-    """A verb whose object the noun phrase after it is: a copula, a non-finite verb, or a finite verb that does
-    not take a clause (*use their speed combined with*, but *said the company closed*)."""
+def _takes_object(tokens: tuple[Token, ...], k: int) -> bool:
+    """A verb whose object the noun phrase after it is: a copula, a non-finite verb (not one used as an
+    adjective: *of trained troops*), or a finite verb that does not take a clause (*use their speed combined
+    with*, but *said the company closed*)."""
     from corpora.probes.verbs import lemma
 
+    token = tokens[k]
     word = token.text.lower()
-    if word in ("is", "are", "was", "were", "be", "been", "being") or token.tag in ("VBG", "VBN", "VB"):
+    if word in ("is", "are", "was", "were", "be", "been", "being"):
         return True
+    if token.tag in ("VBG", "VBN", "VB"):
+        return k == 0 or tokens[k - 1].tag not in ("DT", "IN", "JJ", "PRP$", "CD", "POS")
     return token.tag in ("VBZ", "VBP") and (lemma(word) or word) not in _CLAUSE_VERBS
 
 
@@ -180,6 +193,11 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
     from corpora.probes.verbs import lemma
 
     k = _before_adverbs(tokens, j)
+    if k >= 0 and tokens[k].text == ",":
+        k -= 1  # the list's last comma
+    if k >= 0 and tokens[k].tag.startswith("NN") and nxt and j + 2 < len(tokens):
+        if tokens[j + 2].tag in ("NN", "NNS", "JJ") and tokens[j + 1].tag in ("VBD", "VBN"):
+            return "participle_clause"  # a politician, aviator, and convicted war criminal
     if k >= 0 and tokens[k].tag in ("VBN", "VBD"):
         previous = tokens[k].text.lower()
         if tokens[k].tag == "VBN" or previous not in past_forms(lemma(previous) or previous):

@@ -196,7 +196,7 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             adverb is not None
             and adverb.tag == "RB"
             and adverb.text.lower() not in ("not", "n't")
-            and (i < 2 or tokens[i - 2].tag not in ("RB", "MD", "CC", ","))
+            and (i < 2 or tokens[i - 2].tag not in ("RB", "MD"))
         ):  # originally consisted -> will originally consist
             between = sentence[adverb.start : token.start]
             edits.append(_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base)))
@@ -246,7 +246,9 @@ def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
             continue
         if token.tag not in ("NN", "VBP") or i == 0 or i + 1 >= len(tokens):
             continue
-        if tokens[i + 1].text not in (",", ".", ";") or not tokens[i - 1].tag.startswith(("NN", "PRP")):
+        after_cc = tokens[i - 1].tag == "CC" and tokens[i + 1].tag in ("TO", "IN", "DT")  # and strove to
+        clause_final = tokens[i + 1].text in (",", ".", ";") and tokens[i - 1].tag.startswith(("NN", "PRP"))
+        if not (after_cc or clause_final):
             continue
         base = lemma(word)
         if base is not None and word != base and word in past_forms(base):

@@ -78,6 +78,12 @@ PAST_TO_FUTURE = [
     ('When did the war end?', 'When will the war end?', None),  # own
     ('He had not seen it.', 'He will not have seen it.', None),  # own
     ('He used to live in Paris.', None, 'used_to'),  # own
+    # read in the final check (40 random probes) and fixed
+    ('He was an innovator of Russian music in the Romantic period and strove to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', 'He will be an innovator of Russian music in the Romantic period and will strive to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', None),  # wiki
+    ('In geology, hotspots are volcanic locales thought to be fed by underlying mantle that is anomalously hot compared with the surrounding mantle.', None, 'participle_only'),  # wiki
+    ('Hermann Wilhelm Göring was a German politician, aviator, military commander, and convicted war criminal.', 'Hermann Wilhelm Göring will be a German politician, aviator, military commander, and convicted war criminal.', None),  # wiki
+    ('Some 33,000 species have been identified, grouped into 7 valid orders.', None, 'participle_only'),  # wiki
+    ('Hundreds of trained disaster relief troops landed in Kathmandu and quickly got to work.', 'Hundreds of trained disaster relief troops will land in Kathmandu and will quickly get to work.', None),  # cnn
     ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he will create will last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
     ('Once the game ended, they left.', 'Once the game ends, they will leave.', None),  # own
     ('The city is the capital.', None, 'no_past_verb'),  # own
