@@ -202,6 +202,7 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
         previous = tokens[k].text.lower()
         if tokens[k].tag == "VBN" or previous not in past_forms(lemma(previous) or previous):
             return "participle_clause"  # was widely known and admired
+    noun_left = j > 0 and tokens[j - 1].tag.startswith("NN")
     participle = adjective = False
     for k in range(j - 1, -1, -1):
         if tokens[k].tag == "VBN":
@@ -209,8 +210,12 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
         elif tokens[k].tag in ("JJ", "JJR"):
             adjective = True
         elif tokens[k].tag in FINITE_TAGS:
-            if adjective and not participle and tokens[k].tag in ("VBZ", "VBP"):
-                return "participle_clause"  # is continuous with, and related to, ...
+            present = tokens[k].tag in ("VBZ", "VBP")
+            if present and not participle and (adjective or noun_left):
+                return "participle_clause"  # is continuous with, and related to; views language and thought
+            copula = tokens[k].text.lower() in ("was", "were", "is", "are")
+            if copula and not participle and nxt in _PASSIVE_NEXT and base not in _INTRANSITIVE:
+                return "participle_clause"  # was a prince ... and often credited as
             if not participle:
                 return None  # joins a finite verb
             passive = tokens[k].text.lower() in _AUXILIARY_FORMS

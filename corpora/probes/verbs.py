@@ -244,10 +244,14 @@ def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
         if token.tag == "VBN" and _after_contact_relative(tokens, i):
             out[i] = token._replace(tag="VBD")  # The regime he created lasted until 1974
             continue
-        if token.tag not in ("NN", "VBP") or i == 0 or i + 1 >= len(tokens):
+        if token.tag not in ("NN", "VBP", "VB") or i == 0 or i + 1 >= len(tokens):
             continue
         after_cc = tokens[i - 1].tag == "CC" and tokens[i + 1].tag in ("TO", "IN", "DT")  # and strove to
-        clause_final = tokens[i + 1].text in (",", ".", ";") and tokens[i - 1].tag.startswith(("NN", "PRP"))
+        clause_final = (
+            token.tag != "VB"
+            and tokens[i + 1].text in (",", ".", ";")
+            and tokens[i - 1].tag.startswith(("NN", "PRP"))
+        )
         if not (after_cc or clause_final):
             continue
         base = lemma(word)

@@ -78,7 +78,9 @@ PAST_TO_FUTURE = [
     ('When did the war end?', 'When will the war end?', None),  # own
     ('He had not seen it.', 'He will not have seen it.', None),  # own
     ('He used to live in Paris.', None, 'used_to'),  # own
-    # read in the final check (40 random probes) and fixed
+    # read in the final checks (40 random probes each) and fixed
+    ('Prince Henry the Navigator, was a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', 'Prince Henry the Navigator, will be a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', None),  # wiki
+    ('Pragmatism is a philosophical tradition that views language and thought as tools for prediction, problem solving, and action, rather than describing, representing, or mirroring reality.', None, 'participle_only'),  # wiki
     ('He was an innovator of Russian music in the Romantic period and strove to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', 'He will be an innovator of Russian music in the Romantic period and will strive to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', None),  # wiki
     ('In geology, hotspots are volcanic locales thought to be fed by underlying mantle that is anomalously hot compared with the surrounding mantle.', None, 'participle_only'),  # wiki
     ('Hermann Wilhelm Göring was a German politician, aviator, military commander, and convicted war criminal.', 'Hermann Wilhelm Göring will be a German politician, aviator, military commander, and convicted war criminal.', None),  # wiki
