@@ -344,6 +344,8 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     word = token.text.lower()
     nxt = _next_word(tokens, i)
     nxt_word = nxt.text.lower() if nxt is not None else ""
+    if nxt_word == "," and i == 1 and tokens[0].text.lower() in ("you", "i"):
+        return NoSite("discourse_marker")  # You know, ...; I mean, ...
     if nxt_word in _NEGATIVE or any(t.text.lower() in _NEGATIVE for t in tokens[:i]):
         return NoSite("negated_otherwise")  # never, no one, nothing
     base = lemma(word) if token.tag != "MD" else word
@@ -353,7 +355,7 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return _affirmative(sentence, tokens, i, base) or NoSite("unknown_verb")
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
-    opens = i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT"))  # Did he ...? / When did ...?
+    opens = i == 0 or tokens[i - 1].tag in ("WRB", "WP", "WDT")  # Did he ...? / So what will it take?
     if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):

@@ -146,6 +146,8 @@ NEGATION = [
     ('The men killed in the attack were soldiers.', 'The men killed in the attack were not soldiers.', None),  # own
     ('The band split up in 1990.', 'The band did not split up in 1990.', None),  # own
     ('He has never lost a match.', None, 'negated_otherwise'),  # own
+    ('So what will it take?', "So what won't it take?", None),  # cnn
+    ('You know, the paperwork patients are asked to fill out before they see the doctor.', None, 'discourse_marker'),  # cnn
     ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he created did not last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
 ]  # fmt: skip
 
