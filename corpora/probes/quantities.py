@@ -100,7 +100,7 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
     """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``), or
     None."""
     prev, nxt = _word(tokens, i - 1), _word(tokens, i + 1)
-    if prev.lower() in LABELS or prev == "#":
+    if prev.lower() in LABELS or prev in ("#", "©", "No"):
         return "label"
     if prev in ("×", "^", "'", "’", "x", "e") and _glued(tokens, i - 1, i):
         return "notation"  # 1.2×1015, '57
@@ -175,8 +175,45 @@ def _unit(tokens: tuple[Token, ...], i: int, pick: int) -> tuple[int, str, str] 
     return j, new, move
 
 
+def _spoken_with_vowel(text: str) -> bool:
+    """Whether a number written in digits is read starting with a vowel (*an 8*, *an 18*, *an 1897*, *an
+    11,000*), so takes *an*."""
+    digits = text.replace(",", "").split(".")[0]
+    if not digits.isdigit():
+        return False
+    if digits.startswith("8"):
+        return True
+    groups = text.split(".")[0].split(",")
+    head = groups[0] if "," in text else digits
+    if len(head) in (2, 5) or (len(head) == 4 and "," not in text):  # eleven, eighteen; 11,000; 1897
+        return head[:2] in ("11", "18")
+    return False
+
+
+def _with_article(tokens: tuple[Token, ...], i: int, edits: list[Edit]) -> list[Edit]:
+    """The edits, and the article before the number made to agree with the new number (*an 1897 novel* ->
+    *a 2897 novel*)."""
+    if (
+        i == 0
+        or tokens[i - 1].text.lower() not in ("a", "an")
+        or len(edits) != 1
+        or edits[0].start != tokens[i].start
+    ):
+        return edits
+    article = tokens[i - 1]
+    wanted = "an" if _spoken_with_vowel(edits[0].after.split("-")[0].split(" ")[0]) else "a"
+    if article.text.lower() == wanted:
+        return edits
+    return [replace(article, wanted.capitalize() if article.text[0].isupper() else wanted), *edits]
+
+
 def number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], str]:
     """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``."""
+    edits, move, i = _number_edit(sentence, tokens)
+    return (_with_article(tokens, i, edits), move) if move else (edits, move)
+
+
+def _number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
     reason = "no_number"
     pick = stable_hash("number", sentence)
     for i, token in enumerate(tokens):
@@ -192,18 +229,18 @@ def number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], s
         negative = prev in ("-", "−") and i > 0 and tokens[i - 1].end == token.start
         if nxt.lower() in _PERCENT or (nxt.lower() == "per" and after_next.lower() == "cent"):
             if negative:
-                return [replace(tokens[i - 1], "")], "percent_sign"
-            return [replace(token, "-" + text)], "percent_sign"
+                return [replace(tokens[i - 1], "")], "percent_sign", i
+            return [replace(token, "-" + text)], "percent_sign", i
         unit = _unit(tokens, i, pick)
         if unit is not None:
             j, new, move = unit
-            return [replace(tokens[j], new)], move
+            return [replace(tokens[j], new)], move, i
         if nxt.lower() in SCALES:
-            return [replace(tokens[i + 1], SCALES[nxt.lower()])], "scale_up"
+            return [replace(tokens[i + 1], SCALES[nxt.lower()])], "scale_up", i
         count_of = (
             prev.lower() == "of"
             and i > 1
-            and tokens[i - 2].tag.startswith("NN")
+            and tokens[i - 2].tag in ("NN", "NNS")
             and (_word(tokens, i - 2).lower() not in _YEAR_NOUNS)
         )  # a population of 1500
         year = (
@@ -216,10 +253,10 @@ def number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], s
         if year and (prev.lower() in _YEAR_WORDS or prev.lower().rstrip(".") in MONTHS or prev == ","):
             modifier = i + 1 < len(tokens) and tokens[i + 1].tag[:2] in ("NN", "JJ")
             if modifier or pick % 2:
-                return [replace(token, str(int(text) + 1000))], "year_future"
-            return [replace(token, f"{text} BC")], "year_bc"
+                return [replace(token, str(int(text) + 1000))], "year_future", i
+            return [replace(token, f"{text} BC")], "year_bc", i
         if year:
-            return [replace(token, str(int(text) + 1000))], "year_future"
+            return [replace(token, str(int(text) + 1000))], "year_future", i
         if "." in text:
             reason = "decimal" if reason == "no_number" else reason
             continue
@@ -228,8 +265,8 @@ def number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], s
             reason = "zero" if reason == "no_number" else reason
             continue
         move, new = counted
-        return [replace(token, new)], move
-    return NoSite(reason), ""
+        return [replace(token, new)], move, i
+    return NoSite(reason), "", -1
 
 
 def number(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:

@@ -68,6 +68,12 @@ CASES = [
     ('The army had 30,000 regular soldiers.', 'The army had 30 regular soldiers.', None),  # own
     ('The talk lasted 10 minutes.', 'The talk lasted 10 years.', None),  # own
     ('Season 3 aired on HBO.', None, 'label'),  # own
+    # read in the final check (40 random probes) and fixed
+    ('Dracula is an 1897 Gothic horror novel by Irish author Bram Stoker.', 'Dracula is a 2897 Gothic horror novel by Irish author Bram Stoker.', None),  # wiki
+    ('On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1454.', 'On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1454 BC.', None),  # wiki
+    ('©2015', None, 'label'),  # cnn
+    ('A 4-month-old baby was rescued from a destroyed building in the town of Bhaktapur at least 22 hours after the quake struck, the newspaper Kathmandu Today reported.', 'A 4,000-month-old baby was rescued from a destroyed building in the town of Bhaktapur at least 22 hours after the quake struck, the newspaper Kathmandu Today reported.', None),  # cnn
+    ('He was an 8-year-old boy.', 'He was an 8,000-year-old boy.', None),  # own
     ('Episode 12 was the finale.', None, 'label'),  # own
     ('Route 66 runs west.', None, 'label'),  # own
     ('The Boeing 747 is large.', None, 'name'),  # own
@@ -87,6 +93,22 @@ def test_real_sentence(sentence, probed, reason):
         assert sentence[edit.start : edit.end] == edit.before
     assert (apply_edits(sentence, found) if found else None) == probed
     assert getattr(found, "reason", None) == reason
+
+
+def test_no_number_probe_ends_in_point_zero_and_no_move_dominates():
+    """On the real sentences of this module with a site: no *.0*, and no move in more than 40% of the probes."""
+    from collections import Counter
+
+    from corpora.probes.quantities import number_edit
+    from corpora.probes.text import analyse
+
+    moves = Counter()
+    for sentence, probed, _ in CASES:
+        if probed is not None:
+            edits, move = number_edit(sentence, analyse(sentence))
+            assert not any(e.after.endswith(".0") or ".0 " in e.after for e in edits)
+            moves[move] += 1
+    assert max(moves.values()) <= 0.4 * sum(moves.values()) and len(moves) >= 6
 
 
 def test_at_least_forty_real_sentences():
