@@ -82,7 +82,8 @@ _YEAR_WORDS = frozenset({"in", "since", "from", "until", "till", "by", "of", "du
                          "winter", "spring", "autumn", "fall"})  # fmt: skip
 
 _COMPOUND_UNITS = frozenset({"year", "month", "week", "day", "hour", "minute", "page", "story", "storey", "mile",
-                             "metre", "meter", "foot", "acre", "man", "member", "seat", "game", "episode"})  # fmt: skip
+                             "metre", "meter", "foot", "acre", "man", "member", "seat", "game", "episode", "time",
+                             "step"})  # fmt: skip
 _YEAR_NOUNS = frozenset({"year", "years", "end", "spring", "summer", "autumn", "fall", "winter", "class", "season",
                          "election", "elections", "half", "start", "beginning", "middle", "part"} | MONTHS)  # fmt: skip
 
@@ -116,6 +117,8 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
     if nxt in _DASHES and _NUMBER.match(_word(tokens, i + 2)):
         return "range"  # 1939–1945, 3–1, 9/11
     if prev in _DASHES and i > 1 and _NUMBER.match(_word(tokens, i - 2)):
+        if _YEAR.match(tokens[i].text) and _YEAR.match(_word(tokens, i - 2)):
+            return None  # 1939–1945: the end year is a site (-> 1939–2945)
         return "range"
     if (
         prev.lower() in ("between", "from")

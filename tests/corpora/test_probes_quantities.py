@@ -22,7 +22,7 @@ CASES = [
     ('"In 2014 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', '"In 3014 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', None),  # cnn
     ('The Curitiba metropolitan area comprises 29 municipalities with a total population of over 3,559,366, making it the ninth most populous metropolitan area in the country.', 'The Curitiba metropolitan area comprises 29,000 municipalities with a total population of over 3,559,366, making it the ninth most populous metropolitan area in the country.', None),  # wiki
     ('The nebula was discovered by English astronomer John Bevis in 1731.', 'The nebula was discovered by English astronomer John Bevis in 1731 BC.', None),  # wiki
-    ('Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 1965.', None, 'range'),  # wiki
+    ('Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 1965.', 'Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 2965.', None),  # wiki
     ('Among those personal belongings could be more cell phones belonging to the 144 passengers and six crew on board.', 'Among those personal belongings could be more cell phones belonging to the 144,000 passengers and six crew on board.', None),  # cnn
     ('It is the 20th-most populous city in the United States and fourth-most populous city in the Southeast, with a population of 689,447 at the 2020 census.', 'It is the 20th-most populous city in the United States and fourth-most populous city in the Southeast, with a population of 689 at the 2020 census.', None),  # wiki
     ('The nebula was discovered by Charles Messier in 1779.', 'The nebula was discovered by Charles Messier in 1779 BC.', None),  # wiki
@@ -79,7 +79,8 @@ CASES = [
     ('The Boeing 747 is large.', None, 'name'),  # own
     ('The deal was worth $4 billion.', 'The deal was worth $4 trillion.', None),  # own
     ('It has a population of 1500.', 'It has a population of 1500000.', None),  # own
-    ('The war lasted from 1939 to 1945.', None, 'range'),  # own
+    ('The war lasted from 1939 to 1945.', 'The war lasted from 1939 to 2945.', None),  # own
+    ('The team won 3–1 at home.', None, 'range'),  # own
     ('It fell by -3 per cent.', 'It fell by 3 per cent.', None),  # own
 ]  # fmt: skip
 
