@@ -19,8 +19,7 @@ A word tagged as a past verb is **not finite** (:func:`nonfinite_reason` says wh
 
 from __future__ import annotations
 
-import functools
-
+from corpora.probes.lexicon import lemma, past_forms
 from corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
@@ -58,16 +57,6 @@ _PLURAL_PRONOUNS = frozenset({"we", "they", "you", "i"})
 _SINGULAR_PRONOUNS = frozenset({"he", "she", "it", "this", "that", "one", "who", "which"})
 
 
-@functools.lru_cache(maxsize=8192)
-def past_forms(base: str) -> frozenset[str]:
-    """Every past-tense form of a verb in lemminflect's dictionary (``be``: was, were)."""
-    import lemminflect
-
-    if base == "be":
-        return frozenset({"was", "were"})
-    return frozenset(lemminflect.getInflection(base, "VBD", inflect_oov=False))
-
-
 def _before_adverbs(tokens: tuple[Token, ...], i: int) -> int:
     """Position of the first token before ``i`` that is not an adverb (-1 at the sentence's start)."""
     j = i - 1
@@ -87,8 +76,6 @@ def _other_finite_verb(tokens: tuple[Token, ...], i: int) -> bool:
 def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None) -> str | None:
     """None when the past-tagged word at ``i`` is a finite verb; else why it is not (``participle``,
     ``participle_clause``, ``reduced_relative``)."""
-    from corpora.probes.verbs import lemma
-
     word = tokens[i].text.lower()
     base = base or lemma(word)
     if base is not None and word not in past_forms(base):
@@ -171,8 +158,6 @@ def _takes_object(tokens: tuple[Token, ...], k: int) -> bool:
     """A verb whose object the noun phrase after it is: a copula, a non-finite verb (not one used as an
     adjective: *of trained troops*), or a finite verb that does not take a clause (*use their speed combined
     with*, but *said the company closed*)."""
-    from corpora.probes.verbs import lemma
-
     token = tokens[k]
     word = token.text.lower()
     if word in ("is", "are", "was", "were", "be", "been", "being"):
@@ -190,8 +175,6 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
     """A past form after the conjunction at ``j``: a participle when what it joins is one (``Founded in 1636,
     and named ...``; ``was born in Leeds and raised in York``), finite otherwise (``was built in 1890 and led to
     the town``; ``was born in Leeds and died in York``)."""
-    from corpora.probes.verbs import lemma
-
     k = _before_adverbs(tokens, j)
     if k >= 0 and tokens[k].text == ",":
         k -= 1  # the list's last comma

@@ -18,36 +18,13 @@ out-of-vocabulary words (stored as pickle) are never used, so a verb the diction
 
 from __future__ import annotations
 
-import functools
-
 from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
 from corpora.probes.edits import Edit, NoSite, replace
+from corpora.probes.lexicon import inflect, lemma
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
 _PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
-
-
-@functools.lru_cache(maxsize=8192)
-def lemma(verb: str) -> str | None:
-    """The base form of a verb from lemminflect's dictionary (None if it is not there).
-
-    >>> lemma("led"), lemma("was"), lemma("received"), lemma("blorfed")
-    ('lead', 'be', 'receive', None)
-    """
-    import lemminflect
-
-    forms = lemminflect.getLemma(verb.lower(), "VERB", lemmatize_oov=False)
-    return forms[0] if forms else None
-
-
-@functools.lru_cache(maxsize=8192)
-def inflect(base: str, tag: str) -> str | None:
-    """A form of a verb from lemminflect's dictionary (``inflect("win", "VBD") == "won"``)."""
-    import lemminflect
-
-    forms = lemminflect.getInflection(base, tag, inflect_oov=False)
-    return forms[0] if forms else None
 
 
 def _next_word(tokens: tuple[Token, ...], i: int) -> Token | None:
