@@ -235,6 +235,11 @@ def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) 
             "probes": written[p]["probes"],
             "with_site": counters.get(f"probed/{p}", 0),
             "no_site": counters.get(f"no_site/{p}", 0),
+            "moves": {
+                name.rsplit("/", 1)[1]: n
+                for name, n in sorted(counters.items())
+                if name.startswith(f"move/{p}/")
+            },
             "skips": {
                 name.rsplit("/", 1)[1]: n
                 for name, n in sorted(counters.items())

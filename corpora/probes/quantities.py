@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from corpora.probes.edits import Edit, NoSite, replace
+from corpora.probes.edits import Edit, Moved, NoSite, replace
 from corpora.probes.text import Token, analyse
 from corpora.seeding import stable_hash
 
@@ -285,4 +285,5 @@ def number(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]
     NoSite('no_number')
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    return number_edit(sentence, tokens)[0]
+    edits, move = number_edit(sentence, tokens)
+    return Moved(edits, move) if move else edits

@@ -80,6 +80,8 @@ def probe_document(
                            detail=str(exc)[:300], record=doc)  # fmt: skip
             continue
         count(f"probed/{phenomenon}")
+        if getattr(edits, "move", None):  # number's move: the mix goes to the summary and the card
+            count(f"move/{phenomenon}/{edits.move}")
         document = list(sentences)
         document[index] = probed
         yield {

@@ -85,6 +85,11 @@ def test_probes_review_writes_the_page_and_its_markdown(tmp_path):
         summary["probes"]["number"]["skips"]
         and sum(summary["probes"]["number"]["skips"].values()) == (summary["probes"]["number"]["no_site"])
     )
+    moves = summary["probes"]["number"]["moves"]  # the mix of number's moves, in the summary and the card
+    assert moves and sum(moves.values()) == summary["probes"]["number"]["probes"]
+    from corpora.card import probes_section
+
+    assert any(line.startswith("Number probes by move: ") for line in probes_section({}, [summary]))
     # a second run replaces a link planted at the page's path, never writing through it
     victim = tmp_path / "victim.html"
     victim.write_text("keep", encoding="utf-8")
