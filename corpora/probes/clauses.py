@@ -35,7 +35,8 @@ _NOT_A_SUBJECT = frozenset(
 )
 _AUXILIARY_FORMS = frozenset(
     {"is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "having", "'s", "'re", "'ve",
-     "get", "gets", "got", "gotten", "getting", "become", "became"}
+     "get", "gets", "got", "gotten", "getting", "become", "became", "feel", "feels", "felt", "seem", "seems",
+     "seemed", "remain", "remains", "remained"}
 )  # fmt: skip
 _CLAUSE_VERBS = frozenset(
     "say tell announce report believe think know claim find show reveal note add argue insist suggest confirm "
@@ -87,6 +88,9 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     if j >= 0 and tokens[j].text in (",", ";", ":", "(", "-", "–", "—"):
         later = any(t.tag in FINITE_TAGS for t in tokens[i + 1 :])
         earlier = any(t.tag in FINITE_TAGS for t in tokens[:j])  # She appeared in films, performed in ...
+        present = earlier and all(t.tag in ("VBZ", "VBP") for t in tokens[:j] if t.tag in FINITE_TAGS)
+        if present and nxt is not None and nxt.tag in ("IN", "TO"):
+            return "participle_clause"  # is a genus of plants, widely distributed throughout
         if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later and not earlier:
             return "participle_clause"  # The club, founded in 1900, is ...
         if nxt is not None and nxt.tag in ("NN", "NNS") and (j == _first_comma(tokens) or earlier):
@@ -139,7 +143,12 @@ def _noun_phrase_start(tokens: tuple[Token, ...], j: int) -> int:
         elif tag in _NP:
             k -= 1
             continue
-        elif word in ("of", "and", "or") and k > 0 and tokens[k - 1].tag[:2] in ("NN", "JJ"):
+        elif (
+            word in ("of", "and", "or", ",")
+            and k > 0
+            and tokens[k - 1].tag[:2] in ("NN", "JJ")
+            and (word != "," or tokens[k + 1].tag.startswith("JJ"))
+        ):
             k -= 1
             continue
         if (
@@ -176,9 +185,10 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
     and named ...``; ``was born in Leeds and raised in York``), finite otherwise (``was built in 1890 and led to
     the town``; ``was born in Leeds and died in York``)."""
     k = _before_adverbs(tokens, j)
-    if k >= 0 and tokens[k].text == ",":
+    listed = k >= 0 and tokens[k].text == ","
+    if listed:
         k -= 1  # the list's last comma
-    if k >= 0 and tokens[k].tag.startswith("NN") and nxt and j + 2 < len(tokens):
+    if listed and k >= 0 and tokens[k].tag.startswith("NN") and nxt and j + 2 < len(tokens):
         if tokens[j + 2].tag in ("NN", "NNS", "JJ") and tokens[j + 1].tag in ("VBD", "VBN"):
             return "participle_clause"  # a politician, aviator, and convicted war criminal
     if k >= 0 and tokens[k].tag in ("VBN", "VBD"):
@@ -205,7 +215,8 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
             if passive and nxt in _PASSIVE_NEXT and base not in _INTRANSITIVE:
                 return "participle_clause"
             return None
-    return "participle_clause" if participle else None
+    later = any(t.tag in FINITE_TAGS for t in tokens[j + 2 :])
+    return "participle_clause" if participle or later else None  # (RRT) and commonly referred to as metro, is
 
 
 def _verb_follows_in_clause(tokens: tuple[Token, ...], i: int) -> bool:

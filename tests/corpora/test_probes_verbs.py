@@ -79,6 +79,11 @@ PAST_TO_FUTURE = [
     ('He had not seen it.', 'He will not have seen it.', None),  # own
     ('He used to live in Paris.', None, 'used_to'),  # own
     # read in the final checks (40 random probes each) and fixed
+    ('In a nation that largely feels abandoned by the rest of the world, it was a refreshing realization.', 'In a nation that largely feels abandoned by the rest of the world, it will be a refreshing realization.', None),  # cnn
+    ('Impatiens is a genus of more than 1,000 species of flowering plants, widely distributed throughout the Northern Hemisphere and the tropics.', None, 'participle_only'),  # wiki
+    ('Rapid transit, mass rapid transit (MRT) or rail rapid transit (RRT) and commonly referred to as metro, is a type of high-capacity public transport that is generally built in urban areas.', None, 'participle_only'),  # wiki
+    ('Leather is a strong, flexible and durable material obtained from the tanning, or chemical treatment, of animal skins and hides to prevent decay.', None, 'participle_only'),  # wiki
+    ('He signed for the club and scored twice.', 'He will sign for the club and will score twice.', None),  # own
     ('Prince Henry the Navigator, was a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', 'Prince Henry the Navigator, will be a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', None),  # wiki
     ('Pragmatism is a philosophical tradition that views language and thought as tools for prediction, problem solving, and action, rather than describing, representing, or mirroring reality.', None, 'participle_only'),  # wiki
     ('He was an innovator of Russian music in the Romantic period and strove to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', 'He will be an innovator of Russian music in the Romantic period and will strive to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', None),  # wiki
