@@ -43,7 +43,9 @@ _CLAUSE_VERBS = frozenset(
     "deny learn hear feel see mean ensure warn state estimate expect hope fear say predict assume".split()
 )
 _OPENERS = TEMPORAL | {"that", "because", "although", "though", "since", "while", "as", "whether", "where"}
-_NP = frozenset({"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "POS", "PRP$", "DT", "PDT"})
+_NP = frozenset(
+    {"NN", "NNS", "NNP", "NNPS", "JJ", "JJR", "JJS", "CD", "POS", "PRP$", "DT", "PDT", "RBS", "RBR"}
+)
 _NP_START = frozenset({"DT", "PRP$", "PDT"})
 _MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
@@ -169,7 +171,19 @@ def _takes_object(tokens: tuple[Token, ...], k: int) -> bool:
     with*, but *said the company closed*)."""
     token = tokens[k]
     word = token.text.lower()
-    if word in ("is", "are", "was", "were", "be", "been", "being"):
+    if word in (
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "became",
+        "becomes",
+        "remained",
+        "remains",
+    ):
         return True
     if token.tag in ("VBG", "VBN", "VB"):
         return k == 0 or tokens[k - 1].tag not in ("DT", "IN", "JJ", "PRP$", "CD", "POS")
@@ -271,7 +285,13 @@ def in_temporal_clause(tokens: tuple[Token, ...], i: int) -> bool:
             return False
         elif token.tag in FINITE_TAGS:
             joined = False
-        if token.text.lower() in TEMPORAL and token.tag in ("IN", "WRB", "RB"):
+        opener_ok = (
+            token.text.lower() != "as"
+            or j == 0
+            or tokens[j - 1].text in (",", ";")
+            or tokens[j - 1].tag == "CC"
+        )
+        if token.text.lower() in TEMPORAL and token.tag in ("IN", "WRB", "RB") and opener_ok:
             if j == i - 1 or (token.text.lower() == "if" and j > 0 and tokens[j - 1].tag.startswith("VB")):
                 return False  # once lived (an adverb); determine if (whether)
             return not (question and j == 0)
