@@ -38,6 +38,7 @@ _AUXILIARY_FORMS = frozenset(
      "get", "gets", "got", "gotten", "getting", "become", "became", "feel", "feels", "felt", "seem", "seems",
      "seemed", "remain", "remains", "remained"}
 )  # fmt: skip
+_ASKING = frozenset("determine know ask see wonder decide check tell learn find investigate question".split())
 _CLAUSE_VERBS = frozenset(
     "say tell announce report believe think know claim find show reveal note add argue insist suggest confirm "
     "deny learn hear feel see mean ensure warn state estimate expect hope fear say predict assume".split()
@@ -66,6 +67,7 @@ def _before_adverbs(tokens: tuple[Token, ...], i: int) -> int:
     while j >= 0 and (
         tokens[j].tag in ("RB", "RBR", "RBS")
         or tokens[j].text.lower() in _TIME_WORDS
+        or tokens[j].text.lower() in ("itself", "himself", "herself", "themselves")  # is itself subdivided
         or (len(tokens[j].text) > 5 and tokens[j].text.lower().endswith("ally"))  # spherically, tagged NN
     ):
         j -= 1
@@ -116,6 +118,14 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
         k = _noun_phrase_start(tokens, j)
         no_object = nxt is None or nxt.tag in ("IN", "RB", "TO", ",", ".") or nxt.text.lower() in _TIME_WORDS
+        predicative = (
+            nxt is not None
+            and nxt.tag == "JJ"
+            and i + 2 < len(tokens)
+            and tokens[i + 2].tag[:2] not in ("NN", "JJ")
+        )
+        if predicative and any(t.tag in FINITE_TAGS for t in tokens[i + 2 :]):
+            return "reduced_relative"  # a species presumed extinct abruptly reappears
         if k >= 0 and _takes_object(tokens, k) and no_object:
             return "reduced_relative"  # is a national park located in; containing 46 species found in
         attached = k > 0 and tokens[k - 1].tag.startswith("NN") and tokens[k].text.lower() != "with"
@@ -263,6 +273,12 @@ def subject_is_plural(tokens: tuple[Token, ...], i: int) -> bool | None:
             k = j - 1
             while k >= 0 and tokens[k].tag in _NP:
                 k -= 1
+            if k > 0 and tokens[k].text.lower() == "of" and tokens[k - 1].tag.startswith("NN"):
+                j = k - 1  # signs of life: the head is "signs"
+                tag, word = tokens[j].tag, tokens[j].text.lower()
+            k = j - 1
+            while k >= 0 and tokens[k].tag in _NP:
+                k -= 1
             coordinated = k >= 0 and tokens[k].text.lower() == "and"
             demonym = tag == "NNP" and word.endswith(("ers", "ians", "ists", "ites", "ans"))  # the Crusaders
             return tag in ("NNS", "NNPS") or coordinated or demonym
@@ -292,7 +308,10 @@ def in_temporal_clause(tokens: tuple[Token, ...], i: int) -> bool:
             or tokens[j - 1].tag == "CC"
         )
         if token.text.lower() in TEMPORAL and token.tag in ("IN", "WRB", "RB") and opener_ok:
-            if j == i - 1 or (token.text.lower() == "if" and j > 0 and tokens[j - 1].tag.startswith("VB")):
+            whether = (
+                token.text.lower() == "if" and j > 0 and (lemma(tokens[j - 1].text.lower()) or "") in _ASKING
+            )
+            if j == i - 1 or whether:
                 return False  # once lived (an adverb); determine if (whether)
             return not (question and j == 0)
         j -= 1
