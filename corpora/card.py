@@ -866,6 +866,16 @@ def probes_section(stats: dict, summaries: list[dict]) -> list[str]:
             sites = f"{c['with_site']:,} | {c['no_site']:,}" if c else "- | -"
             lines.append(f"| `{phenomenon}` | {split} | {rows:,} | {sites} |")
     lines.append("")
+    moves: dict[str, int] = {}
+    for run in runs:
+        for move, n in ((run["probes"].get("number") or {}).get("moves") or {}).items():
+            moves[move] = moves.get(move, 0) + int(n)
+    if moves:  # the number probes' mix of moves: no single marker (BC, a unit) gives most of them away
+        total = sum(moves.values())
+        mix = ", ".join(
+            f"{m} {n:,} ({100 * n / total:.0f}%)" for m, n in sorted(moves.items(), key=lambda kv: -kv[1])
+        )
+        lines += [f"Number probes by move: {mix}.", ""]
     examples = [(p, e) for p, c in sorted(counts.items()) for e in c["examples"][:1]]
     if examples:
         lines += ["Examples (the intruder sentence before -> after the probe):", ""]

@@ -9,7 +9,8 @@ else unchanged. Writes
     OUT/insted/<phenomenon>.jsonl              the same rows in INSteD's released format (+ phenomenon)
     OUT/rejected/probes/                       dead letters (bad JSONL records, duplicate ids, ...)
     OUT/run_summary.json                       counters: probed/<phenomenon>, no_site/<phenomenon>,
-                                               skipped/<phenomenon>/<reason>, ...
+                                               no_site/<phenomenon>/<reason>, move/number/<move>, ...
+    OUT/review/index.html, review.md           with --review N: N random probes per phenomenon to check by eye
 
 ``--per-phenomenon N`` keeps the N probes of each phenomenon with the smallest hash of (seed, phenomenon, id).
 The phenomena are :mod:`corpora.probes`; this module is the stage around them. It imports Beam only in
@@ -78,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="sample; animacy-up's pronoun where the context has no gender (default 0)",
+    )
+    parser.add_argument(
+        "--review",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also write OUT/review/index.html and review.md: N random probes per phenomenon to check by eye",
     )
     add_overwrite(parser)
 
@@ -235,7 +243,8 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
 
 
 def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) -> dict[str, dict]:
-    """Per phenomenon: probes written, documents with a site, documents without one (``no_site``)."""
+    """Per phenomenon: probes written, documents with a site, documents without one (``no_site``) and, of
+    those, how many for each reason the phenomenon gave (``skips``)."""
     from pipelines.probes_transforms import STAGE
 
     counters = summary["counters"].get(STAGE, {})
@@ -244,6 +253,16 @@ def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) 
             "probes": written[p]["probes"],
             "with_site": counters.get(f"probed/{p}", 0),
             "no_site": counters.get(f"no_site/{p}", 0),
+            "moves": {
+                name.rsplit("/", 1)[1]: n
+                for name, n in sorted(counters.items())
+                if name.startswith(f"move/{p}/")
+            },
+            "skips": {
+                name.rsplit("/", 1)[1]: n
+                for name, n in sorted(counters.items())
+                if name.startswith(f"no_site/{p}/")
+            },
             "examples": written[p]["examples"],
         }
         for p in phenomena
@@ -289,6 +308,8 @@ def check_split_found(summary: dict, split: str) -> None:
 def check_options(args: argparse.Namespace) -> None:
     if args.per_phenomenon is not None and args.per_phenomenon < 1:
         raise InputError(f"--per-phenomenon: must be >= 1, got {args.per_phenomenon}")
+    if args.review is not None and args.review < 1:
+        raise InputError(f"--review: must be >= 1, got {args.review}")
     if not is_safe_name(args.split):
         raise InputError(f"--split: {args.split!r} is not a plain split name")
     if len(set(args.phenomena)) != len(args.phenomena):
@@ -371,7 +392,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         check_split_found(summary, args.split)
         written = write_insted_files(out, phenomena)
         info = tagger_info()
-        return {
+        review = {}
+        if args.review is not None:
+            from pipelines.probes_review import write_review
+
+            review = {"review": write_review(out, phenomena, args.review, args.seed)}
+        return review | {
             "probes": probe_counts(summary, phenomena, written),
             "tagger": {"held_out": info["held_out"], "provenance": info["provenance"]},
         }
@@ -383,6 +409,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "per_phenomenon": args.per_phenomenon,
         "seed": args.seed,
         "demonstrative": args.demonstrative,
+        "review": args.review,
     }
     summary = run_pipeline(
         build,

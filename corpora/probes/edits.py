@@ -41,8 +41,8 @@ def replace(token, after: str) -> Edit:
 
 
 class NoSite(list):
-    """An empty list of edits that says why a sentence has no site (``reason``: counted by ``probes`` as
-    ``skipped/<phenomenon>/<reason>``). It is falsy and equal to ``[]`` like any empty list.
+    """No edit, and why: what a phenomenon returns for a sentence without a site (an empty, falsy list, equal to
+    ``[]``, with a ``reason``, counted by ``probes`` as ``no_site/<phenomenon>/<reason>``).
 
     >>> skip = NoSite("no_context_gender")
     >>> skip == [], bool(skip), skip.reason
@@ -55,3 +55,16 @@ class NoSite(list):
 
     def __repr__(self) -> str:
         return f"NoSite({self.reason!r})"
+
+
+class Moved(list):
+    """Edits and the name of the move that made them (``number``'s ``year_bc``, ``count_up``, ...), counted as
+    ``move/<phenomenon>/<move>`` so the mix of moves is in the run summary and the card.
+
+    >>> Moved([Edit(0, 2, "18", "18,000")], "count_up").move
+    'count_up'
+    """
+
+    def __init__(self, edits: list[Edit], move: str):
+        super().__init__(edits)
+        self.move = move

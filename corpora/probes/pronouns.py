@@ -2,7 +2,7 @@
 
 Each is a pure function ``sentence -> list of edits``; given the document's other sentences (``context``) it
 edits only where the edit *reinforces* the intruder's incoherence, and says why it skipped a sentence
-(:class:`corpora.probes.edits.NoSite`, counted by ``probes`` as ``skipped/<phenomenon>/<reason>``).
+(:class:`corpora.probes.edits.NoSite`, counted by ``probes`` as ``no_site/<phenomenon>/<reason>``).
 
 - ``gender``: the intruder's pronouns of the gender of the entity the context talks about (its pronouns and
   titles tell it: :func:`corpora.probes.referents.context_gender`) are flipped to the other gender (he <-> she,

@@ -3,7 +3,8 @@
 A document is an intruder row (:data:`schemas.INTRUDER_SCHEMA`, or one read from INSteD's JSONL by
 :func:`insted_document`); a probe edits its intruder sentence only, everything else is kept byte for byte.
 Coherent documents have no intruder to probe (counted ``coherent``); a phenomenon without a site in the
-intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``).
+intruder sentence skips the document for that phenomenon (counted ``no_site/<phenomenon>``, and
+``no_site/<phenomenon>/<reason>`` when the phenomenon says why: :class:`corpora.probes.edits.NoSite`).
 
 >>> doc = {"id": "w:1", "source": "w", "split": "test", "sentences": ["He came.", "He left.", "C."],
 ...        "intruder_index": 1, "original_sentence": "B.", "file_id": 0}
@@ -11,6 +12,7 @@ intruder sentence skips the document for that phenomenon (counted ``no_site/<phe
 incoherent
 probed/gender
 no_site/number
+no_site/number/no_number
 [('gender', 'She left.')]
 """
 
@@ -42,7 +44,7 @@ def probe_document(
 ) -> Iterator[dict | Rejected]:
     """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site. The pronoun
     phenomena read the document's other sentences (:data:`CONTEXTUAL`); a phenomenon that says why it found no
-    site is also counted ``skipped/<phenomenon>/<reason>``; ``demonstrative`` is ``"insted"`` (the determiner
+    site is also counted ``no_site/<phenomenon>/<reason>``; ``demonstrative`` is ``"insted"`` (the determiner
     alone) or ``"agree"`` (noun and verb too)."""
     index = doc.get("intruder_index")
     sentences = doc.get("sentences")
@@ -77,8 +79,9 @@ def probe_document(
             edits = function(intruder, **kwargs)
         if not edits:
             count(f"no_site/{phenomenon}")
-            if getattr(edits, "reason", None):
-                count(f"skipped/{phenomenon}/{edits.reason}")
+            reason = getattr(edits, "reason", None)  # a NoSite says why
+            if reason:
+                count(f"no_site/{phenomenon}/{reason}")
             continue
         try:
             probed = apply_edits(intruder, edits)
@@ -87,6 +90,8 @@ def probe_document(
                            detail=str(exc)[:300], record=doc)  # fmt: skip
             continue
         count(f"probed/{phenomenon}")
+        if getattr(edits, "move", None):  # number's move: the mix goes to the summary and the card
+            count(f"move/{phenomenon}/{edits.move}")
         document = list(sentences)
         document[index] = probed
         yield {

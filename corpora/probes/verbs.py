@@ -18,35 +18,13 @@ out-of-vocabulary words (stored as pickle) are never used, so a verb the diction
 
 from __future__ import annotations
 
-import functools
-
-from corpora.probes.edits import Edit, replace
+from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
+from corpora.probes.edits import Edit, NoSite, replace
+from corpora.probes.lexicon import inflect, lemma
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
 _PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
-
-
-@functools.lru_cache(maxsize=8192)
-def lemma(verb: str) -> str | None:
-    """The base form of a verb from lemminflect's dictionary (None if it is not there).
-
-    >>> lemma("led"), lemma("was"), lemma("received"), lemma("blorfed")
-    ('lead', 'be', 'receive', None)
-    """
-    import lemminflect
-
-    forms = lemminflect.getLemma(verb.lower(), "VERB", lemmatize_oov=False)
-    return forms[0] if forms else None
-
-
-@functools.lru_cache(maxsize=8192)
-def inflect(base: str, tag: str) -> str | None:
-    """A form of a verb from lemminflect's dictionary (``inflect("win", "VBD") == "won"``)."""
-    import lemminflect
-
-    forms = lemminflect.getInflection(base, tag, inflect_oov=False)
-    return forms[0] if forms else None
 
 
 def _next_word(tokens: tuple[Token, ...], i: int) -> Token | None:
@@ -64,25 +42,96 @@ def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
     return j < len(tokens) and tokens[j].tag == "VBN"
 
 
+def _present(base: str, plural: bool | None) -> str | None:
+    """The present form of a verb for a subject of that number (``surface`` -> ``surfaces``)."""
+    if base == "be":
+        return "are" if plural else "is"
+    return inflect(base, "VBP" if plural else "VBZ")
+
+
+def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> list[Edit] | None:
+    """A past verb of a temporal or conditional clause to the present (``after a video surfaced`` ->
+    ``after a video surfaces``), with ``did``/``had`` as auxiliaries (``did not`` -> ``does not``);
+    None when the subject's number is unknown."""
+    token, nxt = tokens[i], _next_word(tokens, i)
+    plural = subject_is_plural(tokens, i)
+    if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
+        return None
+    word = token.text.lower()
+    if word == "did" and nxt is not None and (nxt.text.lower() in ("not", "n't") or nxt.tag == "VB"):
+        base = "do"
+    elif word == "had" and (
+        _participle_follows(tokens, i) or (nxt is not None and nxt.text.lower() == "not")
+    ):
+        base = "have"
+    form = _present(base, bool(plural))
+    if form is None:
+        return None
+    if nxt is not None and nxt.text.lower() == "n't":
+        return [_span(sentence, token, nxt, match_case(token.text, form + "n't"))]
+    return [replace(token, match_case(token.text, form))]
+
+
 def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """Every finite past-tense verb of the sentence to the future.
+    """Every finite past-tense verb of the sentence to the future; verbs of temporal and conditional clauses
+    to the present (English keeps them there: *after a video surfaces*); participles, adjectives and reduced
+    relatives are not verbs of a clause and never change.
 
     >>> from corpora.probes.edits import apply_edits
     >>> s = "The bridge was built in 1890 and led to the town."
     >>> apply_edits(s, past_to_future(s))
     'The bridge will be built in 1890 and will lead to the town.'
+    >>> s = "After the video surfaced, she did a short telefilm."
+    >>> apply_edits(s, past_to_future(s))
+    'After the video surfaces, she will do a short telefilm.'
+    >>> past_to_future("The game, also known as Go, is played with stones.")
+    NoSite('participle_only')
     """
     tokens = analyse(sentence) if tokens is None else tokens
     edits: list[Edit] = []
     question = _is_question(tokens)
     skip: set[int] = set()
+    reasons: list[str] = []
+    future = 0
+    tokens = _surfaced(tokens)
     for i, token in enumerate(tokens):
         if token.tag != "VBD" or i in skip:
             continue
         word = token.text.lower()
         nxt = _next_word(tokens, i)
         negated = nxt is not None and nxt.text.lower() in ("not", "n't")
+        base = "be" if word in _BE_PAST else lemma(word)
+        if base is None:
+            reasons.append("unknown_verb")
+            continue
+        auxiliary = (word == "did" and _auxiliary_did(tokens, i)) or (
+            word == "had" and _participle_follows(tokens, i)
+        )
+        if token.text[:1].isupper() and any(t.text[:1].isalpha() for t in tokens[:i]):
+            reasons.append("title")  # "I Made a Vow": a capitalised verb inside the sentence names something
+            continue
+        if base != "be" and not auxiliary and nonfinite_reason(tokens, i, base) is not None:
+            reasons.append("participle_only")
+            continue
+        if in_temporal_clause(tokens, i):
+            present = _temporal(sentence, tokens, i, base)
+            if present is None:
+                reasons.append("temporal_clause_subject")
+                continue
+            edits += present
+            skip.add(i + 1) if nxt is not None and nxt.text.lower() == "n't" else None
+            continue
+        future += 1
         if word in _BE_PAST:
+            if (
+                nxt is not None
+                and nxt.text.lower() == "to"
+                and i + 2 < len(tokens)
+                and tokens[i + 2].tag == "VB"
+            ):
+                future -= 1
+                reasons.append("was_to")  # were to be made: a future in the past already
+                continue
             if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
                 skip.add(i + 1)
@@ -96,23 +145,96 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             else:
                 edits.append(replace(token, match_case(token.text, "will be")))
             continue
-        if word == "did" and (negated or (nxt is not None and nxt.tag in ("VB", "PRP", "NNP", "DT", "RB"))):
+        if word == "did" and _auxiliary_did(tokens, i):
             if nxt is not None and nxt.text.lower() == "n't":
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't")))
                 skip.add(i + 1)
             else:
                 edits.append(replace(token, match_case(token.text, "will")))
             continue
-        if word == "had" and (_participle_follows(tokens, i) or negated):
-            edits.append(replace(token, match_case(token.text, "will have")))
+        if (
+            word == "had" and negated and _participle_follows(tokens, i + 1)
+        ):  # had not seen -> will not have seen
+            contracted = nxt.text.lower() == "n't"
+            after = "won't have" if contracted else "will not have"
+            edits.append(_span(sentence, token, nxt, match_case(token.text, after)))
+            skip.add(i + 1)
             continue
         if word == "used" and nxt is not None and nxt.text.lower() == "to":
+            future -= 1
+            reasons.append("used_to")
+            continue
+        if base == word and inflect(base, "VBD") != word:  # put, split: past = base
+            future -= 1
+            reasons.append("unknown_verb")
+            continue
+        adverb = tokens[i - 1] if i > 0 else None
+        if (
+            adverb is not None
+            and adverb.tag == "RB"
+            and adverb.text.lower() not in ("not", "n't")
+            and (i < 2 or tokens[i - 2].tag not in ("RB", "MD"))
+        ):  # originally consisted -> will originally consist
+            between = sentence[adverb.start : token.start]
+            edits.append(_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base)))
+            continue
+        edits.append(
+            replace(token, match_case(token.text, "will " + base))
+        )  # did -> will do, had -> will have
+    if not future and edits:
+        return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
+    if not edits:
+        return NoSite(reasons[0] if reasons else "no_past_verb")
+    return edits
+
+
+def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
+    """``did`` as an auxiliary (``did not win``, ``did he win``, ``did win``), not a main verb (``did a
+    short telefilm``)."""
+    j = i + 1
+    while j < len(tokens) and (tokens[j].tag in ("RB", "PRP") or tokens[j].text.lower() in ("not", "n't")):
+        j += 1
+    if j < len(tokens) and tokens[j].tag == "VB":
+        return True
+    # Did the war end? When did the war end? (the tagger may read the verb as a noun)
+    return _is_question(tokens) and (i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT")))
+
+
+def _after_contact_relative(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the verb at ``i`` follows a relative clause without a pronoun (*the regime he created*): noun,
+    subject pronoun, past verb, then this verb."""
+    return (
+        i >= 3
+        and tokens[i - 1].tag == "VBD"
+        and tokens[i - 2].tag == "PRP"
+        and tokens[i - 3].tag.startswith("NN")
+        and tokens[i - 2].text.lower() in _PRONOUNS
+    )
+
+
+def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
+    """A clause-final past-tense form that the tagger read as a noun or a present verb, right after its subject,
+    is a past verb (*After a video surfaced, ...*, *If the team won, ...*: tagged NN; *they left.*: VBP)."""
+    out = list(tokens)
+    for i, token in enumerate(tokens):
+        word = token.text.lower()
+        if token.tag == "VBN" and _after_contact_relative(tokens, i):
+            out[i] = token._replace(tag="VBD")  # The regime he created lasted until 1974
+            continue
+        if token.tag not in ("NN", "VBP", "VB") or i == 0 or i + 1 >= len(tokens):
+            continue
+        after_cc = tokens[i - 1].tag == "CC" and tokens[i + 1].tag in ("TO", "IN", "DT")  # and strove to
+        clause_final = (
+            token.tag != "VB"
+            and tokens[i + 1].text in (",", ".", ";")
+            and tokens[i - 1].tag.startswith(("NN", "PRP"))
+        )
+        if not (after_cc or clause_final):
             continue
         base = lemma(word)
-        if base is None or (base == word and inflect(base, "VBD") != word):  # put, split: past = base
-            continue
-        edits.append(replace(token, match_case(token.text, "will " + base)))
-    return edits
+        if base is not None and word != base and word in past_forms(base):
+            out[i] = token._replace(tag="VBD")
+    return tuple(out)
 
 
 _SUBORDINATORS = frozenset(
@@ -155,7 +277,23 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         ):
             relative = True  # the next finite verb is the relative clause's
             continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if (
+            following is not None
+            and following.tag in ("VBD", "VBN")
+            and _after_contact_relative(tokens, i + 1)
+        ):
+            continue  # the regime he created lasted: "created" is the relative clause's verb
+        if (
+            token.tag in _FINITE
+            and token.text[:1].isupper()
+            and any(t.text[:1].isalpha() for t in tokens[:i])
+        ):
+            continue  # "The Price Is Right": a capitalised verb inside the sentence is part of a title
         if token.tag in _FINITE:
+            lexical = token.tag == "VBD" and lemma(word) not in (None, "be", "do", "have")
+            if lexical and nonfinite_reason(tokens, i) is not None:
+                continue  # In papers filed Friday, ...: a reduced relative or participle, not the clause's verb
             if relative:
                 relative = False
                 continue
@@ -175,22 +313,26 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     >>> [e.after for e in negation("He did not win the race.")]
     ['won']
     """
-    tokens = analyse(sentence) if tokens is None else tokens
+    tokens = _surfaced(analyse(sentence) if tokens is None else tokens)
     i = _main_verb(tokens)
     if i is None:
-        return []
+        return NoSite("no_main_verb")
     token = tokens[i]
     word = token.text.lower()
     nxt = _next_word(tokens, i)
     nxt_word = nxt.text.lower() if nxt is not None else ""
+    if nxt_word == "," and i == 1 and tokens[0].text.lower() in ("you", "i"):
+        return NoSite("discourse_marker")  # You know, ...; I mean, ...
     if nxt_word in _NEGATIVE or any(t.text.lower() in _NEGATIVE for t in tokens[:i]):
-        return []  # negated otherwise (never, no one, nothing): no site
+        return NoSite("negated_otherwise")  # never, no one, nothing
     base = lemma(word) if token.tag != "MD" else word
     if nxt_word in ("not", "n't"):
-        return _affirmative(sentence, tokens, i, base)
+        if token.tag != "MD" and base not in _AUXILIARY:
+            return NoSite("negated_otherwise")  # encountered not X but Y: a phrase negated, not the clause
+        return _affirmative(sentence, tokens, i, base) or NoSite("unknown_verb")
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
-    opens = i == 0 or (i == 1 and tokens[0].tag in ("WRB", "WP", "WDT"))  # Did he ...? / When did ...?
+    opens = i == 0 or tokens[i - 1].tag in ("WRB", "WP", "WDT")  # Did he ...? / So what will it take?
     if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):
@@ -200,9 +342,26 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     if base == "do" and nxt is not None and nxt.tag == "VB":
         return [replace(token, token.text + " not")]
     if base is None:
-        return []
-    do = {"VBD": "did", "VBZ": "does", "VBP": "do"}[token.tag]
+        return NoSite("unknown_verb")
+    do = _do_form(tokens, i, base)
+    if do is None:
+        return NoSite("unknown_verb")
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
+    """The form of *do* that carries the verb's tense and agreement: a past form -> ``did`` (``played`` ->
+    ``did not play``), a third-person form -> ``does``, a base form -> ``do``, or ``does`` after a singular
+    subject, or ``did`` where the tagger says past (``put``, ``cut``: past = base)."""
+    word, tag = tokens[i].text.lower(), tokens[i].tag
+    past, third = word in past_forms(base), word == inflect(base, "VBZ")
+    if third:
+        return "does"
+    if past and (word != base or tag == "VBD"):
+        return "did"
+    if word == base or word == inflect(base, "VBP"):
+        return "does" if subject_is_plural(tokens, i) is False else "do"
+    return None
 
 
 def _span(sentence: str, first: Token, last: Token, after: str) -> Edit:

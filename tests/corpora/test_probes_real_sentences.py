@@ -175,7 +175,7 @@ def test_probe_document_counts_skip_reasons_and_takes_the_demonstrative_variant(
            "intruder_index": 1}  # fmt: skip
     counted = []
     rows = list(probe_document(doc, ["gender", "demonstrative"], 0, counted.append))
-    assert "skipped/gender/would_repair" in counted and "no_site/gender" in counted
+    assert "no_site/gender/would_repair" in counted and "no_site/gender" in counted
     assert [r["probed_sentence"] for r in rows] == ["She has five children, and these city was renamed."]
     rows = list(probe_document(doc, ["demonstrative"], 0, counted.append, demonstrative="agree"))
     assert [r["probed_sentence"] for r in rows] == ["She has five children, and these cities were renamed."]
