@@ -179,7 +179,7 @@ def review_table(assignments: list[dict]) -> str:
 def write_figures(report: dict, out_dir: str) -> list[str]:
     """``figures/gold_agreement.png`` (INSteD's Figure 2) and, with predictions, ``figures/model_by_agreement.png``
     (Figure 3); relative paths of the files written."""
-    from corpora.card_figures import SIZE, _pyplot, _save
+    from corpora.card.figures import SIZE, _pyplot, _save
     from sources.outputs import make_folder
 
     make_folder(os.path.join(out_dir, "figures"))  # a link there is replaced, never written through

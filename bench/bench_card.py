@@ -1,4 +1,4 @@
-"""Peak memory and time of the card's statistics (``corpora.card_stats``) as intruder tables grow.
+"""Peak memory and time of the card's statistics (``corpora.card.stats``) as intruder tables grow.
 
 The input is the ``intruder-wikipedia`` table of a finished build (``--dataset``, e.g. ``out/sample/dataset``),
 repeated with fresh ids until it has N rows, written as Parquet shards of 50,000 rows. For each N, two child
@@ -30,7 +30,7 @@ sys.path.insert(0, {root!r})
 files = sorted(glob.glob({pattern!r}))
 started = time.time()
 if {mode!r} == "stats":
-    from corpora.card_stats import intruder_stats
+    from corpora.card.stats import intruder_stats
     result = intruder_stats(files)
     rows = sum(c["documents"] for c in result["by_split"].values())
 else:

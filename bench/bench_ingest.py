@@ -260,14 +260,14 @@ for n in (1, 2):
             pass
     out[f"bz2 decompression (indexed_bzip2, {n} thread{'s' if n > 1 else ''})"] = cpu() - t
     out[f"  wall s with {n} thread{'s' if n > 1 else ''}"] = time.perf_counter() - w
-from sources import mediawiki
+from sources import mediawiki, mediawiki_xml
 from sources.mediawiki import read_pages
 # the parsing thread's own CPU (time.thread_time): the bz2 thread's share varies by more than the parse costs
-mediawiki.SCAN_PAGES = False
+mediawiki_xml.SCAN_PAGES = False
 t = time.thread_time()
 pages = list(read_pages(sys.argv[1]))
 out["read_pages, parsing thread only: expat reads every page (+ lead cut)"] = time.thread_time() - t
-mediawiki.SCAN_PAGES = True
+mediawiki_xml.SCAN_PAGES = True
 t = time.thread_time()
 scanned = list(read_pages(sys.argv[1]))
 out["read_pages, parsing thread only: fast page scanner (default)"] = time.thread_time() - t

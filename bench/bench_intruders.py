@@ -32,10 +32,10 @@ WORK = ROOT / "bench" / "work"
 
 WARM_UP = """
 import numpy as np, pipelines
-from retrieval import featurize, index
+from retrieval import featurize, tfidf
 featurize.feature_counts_batch(["warm up", "the numba kernels"])
 s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])
-index._pair_cosines(s, f, v, r, r)
+tfidf.pair_cosines(s, f, v, r, r)
 print(pipelines.__file__)
 """
 

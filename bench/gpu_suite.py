@@ -183,7 +183,7 @@ def documents(n: int) -> list[tuple[str, list[str]]]:
 def shuffle_groups(docs, block_sizes, permutations: int) -> list[list[str]]:
     """Per document, its original text then its distinct shuffled texts (the texts of one pool)."""
     from corpora.shuffle import shuffle_document
-    from filters.lm import join_sentences
+    from filters.lm_windows import join_sentences
 
     groups = []
     for doc_id, sentences in docs:
@@ -226,7 +226,7 @@ def authors_loop(model, tokenizer, texts, device: str) -> tuple[list[tuple[float
     (batch of one), the loss from ``model(input_ids, labels=...)`` with context positions labelled -100."""
     import torch
 
-    from filters.lm import causal_windows
+    from filters.lm_windows import causal_windows
 
     window = model.config.n_positions
     out = []
@@ -274,7 +274,8 @@ def lm_eval_rolling(model_dir: str, texts, device: str, dtype: str, batch_size: 
 def scorer_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
     import torch
 
-    from filters.lm import LanguageModelScorer, load_language_model
+    from filters.lm import LanguageModelScorer
+    from filters.lm_load import load_language_model
 
     model_dir = build_gpt2(os.path.join(work, "gpt2"), mode["gpt2"])
     dtype = "bfloat16" if device.startswith("cuda") else "float32"

@@ -34,7 +34,7 @@ def check_repo_id(repo_id: str) -> None:
 
 def check_build(dataset_dir: str) -> None:
     """Refuse folders that are not a finished build: no card, no tables, an incomplete run or an old schema."""
-    from corpora.card import BUILD_SUMMARY, check_table_versions, find_configs, load_summaries
+    from corpora.card.inputs import BUILD_SUMMARY, check_table_versions, find_configs, load_summaries
 
     if not os.path.isdir(dataset_dir):
         raise InputError(f"{dataset_dir}: no such directory")

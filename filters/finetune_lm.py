@@ -21,7 +21,9 @@ import os
 from dataclasses import asdict, dataclass
 
 from corpora.seeding import stable_hash
-from filters.lm import CAUSAL, join_sentences, load_language_model, model_positions, special_tokens_around
+from filters.lm import special_tokens_around
+from filters.lm_load import CAUSAL, load_language_model, model_positions
+from filters.lm_windows import join_sentences
 from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
 from filters.training import check_out, fit, prepare_out

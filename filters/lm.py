@@ -36,19 +36,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
-from typing import NamedTuple
 
+from filters.lm_head import (
+    activation_bytes_per_token,
+    fuse_activations,
+    head_rows,
+    kv_bytes_per_position,
+    output_head,
+    token_nll,
+)
+from filters.lm_load import CAUSAL, MASKED, load_language_model, model_positions
+from filters.lm_pieces import (
+    MIN_SHARED_POSITIONS,
+    Piece,
+    Plan,
+    assemble_losses,
+    combine,
+    shared_bodies,
+    shared_prefixes,
+)
+from filters.lm_windows import (
+    JOINS,
+    causal_windows,
+    join_sentences,
+    laban_causal_windows,
+    laban_masked_windows,
+    masked_windows,
+)
 from filters.model import (
     ScoreStats,
-    check_tokenizer_matches,
-    check_weights,
     forward_with_halving,
     length_batches,
-    load_config,
-    load_pretrained,
-    open_tokenizer,
     resolve_device,
     resolve_dtype,
 )
@@ -57,121 +76,13 @@ from schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
 
-CAUSAL, MASKED = "causal", "masked"
-SCORERS = ("auto", CAUSAL, MASKED)
 WINDOWS = ("exact", "laban")
-JOINS = {"space": " ", "newline": "\n"}
 LABAN_MASKED_MAX = 512  # run_bidir_zeroshot.py's max_length
-HEAD_ROWS_PER_THREAD = 128  # predicted positions per LM-head call on a CPU, per torch thread
-HEAD_BYTES_CPU = 64 << 20  # at most this much of logits per LM-head call on a CPU
-HEAD_MEMORY_SHARE = 0.125  # on a GPU, one LM-head call's logits take at most this share of the free memory
-HEAD_ROWS_GPU_MIN, HEAD_ROWS_GPU_MAX = 256, 32768  # predicted positions per LM-head call on a GPU
-MIN_SHARED_POSITIONS = 16  # a window reuses another's keys and values for at least this many leading tokens
 KV_BUDGET = 2  # keys and values kept for sharing: at most this many micro-batches' worth of positions
 KV_MEMORY_SHARE = 0.25  # ... and at most this share of the free memory (GPU) or available RAM (CPU)
 BATCH_MEMORY_SHARE = 0.5  # a micro-batch's activations: at most this share of the free memory or RAM
 # Causal models whose base model takes position ids, a padding mask and past keys/values (a DynamicCache).
 PAST_CAUSAL = {"gpt2", "llama", "mistral", "qwen2"}
-# Models whose logits are their one head module applied to the base model's last hidden state.
-HEAD_ON_HIDDEN = {"gpt2", "llama", "mistral", "qwen2", "bert", "roberta", "xlm-roberta", "camembert"}
-# Models whose position ids start after the padding index: usable positions = max_position_embeddings - pad - 1.
-OFFSET_POSITIONS = {"roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod"}
-
-
-def join_sentences(sentences: Sequence[str], join: str = "space") -> str:
-    """The text a model reads: ``join_sentences(["A b.", "C."]) == "A b. C."`` (``newline``: ``"A b.\\nC."``)."""
-    return JOINS[join].join(sentences)
-
-
-# --------------------------------------------------------------------------------------------- windows
-
-
-def causal_windows(length: int, window: int, stride: int) -> list[tuple[int, int, int]]:
-    """``(begin, end, first)`` windows over ``length`` tokens: positions ``first..end-1`` are predicted from
-    ``begin..position-1``; every position ``1..length-1`` is scored exactly once.
-
-    >>> causal_windows(10, 4, 2)
-    [(0, 4, 1), (2, 6, 4), (4, 8, 6), (6, 10, 8)]
-    >>> causal_windows(3, 4, 2)
-    [(0, 3, 1)]
-    """
-    if length < 2:
-        return []
-    end = min(window, length)
-    out = [(0, end, 1)]
-    while end < length:
-        new_end = min(end + stride, length)
-        out.append((max(0, new_end - window), new_end, end))
-        end = new_end
-    return out
-
-
-def masked_windows(length: int, window: int, stride: int) -> list[tuple[int, int, int, int]]:
-    """``(begin, end, lo, hi)`` windows over ``length`` tokens: tokens ``lo..hi-1`` are scored with context
-    ``begin..end-1``; every token is scored exactly once, in the window where it is most central (the
-    overlap of two windows is split at its middle).
-
-    >>> masked_windows(10, 6, 2)
-    [(0, 6, 0, 4), (2, 8, 4, 6), (4, 10, 6, 10)]
-    >>> masked_windows(3, 6, 2)
-    [(0, 3, 0, 3)]
-    """
-    if length <= window:
-        return [(0, length, 0, length)] if length else []
-    begins = list(range(0, length - window, stride)) + [length - window]
-    cuts = [0] + [(begins[j + 1] + begins[j] + window) // 2 for j in range(len(begins) - 1)] + [length]
-    return [(b, b + window, cuts[j], cuts[j + 1]) for j, b in enumerate(begins)]
-
-
-def laban_causal_windows(length: int, max_length: int) -> list[tuple[int, int, int]]:
-    """``(begin, end, weight)`` of ``run_gpt2_zeroshot.py``: ``stride = max_length // 2``, for ``i = 0, stride,
-    ...``: ``begin = max(i + stride - max_length, 0)``, ``end = min(i + stride, length)``, ``weight = end - i``.
-
-    >>> laban_causal_windows(5, 4)
-    [(0, 2, 2), (0, 4, 2), (2, 5, 1)]
-    """
-    stride = max_length // 2
-    return [
-        (max(i + stride - max_length, 0), min(i + stride, length), min(i + stride, length) - i)
-        for i in range(0, length, stride)
-    ]
-
-
-def laban_masked_windows(length: int, max_length: int) -> list[tuple[int, int]]:
-    """``(begin, end)`` of ``run_bidir_zeroshot.py``'s ``compute_pseudologprob`` (same loop as the causal one).
-
-    >>> laban_masked_windows(5, 4)
-    [(0, 2), (0, 4), (2, 5)]
-    """
-    return [(b, e) for b, e, _ in laban_causal_windows(length, max_length)]
-
-
-# --------------------------------------------------------------------------------------------- pieces
-
-
-class Piece(NamedTuple):
-    """One row of a forward pass: ``ids`` (shared between the masked copies of a window), the position to
-    replace by the mask token (``-1``: none), and the targets: the predictions at positions ``start``,
-    ``start + 1``, ... of the token ids ``gold`` count (their log-probabilities), all added to ``group`` of
-    text ``text``. Every scorer's targets are such a run of consecutive positions. (A named tuple: a pool
-    makes about a hundred thousand of them.)"""
-
-    ids: tuple[int, ...]
-    mask_at: int
-    start: int
-    gold: tuple[int, ...]
-    text: int
-    group: int
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How a text's losses become its score: ``mode`` exact (sum / tokens), laban-causal (per-group means
-    weighted by ``weights``, / tokens) or laban-masked (mean of the group means)."""
-
-    mode: str
-    tokens: int
-    weights: tuple[int, ...] = ()
 
 
 def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
@@ -183,217 +94,6 @@ def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
         if full[start : start + len(plain)] == plain:
             return full[:start], full[start + len(plain) :]
     return [], []
-
-
-def output_head(model):
-    """The LM head of model types whose logits are exactly ``head(base_model(...).last_hidden_state)`` (so it
-    can run on the scored positions only), else None (the whole forward pass is used)."""
-    if getattr(model.config, "model_type", None) not in HEAD_ON_HIDDEN:
-        return None
-    heads = [m for _, m in model.named_children() if m is not model.base_model]
-    return heads[0] if len(heads) == 1 else None
-
-
-def head_rows(model, device, free_bytes: int | None = None) -> tuple[int, int | None]:
-    """``(rows, vocabulary chunk)`` of one LM-head call: predicted positions per call, and the vocabulary
-    entries per matmul (None: the whole vocabulary at once).
-
-    On a CPU, :data:`HEAD_ROWS_PER_THREAD` per torch thread, fewer when their logits would pass
-    :data:`HEAD_BYTES_CPU`. Measured with one and two threads on vocabularies of 4,000 (width 32), 30,522 (128)
-    and 50,257 (768): 128-256 rows are within 10% of the best for all three. Fewer rows re-read a large head's
-    weights too often (GPT-2 small: 16 rows ran at 40% of 256 rows' speed); more leave the logits out of cache.
-
-    On a GPU, from the free memory (``free_bytes``, read when not given): as many rows as let their logits
-    (float32, plus the model-dtype product) fill :data:`HEAD_MEMORY_SHARE` of it, between
-    :data:`HEAD_ROWS_GPU_MIN` and :data:`HEAD_ROWS_GPU_MAX`; when even the minimum would not fit (a huge
-    vocabulary on a full GPU), the vocabulary is cut into chunks instead (:func:`token_nll`)."""
-    import torch
-
-    from filters.hardware import free_memory, is_cuda
-
-    vocab = int(getattr(model.config, "vocab_size", 0) or 1)
-    if not is_cuda(device):
-        return max(
-            16, min(HEAD_ROWS_PER_THREAD * torch.get_num_threads(), HEAD_BYTES_CPU // (4 * vocab))
-        ), None
-    budget = int((free_memory(device) if free_bytes is None else free_bytes) * HEAD_MEMORY_SHARE)
-    per_logit = 4 + 2 + 4  # float32 logits, the bf16/fp16 product, the exponentials of the logsumexp
-    rows = budget // (per_logit * vocab)
-    if rows >= HEAD_ROWS_GPU_MIN:
-        return int(min(rows, HEAD_ROWS_GPU_MAX)), None
-    return HEAD_ROWS_GPU_MIN, max(1024, budget // (per_logit * HEAD_ROWS_GPU_MIN))
-
-
-def token_nll(hidden, head, gold, rows: int, vocab_chunk: int | None = None):
-    """``-log softmax(head(hidden))[gold]`` of every row, float32, without materialising more than ``rows x
-    vocab_chunk`` logits at once (the technique of Liger-Kernel's fused linear cross-entropy and of Cut
-    Cross-Entropy, Wijmans et al. 2024, for inference: no gradient is kept).
-
-    For each chunk of ``rows`` hidden states and (when ``head`` is a ``torch.nn.Linear``) each chunk of
-    ``vocab_chunk`` rows of its weight: the logits ``h @ W_c^T + b_c`` in the model's dtype (bf16/fp16 matmuls
-    accumulate in float32), read as float32, folded into a running ``logsumexp`` and, where the gold token
-    falls in the chunk, its logit picked. The loss is ``logsumexp - gold logit``: what
-    ``cross_entropy(head(hidden).float(), gold)`` computes, up to float32 rounding. A ``head`` that is not a
-    plain linear layer (BERT's transform + decoder) runs whole on each chunk of rows.
-
-    >>> import torch
-    >>> head = torch.nn.Linear(4, 10)
-    >>> h, g = torch.randn(6, 4), torch.tensor([0, 3, 9, 2, 2, 7])
-    >>> want = torch.nn.functional.cross_entropy(head(h), g, reduction="none")
-    >>> bool(torch.allclose(token_nll(h, head, g, rows=4, vocab_chunk=3), want, atol=1e-5))
-    True
-    """
-    import torch
-
-    n = hidden.shape[0]
-    out = torch.empty(n, dtype=torch.float32, device=hidden.device)
-    linear = isinstance(head, torch.nn.Linear)
-    vocab = head.weight.shape[0] if linear else None
-    step_v = vocab if not linear or vocab_chunk is None or vocab_chunk >= vocab else vocab_chunk
-    for r in range(0, n, rows):
-        h, g = hidden[r : r + rows], gold[r : r + rows]
-        if not linear or step_v == vocab:
-            logits = (head(h) if not linear else _logits(h, head.weight, head.bias)).float()
-            lse = torch.logsumexp(logits, dim=-1)
-            out[r : r + rows] = lse - logits.gather(1, g[:, None])[:, 0]
-            continue
-        # A running maximum and a running sum of exp(logit - maximum): the sum's relative error, not each
-        # chunk's logaddexp rounding, sets the result's, so many small chunks stay as exact as one.
-        top = torch.full((h.shape[0],), float("-inf"), dtype=torch.float32, device=h.device)
-        total = torch.zeros(h.shape[0], dtype=torch.float32, device=h.device)
-        picked = torch.zeros(h.shape[0], dtype=torch.float32, device=h.device)
-        for v in range(0, vocab, step_v):
-            bias = head.bias[v : v + step_v] if head.bias is not None else None
-            logits = _logits(h, head.weight[v : v + step_v], bias).float()
-            new_top = torch.maximum(top, logits.max(dim=-1).values)
-            # a row whose logits are all -inf so far shifts by 0
-            shift = torch.where(torch.isfinite(new_top), new_top, 0.0)
-            total = total * torch.exp(top - shift) + torch.exp(logits - shift[:, None]).sum(dim=-1)
-            top = new_top
-            inside = (g >= v) & (g < v + logits.shape[1])
-            at = (g - v).clamp(0, logits.shape[1] - 1)
-            picked = torch.where(inside, logits.gather(1, at[:, None])[:, 0], picked)
-        out[r : r + rows] = torch.where(torch.isfinite(top), top, 0.0) + torch.log(total) - picked
-    return out
-
-
-_OUT_DTYPE_MM = [True]  # whether torch.mm(..., out_dtype=float32) works here (CUDA builds with bf16/fp16)
-
-
-def _logits(h, weight, bias):
-    """``h @ weight^T + bias``; on a GPU with bf16/fp16 weights, the float32 accumulator is kept (``torch.mm``
-    with ``out_dtype``) instead of being rounded to the model's dtype, where this torch build allows it."""
-    import torch
-
-    if _OUT_DTYPE_MM[0] and h.is_cuda and h.dtype in (torch.bfloat16, torch.float16):
-        try:
-            out = torch.mm(h, weight.t(), out_dtype=torch.float32)
-            return out + bias.float() if bias is not None else out
-        except (RuntimeError, TypeError, NotImplementedError):
-            _OUT_DTYPE_MM[0] = False
-    return torch.nn.functional.linear(h, weight, bias)
-
-
-def kv_bytes_per_position(config, dtype_bytes: int) -> int:
-    """Bytes of keys and values one position takes over all layers (grouped-query attention: the KV heads)."""
-    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None) or 1
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None) or 1
-    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None) or 1
-    kv_heads = getattr(config, "num_key_value_heads", None) or heads
-    head_dim = getattr(config, "head_dim", None) or hidden // heads
-    return int(2 * layers * kv_heads * head_dim * dtype_bytes)
-
-
-def activation_bytes_per_token(config, dtype_bytes: int) -> int:
-    """A rough upper bound of the memory one token of a micro-batch takes during an inference forward pass:
-    its keys and values in every layer (kept when a window's are reused), a few hidden-width buffers and
-    one MLP-width buffer of the layer running (SDPA attention needs no length-squared buffer)."""
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None) or 1
-    inner = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * hidden
-    return kv_bytes_per_position(config, dtype_bytes) + (8 * hidden + 2 * inner) * dtype_bytes
-
-
-def fuse_activations(model) -> int:
-    """Replace transformers' ``NewGELUActivation`` (``gelu_new``, GPT-2's tanh-approximated GELU written as
-    five tensor operations) by its fused equivalent ``GELUTanh`` (``gelu_pytorch_tanh``: one kernel, the same
-    formula; transformers documents them as equivalent up to rounding, scores move by about 1e-8). In a
-    profile of the benchmark's tiny GPT-2 on a CPU it was 43% of the transformer body's time. Returns the
-    number of modules replaced."""
-    from transformers.activations import GELUTanh, NewGELUActivation
-
-    replaced = 0
-    for module in list(model.modules()):
-        for name, child in list(module.named_children()):
-            if type(child) is NewGELUActivation:
-                setattr(module, name, GELUTanh())
-                replaced += 1
-    return replaced
-
-
-def model_positions(config, model_dir: str) -> int:
-    """Positions a model can attend over (RoBERTa-like models lose ``pad_token_id + 1`` of them)."""
-    n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
-    if not n:
-        raise InputError(f"{model_dir}: the model config names no maximum length (n_positions)")
-    if getattr(config, "model_type", None) in OFFSET_POSITIONS:
-        n -= (getattr(config, "pad_token_id", None) or 0) + 1
-    return int(n)
-
-
-def scorer_kind(config, model_dir: str, requested: str = "auto") -> str:
-    """``causal`` or ``masked`` from the model's recorded architectures (``--scorer auto``), checked."""
-    if requested not in SCORERS:
-        raise InputError(f"--scorer: unknown scorer {requested!r} (choose from {', '.join(SCORERS)})")
-    architectures = getattr(config, "architectures", None) or []
-    found = set()
-    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
-        found.add(CAUSAL)
-    if any(a.endswith("ForMaskedLM") for a in architectures):
-        found.add(MASKED)
-    names = ", ".join(architectures) or "none recorded"
-    if not found:
-        raise InputError(
-            f"{model_dir}: no causal or masked language-model head (architectures: {names}); "
-            "save a *ForCausalLM / *LMHeadModel or *ForMaskedLM model"
-        )
-    if requested == "auto":
-        if len(found) > 1:
-            raise InputError(f"{model_dir}: both causal and masked heads ({names}); pass --scorer")
-        return found.pop()
-    if requested not in found:
-        raise InputError(
-            f"--scorer {requested}: {model_dir} has no {requested} LM head (architectures: {names})"
-        )
-    return requested
-
-
-def checked_language_model(model_dir: str, requested: str = "auto"):
-    """``(config, tokenizer, kind)`` after the cheap checks (weights, LM head, tokenizer; no weights loaded)."""
-    check_weights(model_dir)
-    config = load_config(model_dir)
-    kind = scorer_kind(config, model_dir, requested)
-    tokenizer = open_tokenizer(model_dir)
-    check_tokenizer_matches(tokenizer, config, model_dir)
-    if kind == MASKED and tokenizer.mask_token_id is None:
-        raise InputError(f"{model_dir}: the tokenizer has no mask token, the masked scorer needs one")
-    return config, tokenizer, kind
-
-
-def check_language_model(model_dir: str, requested: str = "auto") -> str:
-    """The scorer kind of a model directory, checked before a pipeline starts."""
-    return checked_language_model(model_dir, requested)[2]
-
-
-def load_language_model(model_dir: str, requested: str = "auto", device: str = "cpu", dtype=None):
-    """``(model, tokenizer, kind)`` of a causal or masked LM directory, validated, in eval mode on ``device``."""
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
-
-    _, tokenizer, kind = checked_language_model(model_dir, requested)
-    auto = AutoModelForCausalLM if kind == CAUSAL else AutoModelForMaskedLM
-    model = load_pretrained(auto, model_dir, f"the {kind} LM", dtype, tolerated=("embed", "lm_head"))
-    model.to(device)
-    model.eval()
-    return model, tokenizer, kind
 
 
 class LanguageModelScorer:
@@ -767,111 +467,3 @@ class LanguageModelScorer:
         counters["shared_positions"] = sum(body[1] for body in bodies if body is not None)
         counters.update(stats.extra)
         return scores, counters
-
-
-def shared_prefixes(pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
-    """For each causal piece, ``(j, n)``: its first ``n`` targets equal targets of piece ``j`` (an earlier
-    piece in sorted order, whose own leading targets may come from another), or None.
-
-    A causal piece predicts, at window position ``c``, its token ``c + 1`` from tokens ``0..c``; two pieces
-    whose ids agree on their first ``L`` tokens make the same predictions at positions ``c < L - 1``. Pieces
-    are sorted by their ids, so each one's longest common prefix with any earlier piece is the one with its
-    predecessor; a piece takes the shared targets from it when the predecessor's targets start no later.
-
-    >>> a = Piece((1, 2, 3, 4), -1, 0, (2, 3, 4), 0, 0)
-    >>> b = Piece((1, 2, 3, 9, 9), -1, 0, (2, 3, 9, 9), 1, 0)
-    >>> shared_prefixes([a, b])
-    [None, (0, 2)]
-    >>> shared_prefixes([a, Piece((1, 2, 3), -1, 0, (2, 3), 2, 0)])  # all of a prefix's targets
-    [(1, 2), None]
-    """
-    order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
-    sources: list[tuple[int, int] | None] = [None] * len(pieces)
-    for prev, cur in zip(order, order[1:], strict=False):
-        p, q = pieces[prev], pieces[cur]
-        if p.start > q.start or p.mask_at >= 0 or q.mask_at >= 0:
-            continue
-        common = common_prefix(p.ids, q.ids)
-        # q's positions start .. common - 2 are predicted the same way by p, where p has targets there
-        n = min(common - 1, p.start + len(p.gold)) - q.start
-        n = min(n, len(q.gold))
-        offset = q.start - p.start
-        if n > 0 and q.gold[:n] == p.gold[offset : offset + n]:
-            sources[cur] = (prev, n)
-    return sources
-
-
-def shared_bodies(
-    pieces: Sequence[Piece], minimum: int = MIN_SHARED_POSITIONS
-) -> list[tuple[int, int] | None]:
-    """For each causal piece, ``(j, n)``: piece ``j``, run in full, begins with the same ``n`` tokens, so its
-    keys and values serve the piece's first ``n`` positions; or None (run in full). ``n`` is at least
-    ``minimum`` and stops before the piece's first target (whose hidden state is needed) and its last token.
-
-    Pieces are sorted by their ids; a piece's common prefix with its predecessor bounds the one with the
-    predecessor's own source, so every shared piece points at a piece run in full.
-
-    >>> a = Piece((1, 2, 3, 4, 5), -1, 0, (2, 3, 4, 5), 0, 0)
-    >>> b = Piece((1, 2, 3, 4, 9, 9), -1, 3, (9, 9), 1, 0)
-    >>> c = Piece((1, 2, 3, 7), -1, 2, (7,), 2, 0)
-    >>> shared_bodies([a, b, c], minimum=2)
-    [None, (0, 3), (0, 2)]
-    """
-    order = sorted(range(len(pieces)), key=lambda i: pieces[i].ids)
-    out: list[tuple[int, int] | None] = [None] * len(pieces)
-    reach = [len(p.ids) for p in pieces]  # common prefix with the piece's source (its length for a source)
-    for prev, cur in zip(order, order[1:], strict=False):
-        p, q = pieces[prev], pieces[cur]
-        if p.mask_at >= 0 or q.mask_at >= 0:
-            continue
-        common = min(common_prefix(p.ids, q.ids), reach[prev])
-        n = min(common, q.start, len(q.ids) - 1)
-        if n >= minimum:
-            out[cur], reach[cur] = (prev if out[prev] is None else out[prev][0], n), common
-    return out
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading ids ``a`` and ``b`` share: ``common_prefix((1, 2, 3), (1, 2, 9)) == 2``."""
-    common = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        common += 1
-    return common
-
-
-def assemble_losses(pieces: Sequence[Piece], sources: Sequence, own: Sequence) -> list:
-    """Every piece's target losses: the shared leading ones from its source piece, then its own."""
-    import numpy as np
-
-    empty = np.empty(0)
-    losses: list = [None] * len(pieces)
-    for first in range(len(pieces)):
-        chain, i = [], first  # the piece, its source, its source's source ... down to one already known
-        while losses[i] is None and sources[i] is not None:
-            chain.append(i)
-            i = sources[i][0]
-        if losses[i] is None:
-            losses[i] = own[i] if own[i] is not None else empty
-        for k in reversed(chain):
-            j, n = sources[k]
-            offset = pieces[k].start - pieces[j].start
-            shared = losses[j][offset : offset + n]
-            losses[k] = np.concatenate([shared, own[k]]) if own[k] is not None else shared
-    return losses
-
-
-def combine(plan: Plan, groups: dict[int, list[float]]) -> tuple[float, int]:
-    """A text's ``(score, tokens)`` from the ``[loss sum, count]`` of each group of its pieces."""
-    nan = float("nan")
-    if plan.mode == "exact":
-        total, count = (sum(v[0] for v in groups.values()), sum(v[1] for v in groups.values()))
-        return (total / count, count) if count else (nan, 0)
-    if plan.mode == "laban-causal":
-        if not groups or any(groups.get(g, [0, 0])[1] == 0 for g in range(len(plan.weights))):
-            return nan, 0  # a one-token text: their loss is a mean over no positions
-        weighted = sum(groups[g][0] / groups[g][1] * w for g, w in enumerate(plan.weights))
-        return weighted / plan.tokens, plan.tokens
-    means = [groups[g][0] / groups[g][1] for g in sorted(groups)]
-    return (sum(means) / len(means), plan.tokens) if means else (nan, 0)

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from corpora.seeding import stable_hash
-from filters.lm import join_sentences, model_positions
+from filters.lm_load import model_positions
+from filters.lm_windows import join_sentences
 from filters.model import check_weights, load_config, load_pretrained, open_tokenizer
 from filters.model_source import resolve_model
 from filters.provenance import data_fingerprint, write_provenance
@@ -136,7 +137,7 @@ def load_base_classifier(model_dir: str, option: str = "--base-model"):
 
 
 def classifier_positions(config, model_dir: str, unlimited: int) -> int:
-    """:func:`filters.lm.model_positions`, or ``unlimited`` for a model with relative positions and no limit
+    """:func:`filters.lm_load.model_positions`, or ``unlimited`` for a model with relative positions and no limit
     (XLNet's ``max_position_embeddings`` is -1: taken as a length, it failed the tokenizer)."""
     n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
     if isinstance(n, int) and n <= 0:

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_build_dir(args: argparse.Namespace) -> str:
     """``--build-dir``, else the parent of ``OUT/dataset`` for a build, else DATASET_DIR itself."""
-    from corpora.card import BUILD_SUMMARY
+    from corpora.card.inputs import BUILD_SUMMARY
     from pipelines.runtime import storage
 
     if args.build_dir:
@@ -54,9 +54,9 @@ def default_build_dir(args: argparse.Namespace) -> str:
 
 
 def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: str | None = None) -> str:
-    """:func:`corpora.card.write_card` with the human-verification section of ``incoherent annotate verify``."""
+    """:func:`corpora.card.render.write_card` with the human-verification section of ``incoherent annotate verify``."""
     from annotation.study import card_lines
-    from corpora.card import write_card
+    from corpora.card.render import write_card
 
     return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
-    from corpora.card import table_stats
+    from corpora.card.statistics import table_stats
     from pipelines.runtime import storage
 
     config, path = item
@@ -93,7 +93,7 @@ def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
 
 
 def _merge_all(values) -> object:
-    from corpora.card_stats import merge_stats
+    from corpora.card.stats import merge_stats
 
     return functools.reduce(merge_stats, values)
 
@@ -101,12 +101,12 @@ def _merge_all(values) -> object:
 def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str], work: str) -> dict:
     """The card's statistics computed by a pipeline: each table file read by a worker where it lies (every
     row is read there, never by the driver), the per-file counts merged per config, and the merged result
-    (a few KB of JSON) written to ``work`` for the driver. Equal to :func:`corpora.card.collect_stats`."""
+    (a few KB of JSON) written to ``work`` for the driver. Equal to :func:`corpora.card.statistics.collect_stats`."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from corpora.card import assemble_stats
-    from corpora.card_stats import from_json, to_json
+    from corpora.card.statistics import assemble_stats
+    from corpora.card.stats import from_json, to_json
     from pipelines.runtime import storage
     from pipelines.runtime.run import resolve_runner
 
@@ -141,19 +141,14 @@ def write_remote_card(
     """The card of a dataset in object storage, written there (``README.md``, ``figures/``, ``summaries/``).
 
     The driver reads only what is small and does not grow with the corpus: the run summaries and the build
-    summary (:func:`corpora.card.summary_files`; they also record each input's size and sha256 from the ingest
+    summary (:func:`corpora.card.inputs.summary_files`; they also record each input's size and sha256 from the ingest
     runs), the index metadata and the tables' Parquet footers.
     The statistics, which count every row, come from :func:`pipeline_stats` on the same runner as the build.
     """
-    from corpora.card import (
-        find_configs,
-        load_build_summary,
-        load_summaries,
-        render_card,
-        summary_files,
-        write_summaries,
-    )
-    from corpora.card_figures import FIGURES
+    from corpora.card.figures import FIGURES
+    from corpora.card.inputs import find_configs, load_build_summary, load_summaries, summary_files
+    from corpora.card.provenance import write_summaries
+    from corpora.card.render import render_card
     from pipelines.runtime import storage
 
     build_dir, dataset_dir = storage.absolute(build_dir), storage.absolute(dataset_dir).rstrip("/")

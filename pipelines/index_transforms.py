@@ -13,15 +13,10 @@ import numpy as np
 
 from pipelines.runtime import storage
 from pipelines.runtime.tables import count
+from retrieval.assembly import tfidf_from_parts
 from retrieval.featurize import document_text, feature_counts_batch
-from retrieval.index import (
-    META_FILE,
-    IndexParams,
-    document_fingerprint,
-    merge_document_frequencies,
-    text_key,
-    tfidf_from_parts,
-)
+from retrieval.index import META_FILE, IndexParams
+from retrieval.tfidf import document_fingerprint, merge_document_frequencies, text_key
 
 STAGE = "index"
 COMPACT_EVERY = 64
@@ -132,7 +127,7 @@ def assemble_index(out_dir: str, params: IndexParams, docs_dir: str) -> dict:
     by id.
 
     Reads ``OUT/_parts/`` (written by the workers through Beam's filesystems) one part at a time
-    (:func:`retrieval.index.tfidf_from_parts`: memory is the matrix plus a few numbers per document), saves
+    (:func:`retrieval.assembly.tfidf_from_parts`: memory is the matrix plus a few numbers per document), saves
     the index files into ``out_dir`` through the same filesystems and deletes the parts. Returns the index
     metadata. A retry after the parts were deleted finds the saved index and returns its metadata.
     """

@@ -14,7 +14,8 @@ from apache_beam.utils import shared
 from pipelines.runtime import progress, storage
 from pipelines.runtime.tables import count
 from retrieval.featurize import document_text
-from retrieval.index import IndexParams, TfidfIndex, corpus_fingerprint, document_fingerprint
+from retrieval.index import IndexParams, TfidfIndex
+from retrieval.tfidf import corpus_fingerprint, document_fingerprint
 from retrieval.topk import prepare, topk_block, topk_rows
 from schemas.records import InputError
 

@@ -191,7 +191,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from apache_beam.io.filesystems import FileSystems
 
     from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
-    from filters.lm import check_language_model
+    from filters.lm_load import check_language_model
     from filters.provenance import read_provenance
     from filters.shuffle_classifier import check_classifier
     from pipelines.runtime.run import run_pipeline

@@ -24,7 +24,7 @@ def text_key(text: str) -> str:
 def make_pair(row: dict, join: str) -> dict | Rejected:
     """A shuffle row -> ``{id, source, block_size, permutation, original, shuffled}`` (their sentences, empty
     ones left out) and the keys of their joined texts, or a Rejected for an empty document."""
-    from filters.lm import join_sentences
+    from filters.lm_windows import join_sentences
 
     original = tuple(s for s in row["original"] or [] if s)
     shuffled = tuple(s for s in row["shuffled"] or [] if s)

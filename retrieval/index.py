@@ -24,20 +24,15 @@ An index directory holds::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import shutil
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from retrieval.featurize import (
     HASH_SIZE,
@@ -46,6 +41,16 @@ from retrieval.featurize import (
     TOKEN_PATTERN,
     TOKENIZER,
     feature_counts_batch,
+)
+from retrieval.files import Opener, join, load_arrays, load_matrix, local_open, write_seekable
+from retrieval.tfidf import (
+    corpus_fingerprint,
+    document_fingerprint,
+    idf_values,
+    merge_document_frequencies,
+    pair_cosines,
+    text_key,
+    tfidf_matrix,
 )
 from schemas.records import InputError
 from sources.paths import is_remote
@@ -59,21 +64,6 @@ MATRIX_FILE = "tfidf.npz"
 IDF_FILE = "idf.npz"
 IDS_FILE = "ids.json"
 DOCS_FILE = "docs.npz"
-
-# ``opener(path, "rb" | "wb")`` -> a binary file; raises FileNotFoundError for a missing file. The default
-# is the local disk; the pipelines pass one that goes through Beam's filesystems (gs://, s3://).
-Opener = Callable[[str, str], BinaryIO]
-
-
-def local_open(path: str, mode: str = "rb") -> BinaryIO:
-    """The default :data:`Opener`: the local disk (parent folders created for writing)."""
-    if "w" in mode:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    return open(path, mode)  # noqa: SIM115 - the caller closes it
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path.rstrip('/')}/{name}" if is_remote(path) else os.path.join(path, name)
 
 
 @dataclass(frozen=True)
@@ -89,115 +79,6 @@ class IndexParams:
         """``["hash_size: index has 1024, requested 16777216", ...]``; empty when they agree."""
         mine, theirs = asdict(self), asdict(other)
         return [f"{k}: index has {mine[k]!r}, requested {theirs[k]!r}" for k in mine if mine[k] != theirs[k]]
-
-
-# --------------------------------------------------------------------------------------------- hashing helpers
-
-
-def _hash64(*parts: str) -> int:
-    digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
-def text_key(text: str) -> int:
-    """64-bit hash of a document's text; equal texts (exact duplicates) have equal keys."""
-    return _hash64(text)
-
-
-def document_fingerprint(doc_id: str, text: str) -> int:
-    """64-bit hash of (id, text); summed over documents (mod 2**64) it fingerprints a corpus in any order."""
-    return _hash64(doc_id, text)
-
-
-def corpus_fingerprint(total: int, count: int) -> str:
-    """``"<count>:<sum of document fingerprints mod 2**64, hex>"`` (order-independent, combinable)."""
-    return f"{count}:{total % 2**64:016x}"
-
-
-@njit(cache=True)
-def _pair_cosines(starts, features, values, rows_a, rows_b):
-    """cos(x_a, x_b) of text pairs, each text a sorted run ``features/values[starts[t]:starts[t + 1]]``."""
-    out = np.zeros(len(rows_a))
-    for i in range(len(rows_a)):
-        a0, a1 = starts[rows_a[i]], starts[rows_a[i] + 1]
-        b0, b1 = starts[rows_b[i]], starts[rows_b[i] + 1]
-        norm_a = 0.0
-        for p in range(a0, a1):
-            norm_a += values[p] * values[p]
-        norm_b = 0.0
-        for p in range(b0, b1):
-            norm_b += values[p] * values[p]
-        if norm_a == 0.0 or norm_b == 0.0:
-            continue
-        dot = 0.0
-        p, q = a0, b0
-        while p < a1 and q < b1:
-            if features[p] < features[q]:
-                p += 1
-            elif features[p] > features[q]:
-                q += 1
-            else:
-                dot += values[p] * values[q]
-                p += 1
-                q += 1
-        out[i] = min(dot / np.sqrt(norm_a * norm_b), 1.0)
-    return out
-
-
-# --------------------------------------------------------------------------------------------- document frequency
-
-
-def merge_document_frequencies(
-    parts: Iterable[tuple[np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sum ``(features, counts)`` pairs into one sorted ``(features, counts)`` pair (int64 arrays).
-
-    >>> merge_document_frequencies([(np.array([3, 5]), np.array([1, 1])), (np.array([5]), np.array([2]))])
-    (array([3, 5]), array([1, 3]))
-    """
-    parts = list(parts)
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    features = np.concatenate([np.asarray(f, np.int64) for f, _ in parts])
-    counts = np.concatenate([np.asarray(c, np.int64) for _, c in parts])
-    unique, inverse = np.unique(features, return_inverse=True)
-    return unique, np.bincount(inverse, weights=counts, minlength=len(unique)).astype(np.int64)
-
-
-def idf_values(df: np.ndarray, num_docs: int) -> np.ndarray:
-    """``max(0, log((N - Nt + 0.5) / (Nt + 0.5)))`` for document frequencies ``df`` (float64)."""
-    df = np.asarray(df, dtype=np.float64)
-    return np.maximum(0.0, np.log((num_docs - df + 0.5) / (df + 0.5)))
-
-
-def tfidf_matrix(
-    rows: Sequence[tuple[np.ndarray, np.ndarray]],
-    df_features: np.ndarray,
-    df_counts: np.ndarray,
-    num_docs: int,
-    hash_size: int,
-) -> sp.csr_matrix:
-    """CSR matrix (len(rows) x hash_size, float32) of ``log1p(count) * idf`` from per-document feature counts.
-
-    Entries whose idf is 0 (features in more than half of the documents) are not stored.
-    """
-    lengths = np.fromiter((len(f) for f, _ in rows), dtype=np.int64, count=len(rows))
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    if indptr[-1]:
-        indices = np.concatenate([np.asarray(f, np.int64) for f, _ in rows])
-        counts = np.concatenate([np.asarray(c, np.int64) for _, c in rows])
-    else:
-        indices, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
-    position = np.searchsorted(df_features, indices)
-    if len(indices) and (position.max() >= len(df_features) or (df_features[position] != indices).any()):
-        raise ValueError("document features missing from the document-frequency table")
-    values = np.log1p(counts) * idf_values(df_counts, num_docs)[position]
-    matrix = sp.csr_matrix(
-        (values.astype(np.float32), indices.astype(np.int32), indptr), shape=(len(rows), hash_size)
-    )
-    matrix.eliminate_zeros()
-    return matrix
 
 
 # --------------------------------------------------------------------------------------------- the index
@@ -345,8 +226,8 @@ class TfidfIndex:
         opener = opener or local_open
 
         def write(name: str, fill: Callable[[BinaryIO], None]) -> None:
-            with opener(_join(path, name), "wb") as f:
-                _write_seekable(f, fill)
+            with opener(join(path, name), "wb") as f:
+                write_seekable(f, fill)
 
         write(MATRIX_FILE, lambda f: sp.save_npz(f, self.matrix.tocsr(), compressed=False))
         write(
@@ -372,7 +253,7 @@ class TfidfIndex:
         """
         expect = expect or IndexParams()
         opener = opener or local_open
-        meta_path = _join(path, META_FILE)
+        meta_path = join(path, META_FILE)
         if not is_remote(path) and not os.path.isdir(path):
             raise InputError(f"{path}: no such index directory (build it with `incoherent index`)")
         try:
@@ -396,14 +277,14 @@ class TfidfIndex:
         mismatches = params.mismatches(expect)
         if mismatches:
             raise InputError(f"{path}: index built with other parameters ({'; '.join(mismatches)})")
-        idf_path = _join(path, IDF_FILE)
-        arrays = _load_arrays(idf_path, ("features", "df", "num_docs"), opener)
+        idf_path = join(path, IDF_FILE)
+        arrays = load_arrays(idf_path, ("features", "df", "num_docs"), opener)
         num_docs = int(arrays["num_docs"])
         if num_docs != meta.get("num_docs") or len(arrays["features"]) != len(arrays["df"]):
             raise InputError(
                 f"{idf_path}: inconsistent with {META_FILE} (num_docs {num_docs} vs {meta.get('num_docs')})"
             )
-        ids_path = _join(path, IDS_FILE)
+        ids_path = join(path, IDS_FILE)
         try:
             with opener(ids_path, "rb") as f:
                 ids = json.loads(f.read().decode("utf-8"))
@@ -427,8 +308,8 @@ class TfidfIndex:
     def matrix(self) -> sp.csr_matrix:
         """Documents x hash_size TF-IDF matrix (float32 CSR), read from ``tfidf.npz`` on first use."""
         if self._matrix is None:
-            self._matrix = _load_matrix(
-                _join(self.path, MATRIX_FILE), (self.num_docs, self.params.hash_size), self._opener
+            self._matrix = load_matrix(
+                join(self.path, MATRIX_FILE), (self.num_docs, self.params.hash_size), self._opener
             )
         return self._matrix
 
@@ -436,8 +317,8 @@ class TfidfIndex:
     def text_keys(self) -> np.ndarray:
         """uint64 hash of each document's text (row order), read from ``docs.npz`` on first use."""
         if self._text_keys is None:
-            path = _join(self.path, DOCS_FILE)
-            keys = _load_arrays(path, ("text_key",), self._opener)["text_key"]
+            path = join(self.path, DOCS_FILE)
+            keys = load_arrays(path, ("text_key",), self._opener)["text_key"]
             if len(keys) != self.num_docs:
                 raise InputError(f"{path}: {len(keys)} text keys for {self.num_docs} documents")
             self._text_keys = keys.astype(np.uint64)
@@ -487,7 +368,7 @@ class TfidfIndex:
         np.cumsum(lengths, out=starts[1:])
         rows_a = np.fromiter((position[t] for t in texts_a), np.int64, len(texts_a))
         rows_b = np.fromiter((position[t] for t in texts_b), np.int64, len(texts_b))
-        return _pair_cosines(starts, features, values, rows_a, rows_b)
+        return pair_cosines(starts, features, values, rows_a, rows_b)
 
     def similarity(self, a: str, b: str) -> float:
         """TF-IDF-weighted cosine of two texts: ``similarity("the cat sat", "a cat sat") == 1.0``."""
@@ -519,162 +400,3 @@ class TfidfIndex:
             candidates = candidates[scores[candidates] >= kth]
         order = np.lexsort((candidates, -scores[candidates]))[:k]
         return [(self.ids[candidates[i]], float(scores[candidates[i]])) for i in order]
-
-
-# --------------------------------------------------------------------------------------------- streamed assembly
-
-# ``read_part(path, names)`` -> the named arrays of one featurized part (``ids``, ``lengths``, ``features``,
-# ``counts``, ``text_keys``, ``fingerprint``; see ``pipelines/index.py``).
-PartReader = Callable[[str, Sequence[str]], dict[str, np.ndarray]]
-
-
-def tfidf_from_parts(
-    *,
-    params: IndexParams,
-    part_paths: Sequence[str],
-    read_part: PartReader,
-    df_features: np.ndarray,
-    df_counts: np.ndarray,
-    source: str,
-) -> TfidfIndex:
-    """The index of featurized parts in any order, streamed: equal to :meth:`TfidfIndex.from_rows` of their rows.
-
-    Two passes over the parts, one part in memory at a time (three when some feature has idf 0: its
-    features are read once more to count what each row keeps). The first reads the small per-document arrays
-    (ids, lengths, text keys, fingerprints), sorts the ids and computes the final ``indptr`` (a row keeps its
-    features of idf > 0); the last computes each part's ``log1p(count) * idf`` and scatters it into the
-    preallocated ``data``/``indices`` arrays at its rows' sorted positions. Beyond the matrix (8 bytes per
-    non-zero) memory holds the ids and a few integers per document, never an object per row.
-    ``source`` names the documents in errors (no documents, a duplicate id).
-    """
-    df_features = np.asarray(df_features, np.int64)
-    df_counts = np.asarray(df_counts, np.int64)
-    ids: list[str] = []
-    kept_parts: list[np.ndarray] = []
-    keys_parts: list[np.ndarray] = []
-    total = 0
-    for path in part_paths:
-        part = read_part(path, ("ids", "lengths", "text_keys", "fingerprint"))
-        ids.extend(part["ids"].tolist())
-        keys_parts.append(np.asarray(part["text_keys"], np.uint64))
-        kept_parts.append(np.asarray(part["lengths"], np.int64))
-        total += int(part["fingerprint"])
-    num_docs = len(ids)
-    if not num_docs:
-        raise InputError(f"{source}: no documents to index")
-    idf = idf_values(df_counts, num_docs)
-    dropped = df_features[idf == 0]  # entries whose value is 0: not stored (as eliminate_zeros)
-    if len(dropped):  # rarely any: features in more than half of the documents
-        for i, path in enumerate(part_paths):
-            part = read_part(path, ("lengths", "features"))
-            gone = np.isin(np.asarray(part["features"], np.int64), dropped).astype(np.int64)
-            kept_parts[i] = kept_parts[i] - _row_sums(gone, part["lengths"])
-    order = np.array(sorted(range(num_docs), key=ids.__getitem__), dtype=np.int64)
-    ids = [ids[i] for i in order]
-    for a, b in zip(ids, ids[1:], strict=False):
-        if a == b:
-            raise InputError(f"{source}: duplicate document id {a!r}")
-    row_of = np.empty(num_docs, np.int64)  # final row of the i-th document in part order
-    row_of[order] = np.arange(num_docs)
-    kept = np.concatenate(kept_parts)
-    del kept_parts
-    indptr = np.zeros(num_docs + 1, np.int64)
-    np.cumsum(kept[order], out=indptr[1:])
-    text_keys = np.concatenate(keys_parts)[order]
-    del keys_parts, kept, order
-    nnz = int(indptr[-1])
-    data = np.empty(nnz, np.float32)
-    indices = np.empty(nnz, np.int32)
-    first = 0
-    filled = 0
-    for path in part_paths:
-        part = read_part(path, ("lengths", "features", "counts"))
-        lengths = np.asarray(part["lengths"], np.int64)
-        features = np.asarray(part["features"], np.int64)
-        position = np.searchsorted(df_features, features)
-        if len(features) and (
-            position.max() >= len(df_features) or (df_features[position] != features).any()
-        ):
-            raise ValueError("document features missing from the document-frequency table")
-        values = (np.log1p(np.asarray(part["counts"], np.int64)) * idf[position]).astype(np.float32)
-        keep = values != 0
-        rows = row_of[first : first + len(lengths)]
-        kept_lengths = _row_sums(keep.astype(np.int64), lengths)
-        if (kept_lengths != np.diff(indptr)[rows]).any():
-            raise ValueError(f"{path}: part changed between the two passes")
-        # destination of the j-th kept entry of a row: indptr[row] + j
-        row_starts = np.repeat(indptr[rows], kept_lengths)
-        rank = np.arange(len(row_starts)) - np.repeat(np.cumsum(kept_lengths) - kept_lengths, kept_lengths)
-        target = row_starts + rank
-        data[target] = values[keep]
-        indices[target] = features[keep]
-        first += len(lengths)
-        filled += len(target)
-    if first != num_docs or filled != nnz:
-        raise ValueError("parts changed between the two passes")
-    matrix = sp.csr_matrix((data, indices, indptr), shape=(num_docs, params.hash_size))
-    return TfidfIndex.with_matrix(
-        params=params,
-        ids=ids,
-        matrix=matrix,
-        text_keys=text_keys,
-        df_features=df_features,
-        df_counts=df_counts,
-        fingerprint=corpus_fingerprint(total, num_docs),
-    )
-
-
-def _row_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Sums of consecutive runs of ``values`` of the given ``lengths`` (0 for an empty run)."""
-    lengths = np.asarray(lengths, np.int64)
-    ends = np.cumsum(lengths)
-    cumulative = np.zeros(len(values) + 1, np.int64)
-    np.cumsum(values, out=cumulative[1:])
-    return cumulative[ends] - cumulative[ends - lengths]
-
-
-def _write_seekable(f: BinaryIO, fill: Callable[[BinaryIO], None]) -> None:
-    """``fill(f)``, through a local temporary file when ``f`` cannot seek (a remote upload stream).
-
-    ``.npz`` files are zip archives, whose bytes differ when written to an unseekable stream; through a
-    seekable file they are the same everywhere, and no copy of a large matrix is held in memory.
-    """
-    seekable = getattr(f, "seekable", None)
-    if seekable is not None and seekable():
-        fill(f)
-        return
-    with tempfile.TemporaryFile() as tmp:
-        fill(tmp)
-        tmp.seek(0)
-        shutil.copyfileobj(tmp, f, 16 * 2**20)
-
-
-# --------------------------------------------------------------------------------------------- safe .npz reading
-
-
-_NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile)
-
-
-def _load_arrays(path: str, names: Sequence[str], opener: Opener = local_open) -> dict[str, np.ndarray]:
-    """Arrays ``names`` of an ``.npz`` file, never unpickling; InputError for a missing or corrupt file."""
-    try:
-        with opener(path, "rb") as f, np.load(f, allow_pickle=False) as npz:
-            return {name: npz[name] for name in names}
-    except FileNotFoundError:
-        raise InputError(f"{path}: missing index file (rebuild the index with `incoherent index`)") from None
-    except _NPZ_ERRORS as exc:
-        raise InputError(f"{path}: corrupt or truncated .npz ({type(exc).__name__}: {exc})") from None
-
-
-def _load_matrix(path: str, shape: tuple[int, int], opener: Opener = local_open) -> sp.csr_matrix:
-    arrays = _load_arrays(path, ("format", "shape", "data", "indices", "indptr"), opener)
-    if arrays["format"].item() not in ("csr", b"csr") or tuple(arrays["shape"]) != shape:
-        raise InputError(
-            f"{path}: expected a csr matrix of shape {shape}, found {arrays['format']} {tuple(arrays['shape'])}"
-        )
-    try:
-        matrix = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
-        matrix.check_format(full_check=False)
-    except ValueError as exc:
-        raise InputError(f"{path}: inconsistent sparse matrix ({exc})") from None
-    return matrix

@@ -17,7 +17,7 @@ It walks the page forward (header, each ``<revision>``, one ``memchr`` for the `
 ``</text>``, ``</revision>``, ``</page>``) without copying it out of the read buffer. It declines (``None``)
 anything it cannot read exactly as expat would: a comment, CDATA or processing instruction, a carriage
 return, a character reference or an unknown entity where it decodes, invalid UTF-8 or a control character
-there, elements in an order MediaWiki does not write, markup inside ``<text>``. :func:`sources.mediawiki._parse`
+there, elements in an order MediaWiki does not write, markup inside ``<text>``. :func:`sources.mediawiki_xml.parse_pages`
 then gives that page to expat, whose records and errors are the reference; a test holds the two paths to
 the same records on every bundled dump and on generated edge cases.
 

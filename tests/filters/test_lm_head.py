@@ -1,4 +1,4 @@
-"""filters/lm.py on the paths a GPU takes: the chunked LM head (:func:`filters.lm.token_nll`) against the
+"""filters/lm.py on the paths a GPU takes: the chunked LM head (:func:`filters.lm_head.token_nll`) against the
 plain log-softmax, a Llama-style model (rotary positions, large vocabulary, one window per document) against
 a direct forward pass, and out-of-memory errors forced on each path (scores unchanged, counted)."""
 
@@ -172,7 +172,7 @@ def test_head_chunks_follow_the_free_memory():
     smallest chunk of rows is cut into chunks (no GPU needed: the free memory is given)."""
     from types import SimpleNamespace
 
-    from filters.lm import HEAD_ROWS_GPU_MAX, HEAD_ROWS_GPU_MIN, head_rows
+    from filters.lm_head import HEAD_ROWS_GPU_MAX, HEAD_ROWS_GPU_MIN, head_rows
 
     gpt2 = SimpleNamespace(config=SimpleNamespace(vocab_size=50257))
     rows, chunk = head_rows(gpt2, "cuda", free_bytes=40 << 30)

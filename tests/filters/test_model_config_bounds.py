@@ -84,7 +84,7 @@ def test_a_config_that_does_not_fit_its_weights_or_a_huge_vocab_is_refused_in_sm
         textwrap.dedent(
             """
         import json
-        from filters.lm import check_language_model
+        from filters.lm_load import check_language_model
         from filters.model import load_base_model
         from schemas.records import InputError
 

@@ -98,7 +98,7 @@ def test_score_shuffle_takes_a_cached_name(hub_cache, data_dir, tmp_path, capsys
 
 
 def test_every_model_taker_resolves_cached_names(hub_cache):
-    from filters.lm import check_language_model
+    from filters.lm_load import check_language_model
     from filters.model import load_base_model
     from filters.shuffle_classifier import load_base_classifier
 
@@ -113,7 +113,7 @@ def test_a_broken_cached_model_is_checked_like_a_directory(hub_cache):
     snapshot = cached_snapshot("gpt2")
     os.remove(os.path.join(snapshot, "model.safetensors"))
     with pytest.raises(InputError, match="no model.safetensors weights"):
-        from filters.lm import check_language_model
+        from filters.lm_load import check_language_model
 
         check_language_model(resolve_model("gpt2", "MODEL_DIR"))
     shutil.rmtree(snapshot)
@@ -198,6 +198,6 @@ def test_a_cache_copied_from_another_machine_is_found_through_hf_home(tmp_path, 
     snapshot = resolve_model("openai-community/gpt2", "MODEL_DIR")
     assert snapshot == str(here / "hub" / "models--openai-community--gpt2" / "snapshots" / COMMIT)
     assert sorted(os.listdir(snapshot)) == sorted(os.listdir(tiny_gpt2_dir))
-    from filters.lm import check_language_model
+    from filters.lm_load import check_language_model
 
     assert check_language_model(snapshot) == "causal"  # the copied folder is checked like any model folder

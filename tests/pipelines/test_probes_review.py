@@ -87,7 +87,7 @@ def test_probes_review_writes_the_page_and_its_markdown(tmp_path):
     )
     moves = summary["probes"]["number"]["moves"]  # the mix of number's moves, in the summary and the card
     assert moves and sum(moves.values()) == summary["probes"]["number"]["probes"]
-    from corpora.card import probes_section
+    from corpora.card.probes import probes_section
 
     assert any(line.startswith("Number probes by move: ") for line in probes_section({}, [summary]))
     # a second run replaces a link planted at the page's path, never writing through it

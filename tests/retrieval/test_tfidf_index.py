@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from retrieval import IndexParams, TfidfIndex
 from retrieval.featurize import features
-from retrieval.index import idf_values, merge_document_frequencies
+from retrieval.tfidf import idf_values, merge_document_frequencies
 from schemas.records import InputError
 
 DOCS = [
@@ -203,7 +203,7 @@ def wsj_docs() -> list[tuple[str, str]]:
 def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams) -> dict[str, dict]:
     """Featurized parts as the index stage writes them (``pipelines/index.py``), in the given order."""
     from retrieval.featurize import feature_counts_batch
-    from retrieval.index import document_fingerprint, text_key
+    from retrieval.tfidf import document_fingerprint, text_key
 
     parts, start = {}, 0
     for number, size in enumerate(sizes):
@@ -223,7 +223,7 @@ def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams)
 
 
 def streamed(parts: dict[str, dict], params: IndexParams, reads: list | None = None) -> TfidfIndex:
-    from retrieval.index import tfidf_from_parts
+    from retrieval.assembly import tfidf_from_parts
 
     def read_part(path, names):
         if reads is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from schemas.records import InputError
-from sources import bz2decode, mediawiki
+from sources import bz2decode, mediawiki, mediawiki_xml
 from sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
 from sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
 
@@ -96,9 +96,9 @@ def _no_scan(*args):
 @pytest.mark.parametrize("buffer", [1, 3, 7, 1 << 16])
 def test_lead_cut_across_character_data_pieces(tmp_path, monkeypatch, buffer):
     # expat reads the page (the fast scanner would read it otherwise), in character data pieces of `buffer`
-    monkeypatch.setattr(mediawiki, "SCAN_PAGES", False)
-    monkeypatch.setattr(mediawiki, "scan_page", _no_scan)
-    monkeypatch.setattr(mediawiki, "EXPAT_BUFFER", buffer)
+    monkeypatch.setattr(mediawiki_xml, "SCAN_PAGES", False)
+    monkeypatch.setattr(mediawiki_xml, "scan_page", _no_scan)
+    monkeypatch.setattr(mediawiki_xml, "EXPAT_BUFFER", buffer)
     path = tmp_path / "p.xml"
     _write_page_xml(path, "Intro a==b.\n\nMore.\n== History ==\nOld.\n==More==\nEnd.")
     [page] = read_pages(str(path))

@@ -9,7 +9,7 @@ from xml.parsers import expat
 import pytest
 
 from schemas.records import InputError
-from sources import bz2decode, mediawiki, pagescan
+from sources import bz2decode, mediawiki, mediawiki_xml, pagescan
 from sources.pagescan import TAIL_CHARS, scan_page, xml_text
 from tests.sources.test_mediawiki import counting
 
@@ -24,7 +24,7 @@ GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p
 
 def read(path: Path, scan: bool, monkeypatch, chunk: int | None = None):
     """Records and counters of one file, or the InputError it raises, with the fast path on or off."""
-    monkeypatch.setattr(mediawiki, "SCAN_PAGES", scan)
+    monkeypatch.setattr(mediawiki_xml, "SCAN_PAGES", scan)
     if chunk:
         monkeypatch.setattr(bz2decode, "READ_CHUNK", chunk)
     counts, inc = counting()
@@ -44,7 +44,7 @@ def declined_pages(monkeypatch) -> list[bytes]:
             declined.append(buf[start : buf.find(b"</page>", start, limit) + 7])
         return fields, end
 
-    monkeypatch.setattr(mediawiki, "scan_page", watching)
+    monkeypatch.setattr(mediawiki_xml, "scan_page", watching)
     return declined
 
 
@@ -232,16 +232,16 @@ def test_an_error_after_fast_pages_names_its_byte_offset(tmp_path, monkeypatch):
     parser = expat.ParserCreate()
     with pytest.raises(expat.ExpatError):
         parser.Parse(text.encode("utf-8"), True)
-    monkeypatch.setattr(mediawiki, "SCAN_PAGES", True)
+    monkeypatch.setattr(mediawiki_xml, "SCAN_PAGES", True)
     with pytest.raises(InputError, match=rf"mismatched tag, byte {parser.ErrorByteIndex} of the XML\)$"):
         list(mediawiki.read_pages(str(path)))
-    monkeypatch.setattr(mediawiki, "SCAN_PAGES", False)
+    monkeypatch.setattr(mediawiki_xml, "SCAN_PAGES", False)
     with pytest.raises(InputError, match=rf"mismatched tag, line {parser.ErrorLineNumber}, column"):
         list(mediawiki.read_pages(str(path)))
 
 
 def test_pages_longer_than_the_scan_limit_stream_through_expat(tmp_path, monkeypatch):
-    monkeypatch.setattr(mediawiki, "MAX_SCANNED_PAGE", 300)
+    monkeypatch.setattr(mediawiki_xml, "MAX_SCANNED_PAGE", 300)
     path = tmp_path / "dump.xml"
     path.write_text(dump(page(), page("Long lead. " * 200, id=2), page(id=3)), encoding="utf-8")
     assert read(path, True, monkeypatch, 100) == read(path, False, monkeypatch, 100)

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemas.records import InputError
-from sources import cnn, mediawiki
+from sources import cnn, mediawiki, mediawiki_xml
 from sources.bz2decode import _bz2_chunks
 from sources.limits import DECOMPRESS_CHUNK, Limits
 from sources.textfiles import json_lines, plan_ranges, range_lines
@@ -134,7 +134,7 @@ def _dump(pages: list[tuple[str, int, str]]) -> bytes:
 
 @pytest.mark.parametrize("scan", [True, False], ids=["fast-path", "expat"])
 def test_long_lead_and_large_page_are_dead_lettered(tmp_path, scan, monkeypatch):
-    monkeypatch.setattr(mediawiki, "SCAN_PAGES", scan)
+    monkeypatch.setattr(mediawiki_xml, "SCAN_PAGES", scan)
     lead = "A sentence that goes on. " * 200  # 5,000 characters, no heading
     pages = [
         ("Short", 1, "Alpha is a letter. It comes first.\n== History ==\nMore."),

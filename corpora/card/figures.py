@@ -1,4 +1,4 @@
-"""PNG figures of the dataset card, drawn headless (matplotlib's Agg backend) from :mod:`corpora.card_stats`.
+"""PNG figures of the dataset card, drawn headless (matplotlib's Agg backend) from :mod:`corpora.card.stats`.
 
 Each function takes counts or histograms (never rows) and writes one PNG; the card links them relatively
 (``figures/<name>.png``). PNG metadata carries no date, so the same statistics give the same bytes.
