@@ -222,7 +222,9 @@ def export(
             f"--instructions: {instructions} is the key of an export (the gold answers); annotators would see it"
         )
     if unprobed and not config.startswith("probe-"):
-        raise InputError(f"--unprobed: only for probe-* configs (the documents before the probe), not {config}")
+        raise InputError(
+            f"--unprobed: only for probe-* configs (the documents before the probe), not {config}"
+        )
     rows = read_rows(dataset_dir, config, split)
     if unprobed:
         from filters.probe_metrics import unprobed as before_the_probe
