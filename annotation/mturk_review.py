@@ -12,7 +12,8 @@ import csv
 import io
 import json
 
-from annotation.formats import finite_seconds, mturk_rows
+from annotation.formats import finite_seconds
+from annotation.mturk import mturk_rows
 from schemas.records import InputError
 
 

@@ -55,7 +55,7 @@ def default_build_dir(args: argparse.Namespace) -> str:
 
 def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: str | None = None) -> str:
     """:func:`corpora.card.render.write_card` with the human-verification section of ``incoherent annotate verify``."""
-    from annotation.study import card_lines
+    from annotation.verify import card_lines
     from corpora.card.render import write_card
 
     return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)

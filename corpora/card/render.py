@@ -179,7 +179,7 @@ def write_card(
     """Write ``README.md``, ``figures/*.png`` and ``summaries/`` into ``dataset_dir``; returns the card's path.
 
     ``verification(dataset_dir)`` gives the lines of the "Human verification" section
-    (:func:`annotation.study.card_lines`; passed in because ``annotation`` sits above ``corpora``).
+    (:func:`annotation.verify.card_lines`; passed in because ``annotation`` sits above ``corpora``).
     """
     text = render_card(build_dir, dataset_dir, pretty_name, license_id, verification=verification)
     summaries = load_summaries(build_dir)

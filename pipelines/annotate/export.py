@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.study import export
+    from annotation.export import export
 
     for flag in ("documents", "workers", "per_k"):
         value = getattr(args, flag)

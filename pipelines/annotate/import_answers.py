@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.study import import_answers
+    from annotation.imports import import_answers
 
     if args.format == "insted" and args.key:
         raise InputError("--key: INSteD's annotation file carries its own gold; leave --key out")

@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from annotation.release import release
     from annotation.report import skipped_note
-    from annotation.study import release
 
     documents, skipped = release(args.study_dir, args.out, overwrite=args.overwrite)
     print(f"{documents} documents' answers in INSteD's format -> {args.out}")

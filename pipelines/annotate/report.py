@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.report import tables
-    from annotation.study import read_study, report
+    from annotation.results import report
+    from annotation.study import read_study
 
     studies = args.study_dirs
     if len(studies) > 1 and not args.baseline:

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.report import review_table
-    from annotation.study import review
+    from annotation.review import review
 
     decided = review(args.study_dir, args.out, min_seconds=args.min_seconds, overwrite=args.overwrite)
     print(review_table(decided["assignments"]))

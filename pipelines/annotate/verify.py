@@ -43,7 +43,7 @@ def _card_front_matter(dataset_dir: str) -> dict:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.study import verify
+    from annotation.verify import verify
     from pipelines.card import default_build_dir, write_local_card
 
     if not os.path.isdir(args.dataset_dir):

@@ -481,7 +481,7 @@ def test_documented_commands_parse():
 
 
 def test_platform_formats_of_pairs_and_script_safety():
-    from annotation import formats, tasks
+    from annotation import formats, labelstudio, mturk, tasks
 
     row = {
         "id": "d",
@@ -492,21 +492,21 @@ def test_platform_formats_of_pairs_and_script_safety():
     }
     task_list, key_items = tasks.pair_tasks([row], seed=3, per_task=5)
     doc, key = tasks.documents("pair", task_list, key_items, {"seed": 3, "workers": 2})
-    cell = formats.mturk_input_csv(doc).splitlines()[1]
+    cell = mturk.mturk_input_csv(doc).splitlines()[1]
     assert "</script>" not in cell and "\\u003c/script\\u003e" in cell
-    template = formats.mturk_template("pair")
+    template = mturk.mturk_template("pair")
     assert "${items}" in template and "Text B is the original" in template
-    (ls_task,) = formats.labelstudio_tasks(doc)
+    (ls_task,) = labelstudio.labelstudio_tasks(doc)
     assert {"text_a", "text_b", "block_size"} <= set(ls_task["data"]) and "&lt;/script&gt;" in ls_task[
         "data"
     ]["text_a"]
-    assert '<Choice value="B" hotkey="b"/>' in formats.labelstudio_config("pair")
+    assert '<Choice value="B" hotkey="b"/>' in labelstudio.labelstudio_config("pair")
     iid = ls_task["data"]["item_id"]
     ls_task["annotations"] = [
         {"completed_by": 7, "result": [{"from_name": "answer", "value": {"choices": ["B"]}}], "lead_time": 3}
     ]
     collector = formats.Collector(key)
-    formats.parse_labelstudio(json.dumps([ls_task]), "export.json", collector)
+    labelstudio.parse_labelstudio(json.dumps([ls_task]), "export.json", collector)
     assert collector.answers == [
         {
             "task_id": "t0001",
@@ -523,5 +523,5 @@ def test_platform_formats_of_pairs_and_script_safety():
     results = "WorkerId,Input.export_id,Input.task_id,Input.items,Answer.answer_1,WorkTimeInSeconds\n"
     results += f'w1,{doc["export_id"]},t0001,"{cell.split(",", 2)[2][1:-1]}",2,30\n'
     collector = formats.Collector(key)
-    formats.parse_mturk(results, "batch.csv", collector)
+    mturk.parse_mturk(results, "batch.csv", collector)
     assert collector.answers == [] and collector.rejected[0]["reason"] == "out_of_range"

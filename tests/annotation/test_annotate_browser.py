@@ -56,7 +56,7 @@ def export(dataset: Path, out: Path) -> dict:  # noqa: F811
 def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    from annotation.formats import fill_template
+    from annotation.mturk import fill_template
 
     tasks = tmp_path / "tasks"
     key = export(dataset, tasks)
