@@ -44,14 +44,16 @@ COMMANDS: list[Command] = [
     Command(
         ("ingest", "text"), "pipelines.ingest.text", "JSONL / Parquet text collections -> documents", True
     ),
-    Command(("shuffle",), "pipelines.shuffle", "k-block shuffled corpora (Laban et al., 2021)", True),
+    Command(("shuffle",), "pipelines.shuffle.command", "k-block shuffled corpora (Laban et al., 2021)", True),
     Command(
         ("score-shuffle",),
-        "pipelines.score_shuffle",
+        "pipelines.score_shuffle.command",
         "zero-shot k-block shuffle test of a causal or masked LM",
     ),
-    Command(("index",), "pipelines.index", "DrQA hashed-bigram TF-IDF index of documents", True),
-    Command(("neighbors",), "pipelines.neighbors", "top-k most similar documents for every document", True),
+    Command(("index",), "pipelines.index.command", "DrQA hashed-bigram TF-IDF index of documents", True),
+    Command(
+        ("neighbors",), "pipelines.neighbors.command", "top-k most similar documents for every document", True
+    ),
     Command(("intruders",), "pipelines.intruders.command", "intruder-sentence corpus (INSteD method)", True),
     Command(
         ("build",),
@@ -59,7 +61,9 @@ COMMANDS: list[Command] = [
         "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
     ),
     Command(
-        ("probes",), "pipelines.probes", "linguistic probes of intruder sentences (INSteD's eight phenomena)"
+        ("probes",),
+        "pipelines.probes.command",
+        "linguistic probes of intruder sentences (INSteD's eight phenomena)",
     ),
     Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
     Command(

@@ -14,7 +14,7 @@ from schemas.records import InputError
 # --------------------------------------------------------------------------------------------- streamed assembly
 
 # ``read_part(path, names)`` -> the named arrays of one featurized part (``ids``, ``lengths``, ``features``,
-# ``counts``, ``text_keys``, ``fingerprint``; see ``pipelines/index.py``).
+# ``counts``, ``text_keys``, ``fingerprint``; see ``pipelines/index/command.py``).
 PartReader = Callable[[str, Sequence[str]], dict[str, np.ndarray]]
 
 

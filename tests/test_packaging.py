@@ -176,7 +176,7 @@ def test_every_module_of_the_wheel_imports(dist, tmp_path):
             for n in z.namelist()
             if n.endswith(".py") and ".dist-info" not in n
         )
-    assert {"pipelines.cli", "annotation.webapp", "filters.model", "pipelines.index_transforms"} <= set(
+    assert {"pipelines.cli", "annotation.webapp", "filters.model", "pipelines.index.transforms"} <= set(
         modules
     )
     packages = ("annotation", "corpora", "filters", "pipelines", "retrieval", "schemas", "sources")

@@ -39,8 +39,8 @@ PRELOAD = ["pipelines.cli", "apache_beam", "pipelines.build.processes", *stage_m
 
 
 def run_imports(module: str) -> list[str]:
-    """The project modules that ``module``'s ``run`` imports in its own body (``pipelines.index`` ->
-    ``["pipelines.index_transforms", "pipelines.runtime.run", ...]``), read from its source: a stage imports its
+    """The project modules that ``module``'s ``run`` imports in its own body (``pipelines.index.command`` ->
+    ``["pipelines.index.transforms", "pipelines.runtime.run", ...]``), read from its source: a stage imports its
     Beam transforms only when it runs, so that ``--help`` is fast."""
     import ast
     import importlib.util

@@ -56,7 +56,7 @@ def test_the_fork_server_preloads_the_stage_modules():
     stages = stage_modules()
     assert stage_process.PRELOAD[3 : 3 + len(stages)] == stages
     # then what the stages import when they run (their Beam transforms), read from their run()
-    assert {"pipelines.index_transforms", "pipelines.intruders.transforms", "pipelines.runtime.run"} <= set(
+    assert {"pipelines.index.transforms", "pipelines.intruders.transforms", "pipelines.runtime.run"} <= set(
         stage_process.PRELOAD[3 + len(stages) :]
     )
     assert not any(m.startswith("filters") for m in stage_process.PRELOAD)

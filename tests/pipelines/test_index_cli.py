@@ -202,7 +202,7 @@ def test_bad_options_and_existing_output(built, tmp_path, capsys):
 
 
 def test_scoring_threads_follow_the_runner(monkeypatch):
-    from pipelines.neighbors import scoring_threads
+    from pipelines.neighbors.command import scoring_threads
 
     monkeypatch.setattr("pipelines.neighbors.available_cores", lambda: 8)
     assert scoring_threads(0, []) == (8, 1)
@@ -219,7 +219,7 @@ def test_document_frequency_combine_and_batches_under_beam():
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
     from apache_beam.testing.util import assert_that, equal_to
 
-    from pipelines.index_transforms import DocumentFrequencies, featurize_batch
+    from pipelines.index.transforms import DocumentFrequencies, featurize_batch
     from retrieval.index import IndexParams
 
     def as_lists(df):
@@ -239,7 +239,7 @@ def test_document_frequency_combine_and_batches_under_beam():
 def test_assembly_from_part_files_in_scrambled_order_saves_the_bytes_of_build(tmp_path, samples):
     import numpy as np
 
-    from pipelines.index_transforms import (
+    from pipelines.index.transforms import (
         PARTS_DIR,
         assemble_index,
         featurize_batch,

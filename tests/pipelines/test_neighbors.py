@@ -1,8 +1,8 @@
-"""The plain functions of ``pipelines/neighbors.py`` (the command end to end: ``test_index_cli.py``)."""
+"""The plain functions of ``pipelines/neighbors/command.py`` (the command end to end: ``test_index_cli.py``)."""
 
 from __future__ import annotations
 
-from pipelines.neighbors_transforms import neighbor_row
+from pipelines.neighbors.transforms import neighbor_row
 
 
 def _counted():

@@ -201,7 +201,7 @@ def wsj_docs() -> list[tuple[str, str]]:
 
 
 def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams) -> dict[str, dict]:
-    """Featurized parts as the index stage writes them (``pipelines/index.py``), in the given order."""
+    """Featurized parts as the index stage writes them (``pipelines/index/command.py``), in the given order."""
     from retrieval.featurize import feature_counts_batch
     from retrieval.tfidf import document_fingerprint, text_key
 

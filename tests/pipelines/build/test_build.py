@@ -15,7 +15,9 @@ from pipelines.build.plan import _flags, plan
 from schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 
-RETRIEVAL_COMMANDS = all(importlib.util.find_spec(m) for m in ("pipelines.index", "pipelines.neighbors"))
+RETRIEVAL_COMMANDS = all(
+    importlib.util.find_spec(m) for m in ("pipelines.index.command", "pipelines.neighbors.command")
+)
 
 
 def write_config(path, config):

@@ -201,7 +201,7 @@ def test_one_runner_test_for_every_stage(runner, local):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from pipelines.ingest.wikipedia import several_workers
-    from pipelines.neighbors import scoring_threads
+    from pipelines.neighbors.command import scoring_threads
     from pipelines.runtime import spill
     from pipelines.runtime.options import is_local_runner
 

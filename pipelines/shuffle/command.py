@@ -1,6 +1,6 @@
 """``incoherent shuffle DOCS_DIR --out DIR``: k-block shuffled corpora, ``OUT/shuffle-<source>/<split>-*.parquet``.
 
-This module imports Beam only in :func:`run`; the transforms are in :mod:`pipelines.shuffle_transforms`.
+This module imports Beam only in :func:`run`; the transforms are in :mod:`pipelines.shuffle.transforms`.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         source_of_file,
     )
     from pipelines.sampling import parse_samples, sample_thresholds
-    from pipelines.shuffle_transforms import STAGE, ShuffleDocuments, sampled
+    from pipelines.shuffle.transforms import STAGE, ShuffleDocuments, sampled
 
     sizes = check_options(args)
     fractions = {"test": args.test_fraction, "validation": args.validation_fraction}

@@ -48,7 +48,7 @@ def check_params(ngram: int, hash_size: int) -> IndexParams:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.index_transforms import STAGE, BuildIndex, read_meta
+    from pipelines.index.transforms import STAGE, BuildIndex, read_meta
     from pipelines.runtime.run import print_report, run_pipeline
     from pipelines.runtime.tables import ReadDocuments, document_files
 

@@ -21,7 +21,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from pipelines.commands import add_overwrite
-from pipelines.index import check_params
+from pipelines.index.command import check_params
 from pipelines.runtime import storage
 from pipelines.runtime.threads import available_cores
 from retrieval.params import HASH_SIZE, NGRAM
@@ -156,7 +156,7 @@ def check_options(args: argparse.Namespace) -> IndexParams:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.neighbors_transforms import Neighbors
+    from pipelines.neighbors.transforms import Neighbors
     from pipelines.runtime.run import print_report, run_pipeline
     from pipelines.runtime.tables import WriteTable, document_files
     from retrieval.index import TfidfIndex

@@ -15,7 +15,7 @@ else unchanged. Writes
 ``--per-phenomenon N`` keeps the N probes of each phenomenon with the smallest hash of (seed, phenomenon, id).
 The phenomena are :mod:`corpora.probes`; this module is the stage around them. It imports Beam only in
 :func:`run` and the readers that need it (``--help`` stays fast); the transform is in
-:mod:`pipelines.probes_transforms`.
+:mod:`pipelines.probes.transforms`.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
 def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) -> dict[str, dict]:
     """Per phenomenon: probes written, documents with a site, documents without one (``no_site``) and, of
     those, how many for each reason the phenomenon gave (``skips``)."""
-    from pipelines.probes_transforms import STAGE
+    from pipelines.probes.transforms import STAGE
 
     counters = summary["counters"].get(STAGE, {})
     return {
@@ -296,7 +296,7 @@ def check_source_names(inputs: list[tuple[str, str]]) -> None:
 def check_split_found(summary: dict, split: str) -> None:
     """Documents were read but none is of ``split``: one line, not a run of 0 probes (the run summary is not
     written, so the folder is a failed run that the next run replaces)."""
-    from pipelines.probes_transforms import STAGE
+    from pipelines.probes.transforms import STAGE
 
     counters = summary["counters"].get(STAGE, {})
     others = {k.split("/", 1)[1]: v for k, v in counters.items() if k.startswith("other_split/")}
@@ -321,7 +321,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     from corpora.probes.rows import insted_name
     from corpora.probes.text import tagger_info
-    from pipelines.probes_transforms import STAGE, GenerateProbes
+    from pipelines.probes.transforms import STAGE, GenerateProbes
     from pipelines.runtime.run import print_report, run_pipeline
     from pipelines.runtime.spill import CHUNK_VALUES
     from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable
@@ -394,7 +394,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         info = tagger_info()
         review = {}
         if args.review is not None:
-            from pipelines.probes_review import write_review
+            from pipelines.probes.review import write_review
 
             review = {"review": write_review(out, phenomena, args.review, args.seed)}
         return review | {

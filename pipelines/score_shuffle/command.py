@@ -196,7 +196,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.shuffle_classifier import check_classifier
     from pipelines.runtime.run import run_pipeline
     from pipelines.runtime.tables import WriteRejected, WriteTable
-    from pipelines.score_shuffle_transforms import STAGE, ScoreShufflePairs
+    from pipelines.score_shuffle.transforms import STAGE, ScoreShufflePairs
 
     threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)

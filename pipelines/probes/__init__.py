@@ -1,0 +1,1 @@
+"""The `probes` stage: its command (flags and `run`) and its Beam transforms."""

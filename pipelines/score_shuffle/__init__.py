@@ -1,0 +1,1 @@
+"""The `score-shuffle` stage: its command (flags and `run`) and its Beam transforms."""
