@@ -8,8 +8,8 @@ long as they stay. So a lab app's server here:
 - gives every request :data:`REQUEST_SECONDS` to arrive in full (request line, headers and body), counted from
   the moment the connection was opened or its previous answer sent; a connection that is neither sending a
   whole request in time nor being answered is closed (a browser opens a new one when it needs it);
-- lets one client address hold at most :data:`PER_CLIENT` connections (a browser opens about six); more are
-  closed as they come;
+- lets one client address hold at most :data:`PER_CLIENT` connections (a browser opens about six, a lab behind
+  one NAT address many more); more are closed as they come;
 - has :data:`CONNECTION_LIMIT` slots in all.
 """
 
@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 
 REQUEST_SECONDS = 10.0
-PER_CLIENT = 32
+PER_CLIENT = 100  # a lab behind one NAT address still seats 50 annotators at once (bench_lab.py)
 CONNECTION_LIMIT = 500
 CACHED_ANNOTATORS = 256  # annotators whose item order is kept in memory (drawn again when needed)
 

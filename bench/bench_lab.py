@@ -64,9 +64,10 @@ class Serve:
     def __init__(self, tasks: str):
         env = {**os.environ, "PYTHONPATH": ROOT}
         command = [sys.executable, "-m", "pipelines.cli", "annotate", "serve", tasks, "--port", "0"]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
-        )
+        # its log (waitress warns of a deep task queue under load) goes to a file: an unread pipe fills and
+        # would stall the server
+        self.log = open(tasks + ".log", "w")  # noqa: SIM115 - closed by stop()
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, env=env, text=True)
         ready, _, _ = select.select([self.process.stdout], [], [], 120)
         line = self.process.stdout.readline() if ready else ""
         if not line.startswith("annotation study on http://127.0.0.1:"):
@@ -88,6 +89,7 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self.log.close()
 
 
 _FORM = re.compile(r'<form[^>]*action="([^"]+)"')
