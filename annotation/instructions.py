@@ -115,12 +115,31 @@ def read(path: str | None, kind: str, platform: str = "lab") -> str:
 def to_html(markdown: str) -> str:
     """Safe HTML of the instructions: CommonMark with raw HTML escaped and unsafe links left as text.
 
+    An image is drawn only from a ``data:`` address; any other (``http://host/img.png``) becomes a link to it,
+    so the page fetches nothing from elsewhere (a HIT on MTurk would, telling that host who looks).
+
     >>> to_html("**Read** <script>x</script>")
     '<p><strong>Read</strong> &lt;script&gt;x&lt;/script&gt;</p>\\n'
+    >>> to_html("![a chart](http://host/img.png)")
+    '<p><a href="http://host/img.png">image: a chart</a></p>\\n'
     """
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).render(markdown)
+    md = MarkdownIt("commonmark", {"html": False})
+    md.add_render_rule("image", _image)
+    return md.render(markdown)
+
+
+def _image(renderer, tokens, idx, options, env) -> str:
+    """An image from a ``data:`` address as markdown-it draws it; from any other, a link to it."""
+    import html
+
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    if src.lower().startswith("data:image/"):
+        return renderer.image(tokens, idx, options, env)
+    alt = renderer.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{html.escape(src, quote=True)}">image: {html.escape(alt, quote=False)}</a>'
 
 
 def mturk_block(markdown: str) -> str:

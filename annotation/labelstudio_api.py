@@ -8,13 +8,18 @@ Community edition shows no field for it, the API sets it::
 
 A legacy token goes in ``Authorization: Token``; a personal access token (a JWT refresh token) is first
 exchanged at ``/api/token/refresh`` for an access token sent as ``Authorization: Bearer``. Every request has a
-timeout, follows no redirect (the token is never sent elsewhere) and reads at most :data:`MAX_RESPONSE` bytes.
+timeout that bounds the whole request (name lookup, connection, status line, headers and body: a server that
+drips one byte a second is cut off all the same), follows no redirect (the token is never sent elsewhere) and
+reads at most :data:`MAX_RESPONSE` bytes; malformed HTTP (a bad status line, a header line past 64 KiB, more
+than 100 headers, a broken chunked body) ends in one line as every other failure does.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,6 +40,31 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
+def _fetch(request: urllib.request.Request, timeout: float, result: dict) -> None:
+    try:
+        with _OPENER.open(request, timeout=timeout) as response:
+            result["raw"] = response.read(MAX_RESPONSE + 1)
+    except BaseException as exc:  # handed to the caller's thread
+        result["error"] = exc
+
+
+def _bounded(request: urllib.request.Request, timeout: float) -> bytes:
+    """The body of ``request``'s answer, the whole exchange bounded by ``timeout`` seconds.
+
+    A socket timeout bounds each read only, so a server that drips a header line or the body one byte at a time
+    would never be cut off: the exchange runs in a daemon thread, abandoned (with its socket) at the deadline.
+    """
+    result: dict = {}
+    worker = threading.Thread(target=_fetch, args=(request, timeout, result), daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError
+    if "error" in result:
+        raise result["error"]
+    return result["raw"]
+
+
 def _request(url: str, method: str, headers: dict, body: dict | None, timeout: float) -> dict:
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(
@@ -43,8 +73,7 @@ def _request(url: str, method: str, headers: dict, body: dict | None, timeout: f
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            raw = response.read(MAX_RESPONSE + 1)
+        raw = _bounded(request, timeout)
     except urllib.error.HTTPError as exc:
         reason = "the token was refused" if exc.code in (401, 403) else exc.reason
         raise InputError(f"{method} {url}: HTTP {exc.code} ({reason})") from None
@@ -55,6 +84,9 @@ def _request(url: str, method: str, headers: dict, body: dict | None, timeout: f
         if isinstance(reason, TimeoutError):
             raise InputError(f"{method} {url}: no answer within {timeout:g} s (--timeout)") from None
         raise InputError(f"{method} {url}: cannot reach Label Studio ({reason})") from None
+    except (http.client.HTTPException, ValueError) as exc:  # BadStatusLine, LineTooLong, 100 headers, chunks
+        reason = type(exc).__name__ + (f": {str(exc)[:80]}" if str(exc) else "")
+        raise InputError(f"{method} {url}: not an HTTP answer ({reason}); not Label Studio's API?") from None
     if len(raw) > MAX_RESPONSE:
         raise InputError(f"{method} {url}: answer larger than {MAX_RESPONSE} bytes; not Label Studio's API?")
     try:

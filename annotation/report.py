@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import os
 
+from schemas.terminal import printable
+
 VERIFICATION_DIR = "human_verification"
 
 
 def _fmt(value) -> str:
+    """A table cell; text (worker ids, names from answer files) with control characters escaped."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:.4f}"
-    return str(value)
+    return printable(value)
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:

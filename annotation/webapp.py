@@ -375,6 +375,7 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
 
     from annotation import instructions as guide
     from annotation.formats import INTRUDER_QUESTION, NONE_LABEL, PAIR_QUESTION
+    from annotation.labserver import CACHED_ANNOTATORS, BoundedCache
     from annotation.tasks import annotator_sequence
 
     doc = load_tasks(tasks_dir)
@@ -385,8 +386,8 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     practice_items = doc.get("practice") or []
     instructions_html = guide.to_html(doc["instructions"]) if doc.get("instructions") else ""
     question = INTRUDER_QUESTION if kind == "intruder" else PAIR_QUESTION
-    sequences: dict[str, list] = {}
-    logged: dict[str, Counter] = {}
+    sequences = BoundedCache(CACHED_ANNOTATORS)  # bounded: any number of distinct names may log in
+    logged = BoundedCache(CACHED_ANNOTATORS)
     answering = threading.Lock()
     loopback_only = _loopback(host)
 
@@ -407,9 +408,10 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
         return page(heading, _MESSAGE, status, heading=heading, message=text, link=link, link_text=link_text)
 
     def sequence_of(name: str) -> list:
-        if name not in sequences:
-            sequences[name] = annotator_sequence(doc, name)
-        return sequences[name]
+        sequence = sequences.get(name)
+        if sequence is None:
+            sequence = sequences[name] = annotator_sequence(doc, name)
+        return sequence
 
     def label(value: int) -> str:
         if kind == "pair":
@@ -667,15 +669,5 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
                                url_for("practice", name=name, number=number), "Try again")  # fmt: skip
         return redirect(url_for("practice", name=name, number=number), code=303)
 
+    app.extensions["incoherent"] = {"sequences": sequences, "logged": logged}  # for tests and benchmarks
     return app
-
-
-def make_server(tasks_dir: str, answers_dir: str | None, host: str, port: int):
-    """A waitress server (not yet running; ``.run()`` serves, ``.close()`` stops); port 0 picks a free one.
-
-    Waitress refuses a body beyond :data:`MAX_BODY` before reading it (413), so a large POST never fills memory
-    or disk."""
-    from waitress import create_server
-
-    app = create_app(tasks_dir, answers_dir, host=host)
-    return create_server(app, host=host, port=port, threads=4, max_request_body_size=MAX_BODY)

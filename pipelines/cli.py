@@ -31,6 +31,7 @@ from pipelines.runtime.options import (
     use_storage_options,
 )
 from schemas.records import InputError
+from schemas.terminal import printable
 from sources.paths import check_name
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
@@ -112,6 +113,13 @@ def out_lock(args: argparse.Namespace, module):
     return safety.command_lock(out, command_name(args))
 
 
+def _printable_record(record: logging.LogRecord) -> bool:
+    """A log record's message with control characters escaped (an origin, a path, a server's text)."""
+    message = printable(record.getMessage())
+    record.msg, record.args = message, ()
+    return True
+
+
 def command_name(args: argparse.Namespace) -> str:
     """``ingest cnn``, ``shuffle``, ... for messages."""
     return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
@@ -131,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         force=True,
     )
+    for handler in logging.getLogger().handlers:  # untrusted text in a log line never drives the terminal
+        handler.addFilter(_printable_record)
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -151,14 +161,14 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"{command_name(args)}: unrecognized arguments: {' '.join(beam_args)}")
         with out_lock(args, module):
             return module.run(args, beam_args) or 0
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except InputError as exc:  # messages quote files and servers: printed with control characters escaped
+        print(f"error: {printable(exc)}", file=sys.stderr)
         return 2
     except StageFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(exc)}", file=sys.stderr)
         return 1
     except DryRun as exc:
-        print(exc)
+        print(printable(exc, lines=True))
         return 0
     except KeyboardInterrupt:
         # build says that running it again resumes (ON_INTERRUPT); other commands start over
@@ -168,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         message = disk_full_message(exc)
         if message is None:
             raise
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         return 2
     finally:
         progress.close_all()

@@ -13,6 +13,7 @@ import argparse
 
 from corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
 from schemas.records import InputError
+from schemas.terminal import printable
 
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     files = files_to_upload(args.dataset_dir, args.include_rejected)
     if args.dry_run:
         for rel in files:
-            print(rel)
+            print(printable(rel))
         print(f"{len(files)} files would be uploaded to datasets/{args.repo_id}")
         return 0
     token = _resolve_token(args.token)
@@ -102,5 +103,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
     else:
         print(f"unchanged: the {done['files']} files on the Hub already match the build; no commit")
-    print(done["url"])
+    print(printable(done["url"]))
     return 0

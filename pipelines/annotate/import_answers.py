@@ -12,6 +12,7 @@ import argparse
 
 from pipelines.commands import add_overwrite
 from schemas.records import InputError
+from schemas.terminal import printable
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 SHOWN = 10  # failing workers named on the terminal (all of them are in import.json)
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     failing = summary["failing_assignments"]
     if failing:
         verb = "excluded" if args.exclude_failing else "kept (--exclude-failing leaves them out)"
-        workers = sorted({summary["assignments"][a]["worker"] for a in failing})
+        workers = sorted({printable(summary["assignments"][a]["worker"]) for a in failing})
         named = ", ".join(workers[:SHOWN])
         if len(workers) > SHOWN:
             named += f" and {len(workers) - SHOWN} more, listed in import.json"

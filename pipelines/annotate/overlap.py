@@ -27,11 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the access token (LABEL_STUDIO_API_KEY)",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each request (10)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds each request may take in all, answer included (10)",
+    )
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from annotation.labelstudio_api import set_overlap
+    from schemas.terminal import printable
 
     token = os.environ.get(args.token_env, "")
     if not token:
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
     project = set_overlap(args.url, token, args.project, args.workers, args.timeout)
     print(
-        f"Label Studio project {project['id']} ({project['title'] or 'untitled'}): "
+        f"Label Studio project {project['id']} ({printable(project['title'] or 'untitled')}): "
         f"{project['maximum_annotations']} annotators per task"
     )
     return 0

@@ -7,8 +7,10 @@ written and fsynced before the next item is shown.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import re
+import signal
 import socket
 
 from schemas.records import InputError
@@ -72,7 +74,9 @@ def check_answers_place(tasks_dir: str, answers: str) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.webapp import answers_folder, load_tasks, make_server
+    from annotation.labserver import make_server
+    from annotation.webapp import MAX_BODY, answers_folder, create_app, load_tasks
+    from pipelines.runtime.safety import command_lock
 
     if not 0 <= args.port < 65536:
         raise InputError(f"--port: must be 0..65535, got {args.port}")
@@ -80,16 +84,41 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     load_tasks(args.tasks_dir)  # TASKS_DIR and --answers are checked before the address is taken
     if args.answers:
         check_answers_place(args.tasks_dir, args.answers)
-    answers_folder(args.tasks_dir, args.answers)
-    try:
-        server = make_server(args.tasks_dir, args.answers, host, args.port)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"--host/--port: cannot listen on {host}:{args.port} ({reason})") from None
-    shown = f"[{host}]" if ":" in host else host
-    print(f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
-    try:
-        server.run()
-    finally:
-        server.close()
+    folder = answers_folder(args.tasks_dir, args.answers)
+    with _answers_lock(folder, command_lock):  # one server per answers folder: never two appending to a file
+        try:
+            app = create_app(args.tasks_dir, args.answers, host=host)
+            server = make_server(app, host, args.port, max_body=MAX_BODY)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise InputError(f"--host/--port: cannot listen on {host}:{args.port} ({reason})") from None
+        shown = f"[{host}]" if ":" in host else host
+        print(f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
+        stop = signal.signal(signal.SIGTERM, _stop)  # `kill` stops it as Ctrl-C does: the lock is let go
+        try:
+            server.run()
+        finally:
+            signal.signal(signal.SIGTERM, stop)
+            server.close()
     return 0
+
+
+def _stop(signum, frame):
+    raise SystemExit(0)  # waitress's loop ends on it
+
+
+@contextlib.contextmanager
+def _answers_lock(folder: str, command_lock):
+    """The answers folder's lock (across processes) for as long as the server runs; a second server on the
+    same folder ends at once, naming the first."""
+    try:
+        lock = command_lock(folder, "annotate serve")
+        lock.__enter__()
+    except InputError as exc:
+        raise InputError(
+            str(exc).replace("choose another --out", "stop it first, or give this one another --answers")
+        ) from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,11 +67,16 @@ class StandIn(BaseHTTPRequestHandler):
         self._reply(200, self.project)
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):  # a client gone at its timeout: no report on stderr
+        pass
+
+
 @pytest.fixture
 def server():
     StandIn.seen, StandIn.delay = [], 0.0
     StandIn.project = {"id": 3, "title": "INSteD check", "maximum_annotations": 1}
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    httpd = QuietServer(("127.0.0.1", 0), StandIn)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -134,3 +141,117 @@ def test_overlap_failures_are_one_line(server, monkeypatch, capsys):
         "--url", server, "--project", "3", "--workers", "3", "--timeout", "0.5"
     )
     assert time.monotonic() - started < 2.0
+
+
+class Hostile:
+    """A raw TCP server on 127.0.0.1 that answers every connection with ``behaviour(conn, stop)``; the test's
+    fixture stops it (the listening socket, every connection and every thread) on every exit path."""
+
+    def __init__(self, behaviour):
+        self.behaviour, self.stop = behaviour, threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.conns: list = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.conns.append(conn)
+            worker = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self.threads.append(worker)
+            worker.start()
+
+    def _serve(self, conn):
+        try:
+            conn.settimeout(0.5)
+            with contextlib.suppress(OSError):
+                conn.recv(65536)  # the request (small): read once, never answered properly
+            self.behaviour(conn, self.stop)
+        except OSError:
+            pass
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.close()
+        for thread in self.threads:
+            thread.join(timeout=5)
+
+
+def _drip(data: bytes):
+    def behaviour(conn, stop):
+        for byte in data[:200]:  # bounded: 200 bytes at most, one every 0.2 s
+            if stop.wait(0.2):
+                return
+            conn.sendall(bytes([byte]))
+
+    return behaviour
+
+
+def _send(data: bytes):
+    def behaviour(conn, stop):
+        conn.sendall(data)
+        stop.wait(10)  # keep the connection open (a close would end the read anyway)
+
+    return behaviour
+
+
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+HOSTILE = {
+    "body dripped": _send(HEAD + b"Content-Length: 1000\r\n\r\n"),
+    "body dripped slowly": None,  # filled below (needs the head sent at once, then the body dripped)
+    "header lines dripped": _drip(HEAD + b"X-Padding: " + b"a" * 150 + b"\r\n\r\n{}"),
+    "bad status line": _send(b"SPAM AND EGGS\r\n\r\n"),
+    "more than 100 headers": _send(HEAD + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n{}"),
+    "a 100 KB header line": _send(HEAD + b"X-Long: " + b"a" * 100_000 + b"\r\n\r\n{}"),
+    "broken chunked body": _send(HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n"),
+}
+
+
+def _drip_body(conn, stop):
+    conn.sendall(HEAD + b"Content-Length: 1000\r\n\r\n")
+    _drip(b"{" + b" " * 998 + b"}")(conn, stop)
+
+
+HOSTILE["body dripped slowly"] = _drip_body
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_overlap_against_a_hostile_server_ends_in_time_with_one_line(case, monkeypatch, capsys):
+    """--timeout bounds the whole request (a dripping server is cut off) and malformed HTTP is one line."""
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", LEGACY)
+    hostile = Hostile(HOSTILE[case])
+    try:
+        started = time.monotonic()
+        code = cli("annotate", "overlap", "--url", hostile.url, "--project", "3", "--workers", "3",
+                   "--timeout", "1.5")  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        hostile.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("error: ") and "\n" not in err and LEGACY not in err, (case, err)
+    assert "no answer within 1.5 s" in err or "not an HTTP answer" in err, (case, err)
+    assert took < 4.0, (case, took)
+
+
+def test_overlap_prints_the_server_s_title_with_control_characters_escaped(server, monkeypatch, capsys):
+    """A project title with ANSI/OSC escapes (clear the screen, retitle the terminal) is printed as text."""
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", LEGACY)
+    StandIn.project = {**StandIn.project, "title": "x\x1b]0;owned\x07\x1b[2J\u202eevil"}
+    assert cli("annotate", "overlap", "--url", server, "--project", "3", "--workers", "2") == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, out
+    assert "(x\\x1b]0;owned\\x07\\x1b[2J\\u202eevil): 2 annotators per task" in out, out

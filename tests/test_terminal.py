@@ -1,0 +1,43 @@
+"""Untrusted text never drives the terminal: :func:`schemas.terminal.printable` and the places every command prints
+through it (error lines, log lines, table cells such as MTurk worker ids)."""
+
+from __future__ import annotations
+
+import logging
+
+from schemas.terminal import printable
+from tests.conftest import run_cli
+
+HOSTILE = "A1\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil\u2028x\ud800"
+
+
+def test_printable_escapes_every_control_and_format_character():
+    text = printable(HOSTILE)
+    assert text == "A1\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\u202eevil\\u2028x\\ud800"
+    assert text.isprintable() and printable("plain Zoë 日本 x\u0301") == "plain Zoë 日本 x\u0301"
+    assert printable("a\nb\tc") == "a\\x0ab\\x09c" and printable("a\nb\tc", lines=True) == "a\nb\tc"
+
+
+def test_review_table_escapes_worker_ids():
+    from annotation.report import review_table
+
+    row = {"assignment_id": "3X\x1b[2J", "worker": HOSTILE, "answers": 4, "control_errors": 0, "controls": 1,
+           "seconds": 2.0, "work_time_seconds": 30, "decision": "reject", "reason": "wrong\x1b[0m"}  # fmt: skip
+    table = review_table([row])
+    assert "\x1b" not in table and "\x07" not in table and "\u202e" not in table and "\x9b" not in table
+    assert "A1\\x1b]0;owned" in table and "3X\\x1b[2J" in table
+
+
+def test_error_lines_escape_what_came_from_a_file_or_a_server(tmp_path, capsys):
+    hostile = tmp_path / "tasks\x1b]0;owned\x07\x1b[2J"
+    assert run_cli("annotate", "serve", hostile, "--port", "0", beam=[]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and "\x07" not in err, err
+    assert "tasks\\x1b]0;owned\\x07\\x1b[2J" in err
+
+
+def test_log_lines_are_escaped_by_the_cli_s_handler_filter():
+    from pipelines.cli import _printable_record
+
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "refused a POST to %s", ("/\x1b[2J",), None)
+    assert _printable_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
