@@ -398,3 +398,19 @@ def test_shard_names_shown_are_those_a_build_writes(quickstart):
         )
     )
     assert written and shown and not wrong, (wrong, written)
+
+
+def test_the_internals_map_matches_the_folders():
+    """docs/internals.md's map names every package folder (one with an ``__init__.py``) outside tests/ and bench/,
+    and every folder it names exists."""
+    page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
+    table = page.split("## Map: where everything lives", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `([a-z_/]+/)` \|", table, flags=re.M))
+    packages = {
+        f"{path.parent.relative_to(ROOT).as_posix()}/"
+        for path in ROOT.rglob("__init__.py")
+        if path.relative_to(ROOT).parts[0]
+        in {"schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines"}
+    }
+    assert packages - named == set(), "folders missing from docs/internals.md's map"
+    assert {n for n in named if not (ROOT / n).is_dir()} == set(), "folders in the map that do not exist"

@@ -74,8 +74,9 @@ def check_answers_place(tasks_dir: str, answers: str) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from annotation.lab_store import answers_folder, load_tasks
     from annotation.labserver import make_server
-    from annotation.webapp import MAX_BODY, answers_folder, create_app, load_tasks
+    from annotation.webapp import MAX_BODY, create_app
     from pipelines.runtime.safety import command_lock
 
     if not 0 <= args.port < 65536:

@@ -514,7 +514,7 @@ def test_two_tabs_answering_at_once_store_one_answer(tasks, monkeypatch):
     file may change while it is read): one answer is stored."""
     import threading
 
-    from annotation.webapp import AnswerStore
+    from annotation.lab_store import AnswerStore
 
     slow_read = AnswerStore.records
 
