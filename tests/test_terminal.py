@@ -22,7 +22,8 @@ def test_review_table_escapes_worker_ids():
     from annotation.report import review_table
 
     row = {"assignment_id": "3X\x1b[2J", "worker": HOSTILE, "answers": 4, "control_errors": 0, "controls": 1,
-           "seconds": 2.0, "work_time_seconds": 30, "decision": "reject", "reason": "wrong\x1b[0m"}  # fmt: skip
+           "seconds": 2.0, "median_seconds": 2.0, "min_seconds": 5, "work_time_seconds": 30, "decision": "reject",
+           "reason": "wrong\x1b[0m"}  # fmt: skip
     table = review_table([row])
     assert "\x1b" not in table and "\x07" not in table and "\u202e" not in table and "\x9b" not in table
     assert "A1\\x1b]0;owned" in table and "3X\\x1b[2J" in table

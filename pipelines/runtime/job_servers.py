@@ -76,6 +76,8 @@ def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
 
 def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SECONDS) -> str | None:
     """One line saying why a ``FlinkRunner``/``SparkRunner`` run cannot start, else None (any other runner)."""
+    if not any("flink" in a.lower() or "spark" in a.lower() for a in beam_args):
+        return None  # no Flink or Spark runner named: Beam is not imported (a missing model fails in under a second)
     from apache_beam.options.pipeline_options import (
         FlinkRunnerOptions,
         PipelineOptions,

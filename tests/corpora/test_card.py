@@ -501,7 +501,8 @@ def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, 
     """In a light install transformers is absent: the card's versions say so (it said "transformers unknown")."""
     from importlib.metadata import PackageNotFoundError
 
-    import corpora.card as card_module
+    import corpora.card.metadata as card_module
+    from corpora.card.provenance import provenance_section
 
     real = card_module.version
 
@@ -511,7 +512,7 @@ def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, 
         return real(package)
 
     monkeypatch.setattr(card_module, "version", without_transformers)
-    lines = card_module.provenance_section(str(tmp_path / "out"), None, [])
+    lines = provenance_section(str(tmp_path / "out"), None, [])
     assert "- transformers not installed" in lines
     assert not [line for line in lines if line.endswith(" unknown") and not line.startswith("- incoherent")]
 

@@ -127,4 +127,4 @@ def test_cli_bad_block_sizes(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "error: --block-sizes: block sizes must be >= 1, got 2 0"
     with pytest.raises(SystemExit):  # one value per block size: a comma list is argparse's one-line error
         run_cli("shuffle", SAMPLES, "--out", tmp_path / "o", "--block-sizes", "1,x")
-    assert "--block-sizes: invalid int value: '1,x'" in capsys.readouterr().err
+    assert "--block-sizes: '1,x': write a list as values separated by spaces" in capsys.readouterr().err

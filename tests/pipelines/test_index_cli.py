@@ -204,7 +204,7 @@ def test_bad_options_and_existing_output(built, tmp_path, capsys):
 def test_scoring_threads_follow_the_runner(monkeypatch):
     from pipelines.neighbors.command import scoring_threads
 
-    monkeypatch.setattr("pipelines.neighbors.available_cores", lambda: 8)
+    monkeypatch.setattr("pipelines.neighbors.command.available_cores", lambda: 8)
     assert scoring_threads(0, []) == (8, 1)
     assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]) == (4, 2)
     assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=0"]) == (1, 8)

@@ -312,7 +312,7 @@ def test_card_of_a_probes_folder_has_a_probes_section(build, tmp_path):
     for phenomenon, counts in summary["probes"].items():
         if counts["probes"]:
             assert (
-                f"| `{phenomenon}` | {counts['probes']:,} | {counts['with_site']:,} | {counts['no_site']:,} |"
+                f"| `{phenomenon}` | train | {counts['probes']:,} | {counts['with_site']:,} | {counts['no_site']:,} |"
                 in card
             )
             assert f"config_name: probe-{phenomenon}" in card
@@ -330,5 +330,5 @@ def test_a_builds_card_gains_the_probes_section_when_probes_are_written_in_its_f
     summary = summary_of(copy / "probes")
     assert "## Linguistic probes" in card and "config_name: probe-" not in card  # a section, not configs
     for phenomenon, counts in summary["probes"].items():
-        row = f"| `{phenomenon}` | {counts['probes']:,} | {counts['with_site']:,} | {counts['no_site']:,} |"
+        row = f"| `{phenomenon}` | train | {counts['probes']:,} | {counts['with_site']:,} | {counts['no_site']:,} |"
         assert row in card

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from schemas.records import InputError
-from sources import bz2decode, mediawiki, mediawiki_xml
+from sources import bz2decode, mediawiki_xml
 from sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
 from sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
 
@@ -77,7 +77,7 @@ def test_lead_is_cut_at_read_time(gensim_pages):
     assert anarchism["lead"].startswith("{{Redirect2|Anarchist|")
     assert "\n==" not in anarchism["lead"] and "'''Anarchism''' is" in anarchism["lead"]
     assert len(anarchism["lead"]) < 20_000  # of a text of over 100,000 characters
-    assert len(anarchism["tail"]) == mediawiki.TAIL_CHARS
+    assert len(anarchism["tail"]) == mediawiki_xml.TAIL_CHARS
     assert anarchism["tail"].rstrip().endswith("]]")  # categories / interwiki at the bottom
 
 
