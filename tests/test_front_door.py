@@ -42,7 +42,7 @@ def test_the_readme_runs_each_tool_from_the_venv_that_has_it():
 def test_ci_runs_the_readme_test_command():
     (command,) = [line for line in bash_lines(README) if "-m venv .venv-test" in line]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert command.replace("python3 -m venv", "python3.11 -m venv", 1) in ci.splitlines()
+    assert command in ci.splitlines()  # word for word
     assert ".venv/" not in ci  # CI never touches the light venv of the checkout
 
 
