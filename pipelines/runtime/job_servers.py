@@ -20,6 +20,7 @@ from schemas.records import InputError
 
 CONNECT_SECONDS = 5.0
 FETCH = "tools/flink-job-server.sh (see docs/scale-out.md#flink)"
+SPARK_FETCH = "tools/spark-job-server.sh (see docs/scale-out.md#spark)"
 
 
 def _master_address(url: str) -> tuple[str, int] | None:
@@ -57,7 +58,7 @@ def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
         where = (
             f"Beam's Flink job server is fetched with Maven by {FETCH}"
             if runner == "FlinkRunner"
-            else "Beam's Spark job server is not served by the Maven mirror this project uses (docs/scale-out.md)"
+            else f"Beam's Spark job server is fetched with Maven by {SPARK_FETCH}"
         )
         return (
             f"--runner {runner} needs a job server, which Beam would download over HTTP at run time: give a "
@@ -69,7 +70,7 @@ def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
         )
     if not os.path.isfile(jar):
         return f"--{option} {jar}: no such file" + (
-            f" (fetch it with {FETCH})" if runner == "FlinkRunner" else ""
+            f" (fetch it with {FETCH if runner == 'FlinkRunner' else SPARK_FETCH})"
         )
     return None
 

@@ -110,3 +110,14 @@ def test_build_on_flink_or_spark_without_a_job_server_is_one_line_in_seconds(run
         done.stderr
     )
     assert "Traceback" not in done.stderr and not (tmp_path / "out" / "dataset").exists()
+
+
+def test_a_spark_run_without_its_jar_names_the_script_that_fetches_it(tmp_path):
+    problem = runner_service_problem(["--runner=SparkRunner"])
+    assert "tools/spark-job-server.sh" in problem and "docs/scale-out.md#spark" in problem
+    missing = tmp_path / "none.jar"
+    problem = runner_service_problem(["--runner=SparkRunner", f"--spark_job_server_jar={missing}"])
+    assert (
+        problem
+        == f"--spark_job_server_jar {missing}: no such file (fetch it with tools/spark-job-server.sh (see docs/scale-out.md#spark))"
+    )
