@@ -29,7 +29,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.runtime import safety, spill, storage
-from pipelines.runtime.errors import input_error_message
+from pipelines.runtime.errors import flink_buffers_message, input_error_message
 from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
 from pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from schemas import SCHEMA_VERSION
@@ -126,13 +126,20 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
 
 
 def query_counters(result) -> dict[str, dict[str, int]]:
-    """Committed Beam counters as ``{stage: {name: value}}``."""
+    """Committed Beam counters as ``{stage: {name: value}}``: the pipeline's own, not the runner's.
+
+    Beam's portable results (Flink's job server) also return Beam's system metrics (element counts, bundle
+    times) as counters of namespace ``beam`` named ``metric:...`` (the rest of their URN): they are the
+    runner's, vary from run to run, and are left out, so a summary counts the same on every runner.
+    """
     counters: dict[str, dict[str, int]] = {}
     try:
         metrics = result.metrics().query(MetricsFilter())
     except (NotImplementedError, AttributeError):  # some runners expose no metrics
         return counters
     for counter in metrics["counters"]:
+        if counter.key.metric.namespace == "beam" and counter.key.metric.name.startswith("metric:"):
+            continue
         value = counter.committed if counter.committed is not None else counter.attempted
         stage = counters.setdefault(counter.key.metric.namespace, {})
         stage[counter.key.metric.name] = stage.get(counter.key.metric.name, 0) + int(value)
@@ -257,7 +264,7 @@ def run_pipeline(
 
         with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
             storage.delete_tree(storage.join(out_dir, INPUTS_DIR))
-        message = input_error_message(exc)
+        message = input_error_message(exc) or flink_buffers_message(exc)
         if message:
             raise InputError(message) from None
         raise
