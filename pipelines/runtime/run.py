@@ -200,9 +200,13 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
 
     On Dataflow the runner itself translates and validates the job (``--dry_run=True`` stops it before
     submission) and the ``--setup_file`` package is built; other runners' graphs are validated by
-    translating them to Beam's portable representation.
+    translating them to Beam's portable representation. On Flink the job server jar, the master and its Flink
+    version are checked too (:mod:`pipelines.runtime.flink_dry_run`: Flink's own translation needs a run).
     """
+    from pipelines.runtime.flink_dry_run import check_flink
+
     runner = options.view_as(StandardOptions).runner
+    flink = check_flink(options)  # Flink: the jar, the master and its version (no translation without a run)
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
     build(pipeline)
     package = stage_package(options)
@@ -211,6 +215,7 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
     else:
         pipeline.to_runner_api()
     staged = f"; package {package} built" if package else ""
+    staged += f"; {flink}" if flink else ""
     raise DryRun(
         f"dry run: `incoherent {command}` job graph built and validated ({len(pipeline.to_runner_api().components.transforms)} "
         f"transforms){staged}; nothing ran and nothing was written"
