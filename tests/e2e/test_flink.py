@@ -1,9 +1,13 @@
 """A real Flink session cluster: Flink 1.19.0's JobManager and TaskManager (2 task slots) as processes of their
 own on 127.0.0.1 (tools/flink-cluster.sh), Beam's Flink job server assembled with Maven
 (tools/flink-job-server.sh, Beam 2.62.0: no shaded job-server jar is served, see docs/scale-out.md#flink), and
-``incoherent`` on ``--runner FlinkRunner`` with the SDK workers in this process (``LOOPBACK``). The output
-must be byte-identical to the local runner's. Skipped when the job server has not been fetched (``.ci/run``
-fetches it first); the whole Quickstart build on the same cluster is ``.ci/run``'s Flink step.
+``incoherent`` on ``--runner FlinkRunner --parallelism=2`` with the SDK workers in the command's process
+(``LOOPBACK``). One cluster for the module: ``ingest wikipedia`` of a multistream dump read by both slots (each
+subtask's share from Flink's REST API), ``shuffle``, ``probes`` and ``score-shuffle`` with the tiny GPT-2, each
+file for file byte-identical to the local runner's output, and ``--dry-run``'s checks of the cluster. Skipped
+when the job server has not been fetched (``.ci/run`` fetches it first); the whole Quickstart build on a cluster
+is ``.ci/run``'s Flink step. Measured on the shared 2-core machine at load 15-30 (2026-11-27): the cluster
+starts in 70-100 s, each command on it takes 2.5-5 minutes (a job server started per command, then the job).
 """
 
 from __future__ import annotations
