@@ -72,14 +72,14 @@ def flink(tmp_path_factory):
         stop(cluster)
 
 
-def flags(flink) -> list[str]:
+def flags(flink, environment: tuple[str, ...] = ("--environment_type=LOOPBACK",)) -> list[str]:
     """Beam's flags of a run on the session cluster, as the docs give them: parallelism 2, SDK workers in the
-    command's own process."""
+    command's own process (or ``environment``'s)."""
     return [
         "--runner=FlinkRunner",
         f"--flink_master=127.0.0.1:{flink['port']}",
         f"--flink_job_server_jar={HOME / JAR}",
-        "--environment_type=LOOPBACK",
+        *environment,
         "--parallelism=2",
     ]
 
@@ -89,11 +89,11 @@ def job_ids(port: int) -> set[str]:
         return {job["jid"] for job in json.loads(response.read())["jobs"]}
 
 
-def on_flink(flink, *args) -> str:
-    """Run ``incoherent ARGS`` on the session cluster (a fresh process: its SDK workers are its own); the id of
-    the one Flink job it ran."""
+def on_flink(flink, *args, environment: tuple[str, ...] = ("--environment_type=LOOPBACK",)) -> str:
+    """Run ``incoherent ARGS`` on the session cluster (a fresh process: with ``LOOPBACK`` its SDK workers are its
+    own); the id of the one Flink job it ran."""
     before = job_ids(flink["port"])
-    command = [sys.executable, "-m", "pipelines.cli", *map(str, args), "--quiet", *flags(flink)]
+    command = [sys.executable, "-m", "pipelines.cli", *map(str, args), "--quiet", *flags(flink, environment)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     new = (
@@ -167,9 +167,26 @@ def test_a_multistream_dump_is_split_over_both_slots_with_the_rows_of_one_worker
 
 
 @pytest.mark.slow
-def test_shuffle_on_flink_is_byte_identical_to_local(flink, local_docs, tmp_path):
-    assert run_cli("shuffle", local_docs, "--out", tmp_path / "local") == 0
-    on_flink(flink, "shuffle", local_docs, "--out", tmp_path / "flink")
+def test_shuffle_on_flink_with_an_external_worker_pool_is_byte_identical_to_local(
+    flink, local_docs, tmp_path
+):
+    # the SDK workers come from Beam's worker pool (EXTERNAL), a process of its own in another working directory,
+    # as on each TaskManager node of a cluster without Docker; `python` on its PATH is this interpreter
+    elsewhere, port = tmp_path / "pool-cwd", free_port()
+    elsewhere.mkdir()
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    )
+    pool = start([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port", str(port)],
+                 port, env, elsewhere)  # fmt: skip
+    try:
+        assert run_cli("shuffle", local_docs, "--out", tmp_path / "local") == 0
+        external = ("--environment_type=EXTERNAL", f"--environment_config=localhost:{port}")
+        on_flink(flink, "shuffle", local_docs, "--out", tmp_path / "flink", environment=external)
+    finally:
+        stop(pool)
     assert_same_output(tmp_path / "local", tmp_path / "flink")
 
 
