@@ -44,7 +44,9 @@ def cluster_overview(host: str, port: int, seconds: float = REST_SECONDS) -> dic
             overview = json.loads(response.read(1 << 20))
     except (OSError, ValueError) as exc:
         why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        raise InputError(f"--flink_master {host}:{port}: no Flink REST API answers at {url} ({why})") from None
+        raise InputError(
+            f"--flink_master {host}:{port}: no Flink REST API answers at {url} ({why})"
+        ) from None
     if not isinstance(overview, dict) or "flink-version" not in overview:
         raise InputError(f"--flink_master {host}:{port}: {url} is not Flink's REST API (no flink-version)")
     return overview
