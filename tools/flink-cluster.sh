@@ -29,11 +29,17 @@ taskmanager.memory.process.size: 2048m
 # a Beam job is many chained operators: the default 128 MiB of network buffers is too few at parallelism 2
 taskmanager.memory.network.min: 256mb
 taskmanager.memory.network.max: 256mb
+# a blocking exchange (Flink makes one where branches of a Beam job meet again) is sort-based in Flink 1.19
+# and takes at least this many 32 KiB buffers while it is written: Flink's default, 512 (16 MiB), times
+# the dozens of such exchanges of `incoherent probes` (eight outputs) at once is more than the 256 MiB above
+taskmanager.network.sort-shuffle.min-buffers: 64
 io.tmp.dirs: $work/tmp
 restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 3
 restart-strategy.fixed-delay.delay: 2 s
 heartbeat.timeout: 20000
+# deploying a Beam job's ~150 tasks at once on 2 busy cores takes the TaskManager longer than the default 10 s
+pekko.ask.timeout: 60 s
 CONF
 cp="$home/lib/*"
 params() {  # Flink's own memory arithmetic (what its bin/ scripts call): JVM flags, then dynamic properties

@@ -51,3 +51,32 @@ def disk_full_message(exc: BaseException) -> str | None:
             return f"no space left on device{where}; free some space or choose another --out"
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+_FLINK_BUFFERS_TEXT = re.compile(
+    r"Insufficient number of network buffers: required (\d+), but only (\d+) available"
+)
+
+
+def flink_buffers_message(exc: BaseException) -> str | None:
+    """One line for a Flink job that failed because its TaskManagers have too few network buffers (a Beam job
+    is many operators deployed at once, and each blocking exchange of Flink 1.19 takes 512 buffers by default),
+    however it was wrapped; None for any other error.
+
+    >>> flink_buffers_message(RuntimeError("Pipeline BeamApp-x failed in state FAILED: java.io.IOException: "
+    ...     "Insufficient number of network buffers: required 512, but only 431 available. The total ..."))[:95]
+    'the Flink TaskManagers ran out of network buffers (an exchange needed 512, 431 were left): in t'
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = _FLINK_BUFFERS_TEXT.search(str(exc))
+        if found:
+            return (
+                f"the Flink TaskManagers ran out of network buffers (an exchange needed {found.group(1)}, "
+                f"{found.group(2)} were left): in their flink-conf.yaml set taskmanager.network.sort-shuffle."
+                "min-buffers: 64 or raise taskmanager.memory.network.min/max, as tools/flink-cluster.sh does "
+                "(docs/scale-out.md#flink)"
+            )
+        exc = exc.__cause__ or exc.__context__
+    return None

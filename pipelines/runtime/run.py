@@ -29,7 +29,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.runtime import safety, spill, storage
-from pipelines.runtime.errors import input_error_message
+from pipelines.runtime.errors import flink_buffers_message, input_error_message
 from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
 from pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from schemas import SCHEMA_VERSION
@@ -126,13 +126,20 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
 
 
 def query_counters(result) -> dict[str, dict[str, int]]:
-    """Committed Beam counters as ``{stage: {name: value}}``."""
+    """Committed Beam counters as ``{stage: {name: value}}``: the pipeline's own, not the runner's.
+
+    Beam's portable results (Flink's job server) also return Beam's system metrics (element counts, bundle
+    times) as counters of namespace ``beam`` named ``metric:...`` (the rest of their URN): they are the
+    runner's, vary from run to run, and are left out, so a summary counts the same on every runner.
+    """
     counters: dict[str, dict[str, int]] = {}
     try:
         metrics = result.metrics().query(MetricsFilter())
     except (NotImplementedError, AttributeError):  # some runners expose no metrics
         return counters
     for counter in metrics["counters"]:
+        if counter.key.metric.namespace == "beam" and counter.key.metric.name.startswith("metric:"):
+            continue
         value = counter.committed if counter.committed is not None else counter.attempted
         stage = counters.setdefault(counter.key.metric.namespace, {})
         stage[counter.key.metric.name] = stage.get(counter.key.metric.name, 0) + int(value)
@@ -193,9 +200,13 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
 
     On Dataflow the runner itself translates and validates the job (``--dry_run=True`` stops it before
     submission) and the ``--setup_file`` package is built; other runners' graphs are validated by
-    translating them to Beam's portable representation.
+    translating them to Beam's portable representation. On Flink the job server jar, the master and its Flink
+    version are checked too (:mod:`pipelines.runtime.flink_dry_run`: Flink's own translation needs a run).
     """
+    from pipelines.runtime.flink_dry_run import check_flink
+
     runner = options.view_as(StandardOptions).runner
+    flink = check_flink(options)  # Flink: the jar, the master and its version (no translation without a run)
     pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
     build(pipeline)
     package = stage_package(options)
@@ -204,6 +215,7 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
     else:
         pipeline.to_runner_api()
     staged = f"; package {package} built" if package else ""
+    staged += f"; {flink}" if flink else ""
     raise DryRun(
         f"dry run: `incoherent {command}` job graph built and validated ({len(pipeline.to_runner_api().components.transforms)} "
         f"transforms){staged}; nothing ran and nothing was written"
@@ -257,7 +269,7 @@ def run_pipeline(
 
         with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
             storage.delete_tree(storage.join(out_dir, INPUTS_DIR))
-        message = input_error_message(exc)
+        message = input_error_message(exc) or flink_buffers_message(exc)
         if message:
             raise InputError(message) from None
         raise
