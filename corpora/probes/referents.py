@@ -31,8 +31,8 @@ def context_gender(context: Sequence[str]) -> tuple[str | None, str | None]:
     >>> context_gender(["She and he met.", "He left."])
     (None, 'mixed_context_gender')
     """
-    masculine = sum(len(_MASCULINE_WORDS.findall(s)) for s in context)
-    feminine = sum(len(_FEMININE_WORDS.findall(s)) for s in context)
+    masculine = sum(_pronoun_count(_MASCULINE_WORDS, s) for s in context)
+    feminine = sum(_pronoun_count(_FEMININE_WORDS, s) for s in context)
     if masculine == feminine == 0:
         return None, "no_context_gender"
     if masculine >= DOMINANCE * feminine:
@@ -40,6 +40,98 @@ def context_gender(context: Sequence[str]) -> tuple[str | None, str | None]:
     if feminine >= DOMINANCE * masculine:
         return "f", None
     return None, "mixed_context_gender"
+
+
+def _pronoun_count(words: re.Pattern, sentence: str) -> int:
+    """How many of ``words`` in ``sentence`` are pronouns or titles: a capitalised *He* or *His* inside a
+    sentence, not after an opening quote or bracket, is a symbol or a name (*it has symbol He*), not a
+    pronoun.
+
+    >>> _pronoun_count(_MASCULINE_WORDS, "Helium has symbol He; he named it.")
+    1
+    """
+    count = 0
+    for match in words.finditer(sentence):
+        word, before = match.group(), sentence[: match.start()].rstrip()
+        if word[:1].isupper() and word.lower() in _PRONOUNS and before and before[-1] not in "\"“‘'([:;—–-":
+            continue
+        count += 1
+    return count
+
+
+_PRONOUNS = frozenset({"he", "him", "his", "himself", "she", "her", "hers", "herself"})
+
+
+def context_about_thing(context: Sequence[str]) -> bool:
+    """Whether the context talks about a thing rather than a person: more of its sentences open with *It* or
+    *Its* than with a gendered pronoun (*The nebular hypothesis ... It suggests ...*, where a *his* names the
+    theory's author), so that *it* in the intruder would find its referent there.
+
+    >>> context_about_thing(["The theory is old.", "It was proposed by Kant in his book."])
+    True
+    >>> context_about_thing(["Kant was a philosopher.", "He wrote it in 1755.", "It was his first book."])
+    False
+    """
+    openers = [s.lstrip('"“‘( ').split(" ", 1)[0] for s in context]
+    things = sum(w in ("It", "Its") for w in openers)
+    persons = sum(w in ("He", "She", "His", "Her") for w in openers)
+    return things > persons
+
+
+def in_quotation(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the token at ``i`` stands inside a direct quotation of the sentence (after an odd number of
+    double quotes): a pronoun there may stand for anyone the speaker knows, not for the context's person.
+
+    >>> from corpora.probes.text import analyse
+    >>> toks = analyse('"He was my hero," his son wrote.')
+    >>> in_quotation(toks, 1), in_quotation(toks, 7)
+    (True, False)
+    """
+    return sum(t.text in _QUOTES for t in tokens[:i]) % 2 == 1
+
+
+_QUOTES = frozenset({'"', "“", "”", "``", "''"})
+_SAYING = frozenset(
+    """said says say told tells added adds explained explains stated states wrote writes insisted insists
+    warned warns argued argues claimed claims noted notes believes believed thinks thought announced announces
+    reported reports confirmed confirms admitted admits agreed agrees replied replies acknowledged""".split()
+)
+
+
+def speech_attribution(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the pronoun at ``i`` is the speaker of a report (*he said*, *he says the survey*, *said he*):
+    organisations say things too, so *it said* may find its referent in a news text.
+
+    >>> from corpora.probes.text import analyse
+    >>> toks = analyse('"It is over," he said.')
+    >>> speech_attribution(toks, 6), speech_attribution(toks, 1)
+    (True, False)
+    """
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
+        j += 1
+    following = tokens[j].text.lower() if j < len(tokens) else ""
+    preceding = tokens[i - 1].text.lower() if i > 0 else ""
+    return following in _SAYING or preceding in _SAYING and tokens[i].text.lower() in ("he", "she")
+
+
+def opener_referent(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the pronoun at ``i`` stands in an opening phrase whose comma is followed by a noun phrase, the
+    subject the pronoun looks forward to (*For much of its history, Novgorod was*, *Despite his illness, the
+    king*).
+
+    >>> from corpora.probes.text import analyse
+    >>> opener_referent(analyse("For much of its history, Novgorod was a city."), 3)
+    True
+    >>> opener_referent(analyse("Known under his rule as Il Duce, he founded fascism."), 2)
+    False
+    """
+    comma = next((j for j, t in enumerate(tokens) if t.text == ","), None)
+    if comma is None or comma < i or comma + 1 >= len(tokens) or tokens[0].tag not in _OPENING_TAGS:
+        return False
+    if any(_finite(t) for t in tokens[:comma]):
+        return False  # a clause, not a phrase: When he died, the estate
+    return tokens[comma + 1].tag in ("DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$")
 
 
 # Ships and boats are "she" in ordinary English (and so, in older or formal use, are countries): a "she" that
@@ -114,6 +206,8 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
     nouns = ("NN",) if common else ("NNP",)
     end = len(tokens) if anywhere else i
     for j in range(end):
+        if j < i and tokens[j].text[:1].isupper() and _who_follows(tokens, j) and not in_quotation(tokens, j):
+            return True  # Arthurs, who has not played since October, says he
         token = tokens[j]
         if j == i or not token.tag.startswith(nouns) or (j + 1 < end and tokens[j + 1].tag.startswith(nouns)):
             continue  # the head: the last noun of its run
@@ -129,6 +223,7 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
         governed = (
             not subject
             and governor is not None
+            and (governor.text.lower() != "by" or j > i)  # the agent: named by Carl Linnaeus in his book
             and (
                 (governor.tag in ("IN", "TO") and governor.text.lower() not in _SUBORDINATORS)
                 or governor.text.lower() in ("of", "'s")
@@ -137,6 +232,15 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
         if not governed:
             return True
     return False
+
+
+_OPENING_TAGS = frozenset({"IN", "TO", "RB", "VBN", "VBG"})  # For much of, Despite, Widely regarded, Known
+
+
+def _who_follows(tokens: tuple[Token, ...], j: int) -> bool:
+    """A capitalised word a *who* clause follows (*Arthurs, who*): a person, whatever its tag."""
+    rest = [t.text.lower() for t in tokens[j + 1 : j + 3]]
+    return rest[:1] == ["who"] or rest == [",", "who"]
 
 
 def _finite(token: Token) -> bool:
