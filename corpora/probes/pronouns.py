@@ -118,7 +118,10 @@ def _referent_inside(tokens: tuple[Token, ...], positions: list[int]) -> bool:
 
 
 def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list[int]:
-    return [i for i in positions if not in_quotation(tokens, i)]
+    """``positions``, or none where one of them stands inside a direct quotation: the quoted pronoun may stand
+    for anyone the speaker knows, and editing only those outside it would split one referent in two (*Her
+    legacy ... "under his direct impact"*)."""
+    return [] if any(in_quotation(tokens, i) for i in positions) else positions
 
 
 def _flipped(tokens: tuple[Token, ...], i: int) -> str:
@@ -202,12 +205,17 @@ def animacy_down(
             return NoSite("in_quotation")
         if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
-        if any(speech_attribution(tokens, i) for i in positions):
-            return NoSite("speech_attribution")  # "...," it said: the bureau or the club of the context
         if tokens[positions[0]].text.lower() in FEMININE:
             kind = she_referent(sentence, context)
             if kind is not None:
                 return NoSite(f"she_{kind}")
+        if any(speech_attribution(tokens, i) for i in positions):
+            return NoSite("speech_attribution")  # "...," it said: the bureau or the club of the context
+        if named_before(tokens, positions[0], common=True):
+            return NoSite("referent_in_intruder")  # picked up the signal and tried to find it: the signal
+        if any(t.text.lower() in ("its", "itself") or (t.text.lower() == "it" and not expletive_it(tokens, i))
+               for i, t in enumerate(tokens)):  # fmt: skip
+            return NoSite("it_in_intruder")  # he held up his willingness to call it: which "it" is which?
     edits = []
     for i in positions:
         word = tokens[i].text.lower()

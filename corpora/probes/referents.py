@@ -190,7 +190,8 @@ def she_referent(sentence: str, context: Sequence[str]) -> str | None:
 
 def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhere: bool = False) -> bool:
     """Whether a noun phrase that can be the referent of the pronoun at ``i`` comes before it in the sentence
-    (or ``anywhere`` in it): a name (with ``common``, any noun phrase) that no preposition governs (``In Paris,
+    (or ``anywhere`` in it): a name (with ``common``, any singular noun phrase, as *it* needs) that no
+    preposition governs (``In Paris,
     she`` is no referent; ``Prosecutor Fatou Bensouda said her`` and ``consecrated the church and proclaimed
     it`` are).
 
@@ -208,18 +209,29 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
     for j in range(end):
         if j < i and tokens[j].text[:1].isupper() and _who_follows(tokens, j) and not in_quotation(tokens, j):
             return True  # Arthurs, who has not played since October, says he
+        if j != i and _unknown_name(tokens, j):
+            return True  # Achilles was raised ... with his companion (tagged NNS), Shajarian started his (JJ)
         token = tokens[j]
         if j == i or not token.tag.startswith(nouns) or (j + 1 < end and tokens[j + 1].tag.startswith(nouns)):
             continue  # the head: the last noun of its run
         if token.tag.startswith("NNP") and (not token.text[:1].isupper() or _calendar(token.text)):
             continue
+        if common and token.tag in ("NNS", "NNPS"):
+            continue  # it needs a singular referent: Some scholars define him -> it
+        if j + 1 < len(tokens) and tokens[j + 1].tag == "PRP":
+            continue  # a verb the tagger misread: Many scholars consider him
         start = j
         while start > 0 and tokens[start - 1].tag in _NP_WORDS:
             start -= 1
+        while start > 1 and tokens[start - 1].tag == "CC" and tokens[start - 2].tag in _NP_WORDS:
+            start -= 1  # the governor of a coordination: Trained in physics and mathematics, he
+            while start > 0 and tokens[start - 1].tag in _NP_WORDS:
+                start -= 1
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
         governor = tokens[start - 1] if start > 0 else None
-        subject = j + 1 < len(tokens) and _finite(tokens[j + 1])  # after Jesus announces
+        subject = j + 1 < len(tokens) and (_finite(tokens[j + 1]) or tokens[j + 1].tag == "POS")
+        # after Jesus announces; a possessor is a referent whatever governs it: in Rachmaninoff's output
         governed = (
             not subject
             and governor is not None
@@ -235,6 +247,19 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
 
 
 _OPENING_TAGS = frozenset({"IN", "TO", "RB", "VBN", "VBG"})  # For much of, Despite, Widely regarded, Known
+
+
+def _unknown_name(tokens: tuple[Token, ...], j: int) -> bool:
+    """A capitalised word the lexicon does not know, as the subject of a finite verb: a name whatever the tagger
+    called it (*Achilles was*, *Shajarian started*)."""
+    token = tokens[j]
+    if not token.text[:1].isupper() or not token.text.isalpha() or token.tag.startswith(("NNP", "PRP", "DT")):
+        return False
+    if j + 1 >= len(tokens) or tokens[j + 1].tag not in ("VBD", "VBZ", "VBP", "MD"):
+        return False
+    import lemminflect
+
+    return not lemminflect.getAllLemmas(token.text.lower())
 
 
 def _who_follows(tokens: tuple[Token, ...], j: int) -> bool:

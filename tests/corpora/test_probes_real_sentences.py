@@ -52,7 +52,7 @@ SKIP_REASONS = {
     "gender": {"no_context_gender", "mixed_context_gender", "would_repair", "referent_in_intruder",
                "gendered_word_in_intruder", "no_pronoun", "in_quotation"},
     "animacy-down": {"referent_in_intruder", "she_country", "no_context_person", "mixed_context_gender", "no_pronoun",
-                     "context_about_thing", "speech_attribution"},
+                     "context_about_thing", "speech_attribution", "it_in_intruder", "in_quotation"},
     "animacy-up": {"country", "vessel", "expletive_it", "referent_in_intruder", "person_in_intruder", "no_pronoun"},
     "demonstrative": {"pronoun", "plural_head", "that_complementiser", "that_relative", "proper_noun"},
     "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective"},
