@@ -50,13 +50,7 @@ def _pronoun_count(words: re.Pattern, sentence: str) -> int:
     >>> _pronoun_count(_MASCULINE_WORDS, "Helium has symbol He; he named it.")
     1
     """
-    count = 0
-    for match in words.finditer(sentence):
-        word, before = match.group(), sentence[: match.start()].rstrip()
-        if word[:1].isupper() and word.lower() in _PRONOUNS and before and before[-1] not in "\"“‘'([:;—–-":
-            continue
-        count += 1
-    return count
+    return sum(_is_pronoun_or_title(sentence, match) for match in words.finditer(sentence))
 
 
 _PRONOUNS = frozenset({"he", "him", "his", "himself", "she", "her", "hers", "herself"})
@@ -132,6 +126,41 @@ def opener_referent(tokens: tuple[Token, ...], i: int) -> bool:
     if any(_finite(t) for t in tokens[:comma]):
         return False  # a clause, not a phrase: When he died, the estate
     return tokens[comma + 1].tag in ("DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$")
+
+
+PRONOUN_PHENOMENA = ("gender", "animacy-down", "animacy-up")
+
+
+def referent_spans(sentences: Sequence[str], intruder_index: int) -> list[dict]:
+    """Where the context tells the gender of the person it talks about, for the review page: the spans of the
+    pronouns and titles (*he*, *his*, *Mr*, ...) of the context's gender (:func:`context_gender`; both genders
+    where the context mixes them), as ``{"sentence", "start", "end"}`` (character offsets in the sentence).
+    The intruder sentence is not searched.
+
+    >>> referent_spans(["Mr Smith retired.", "It rained.", "He moved to Leeds; his wife stayed."], 1)
+    [{'sentence': 0, 'start': 0, 'end': 2}, {'sentence': 2, 'start': 0, 'end': 2}, {'sentence': 2, 'start': 19, 'end': 22}]
+    """
+    context = [s for k, s in enumerate(sentences) if k != intruder_index]
+    gender, _ = context_gender(context)
+    patterns = {"m": [_MASCULINE_WORDS], "f": [_FEMININE_WORDS]}.get(
+        gender, [_MASCULINE_WORDS, _FEMININE_WORDS]
+    )
+    spans = []
+    for k, sentence in enumerate(sentences):
+        if k == intruder_index:
+            continue
+        for pattern in patterns:
+            spans += [{"sentence": k, "start": m.start(), "end": m.end()} for m in pattern.finditer(sentence)
+                      if _is_pronoun_or_title(sentence, m)]  # fmt: skip
+    return sorted(spans, key=lambda span: (span["sentence"], span["start"]))
+
+
+def _is_pronoun_or_title(sentence: str, match: re.Match) -> bool:
+    word, before = match.group(), sentence[: match.start()].rstrip()
+    return not (word[:1].isupper() and word.lower() in _PRONOUNS and before and before[-1] not in _OPENERS)
+
+
+_OPENERS = "\"“‘'([:;—–-"
 
 
 # Ships and boats are "she" in ordinary English (and so, in older or formal use, are countries): a "she" that
