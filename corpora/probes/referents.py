@@ -250,17 +250,18 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
         if j + 1 < len(tokens) and tokens[j + 1].tag == "PRP":
             continue  # a verb the tagger misread: Many scholars consider him
         start = j
-        while start > 0 and tokens[start - 1].tag in _NP_WORDS:
+        while start > 0 and _modifies(tokens, start - 1):
             start -= 1
         while start > 1 and tokens[start - 1].tag == "CC" and tokens[start - 2].tag in _NP_WORDS:
             start -= 1  # the governor of a coordination: Trained in physics and mathematics, he
-            while start > 0 and tokens[start - 1].tag in _NP_WORDS:
+            while start > 0 and _modifies(tokens, start - 1):
                 start -= 1
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
         governor = tokens[start - 1] if start > 0 else None
-        subject = j + 1 < len(tokens) and (_finite(tokens[j + 1]) or tokens[j + 1].tag == "POS")
-        # after Jesus announces; a possessor is a referent whatever governs it: in Rachmaninoff's output
+        subject = j + 1 < len(tokens) and (_finite(tokens[j + 1]) or tokens[j + 1].tag in ("POS", "VBG"))
+        # after Jesus announces; a possessor is a referent whatever governs it (in Rachmaninoff's output), and so
+        # is the subject of a gerund (with President Bush saying he)
         governed = (
             not subject
             and governor is not None
@@ -278,13 +279,36 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
 _OPENING_TAGS = frozenset({"IN", "TO", "RB", "VBN", "VBG"})  # For much of, Despite, Widely regarded, Known
 
 
-def _unknown_name(tokens: tuple[Token, ...], j: int) -> bool:
-    """A capitalised word the lexicon does not know, as the subject of a finite verb: a name whatever the tagger
-    called it (*Achilles was*, *Shajarian started*)."""
-    token = tokens[j]
-    if not token.text[:1].isupper() or not token.text.isalpha() or token.tag.startswith(("NNP", "PRP", "DT")):
+_FUNCTION_WORDS = frozenset(
+    """the a an this that these those some any each every no all both either neither another such what which
+    whose""".split()
+)
+
+
+def _modifies(tokens: tuple[Token, ...], k: int) -> bool:
+    """Whether the word at ``k`` belongs to the noun phrase after it: a participle only inside one (*the winning
+    team*), not as the verb that takes it (*of seeing Mr Strachan*)."""
+    if tokens[k].tag not in _NP_WORDS:
         return False
-    if j + 1 >= len(tokens) or tokens[j + 1].tag not in ("VBD", "VBZ", "VBP", "MD"):
+    if tokens[k].tag in ("VBG", "VBN"):
+        return k > 0 and tokens[k - 1].tag in ("DT", "PRP$", "JJ", "CD", "POS", "RB")
+    return True
+
+
+def _unknown_name(tokens: tuple[Token, ...], j: int) -> bool:
+    """A capitalised word the lexicon does not know, opening the sentence or as the subject of a finite verb: a
+    name whatever the tagger called it (*Achilles was*, *Shajarian started*, *Tao Yuanming spent*)."""
+    token = tokens[j]
+    if (
+        not token.text[:1].isupper()
+        or not token.text.isalpha()
+        or not token.tag.startswith(("NN", "JJ", "VB", "DT"))
+    ):
+        return False
+    if token.tag.startswith("NNP") or token.text.lower() in _FUNCTION_WORDS:
+        return False
+    opening = j <= 1  # the tagger fails on foreign names that open a sentence: Tao (DT) Yuanming (VBG) spent
+    if not opening and (j + 1 >= len(tokens) or tokens[j + 1].tag not in ("VBD", "VBZ", "VBP", "MD")):
         return False
     import lemminflect
 
