@@ -194,7 +194,12 @@ _COUNTRIES = frozenset(
 
 
 def _names_country(text: str) -> bool:
-    return bool(_COUNTRY_NOUNS.search(text)) or any(w in _COUNTRIES for w in re.findall(r"[A-Z][\w.]*", text))
+    words = re.findall(
+        r"[A-Z][\w.]*", text
+    )  # U.S. keeps its dots; a sentence's last word loses its full stop
+    return bool(_COUNTRY_NOUNS.search(text)) or any(
+        w in _COUNTRIES or w.rstrip(".") in _COUNTRIES for w in words
+    )
 
 
 def she_referent(sentence: str, context: Sequence[str]) -> str | None:
@@ -386,6 +391,8 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
     (True, False)
     """
     words = [t.text.lower() for t in tokens]
+    if i > 0 and words[i - 1] == "be":
+        return True  # be it brothers or friends: a subjunctive idiom
     rest = words[i + 1 :]
     j = i + 1
     while j < len(tokens) and (tokens[j].tag in ("RB", "MD") or words[j] in ("not", "n't", "also", "have", "has",
@@ -410,6 +417,8 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
     opens_clause = any(w in _CLAUSE_OPENERS for w in after[:6])
     if words[k] in _REPORTING and (after[:1] == ["that"] or after[:1] == ["to"] or "that" in after[:4]):
         return True  # it was reported that, it is said to, it was announced on Monday that
+    if tokens[k].tag == "VBN" and after[:1] == ["that"]:
+        return True  # it is now well accepted that
     if tokens[k].tag.startswith("JJ") and opens_clause:
         return True  # it is important to, it is unclear whether
     if words[k] in ("time", "possible", "likely", "unclear", "clear", "true", "now", "not") and opens_clause:
