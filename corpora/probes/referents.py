@@ -119,9 +119,19 @@ def opener_referent(tokens: tuple[Token, ...], i: int) -> bool:
     True
     >>> opener_referent(analyse("Known under his rule as Il Duce, he founded fascism."), 2)
     False
+    >>> opener_referent(analyse("During its history the city has had several names."), 1)
+    True
     """
+    if tokens[0].tag not in _OPENING_TAGS:
+        return False
     comma = next((j for j, t in enumerate(tokens) if t.text == ","), None)
-    if comma is None or comma < i or comma + 1 >= len(tokens) or tokens[0].tag not in _OPENING_TAGS:
+    verb = next((j for j, t in enumerate(tokens) if t.tag in ("VBD", "VBZ", "VBP", "MD")), None)
+    if verb is not None and i < verb and (comma is None or comma > verb):
+        # no comma: During its history the city has had, where a new noun phrase opens after the pronoun's
+        return any(
+            tokens[k].tag in ("DT", "NNP") and tokens[k - 1].tag.startswith("NN") for k in range(i + 2, verb)
+        )
+    if comma is None or comma < i or comma + 1 >= len(tokens):
         return False
     if any(_finite(t) for t in tokens[:comma]):
         return False  # a clause, not a phrase: When he died, the estate
@@ -168,7 +178,8 @@ _OPENERS = "\"“‘'([:;—–-"
 _VESSEL_NOUNS = (
     "ship|ships|vessel|vessels|boat|boats|yacht|frigate|submarine|cruiser|destroyer|battleship|warship|"
     "steamer|steamship|schooner|liner|sloop|ketch|barque|brig|brigantine|corvette|tanker|freighter|ferry|"
-    "tugboat|galleon|gunboat|trawler|lifeboat|dreadnought|minesweeper|clipper|paddle steamer|aircraft carrier"
+    "tugboat|galleon|gunboat|trawler|lifeboat|dreadnought|minesweeper|clipper|paddle steamer|aircraft carrier|"
+    "locomotive|locomotives|steam engine|airship|airliner"  # engines and craft English gives "she" as it does ships
 )
 _VESSEL = re.compile(rf"\b(?:{_VESSEL_NOUNS})\b", re.IGNORECASE)
 _SHIP_PREFIX = re.compile(r"\b(?:HMS|USS|RMS|HMAS|HMCS|HMNZS|USNS|USCGC|SS|MV|MS|SMS|INS|NRP)\s+[A-Z]")
@@ -250,7 +261,7 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
             continue  # the head: the last noun of its run
         if token.tag.startswith("NNP") and (not token.text[:1].isupper() or _calendar(token.text)):
             continue
-        if common and token.tag in ("NNS", "NNPS"):
+        if common and token.tag in ("NNS", "NNPS") and token.text.lower().endswith("s"):
             continue  # it needs a singular referent: Some scholars define him -> it
         if j + 1 < len(tokens) and tokens[j + 1].tag == "PRP":
             continue  # a verb the tagger misread: Many scholars consider him
