@@ -310,6 +310,14 @@ def animacy_up(
         named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
     ):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
+    if (
+        context is not None
+    ):  # a later it with its own referent in between stays: detects light and converts it
+        sites = [
+            k
+            for n, k in enumerate(sites)
+            if n == 0 or not named_before(tokens, k, common=True, start_at=sites[n - 1] + 1)
+        ]
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )

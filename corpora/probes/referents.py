@@ -184,7 +184,9 @@ _VESSEL_NOUNS = (
 _VESSEL = re.compile(rf"\b(?:{_VESSEL_NOUNS})\b", re.IGNORECASE)
 _SHIP_PREFIX = re.compile(r"\b(?:HMS|USS|RMS|HMAS|HMCS|HMNZS|USNS|USCGC|SS|MV|MS|SMS|INS|NRP)\s+[A-Z]")
 _COUNTRY_NOUNS = re.compile(
-    r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic)\b", re.IGNORECASE
+    r"\b(?:country|countries|nation|homeland|motherland|fatherland|kingdom|empire|republic|territory|colony|"
+    r"dominion|commonwealth|capital)\b",
+    re.IGNORECASE,  # a capital or a territory: its capital and largest city is Saint-Denis
 )
 _COUNTRIES = frozenset(
     """Afghanistan Albania Algeria Andorra Angola Argentina Armenia Australia Austria Azerbaijan Bahamas Bahrain
@@ -233,9 +235,11 @@ def she_referent(sentence: str, context: Sequence[str]) -> str | None:
     return None
 
 
-def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhere: bool = False) -> bool:
+def named_before(
+    tokens: tuple[Token, ...], i: int, common: bool = False, anywhere: bool = False, start_at: int = 0
+) -> bool:
     """Whether a noun phrase that can be the referent of the pronoun at ``i`` comes before it in the sentence
-    (or ``anywhere`` in it): a name (with ``common``, any singular noun phrase, as *it* needs) that no
+    (or ``anywhere`` in it; from ``start_at``): a name (with ``common``, any singular noun phrase, as *it* needs) that no
     preposition governs (``In Paris,
     she`` is no referent; ``Prosecutor Fatou Bensouda said her`` and ``consecrated the church and proclaimed
     it`` are).
@@ -251,17 +255,19 @@ def named_before(tokens: tuple[Token, ...], i: int, common: bool = False, anywhe
     """
     nouns = ("NN",) if common else ("NNP",)
     end = len(tokens) if anywhere else i
-    for j in range(end):
+    for j in range(start_at, end):
         if j < i and tokens[j].text[:1].isupper() and _who_follows(tokens, j) and not in_quotation(tokens, j):
             return True  # Arthurs, who has not played since October, says he
         if j != i and _unknown_name(tokens, j):
             return True  # Achilles was raised ... with his companion (tagged NNS), Shajarian started his (JJ)
         token = tokens[j]
+        if common and j != i and _object_misread(tokens, j):
+            return True  # It detects light (tagged JJ) and converts it
         if j == i or not token.tag.startswith(nouns) or (j + 1 < end and tokens[j + 1].tag.startswith(nouns)):
             continue  # the head: the last noun of its run
         if token.tag.startswith("NNP") and (not token.text[:1].isupper() or _calendar(token.text)):
             continue
-        if common and token.tag in ("NNS", "NNPS") and token.text.lower().endswith("s"):
+        if common and _plural(token):
             continue  # it needs a singular referent: Some scholars define him -> it
         if j + 1 < len(tokens) and tokens[j + 1].tag == "PRP":
             continue  # a verb the tagger misread: Many scholars consider him
@@ -299,6 +305,34 @@ _FUNCTION_WORDS = frozenset(
     """the a an this that these those some any each every no all both either neither another such what which
     whose""".split()
 )
+
+
+def _object_misread(tokens: tuple[Token, ...], j: int) -> bool:
+    """An adjective tag on the bare object of a verb other than *be*: *detects light and*."""
+    if tokens[j].tag != "JJ" or j == 0 or j + 1 >= len(tokens):
+        return False
+    verb = tokens[j - 1]
+    return (
+        verb.tag in ("VBZ", "VBD", "VBP")
+        and verb.text.lower() not in _BE | _LINKING
+        and tokens[j + 1].text.lower() in ("and", ",", ".", ";")
+    )
+
+
+_LINKING = frozenset({"seems", "seemed", "looks", "looked", "feels", "felt", "sounds", "sounded", "appears",
+                      "appeared", "grew", "grows", "turned", "turns", "stays", "stayed", "gets", "got", "went"})  # fmt: skip
+
+
+def _plural(token: Token) -> bool:
+    """A plural noun by its form, whatever its tag (*tribes* tagged NN is plural, *chlorophyll* tagged NNS is
+    not)."""
+    word = token.text.lower()
+    if not word.endswith("s"):
+        return False
+    import lemminflect
+
+    lemma = lemminflect.getLemma(word, upos="NOUN")
+    return bool(lemma) and lemma[0] != word
 
 
 def _modifies(tokens: tuple[Token, ...], k: int) -> bool:
@@ -430,8 +464,8 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
         return True  # it was reported that, it is said to, it was announced on Monday that
     if tokens[k].tag == "VBN" and after[:1] == ["that"]:
         return True  # it is now well accepted that
-    if tokens[k].tag.startswith("JJ") and opens_clause:
-        return True  # it is important to, it is unclear whether
+    if tokens[k].tag.startswith("JJ") and any(w in _CLAUSE_OPENERS for w in after[:2]):
+        return True  # it is important to, it is unclear whether (not: it is nonmetallic and ...—meaning that)
     if words[k] in ("time", "possible", "likely", "unclear", "clear", "true", "now", "not") and opens_clause:
         return True
     if tokens[k].tag.startswith(("NNP", "IN", "PRP")) or words[k] in (
