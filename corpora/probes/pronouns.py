@@ -9,15 +9,19 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   him <-> her, his <-> her/hers, himself <-> herself), so they now clash with the context; pronouns already of
   the other gender stay (flipping them would repair the intruder). Skipped: the context gives no gender or
   two (``no_context_gender``, ``mixed_context_gender``), the intruder has no pronoun of the context's gender
-  (``would_repair``), a name in the intruder can be the referent (``referent_in_intruder``), a gendered word
-  in the intruder would give the edit away without the context (``gendered_word_in_intruder``). Without a context
+  (``would_repair``), a name in the intruder can be the referent (``referent_in_intruder``; also a reflexive,
+  whose referent is its clause's subject, and the subject after an opening phrase: *For much of its history,
+  Novgorod*), a gendered word in the intruder would give the edit away without the context
+  (``gendered_word_in_intruder``), the pronouns stand inside a direct quotation (``in_quotation``). Without a context
   (a lone sentence) the pronouns of the sentence's first gendered pronoun are flipped.
 - ``animacy-down``: he/she/him/her -> it, his/her -> its, hers/his (standing alone) -> its own,
   himself/herself -> itself; the context's gender's pronouns where the intruder has them. Only where the
   context talks about a person (``no_context_person``, ``mixed_context_gender``: in a text about a thing,
   *it* would make the intruder fit), and not where the referent is named in the intruder
   (``referent_in_intruder``). Never a *she* that may
-  stand for a ship or a country (``she_vessel``, ``she_country``). He, she and it are all third person
+  stand for a ship or a country (``she_vessel``, ``she_country``), nor where the context opens more sentences
+  with *It* than with he/she (``context_about_thing``), inside a quotation (``in_quotation``) or for the speaker
+  of a report (``speech_attribution``: *"...," it said* fits a news text's bureau or club). He, she and it are all third person
   singular: every verb still agrees.
 - ``animacy-up``: it -> he/she (subject) or him/her (object), its -> his/her, itself -> himself/herself, in the
   gender opposite to the context's person (the given ``gender`` when the context has none): in a man's
@@ -37,7 +41,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.referents import context_gender, expletive_it, named_before, she_referent
+from corpora.probes.referents import (
+    context_about_thing,
+    context_gender,
+    expletive_it,
+    in_quotation,
+    named_before,
+    opener_referent,
+    she_referent,
+    speech_attribution,
+)
 from corpora.probes.text import Token, analyse, match_case
 
 MASCULINE = frozenset({"he", "him", "his", "himself"})
@@ -55,12 +68,15 @@ _NOMINAL = ("NN", "JJ", "CD", "VBG")  # what a possessive determiner stands befo
 def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether ``his``/``her`` at ``i`` is a determiner (``her mother``), not a pronoun (``saw her``,
     ``it is his``). The next word decides where it can; the tagger's tag otherwise."""
-    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    k = i + 1  # a quoted title or term after it: his "theory of connectionism"
+    while k < len(tokens) and tokens[k].text in ('"', "“", "``", "'", "‘"):
+        k += 1
+    nxt = tokens[k] if k < len(tokens) else None
     if nxt is None or not nxt.text[:1].isalnum():
         return False
     if nxt.tag.startswith(_NOMINAL) or nxt.text.lower() == "own":
         return True
-    j = i + 1  # modifiers before a noun: his poetically titled plays
+    j = k  # modifiers before a noun: his poetically titled plays
     while j < len(tokens) and tokens[j].tag in (
         "RB",
         "RBR",
@@ -74,7 +90,7 @@ def _possessive(tokens: tuple[Token, ...], i: int) -> bool:
         "CD",
     ):
         j += 1
-    if j > i + 1 and j < len(tokens) and tokens[j].tag.startswith("NN"):
+    if j > k and j < len(tokens) and tokens[j].tag.startswith("NN"):
         return True
     if nxt.tag in ("DT", "IN", "TO", "RB", "PRP", "PRP$", "CC", "WDT", "WP", "MD") or nxt.tag.startswith(
         "VB"
@@ -91,6 +107,21 @@ def _gendered(tokens: tuple[Token, ...], group: frozenset[str] | None = None) ->
             return []
         group = MASCULINE if tokens[first].text.lower() in MASCULINE else FEMININE
     return [i for i, t in enumerate(tokens) if t.text.lower() in group]
+
+
+def _referent_inside(tokens: tuple[Token, ...], positions: list[int]) -> bool:
+    """Whether the first of the pronouns at ``positions`` finds its referent in the sentence itself: a
+    reflexive binds to its clause's subject (*a suicide bomber tried to blow himself up*), a pronoun in an
+    opening phrase looks forward to the subject after its comma (*Despite his illness, the king*)."""
+    first = positions[0]
+    return tokens[first].text.lower() in ("himself", "herself", "itself") or opener_referent(tokens, first)
+
+
+def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list[int]:
+    """``positions``, or none where one of them stands inside a direct quotation: the quoted pronoun may stand
+    for anyone the speaker knows, and editing only those outside it would split one referent in two (*Her
+    legacy ... "under his direct impact"*)."""
+    return [] if any(in_quotation(tokens, i) for i in positions) else positions
 
 
 def _flipped(tokens: tuple[Token, ...], i: int) -> str:
@@ -135,7 +166,10 @@ def gender(
         positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
         if not positions:
             return NoSite("would_repair")
-        if named_before(tokens, positions[0], anywhere=True):
+        positions = _outside_quotations(tokens, positions)
+        if not positions:
+            return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
+        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")
         if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
             return NoSite(
@@ -163,13 +197,25 @@ def animacy_down(
         referent, reason = context_gender(context)
         if referent is None:  # a context about a thing: "it" would make the intruder fit it
             return NoSite("no_context_person" if reason == "no_context_gender" else reason)
+        if context_about_thing(context):
+            return NoSite("context_about_thing")  # The theory ... It suggests: "it" would fit
         positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) or positions
-        if named_before(tokens, positions[0], anywhere=True):
+        positions = _outside_quotations(tokens, positions)
+        if not positions:
+            return NoSite("in_quotation")
+        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
             kind = she_referent(sentence, context)
             if kind is not None:
                 return NoSite(f"she_{kind}")
+        if any(speech_attribution(tokens, i) for i in positions):
+            return NoSite("speech_attribution")  # "...," it said: the bureau or the club of the context
+        if named_before(tokens, positions[0], common=True):
+            return NoSite("referent_in_intruder")  # picked up the signal and tried to find it: the signal
+        if any(t.text.lower() in ("its", "itself") or (t.text.lower() == "it" and not expletive_it(tokens, i))
+               for i, t in enumerate(tokens)):  # fmt: skip
+            return NoSite("it_in_intruder")  # he held up his willingness to call it: which "it" is which?
     edits = []
     for i in positions:
         word = tokens[i].text.lower()
@@ -254,10 +300,24 @@ def animacy_up(
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")
+    if context is not None:
+        sites = _outside_quotations(tokens, sites)
+        if not sites:
+            return NoSite("in_quotation")
     if context is not None and any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
         return NoSite("person_in_intruder")  # he wrote it -> he wrote him: which is the person?
-    if context is not None and named_before(tokens, sites[0], common=True):
+    if context is not None and (
+        named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
+    ):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
+    if (
+        context is not None
+    ):  # a later it with its own referent in between stays: detects light and converts it
+        sites = [
+            k
+            for n, k in enumerate(sites)
+            if n == 0 or not named_before(tokens, k, common=True, start_at=sites[n - 1] + 1)
+        ]
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )

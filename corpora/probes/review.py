@@ -1,8 +1,9 @@
 """A review page of probes: N random probes per phenomenon as one self-contained HTML page and as markdown,
 for a reader who checks a probe set by eye (``incoherent probes ... --review N``).
 
-Each probe shows its document with the intruder sentence marked (and the referent highlighted where the row
-names one: an optional ``referent`` list of ``{"sentence", "start", "end"}``), the intruder before and after the
+Each probe shows its document with the intruder sentence marked and the referent highlighted (an optional
+``referent`` list of ``{"sentence", "start", "end"}`` of the row; for the pronoun phenomena, computed when the
+page is made: :func:`referents`), the intruder before and after the
 probe with every edit marked (``<del>``/``<ins>``), and a verdict box: four checks a careful reader makes
 (right kind, grammatical, minimal, detectable from the context) and a note. The page has no remote resource
 (its Content-Security-Policy allows none), escapes every text, works with the keyboard alone (Tab through the
@@ -27,6 +28,7 @@ import html
 import re
 from collections.abc import Iterable
 
+from corpora.probes.referents import PRONOUN_PHENOMENA, referent_spans
 from corpora.seeding import stable_hash
 
 CHECKS = (
@@ -80,16 +82,30 @@ def _highlighted(sentence: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def referents(row: dict) -> list[dict]:
+    """The spans of the context to highlight: the row's ``referent`` where it names one; for the pronoun
+    phenomena, the context's pronouns and titles that tell the gender of its person (the evidence gender,
+    animacy-down and animacy-up relied on: :func:`corpora.probes.referents.referent_spans`), computed here
+    from the row's document with the same rule the probe used."""
+    if row.get("referent"):
+        return list(row["referent"])
+    if row.get("phenomenon") in PRONOUN_PHENOMENA:
+        return referent_spans(row["sentences"], row["intruder_index"])
+    return []
+
+
 def _context(row: dict) -> str:
-    referents: dict[int, list[tuple[int, int]]] = {}
-    for ref in row.get("referent") or []:
-        referents.setdefault(int(ref["sentence"]), []).append((int(ref["start"]), int(ref["end"])))
+    referents_by_sentence: dict[int, list[tuple[int, int]]] = {}
+    for ref in referents(row):
+        referents_by_sentence.setdefault(int(ref["sentence"]), []).append(
+            (int(ref["start"]), int(ref["end"]))
+        )
     parts = []
     for k, sentence in enumerate(row["sentences"]):
         if k == row["intruder_index"]:
             parts.append('<span class="intruder">[intruder]</span>')
         else:
-            parts.append(_highlighted(sentence, referents.get(k, [])))
+            parts.append(_highlighted(sentence, referents_by_sentence.get(k, [])))
     return " ".join(parts)
 
 
@@ -176,7 +192,8 @@ def html_page(sampled: dict[str, list[dict]], title: str, seed: int) -> str:
         '<a class="skip" href="#p1">Skip to the first probe</a>'
         f"<h1>{html.escape(title)}</h1>"
         f"<p>Random probes per phenomenon (seed {int(seed)}). Edits: <del>removed</del> and <ins>inserted</ins>;"
-        " the intruder's place in its document is marked [intruder], a referent <mark>highlighted</mark>."
+        " the intruder's place in its document is marked [intruder]; the referent is <mark>highlighted</mark>"
+        " (for gender and animacy, the context's pronouns and titles that tell the gender of its person)."
         " Keyboard: Tab moves through the checks, Space ticks one, <kbd>j</kbd>/<kbd>k</kbd> go to the next or"
         " previous probe.</p>"
         f"<ul>{''.join(toc)}</ul>"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora.probes.review import html_page, markdown, sample
+from corpora.probes.review import html_page, markdown, referents, sample
 from corpora.probes.rows import probe_document
 from tests.conftest import run_cli
 from tests.pipelines.test_probes_cli import insted_jsonl
@@ -34,6 +34,15 @@ DOCUMENTS = [
 ]  # fmt: skip
 
 
+# a Wikipedia lead about a man (wiki:Paavo Nurmi, its sentence 2 replaced by one of wiki:Cai Lun): the pronoun
+# phenomena rely on the context's he/his, which the page highlights
+PERSON = ["Paavo Johannes Nurmi was a Finnish middle-distance and long-distance runner.",
+          "He was called the \"Flying Finn\" because he dominated distance running in the 1920s.",
+          "He occupies a pivotal place in the history of paper due to his addition of pulp via tree bark and hemp "
+          "ends which resulted in the large-scale manufacture and worldwide spread of paper.",
+          "At his peak, Nurmi was undefeated for 121 races at distances from 800 m upwards."]  # fmt: skip
+
+
 def rows() -> list[dict]:
     out = []
     for n, sentences in enumerate(DOCUMENTS):
@@ -41,6 +50,8 @@ def rows() -> list[dict]:
         out += [
             r for r in probe_document(doc, ["past-to-future", "negation", "number"], 0) if isinstance(r, dict)
         ]
+    doc = {"id": "w:nurmi", "source": "w", "split": "test", "sentences": PERSON, "intruder_index": 2}
+    out += [r for r in probe_document(doc, ["gender", "animacy-down"], 0) if isinstance(r, dict)]
     return out
 
 
@@ -60,6 +71,26 @@ def test_the_page_escapes_every_text_and_loads_nothing():
     assert "<del>lasted</del>" in page and "<ins>will last</ins>" in page
     md = markdown(by_phenomenon(5, 0), "Probe <review>", 0)
     assert "<script>" not in md and "~~lasted~~" in md and "**will last**" in md and "- [ ] grammatical" in md
+
+
+def test_the_context_highlights_what_the_pronoun_probes_relied_on():
+    sampled = by_phenomenon(5, 0)
+    assert [r["probed_sentence"][:12] for r in sampled["gender"] + sampled["animacy-down"]] == [
+        "She occupies",
+        "It occupies ",
+    ]
+    gender = sampled["gender"][0]
+    assert "referent" not in gender  # no column: computed from the row's document when the page is made
+    spans = referents(gender)
+    assert [(r["sentence"], r["start"]) for r in spans] == [(1, 0), (1, 40), (3, 3)]
+    assert [PERSON[r["sentence"]][r["start"] : r["end"]] for r in spans] == ["He", "he", "his"]
+    page = html_page(sampled, "Probe review", 0)
+    assert page.count("<mark>He</mark> was called") == 2 and page.count("<mark>his</mark> peak") == 2
+    assert "because <mark>he</mark> dominated" in page
+    assert all(not referents(r) for p in ("past-to-future", "negation", "number") for r in sampled[p])
+    assert referents({**gender, "referent": [{"sentence": 0, "start": 0, "end": 5}]}) == [
+        {"sentence": 0, "start": 0, "end": 5}
+    ]  # a row that names its referent keeps it
 
 
 def test_the_sample_is_fixed_by_the_seed():
@@ -139,6 +170,11 @@ def test_the_page_in_a_browser_with_the_keyboard_alone(tmp_path):
         assert first.find_element(By.TAG_NAME, "del").text and first.find_element(By.TAG_NAME, "ins").text
         assert "<script>" in driver.find_element(By.TAG_NAME, "main").text  # shown as text, never run
         assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+        gender = driver.find_element(By.CSS_SELECTOR, "article[data-phenomenon=gender]")
+        marks = gender.find_elements(By.TAG_NAME, "mark")  # the context's he/his, drawn highlighted
+        assert [m.text for m in marks] == ["He", "he", "his"]
+        colour = driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", marks[0])
+        assert colour == "rgb(255, 226, 122)"
         body = driver.find_element(By.TAG_NAME, "body")
         body.send_keys("j")  # to the first probe, then the next
         assert driver.switch_to.active_element.get_attribute("id") == "p1"
@@ -164,5 +200,7 @@ def test_the_page_in_a_browser_with_the_keyboard_alone(tmp_path):
         if SHOTS:
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(str(Path(SHOTS) / "probe-review.png"))
+            driver.execute_script("arguments[0].scrollIntoView()", gender)
+            driver.save_screenshot(str(Path(SHOTS) / "probe-review-referent.png"))
     finally:
         driver.quit()
