@@ -4,8 +4,9 @@ starts another TaskManager, as a supervisor (systemd, a Kubernetes Deployment) d
 Flink's restart strategy (fixed-delay, 3 attempts 2 s apart) reruns the job on it, and ``incoherent build``
 ends with every Parquet file byte-identical to the local runner's, nothing missing and nothing extra.
 
-The longest stage on Flink is ``intruders`` (its job has 140 tasks at parallelism 2; docs/scale-out.md#flink
-has the per-stage figures). To keep the test within CI's time, the stages before it come from a local build
+The stage is ``intruders``, the build's longest on the local runner and, on Flink, the job with the most tasks
+(140 at parallelism 2; docs/scale-out.md#flink has the per-stage figures, where every stage pays a fixed cost
+of a minute or more). To keep the test within CI's time, the stages before it come from a local build
 of the Quickstart config: that build is copied and its ``intruders`` output removed, and ``incoherent build``
 on ``--runner FlinkRunner`` resumes it, so the one stage that runs on Flink is ``intruders`` (then the card).
 ``.ci/run`` runs the whole build on Flink. The same run checks that the command printed the Flink job's id and
