@@ -10,7 +10,8 @@ of a minute or more). To keep the test within CI's time, the stages before it co
 of the Quickstart config: that build is copied and its ``intruders`` output removed, and ``incoherent build``
 on ``--runner FlinkRunner`` resumes it, so the one stage that runs on Flink is ``intruders`` (then the card).
 ``.ci/run`` runs the whole build on Flink. The same run checks that the command printed the Flink job's id and
-address, and that no job server the command started is left running.
+address, and that no job server the command started is left running; a second test interrupts a build while
+its stage's job server runs and finds none left.
 """
 
 from __future__ import annotations
@@ -145,3 +146,40 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
         assert job_servers_of(port) == []
     finally:
         stop(cluster)
+
+
+@pytest.mark.slow
+def test_an_interrupted_build_leaves_no_job_server_running(tmp_path):
+    """SIGINT to the build alone (not to its process group, as a terminal's Ctrl-C would be): the build stops
+    its stage process with SIGTERM, which runs no clean-up, so the job server that stage started is ended by the
+    kernel (the job server's JVM was started to die with its starter). A listener stands in for the Flink
+    master: nothing is submitted before the interruption."""
+    import socket
+
+    with socket.socket() as master:
+        master.bind(("127.0.0.1", 0))
+        master.listen()
+        port = master.getsockname()[1]
+        command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(tmp_path / "out"), "--quiet",
+                   "--runner=FlinkRunner", f"--flink_master=127.0.0.1:{port}", f"--flink_job_server_jar={HOME / JAR}",
+                   "--environment_type=LOOPBACK"]  # fmt: skip
+        build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 300
+            while not [p for p in job_servers_of(port) if p.info["cmdline"][0].endswith("java")]:
+                assert build.poll() is None, build.communicate()[1][-3000:]
+                assert time.monotonic() < deadline, "no job server started"
+                time.sleep(0.2)
+            servers = job_servers_of(port)
+            build.send_signal(signal.SIGINT)
+            _, stderr = build.communicate(timeout=120)
+            assert build.returncode == 130, stderr[-3000:]
+            gone, alive = psutil.wait_procs(servers, timeout=30)
+            assert alive == [] and job_servers_of(port) == []
+        finally:
+            if build.poll() is None:
+                os.killpg(build.pid, signal.SIGKILL)
+                build.wait()
+            for process in job_servers_of(port):
+                process.kill()
