@@ -75,6 +75,18 @@ def _lost_runner_in_one_line(record: logging.LogRecord) -> bool:
     return True
 
 
+def _job_server_command_shown(record: logging.LogRecord) -> bool:
+    """Beam logs the job server's command line when it starts and stops it: shown without the launcher that makes
+    the JVM end with this process (:func:`pipelines.runtime.job_servers.dying_with_this_process`)."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 2 and isinstance(args[1], (tuple, list)):
+        command = list(args[1])
+        if len(command) > 5 and command[1:3] == ["-S", "-c"] and "PR_SET_PDEATHSIG" in str(command[3]):
+            record.args = (args[0], tuple(command[5:]))
+    return True
+
+
+logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_job_server_command_shown)
 for _worker_logger in ("data_plane", "sdk_worker", "sdk_worker_main", "log_handler", "worker_status"):
     logging.getLogger(f"apache_beam.runners.worker.{_worker_logger}").addFilter(_lost_runner_in_one_line)
 

@@ -82,3 +82,22 @@ def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
     )
     assert lines[1] == "Failed to read inputs in the data plane." and lines[2].startswith("Traceback")
     assert lines[-1] == "ValueError: a bug" and "UNAVAILABLE" not in "\n".join(lines[1:])
+
+
+def test_the_job_server_s_command_is_logged_without_its_launcher():
+    import io
+
+    import pipelines.cli  # noqa: F401 - installs the filters
+    from pipelines.runtime.job_servers import dying_with_this_process
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("apache_beam.utils.subprocess_server")
+    logger.addHandler(handler)
+    try:
+        command = dying_with_this_process(["java", "-jar", "job-server.jar", "--job-port", "8099"])
+        logger.warning("Really starting service at %s with cmd: %s", "localhost:8099", tuple(command))
+    finally:
+        logger.removeHandler(handler)
+    expected = "('java', '-jar', 'job-server.jar', '--job-port', '8099')"
+    assert stream.getvalue() == f"Really starting service at localhost:8099 with cmd: {expected}\n"
