@@ -108,6 +108,7 @@ def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str
     from corpora.card.statistics import assemble_stats
     from corpora.card.stats import from_json, to_json
     from pipelines.runtime import storage
+    from pipelines.runtime.job_servers import stop_job_servers
     from pipelines.runtime.run import resolve_runner
 
     items = [
@@ -119,17 +120,21 @@ def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str
         storage.write_bytes(result, to_json(dict(per_config)).encode("utf-8"))
 
     options = PipelineOptions(list(beam_args))
-    with beam.Pipeline(runner=resolve_runner(options), options=options) as pipeline:
-        _ = (
-            pipeline
-            | "Tables" >> beam.Create(items)
-            | "Spread" >> beam.Reshuffle()
-            | "FileStats" >> beam.Map(_file_stats)
-            | "WithStats" >> beam.Filter(lambda kv: kv[1] is not None)
-            | "Merge" >> beam.CombinePerKey(_merge_all)
-            | "Gather" >> beam.combiners.ToList()
-            | "Write" >> beam.Map(write)
-        )
+    runner = resolve_runner(options)
+    try:
+        with beam.Pipeline(runner=runner, options=options) as pipeline:
+            _ = (
+                pipeline
+                | "Tables" >> beam.Create(items)
+                | "Spread" >> beam.Reshuffle()
+                | "FileStats" >> beam.Map(_file_stats)
+                | "WithStats" >> beam.Filter(lambda kv: kv[1] is not None)
+                | "Merge" >> beam.CombinePerKey(_merge_all)
+                | "Gather" >> beam.combiners.ToList()
+                | "Write" >> beam.Map(write)
+            )
+    finally:
+        stop_job_servers(runner)  # Flink, Spark: the job server this pipeline started
     per_config = from_json(storage.read_bytes(result).decode("utf-8"))
     storage.delete_tree(work)
     return assemble_stats(per_config)

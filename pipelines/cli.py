@@ -59,6 +59,38 @@ def _not_input_error(record: logging.LogRecord) -> bool:
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
 
 
+def _lost_runner_in_one_line(record: logging.LogRecord) -> bool:
+    """Beam's SDK worker (in this process with ``LOOPBACK``) logs a gRPC stream that the runner dropped with its
+    traceback; on Flink that is a TaskManager going away, which Flink's restart strategy handles. One line instead:
+    the message and the gRPC status."""
+    raised = record.exc_info[1] if record.exc_info else None
+    if raised is not None and type(raised).__module__.startswith("grpc"):
+        code = getattr(raised, "code", None)
+        status = code().name if callable(code) else type(raised).__name__
+        record.msg, record.args = (
+            f"{record.getMessage()} (gRPC {status}: the runner closed the connection)",
+            (),
+        )
+        record.exc_info = record.exc_text = None
+    return True
+
+
+def _job_server_command_shown(record: logging.LogRecord) -> bool:
+    """Beam logs the job server's command line when it starts and stops it: shown without the launcher that makes
+    the JVM end with this process (:func:`pipelines.runtime.job_servers.dying_with_this_process`)."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 2 and isinstance(args[1], (tuple, list)):
+        command = list(args[1])
+        if len(command) > 5 and command[1:3] == ["-S", "-c"] and "PR_SET_PDEATHSIG" in str(command[3]):
+            record.args = (args[0], tuple(command[5:]))
+    return True
+
+
+logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_job_server_command_shown)
+for _worker_logger in ("data_plane", "sdk_worker", "sdk_worker_main", "log_handler", "worker_status"):
+    logging.getLogger(f"apache_beam.runners.worker.{_worker_logger}").addFilter(_lost_runner_in_one_line)
+
+
 # Arguments of some command that name things, not paths (``config``: a dataset config name; build's config
 # file is checked by build itself): a folder of that name in the working directory is not an input.
 NOT_PATHS = ("out", "block_sizes", "config", "host", "id_field", "license", "name", "repo_id", "revision")

@@ -42,3 +42,62 @@ def test_log_lines_are_escaped_by_the_cli_s_handler_filter():
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "refused a POST to %s", ("/\x1b[2J",), None)
     assert _printable_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
+
+
+def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
+    """With LOOPBACK the SDK worker runs in the command's process and logs, with a traceback, the gRPC stream a
+    Flink TaskManager dropped when it died; the CLI makes it one line. Another error keeps its traceback."""
+    import io
+    import socket
+
+    import grpc
+
+    import pipelines.cli  # noqa: F401 - installs the filters
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        channel.unary_unary("/x.Y/Z")(b"", timeout=2)
+    except grpc.RpcError as exc:
+        dropped = exc
+    finally:
+        channel.close()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("apache_beam.runners.worker.data_plane")
+    logger.addHandler(handler)
+    try:
+        for error in (dropped, ValueError("a bug")):
+            try:
+                raise error
+            except Exception:
+                logger.exception("Failed to read inputs in the data plane.")
+    finally:
+        logger.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == (
+        "Failed to read inputs in the data plane. (gRPC UNAVAILABLE: the runner closed the connection)"
+    )
+    assert lines[1] == "Failed to read inputs in the data plane." and lines[2].startswith("Traceback")
+    assert lines[-1] == "ValueError: a bug" and "UNAVAILABLE" not in "\n".join(lines[1:])
+
+
+def test_the_job_server_s_command_is_logged_without_its_launcher():
+    import io
+
+    import pipelines.cli  # noqa: F401 - installs the filters
+    from pipelines.runtime.job_servers import dying_with_this_process
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("apache_beam.utils.subprocess_server")
+    logger.addHandler(handler)
+    try:
+        command = dying_with_this_process(["java", "-jar", "job-server.jar", "--job-port", "8099"])
+        logger.warning("Really starting service at %s with cmd: %s", "localhost:8099", tuple(command))
+    finally:
+        logger.removeHandler(handler)
+    expected = "('java', '-jar', 'job-server.jar', '--job-port', '8099')"
+    assert stream.getvalue() == f"Really starting service at localhost:8099 with cmd: {expected}\n"

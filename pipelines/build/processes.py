@@ -101,6 +101,7 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
     state = (
         progress.enabled(),
         progress.outer_bars(),
+        progress.quiet(),
         logging.getLogger().level,
         os.getcwd(),
         dict(os.environ),
@@ -140,12 +141,12 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
 
 def _child(argv, beam_args, state, send, lifeline) -> None:
     _die_with_parent(os.getppid(), lifeline)
-    bars, outer, level, cwd, environ = state
+    bars, outer, quiet, level, cwd, environ = state
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(environ)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
-    progress.inherit(bars, outer)
+    progress.inherit(bars, outer, quiet)
     from pipelines.runtime.options import use_storage_options
 
     try:

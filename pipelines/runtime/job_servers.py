@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import urllib.parse
@@ -132,3 +133,81 @@ def check_runner_services(beam_args: Sequence[str]) -> None:
     problem = runner_service_problem(beam_args)
     if problem:
         raise InputError(problem)
+
+
+# ------------------------------------------------------------------------------------ job servers' lifetime
+
+# Run before the job server's JVM: ask Linux to send it SIGTERM when the process that started it ends, however it
+# ends (kill -9, a build's stage process terminated, os._exit), then become the JVM (exec keeps the pid and the
+# request). The pid check covers a parent that died before the request was made.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG\n"
+    "os.getppid() == int(sys.argv[1]) or sys.exit(1)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def dying_with_this_process(command: Sequence[str]) -> list[str]:
+    """``command`` started so that it ends with this process (Linux: a SIGTERM when it does); elsewhere as is.
+
+    >>> dying_with_this_process(["java", "-jar", "a.jar"])[-3:]
+    ['java', '-jar', 'a.jar']
+    """
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return list(command)
+    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
+
+
+def stopping_runner(key: str):
+    """A ``FlinkRunner`` (``key`` ``flinkrunner``) or ``SparkRunner`` (``sparkrunner``) that keeps the job servers
+    it starts, so that :func:`stop_job_servers` stops them when the command's pipeline ends; None for another key.
+
+    Beam's runners start a Java job server per pipeline (``java -jar JAR``) and stop it only at the interpreter's
+    exit (``atexit``), which a build's stage process never reaches (it ends with ``os._exit``, as every
+    ``multiprocessing`` child does), so each stage left a JVM running. Here the job server is stopped as soon as
+    the pipeline ends, on success, failure and Ctrl-C, and its JVM also ends with the process that started it
+    (:func:`dying_with_this_process`) when that process is killed.
+    """
+    if key == "flinkrunner":
+        from apache_beam.runners.portability.flink_runner import FlinkJarJobServer as JarServer
+        from apache_beam.runners.portability.flink_runner import FlinkRunner as Runner
+    elif key == "sparkrunner":
+        from apache_beam.runners.portability.spark_runner import SparkJarJobServer as JarServer
+        from apache_beam.runners.portability.spark_runner import SparkRunner as Runner
+    else:
+        return None
+    from apache_beam.runners.portability import job_server
+
+    class DyingJarServer(JarServer):
+        def subprocess_cmd_and_endpoint(self):
+            command, endpoint = super().subprocess_cmd_and_endpoint()
+            return dying_with_this_process(command), endpoint
+
+    class StoppingRunner(Runner):
+        def __init__(self):
+            super().__init__()
+            self.job_servers: list = []
+
+        def default_job_server(self, options):
+            server = super().default_job_server(options)
+            if isinstance(
+                server, job_server.StopOnExitJobServer
+            ):  # Beam's Java job server, not an uber jar's
+                server = job_server.StopOnExitJobServer(DyingJarServer(options))
+            self.job_servers.append(server)
+            return server
+
+    StoppingRunner.__name__ = StoppingRunner.__qualname__ = Runner.__name__
+    return StoppingRunner()
+
+
+def stop_job_servers(runner) -> None:
+    """Stop the job servers a :func:`stopping_runner` started (a no-op for any other runner)."""
+    for server in getattr(runner, "job_servers", ()):
+        with contextlib.suppress(Exception):  # already stopped, or its JVM already gone
+            server.stop()
+    if hasattr(runner, "job_servers"):
+        runner.job_servers.clear()

@@ -63,15 +63,21 @@ def enabled() -> bool:
     return _ENABLED
 
 
+def quiet() -> bool:
+    """``--quiet`` was given: no progress lines (:func:`note`)."""
+    return _QUIET
+
+
 def outer_bars() -> int:
     """Bars opened with :func:`bar` and not closed (a stage's bars are drawn below them)."""
     return _OUTER
 
 
-def inherit(on: bool, outer: int) -> None:
-    """In a build's stage process: bars on or off as in the build, drawn below its ``outer`` open bars."""
-    global _ENABLED, _OUTER
-    _ENABLED, _OUTER = on, outer
+def inherit(on: bool, outer: int, quiet: bool = False) -> None:
+    """In a build's stage process: bars on or off and ``--quiet`` as in the build, bars drawn below its
+    ``outer`` open bars."""
+    global _ENABLED, _OUTER, _QUIET
+    _ENABLED, _OUTER, _QUIET = on, outer, quiet
     if not on:
         quiet_libraries()
 

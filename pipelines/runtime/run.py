@@ -28,8 +28,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.runtime import safety, spill, storage
+from pipelines.runtime import progress, safety, spill, storage
 from pipelines.runtime.errors import flink_buffers_message, input_error_message
+from pipelines.runtime.flink_jobs import announce_flink_job
+from pipelines.runtime.job_servers import stop_job_servers, stopping_runner
 from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
 from pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from schemas import SCHEMA_VERSION
@@ -45,9 +47,14 @@ def resolve_runner(options: PipelineOptions):
     like ours always end up on the FnApiRunner, which honours ``--direct_num_workers`` and
     ``--direct_running_mode``, so we pick it up front (for ``--runner FnApiRunner`` too). With ``--environment_type`` (``EXTERNAL`` and
     ``--environment_config=HOST:PORT`` of a worker pool) its SDK workers are the pool's processes, as many as
-    ``--direct_num_workers``. Any other ``--runner`` is used as given.
+    ``--direct_num_workers``. ``FlinkRunner`` and ``SparkRunner`` are Beam's, keeping the job servers they start
+    so that the command stops them (:func:`pipelines.runtime.job_servers.stopping_runner`). Any other
+    ``--runner`` is used as given.
     """
     runner = options.view_as(StandardOptions).runner
+    stopping = stopping_runner(runner_key(runner))
+    if stopping is not None:
+        return stopping
     if runner_key(runner) in ("directrunner", "fnapirunner"):
         from apache_beam.options.pipeline_options import PortableOptions
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
@@ -257,13 +264,17 @@ def run_pipeline(
         dry_run(build, options, command)
     prepare_output(out_dir, overwrite, command)
     started = time.time()
-    pipeline = beam.Pipeline(runner=resolve_runner(options), options=options)
+    runner = resolve_runner(options)
+    pipeline = beam.Pipeline(runner=runner, options=options)
     spill_dir = spill_dir_for(out_dir, options)
     spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
+    stop_announcing = lambda: None  # noqa: E731
     try:
         result = pipeline.run()
+        stop_announcing = announce_flink_job(result, options, progress.quiet())  # its id and address
         result.wait_until_finish()
+        counters = query_counters(result)  # a portable runner's job server answers: before it is stopped
     except Exception as exc:
         from pipelines.runtime.inputs import INPUTS_DIR
 
@@ -274,6 +285,8 @@ def run_pipeline(
             raise InputError(message) from None
         raise
     finally:
+        stop_announcing()
+        stop_job_servers(runner)  # Flink, Spark: on success, failure and Ctrl-C alike
         spill.remove_spill_dir(spill_dir)
     summary = {
         "command": command,
@@ -282,7 +295,7 @@ def run_pipeline(
         "params": params,
         "beam_args": list(beam_args),
         "seconds": round(time.time() - started, 2),
-        "counters": query_counters(result),
+        "counters": counters,
         "outputs": list_outputs(out_dir),
     }
     if extra_summary:

@@ -121,3 +121,34 @@ def test_a_spark_run_without_its_jar_names_the_script_that_fetches_it(tmp_path):
         problem
         == f"--spark_job_server_jar {missing}: no such file (fetch it with tools/spark-job-server.sh (see docs/scale-out.md#spark))"
     )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_job_server_started_through_the_wrapper_ends_when_its_starter_is_killed(tmp_path):
+    """Beam starts the job server's JVM with Popen and stops it only at a clean exit: a stage process killed
+    (kill -9, a build's SIGTERM, os._exit) left it running. Through the wrapper it gets SIGTERM instead."""
+    import psutil
+
+    starter = (
+        "import subprocess, sys, time\n"
+        "from pipelines.runtime.job_servers import dying_with_this_process\n"
+        "child = subprocess.Popen(dying_with_this_process(['sleep', '300']))\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", starter], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    child = psutil.Process(int(process.stdout.readline()))
+    deadline = time.monotonic() + 10
+    while child.cmdline()[:1] != ["sleep"]:  # the wrapper has become the command (exec: the same pid)
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    try:
+        child.wait(10)  # SIGTERM from the kernel when its starter died (psutil.TimeoutExpired if not)
+    except psutil.NoSuchProcess:  # already reaped by init
+        pass
+    alive = child.is_running() and child.status() != psutil.STATUS_ZOMBIE
+    if alive:
+        child.kill()
+    assert not alive

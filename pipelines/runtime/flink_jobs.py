@@ -1,0 +1,103 @@
+"""Which Flink job a ``FlinkRunner`` pipeline became, said on the terminal: its id and where to watch it.
+
+Beam's Flink job server names the Flink job after the Beam job (``BeamApp-<user>-<MMddHHmmss>-<hex>``) and gives
+the Python side a job id of that name plus ``_<uuid>``. While the pipeline runs, :func:`announce_flink_job` asks
+the cluster's REST API (the ``--flink_master`` address) for the job of that name, every 2 s with a 5 s bound per
+request, and prints one line on stderr (not with ``--quiet``) as soon as it is there::
+
+    [flink] job 684f837fe77016061b2cde563c389351: http://127.0.0.1:8081/#/job/684f837fe77016061b2cde563c389351/overview
+
+That address is Flink's web UI when the cluster serves it (Flink's own distribution); the cluster
+``tools/flink-cluster.sh`` starts from the job server's jars has no ``flink-runtime-web`` and answers there with
+``{"errors":["Not found: /"]}``, but its REST API answers at ``/jobs/<id>`` (state, vertices, exceptions),
+which the line names as well. Nothing is printed for another runner, a ``--job_endpoint`` (no master known
+here) or Beam's ``[local]``/``[auto]`` masters.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import urllib.request
+from collections.abc import Callable
+
+from schemas.terminal import printable
+
+POLL_SECONDS = 2.0
+REQUEST_SECONDS = 5.0
+
+
+def flink_rest_address(options) -> str | None:
+    """``http://HOST:PORT`` of the Flink master a ``FlinkRunner`` pipeline is submitted to, else None.
+
+    >>> from apache_beam.options.pipeline_options import PipelineOptions
+    >>> flink_rest_address(PipelineOptions(["--runner=FlinkRunner", "--flink_master=127.0.0.1:8081"]))
+    'http://127.0.0.1:8081'
+    >>> flink_rest_address(PipelineOptions(["--runner=FlinkRunner", "--flink_master=[local]"])) is None
+    True
+    """
+    from apache_beam.options.pipeline_options import FlinkRunnerOptions, PortableOptions, StandardOptions
+
+    from pipelines.runtime.job_servers import _master_address
+    from pipelines.runtime.options import runner_key
+
+    if runner_key(options.view_as(StandardOptions).runner) not in ("flinkrunner", "flink"):
+        return None
+    if options.view_as(PortableOptions).job_endpoint:
+        return None
+    address = _master_address(options.view_as(FlinkRunnerOptions).flink_master or "")
+    return None if address is None else f"http://{address[0]}:{address[1]}"
+
+
+def job_line(rest: str, job_id: str) -> str:
+    """The line the user sees.
+
+    >>> job_line("http://127.0.0.1:8081", "ab12")
+    '[flink] job ab12: http://127.0.0.1:8081/#/job/ab12/overview (REST: http://127.0.0.1:8081/jobs/ab12)'
+    """
+    return f"[flink] job {job_id}: {rest}/#/job/{job_id}/overview (REST: {rest}/jobs/{job_id})"
+
+
+def find_job(rest: str, beam_job_id: str) -> str | None:
+    """The id of the Flink job that Beam's job ``beam_job_id`` became, if the cluster lists it yet."""
+    with urllib.request.urlopen(f"{rest}/jobs/overview", timeout=REQUEST_SECONDS) as response:
+        jobs = json.loads(response.read()).get("jobs", [])
+    for job in jobs:
+        name = str(job.get("name", ""))
+        if name and (beam_job_id == name or beam_job_id.startswith(name + "_")):
+            return str(job.get("jid"))
+    return None
+
+
+def announce_flink_job(result, options, quiet: bool) -> Callable[[], None]:
+    """Print :func:`job_line` once the Flink job of ``result`` (a running portable pipeline) is listed; returns
+    the function that stops looking (call it when the pipeline has ended). A no-op for other runners."""
+    rest = flink_rest_address(options)
+    beam_job_id = getattr(result, "_job_id", None)
+    if quiet or rest is None or not isinstance(beam_job_id, str):
+        return lambda: None
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.is_set():
+            try:
+                found = find_job(rest, beam_job_id)
+            except (
+                OSError,
+                ValueError,
+            ):  # the REST API busy or not there: asked again, until the pipeline ends
+                found = None
+            if found:  # the id and the address came from a server: printed with control characters escaped
+                print(printable(job_line(rest, found)), file=sys.stderr, flush=True)
+                return
+            done.wait(POLL_SECONDS)
+
+    thread = threading.Thread(target=look, name="flink-job-id", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join(REQUEST_SECONDS + 1)
+
+    return stop
