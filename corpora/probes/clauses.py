@@ -19,7 +19,7 @@ A word tagged as a past verb is **not finite** (:func:`nonfinite_reason` says wh
 
 from __future__ import annotations
 
-from corpora.probes.lexicon import lemma, past_forms
+from corpora.probes.lexicon import inflect, lemma, past_forms
 from corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
@@ -57,6 +57,9 @@ _INTRANSITIVE = frozenset(
     "die live serve work remain stay return move retire go come arrive play compete run fight emigrate "
     "graduate rise fall stand sit lie appear occur happen belong sleep travel flee settle".split()
 )
+_NAMING = frozenset({"call", "name", "term", "dub", "nickname", "style", "title", "label", "know"})
+_MISREAD_PREPOSITIONS = frozenset({"towards", "toward", "upwards", "downwards", "backwards", "forwards"})
+_PARTICLES = frozenset({"up", "out", "back", "off", "down", "over", "away", "together"})
 _PLURAL_PRONOUNS = frozenset({"we", "they", "you", "i"})
 _SINGULAR_PRONOUNS = frozenset({"he", "she", "it", "this", "that", "one", "who", "which"})
 
@@ -69,6 +72,7 @@ def _before_adverbs(tokens: tuple[Token, ...], i: int) -> int:
         or tokens[j].text.lower() in _TIME_WORDS
         or tokens[j].text.lower() in ("itself", "himself", "herself", "themselves")  # is itself subdivided
         or (len(tokens[j].text) > 5 and tokens[j].text.lower().endswith("ally"))  # spherically, tagged NN
+        or tokens[j].text.lower().endswith(("-most", "-least"))  # the sixth-most populated country
     ):
         j -= 1
     return j
@@ -86,6 +90,8 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     if base is not None and word not in past_forms(base):
         return "participle"  # known, taken, given
     j = _before_adverbs(tokens, i)
+    if 0 < j < i - 1 and tokens[j].tag == "CC" and tokens[j - 1].tag in ("RB", "RBR", "RBS"):
+        j = _before_adverbs(tokens, j)  # was more slowly and manually built: the conjunction joins adverbs
     if j < 0 and not (bool(tokens) and tokens[-1].text == "?"):
         return "participle_clause"  # Founded in 1900, the club ...
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
@@ -106,16 +112,43 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
             and tokens[_before_adverbs(tokens, j)].tag == "VBN"
         ):
             return "participle_clause"  # have been identified, grouped into 7 orders
+        if j > 0 and tokens[_before_adverbs(tokens, j)].tag == "VBN":
+            return "participle_clause"  # was arrested, charged and released
+        finite_before = any(
+            t.tag in FINITE_TAGS
+            and (t.tag != "VBD" or t.text.lower() in past_forms(lemma(t.text.lower()) or ""))
+            for t in tokens[:j]
+        )  # Go, also known as Weiqi, spread: "known" is no finite verb
+        if (
+            finite_before
+            and not later
+            and nxt is not None
+            and (nxt.tag in ("IN", "TO") or base in _NAMING)
+            and _participle_form(word, base)
+            and base not in _INTRANSITIVE
+            and not _verb_list_follows(tokens, i)
+            and not _closes_relative(tokens, j)
+        ):
+            return "participle_clause"  # a classical style, adapted to modern purposes; often called a blues harp
         return None
     before = tokens[j]
     low = before.text.lower()
-    if before.tag in _NOT_A_SUBJECT and low != "that":
+    demonstrative_subject = (
+        low in ("this", "these", "those")
+        and (j == 0 or tokens[j - 1].text in (",", ";") or tokens[j - 1].tag == "CC")
+        and (nxt is None or nxt.tag not in ("NN", "NNS", "JJ"))
+    )  # This existed after ...; These included
+    if before.tag in _NOT_A_SUBJECT and low != "that" and not demonstrative_subject:
         return "participle_clause"  # with added features, when asked, the limited edition, carrying out
     if low in _AUXILIARY_FORMS:
         return "participle"  # are today recognized, has long used
     if before.tag == "CC":
-        return _coordinated(tokens, j, base, nxt.text.lower() if nxt is not None else "")
+        return _coordinated(tokens, j, base, nxt)
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
+        if _reduced_after_noun(tokens, i, j, base):
+            return "reduced_relative"
+        if _prenominal(tokens, i, base):
+            return "participle_clause"  # The white or pink flowered marsh worts ... are
         k = _noun_phrase_start(tokens, j)
         no_object = nxt is None or nxt.tag in ("IN", "RB", "TO", ",", ".") or nxt.text.lower() in _TIME_WORDS
         predicative = (
@@ -137,9 +170,189 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
             and not attached
         ):
             return "reduced_relative"  # In papers filed Friday, prosecutors said ...
-        if i + 1 < len(tokens) and tokens[i + 1].tag == "IN" and _verb_follows_in_clause(tokens, i):
+        if i + 1 < len(tokens) and tokens[i + 1].tag in ("IN", "TO") and _verb_follows_in_clause(tokens, i):
             return "reduced_relative"  # The men killed in the attack were soldiers.
     return None
+
+
+# verbs that take a clause without "that" (said the company closed), or that are not passives before "by"
+_BARE_CLAUSE_VERBS = _CLAUSE_VERBS | frozenset(
+    "realize realise understand recall remember admit reckon guess doubt wish suspect agree indicate acknowledge "
+    "explain reply testify discover prove determine assert conclude allege maintain emphasize stress demonstrate "
+    "complain recognize recognise worry decide observe mention imply declare promise swear write notice".split()
+)
+_NOT_PASSIVE_BY = frozenset(
+    "rise grow increase decrease decline drop fall climb win lose gain shrink".split()
+)
+_PREDICATE_BOUNDARY = frozenset({"than", "like", "so"})
+
+
+def _participle_form(word: str, base: str | None) -> bool:
+    """Whether ``word`` is also the past participle of its verb (``used``, ``found``; not ``wrote``)."""
+    return base is not None and (word == inflect(base, "VBN") or word in _participles(base))
+
+
+def _participles(base: str) -> frozenset[str]:
+    import lemminflect
+
+    return frozenset(lemminflect.getInflection(base, "VBN", inflect_oov=False))
+
+
+def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | None) -> bool:
+    """Whether the past form at ``i``, right after the noun at ``j``, is a reduced relative by its place: the
+    noun stands inside the predicate of a finite verb earlier in the same clause (*other structures used for
+    this purpose*, *the perception stimulated when*, *pieces connected at angles*), an agent follows (*a form
+    of jazz characterized by*), or a relative clause does (*The earliest inscriptions found which are*)."""
+    word = tokens[i].text.lower()
+    if not _participle_form(word, base) or base in _INTRANSITIVE:
+        return False  # wrote, died: no passive participle
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    after = tokens[i + 2] if i + 2 < len(tokens) else None
+    if nxt is not None and nxt.text.lower() in ("which", "who") and after is not None:
+        if after.tag in FINITE_TAGS:
+            return True  # The earliest inscriptions found which are identifiably Maya date to
+    if nxt is not None and nxt.text.lower() == "by" and base not in _NOT_PASSIVE_BY:
+        if any(t.tag in FINITE_TAGS for t in tokens[:j]):
+            return True  # bebop, a form of jazz characterized by fast tempos
+    k = j - 1
+    while k >= 0:
+        token = tokens[k]
+        low = token.text.lower()
+        if token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0 and tokens[k - 1].tag in ("TO", "MD")):
+            if (lemma(low) or low) in _BARE_CLAUSE_VERBS:
+                return False  # said the company closed
+            if (
+                k + 2 < j
+                and tokens[k + 1].tag in ("JJ", "RB")
+                and tokens[k + 2].tag in ("DT", "PRP$", "NNS", "NNP")
+            ):
+                return False  # it's unlikely the sisters survived: the adjective takes a clause
+            if _in_relative_clause(tokens, k):
+                return any(
+                    t.tag in FINITE_TAGS for t in tokens[i + 1 :]
+                )  # The man who founded the company died
+            return True
+        if (
+            token.text in (";", ":", "(", ")", '"', "``", "''", "-", "–", "—")
+            and not _glued(tokens, k)
+            or token.tag in ("WDT", "WP", "WP$", "WRB", "PRP", "POS")
+            or (low in _OPENERS and not (low == "as" and k > 0 and tokens[k - 1].text.lower() == "such"))
+            or low in _PREDICATE_BOUNDARY
+        ):
+            return False
+        if token.tag == "CC" or token.text == ",":
+            embedded = token.tag == "CC" and any(t.tag == "IN" for t in tokens[k + 1 : j])
+            if not (
+                embedded or _in_list(tokens, k)
+            ):  # between disgust and anxiety disorders such as ..., and
+                return False
+        k -= 1
+    return False
+
+
+def _prenominal(tokens: tuple[Token, ...], i: int, base: str | None) -> bool:
+    """Whether the past form at ``i`` modifies the noun after it inside a subject whose finite verb comes
+    later (*The white or pink flowered marsh St. John's worts of North America and eastern Asia are*)."""
+    if (
+        i + 1 >= len(tokens)
+        or tokens[i + 1].tag not in ("NN", "NNS", "JJ")
+        or (base or "") in _BARE_CLAUSE_VERBS
+    ):
+        return False
+    for m in range(i + 1, len(tokens)):
+        token = tokens[m]
+        if token.tag in FINITE_TAGS:
+            return True
+        joined = token.tag == "CC" and m + 1 < len(tokens) and tokens[m + 1].tag in ("JJ", "NN", "NNP", "NNS")
+        if (
+            not (token.tag in _NP or token.tag in ("NNP", "NNPS", "IN") or joined)
+            or token.text.lower() in _OPENERS
+        ):
+            return False
+    return False
+
+
+def _verb_list_follows(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether a conjunction and a past form follow ``i`` (*appeared in films, performed in musicals, and
+    recorded*: the verbs of a list)."""
+    for m in range(i + 1, len(tokens) - 1):
+        if tokens[m].tag == "CC":
+            n = _after_adverbs(tokens, m)
+            if n < len(tokens) and tokens[n].tag in ("VBD", "VBN"):
+                return True
+    return False
+
+
+def _after_adverbs(tokens: tuple[Token, ...], m: int) -> int:
+    n = m + 1
+    while n < len(tokens) and tokens[n].tag in ("RB", "RBR", "RBS"):
+        n += 1
+    return n
+
+
+def _closes_relative(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether the comma at ``j`` closes a relative clause (*The man, who lived in Paris, founded*)."""
+    m = j - 1
+    while m >= 0 and tokens[m].text not in (",", ";", ":"):
+        if tokens[m].tag in ("WDT", "WP", "WP$") or tokens[m].text.lower() in ("who", "which"):
+            return True
+        m -= 1
+    return False
+
+
+def _glued(tokens: tuple[Token, ...], k: int) -> bool:
+    """Whether the token at ``k`` touches both neighbours (the hyphen of *29-member*)."""
+    return (
+        0 < k < len(tokens) - 1
+        and tokens[k - 1].end == tokens[k].start
+        and tokens[k].end == tokens[k + 1].start
+    )
+
+
+def _in_relative_clause(tokens: tuple[Token, ...], k: int) -> bool:
+    """Whether the finite verb at ``k`` follows a relative pronoun in its clause (*who founded*)."""
+    m = k - 1
+    while m >= 0 and (tokens[m].tag in _NP or tokens[m].tag in ("RB", "PRP")):
+        m -= 1
+    return m >= 0 and tokens[m].text.lower() in ("who", "which", "that", "whom", "whose")
+
+
+def _in_list(tokens: tuple[Token, ...], k: int) -> bool:
+    """Whether the comma or conjunction at ``k`` joins the items of a list of three or more noun phrases
+    (*pipes, ditches, canals, and other structures*; *A, B and C*), not two clauses (*He bought cars, and the
+    men left*): the stretch of noun-phrase words, commas and conjunctions around it has two commas, or one
+    comma and a conjunction without one; a conjunction between words of a noun phrase (*two or more*) too."""
+
+    def joins(m: int) -> bool:
+        token = tokens[m]
+        if token.text == ",":
+            return m > 0 and tokens[m - 1].tag.startswith("NN")
+        if token.tag == "VBD":  # an instrument called a rebab, and ...: a participle of an earlier item
+            return (
+                m > 0
+                and tokens[m - 1].tag.startswith("NN")
+                and _participle_form(token.text.lower(), lemma(token.text.lower()))
+            )
+        return token.tag in _NP or token.tag in (
+            "CC",
+            "NNP",
+            "NNPS",
+            "FW",
+            "VBG",
+            "VBN",
+        )  # a bowed string instrument
+
+    if tokens[k].tag == "CC" and k > 0 and tokens[k - 1].tag in ("CD", "JJ", "JJR", "RB", "RBR"):
+        return True  # two or more straight pieces; black and white
+    first, last = k, k
+    while first > 0 and joins(first - 1):
+        first -= 1
+    while last + 1 < len(tokens) and joins(last + 1):
+        last += 1
+    stretch = range(first, last + 1)
+    commas = sum(tokens[m].text == "," for m in stretch)
+    bare_and = any(tokens[m].tag == "CC" and tokens[m - 1].text != "," for m in stretch if m > 0)
+    return joins(k) and (commas >= 2 or (commas == 1 and bare_and))
 
 
 def _noun_phrase_start(tokens: tuple[Token, ...], j: int) -> int:
@@ -204,16 +417,28 @@ def _first_comma(tokens: tuple[Token, ...]) -> int:
     return next((k for k, t in enumerate(tokens) if t.text == ","), -1)
 
 
-def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) -> str | None:
+def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, following: Token | None) -> str | None:
     """A past form after the conjunction at ``j``: a participle when what it joins is one (``Founded in 1636,
     and named ...``; ``was born in Leeds and raised in York``), finite otherwise (``was built in 1890 and led to
     the town``; ``was born in Leeds and died in York``)."""
+    nxt = following.text.lower() if following is not None else ""
     k = _before_adverbs(tokens, j)
     listed = k >= 0 and tokens[k].text == ","
     if listed:
         k -= 1  # the list's last comma
     if listed and k >= 0 and tokens[k].tag.startswith("NN") and nxt and j + 2 < len(tokens):
-        if tokens[j + 2].tag in ("NN", "NNS", "JJ") and tokens[j + 1].tag in ("VBD", "VBN"):
+        noun = (
+            tokens[j + 2].tag in ("NN", "NNS", "JJ")
+            and tokens[j + 2].text.lower() not in _MISREAD_PREPOSITIONS
+        )
+        verb = next((t.text.lower() for t in reversed(tokens[:k]) if t.tag in FINITE_TAGS), "")
+        copula = verb in ("is", "are", "was", "were", "became", "becomes", "remained", "remains", "")
+        if (
+            noun
+            and copula
+            and tokens[j + 1].tag in ("VBD", "VBN")
+            and tokens[j].text.lower() in ("and", "or")
+        ):
             return "participle_clause"  # a politician, aviator, and convicted war criminal
     if k >= 0 and tokens[k].tag in ("VBN", "VBD"):
         previous = tokens[k].text.lower()
@@ -222,8 +447,8 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
     noun_left = j > 0 and tokens[j - 1].tag.startswith("NN")
     participle = adjective = False
     for k in range(j - 1, -1, -1):
-        if tokens[k].tag == "VBN":
-            participle = True
+        if tokens[k].tag == "VBN" or (tokens[k].tag == "VBD" and nonfinite_reason(tokens, k) is not None):
+            participle = True  # is chopped onto the field and ploughed back in, or laid out
         elif tokens[k].tag in ("JJ", "JJR"):
             adjective = True
         elif tokens[k].tag in FINITE_TAGS:
@@ -236,7 +461,8 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, nxt: str) 
             if not participle:
                 return None  # joins a finite verb
             passive = tokens[k].text.lower() in _AUXILIARY_FORMS
-            if passive and nxt in _PASSIVE_NEXT and base not in _INTRANSITIVE:
+            particle = following is None or following.tag in ("RP", "RB", "IN", ",", ".") or nxt in _PARTICLES
+            if passive and (nxt in _PASSIVE_NEXT or particle) and base not in _INTRANSITIVE:
                 return "participle_clause"
             return None
     later = any(t.tag in FINITE_TAGS for t in tokens[j + 2 :])

@@ -58,6 +58,10 @@ def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> li
     if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
         return None
     word = token.text.lower()
+    if nxt is not None and nxt.tag in ("VBG", "NN") and i + 2 < len(tokens):
+        after = tokens[i + 2].text.lower()
+        if after in past_forms(lemma(after) or after) and lemma(after) not in (None, after):
+            return None  # unless the Democrats left wing gave ground: two past forms, the clause unclear
     if word == "did" and nxt is not None and (nxt.text.lower() in ("not", "n't") or nxt.tag == "VB"):
         base = "do"
     elif word == "had" and (
@@ -132,7 +136,14 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
                 future -= 1
                 reasons.append("was_to")  # were to be made: a future in the past already
                 continue
-            if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
+            late_not = _adverbs_then_not(tokens, i)
+            if late_not is not None:  # was probably not built -> will probably not be built
+                between = sentence[tokens[i + 1].start : tokens[late_not].end]
+                edits.append(
+                    _span(sentence, token, tokens[late_not], match_case(token.text, f"will {between} be"))
+                )
+                skip.update(range(i + 1, late_not + 1))
+            elif nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
                 skip.add(i + 1)
             elif negated:  # was not -> will not be
@@ -188,11 +199,32 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     return edits
 
 
+_NOT_VERBS = frozenset(
+    {"well", "so", "better", "more", "much", "right", "wrong", "fine", "too", "also", "not", "back"}
+)
+
+
+def _adverbs_then_not(tokens: tuple[Token, ...], i: int) -> int | None:
+    """Position of a ``not`` after one or more adverbs after the verb at ``i`` (*was probably not*), or None."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() not in ("not", "n't"):
+        j += 1
+    return j if j > i + 1 and j < len(tokens) and tokens[j].text.lower() == "not" else None
+
+
 def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
     """``did`` as an auxiliary (``did not win``, ``did he win``, ``did win``), not a main verb (``did a
     short telefilm``)."""
     j = i + 1
     while j < len(tokens) and (tokens[j].tag in ("RB", "PRP") or tokens[j].text.lower() in ("not", "n't")):
+        word = tokens[j].text.lower()
+        if (
+            tokens[j].tag == "RB"
+            and lemma(word) == word
+            and not word.endswith("ly")
+            and word not in _NOT_VERBS
+        ):
+            return True  # closely related raptors did occur there (occur tagged RB)
         j += 1
     if j < len(tokens) and tokens[j].tag == "VB":
         return True
