@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
 from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.lexicon import inflect, lemma
+from corpora.probes.lexicon import inflect, is_noun, lemma
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
@@ -253,6 +253,9 @@ def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
         if token.tag == "VBN" and _after_contact_relative(tokens, i):
             out[i] = token._replace(tag="VBD")  # The regime he created lasted until 1974
             continue
+        if _present_read_as_plural(tokens, i):
+            out[i] = token._replace(tag="VBZ")  # In the narrow sense, the term refers to
+            continue
         if token.tag not in ("NN", "VBP", "VB") or i == 0 or i + 1 >= len(tokens):
             continue
         after_cc = tokens[i - 1].tag == "CC" and tokens[i + 1].tag in ("TO", "IN", "DT")  # and strove to
@@ -296,12 +299,17 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         if comma is None:
             return None
         start = comma + 1
-    relative = False
+    relative = in_relative = False
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
+        if in_relative and token.tag in _FINITE and _after_conjunction(tokens, i):
+            continue  # who secrete enzymes ... and thus do not eat: still the relative clause
         if i == 0 and _is_question(tokens) and token.tag in ("WDT", "WP", "WP$", "WRB"):
             continue  # Who won ...? opens a question, not a relative clause
+        if word == "than":
+            relative = True  # higher than can be achieved: the comparative clause's verb
+            continue
         if (
             word in _RELATIVES
             and token.tag in ("WDT", "WP", "WP$", "WRB")
@@ -327,11 +335,13 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             if lexical and nonfinite_reason(tokens, i) is not None:
                 continue  # In papers filed Friday, ...: a reduced relative or participle, not the clause's verb
             if relative:
-                relative = False
+                relative, in_relative = False, True
                 continue
+            if token.tag == "VBZ" and _noun_before_verb(tokens, i):
+                return None  # Gymnosperm seeds develop: "seeds" is the subject
             return i
-        if token.text == ",":
-            relative = False
+        if token.text in (",", ";", ":"):
+            relative = in_relative = False
     return None
 
 
@@ -349,6 +359,10 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     i = _main_verb(tokens)
     if i is None:
         return NoSite("no_main_verb")
+    if _verb_read_as_noun(tokens, i):
+        return NoSite(
+            "verb_read_as_noun"
+        )  # The extent varies depending on ...: the main verb tagged as a noun
     token = tokens[i]
     word = token.text.lower()
     nxt = _next_word(tokens, i)
@@ -367,7 +381,8 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     opens = i == 0 or tokens[i - 1].tag in ("WRB", "WP", "WDT")  # Did he ...? / So what will it take?
     if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
-    if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):
+    perfect = base == "have" and _participle_follows(tokens, i) and not _adjectival_participle(tokens, i)
+    if token.tag == "MD" or base == "be" or perfect:
         if word in _NOT_ADD:
             return [replace(token, match_case(token.text, _NOT_ADD[word]))]
         return [replace(token, token.text + " not")]  # he's -> he's not
@@ -379,6 +394,92 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     if do is None:
         return NoSite("unknown_verb")
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+_SUBJECT_TAGS = frozenset({"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP$", "POS", "CD"})
+
+
+def _present_read_as_plural(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at ``i``, tagged as a plural noun, is the present verb of the clause's subject: a
+    third-person form right after a singular noun that opens the clause (nothing but its noun phrase before it,
+    after the sentence's start or a comma), followed by a determiner, a possessive, a gerund or *to* (*the term
+    refers to*, *Istanbul straddles the Bosphorus*, *Smith refuses to*)."""
+    token = tokens[i]
+    if token.tag != "NNS" or i == 0 or i + 1 >= len(tokens) or tokens[i - 1].tag not in ("NN", "NNP"):
+        return False
+    word = token.text.lower()
+    after = tokens[i + 1]
+    moving = after.tag == "IN" and after.text.lower() in (
+        "with",
+        "into",
+        "through",
+        "from",
+        "across",
+        "between",
+    )
+    if after.tag not in ("DT", "PRP$", "VBG", "TO") and not moving and is_noun(word):
+        return False  # the population figures of 2010 (but: the term refers, the skin form presents with)
+    base = lemma(word)
+    if base in (None, "be", word) or inflect(base, "VBZ") != word:
+        return False
+    k = i - 1
+    while k >= 0 and tokens[k].tag in _SUBJECT_TAGS:
+        k -= 1
+    return k < 0 or tokens[k].text == ","
+
+
+def _adjectival_participle(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the participle after *have* at ``i`` is an adjective joined to another one before a noun
+    (*knives have fixed or folding blades*)."""
+    return (
+        i + 3 < len(tokens)
+        and tokens[i + 1].tag == "VBN"
+        and tokens[i + 2].tag == "CC"
+        and tokens[i + 3].tag in ("JJ", "VBG", "VBN")
+    )
+
+
+def _after_conjunction(tokens: tuple[Token, ...], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and tokens[j].tag in ("RB", "RBR"):
+        j -= 1
+    return j >= 0 and tokens[j].tag == "CC"
+
+
+def _noun_before_verb(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at ``i``, tagged as a present verb, is a plural noun followed by the clause's verb in its
+    base form (*Gymnosperm seeds develop either on*)."""
+    if i + 1 >= len(tokens) or not is_noun(tokens[i].text):
+        return False
+    nxt = tokens[i + 1]
+    word = nxt.text.lower()
+    return (
+        nxt.tag in ("NN", "VBP", "VB") and lemma(word) == word and tokens[i - 1].tag.startswith(("NN", "JJ"))
+    )
+
+
+def _verb_read_as_noun(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether a present-tense verb the tagger read as a noun stands before the verb at ``i``, right after its
+    subject (*The exact extent varies depending on*, *the melting point of the iron increases,*, *Religious
+    Jews regard Judaism as*): the verb at ``i`` is then a later clause's, and negating it would miss the main
+    clause."""
+    start = 0
+    if tokens and tokens[0].text.lower() in _SUBORDINATORS:
+        start = next((k + 1 for k, t in enumerate(tokens) if t.text == ","), 0)
+    for k in range(max(start, 1), i):
+        token, after = tokens[k], tokens[k + 1]
+        word = token.text.lower()
+        if token.tag not in ("NN", "NNS") or not tokens[k - 1].tag.startswith("NN"):
+            continue
+        base = lemma(word)
+        if base is None or base == "be":
+            continue
+        third = token.tag == "NNS" and word == inflect(base, "VBZ") and word != base
+        if third and after.tag in ("DT", "PRP$", "VBG", "TO"):
+            return True  # The exact extent varies depending on
+        if token.tag == "NN" and word == base and _plural_noun(tokens[k - 1]) and after.tag == "NNP":
+            return True  # Religious Jews regard Judaism as
+    return False
 
 
 def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
@@ -414,3 +515,7 @@ def _affirmative(sentence: str, tokens: tuple[Token, ...], i: int, base: str | N
         head = {"ca": "can", "wo": "will", "sha": "shall"}.get(token.text.lower(), token.text)
         return [_span(sentence, token, negator, match_case(token.text, head))]
     return [_span(sentence, token, negator, token.text)]
+
+
+def _plural_noun(token: Token) -> bool:
+    return token.tag in ("NNS", "NNPS") or (token.tag == "NNP" and token.text.endswith("s"))

@@ -185,6 +185,21 @@ NEGATION = [
     ('So what will it take?', "So what won't it take?", None),  # cnn
     ('You know, the paperwork patients are asked to fill out before they see the doctor.', None, 'discourse_marker'),  # cnn
     ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he created did not last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
+    # read on development samples (seeds 1-20) and fixed: a present verb read as a noun, the relative clause's
+    # verbs joined by and, a comparative clause, adjectival participles after have
+    ('The exact geographical extent varies depending on the definition: in the narrow sense, the area constituted by the three Chinese provinces of Heilongjiang, Jilin, and Liaoning as well as the eastern Inner Mongolian prefectures of Hulunbuir, Hinggan, Tongliao, and Chifeng.', 'The exact geographical extent does not vary depending on the definition: in the narrow sense, the area constituted by the three Chinese provinces of Heilongjiang, Jilin, and Liaoning as well as the eastern Inner Mongolian prefectures of Hulunbuir, Hinggan, Tongliao, and Chifeng.', None),  # wiki
+    ('As the carbon content reduces, the melting point of the iron increases, ultimately to a level which is higher than can be achieved by the hearth, hence the wrought iron is never fully molten and many impurities remain.', None, 'unknown_verb'),  # wiki
+    ('Religious Jews regard Judaism as their means of observing the Mosaic covenant, which they believe was established between God and the Jewish people.', None, 'verb_read_as_noun'),  # wiki
+    ('This radio frequency link connects to the switching systems of a mobile phone operator, providing access to the public switched telephone network (PSTN).', 'This radio frequency link does not connect to the switching systems of a mobile phone operator, providing access to the public switched telephone network (PSTN).', None),  # wiki
+    ('In the narrow sense, the term refers to an act of supplication or intercession directed towards a deity or a deified ancestor.', 'In the narrow sense, the term does not refer to an act of supplication or intercession directed towards a deity or a deified ancestor.', None),  # wiki
+    ("Istanbul straddles the Bosphorus – one of the world's busiest waterways – in northwestern Turkey, between the Sea of Marmara and the Black Sea.", "Istanbul does not straddle the Bosphorus – one of the world's busiest waterways – in northwestern Turkey, between the Sea of Marmara and the Black Sea.", None),  # wiki
+    ('The skin form presents with a small blister with surrounding swelling that often turns into a painless ulcer with a black center.', 'The skin form does not present with a small blister with surrounding swelling that often turns into a painless ulcer with a black center.', None),  # wiki
+    ('Most modern knives have fixed or folding blades, with styles varying by maker and country.', 'Most modern knives do not have fixed or folding blades, with styles varying by maker and country.', None),  # wiki
+    ('Animals and phagotrophs eat and digest food internally, as opposed to decomposers such as fungi and microbes, who secrete enzymes to digest organic matters externally before absorbing the nutrients and thus do not "eat" food.', None, 'no_main_verb'),  # wiki
+    ('Gymnosperm seeds develop either on the surface of scales or leaves, which are often modified to form cones, or on their own as in yew, Torreya, and Ginkgo.', None, 'no_main_verb'),  # wiki
+    ('Unlike political philosophy, which is primarily normative and evaluates politics through value judgments, political science emphasizes descriptive and explanatory means of articulating what is and favors empirical evidence over ethical judgements.', 'Unlike political philosophy, which is primarily normative and evaluates politics through value judgments, political science does not emphasize descriptive and explanatory means of articulating what is and favors empirical evidence over ethical judgements.', None),  # wiki
+    ('The population figures of 2010 show a rise.', 'The population figures of 2010 do not show a rise.', None),  # own
+    ('They have fixed the problem.', 'They have not fixed the problem.', None),  # own
 ]  # fmt: skip
 
 
