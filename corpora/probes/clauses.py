@@ -57,6 +57,11 @@ _INTRANSITIVE = frozenset(
     "die live serve work remain stay return move retire go come arrive play compete run fight emigrate "
     "graduate rise fall stand sit lie appear occur happen belong sleep travel flee settle".split()
 )
+_COMPLEMENT_VERBS = frozenset({"consider", "regard", "deem", "hail", "rank", "list", "describe", "credit"})
+_NUMBER_WORDS = frozenset(
+    "two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand several "
+    "many few".split()
+)
 _NAMING = frozenset({"call", "name", "term", "dub", "nickname", "style", "title", "label", "know"})
 _MISREAD_PREPOSITIONS = frozenset({"towards", "toward", "upwards", "downwards", "backwards", "forwards"})
 _PARTICLES = frozenset({"up", "out", "back", "off", "down", "over", "away", "together"})
@@ -123,7 +128,7 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
             finite_before
             and not later
             and nxt is not None
-            and (nxt.tag in ("IN", "TO") or base in _NAMING)
+            and (nxt.tag in ("IN", "TO", "RP") or base in _NAMING)
             and _participle_form(word, base)
             and base not in _INTRANSITIVE
             and not _verb_list_follows(tokens, i)
@@ -131,6 +136,9 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         ):
             return "participle_clause"  # a classical style, adapted to modern purposes; often called a blues harp
         return None
+    closing = tokens[j].text in ('"', "''", "”", ")") and nxt is not None and nxt.tag in ("IN", "TO", "RP")
+    if closing and j > 0 and tokens[j - 1].tag.startswith("NN"):
+        j -= 1  # in his book "Social Mobility" published in 1927
     before = tokens[j]
     low = before.text.lower()
     demonstrative_subject = (
@@ -138,7 +146,7 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         and (j == 0 or tokens[j - 1].text in (",", ";") or tokens[j - 1].tag == "CC")
         and (nxt is None or nxt.tag not in ("NN", "NNS", "JJ"))
     )  # This existed after ...; These included
-    if before.tag in _NOT_A_SUBJECT and low != "that" and not demonstrative_subject:
+    if (before.tag in _NOT_A_SUBJECT or low in _NUMBER_WORDS) and low != "that" and not demonstrative_subject:
         return "participle_clause"  # with added features, when asked, the limited edition, carrying out
     if low in _AUXILIARY_FORMS:
         return "participle"  # are today recognized, has long used
@@ -218,6 +226,8 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
     while k >= 0:
         token = tokens[k]
         low = token.text.lower()
+        if token.tag == "VBG" and k > 0:
+            return True  # giving their audiences heightened feelings
         if token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0 and tokens[k - 1].tag in ("TO", "MD")):
             if (lemma(low) or low) in _BARE_CLAUSE_VERBS:
                 return False  # said the company closed
@@ -233,10 +243,10 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
                 )  # The man who founded the company died
             return True
         if (
-            token.text in (";", ":", "(", ")", '"', "``", "''", "-", "–", "—")
+            token.text in (";", ":", "(", ")", "-", "–", "—")
             and not _glued(tokens, k)
             or token.tag in ("WDT", "WP", "WP$", "WRB", "PRP", "POS")
-            or (low in _OPENERS and not (low == "as" and k > 0 and tokens[k - 1].text.lower() == "such"))
+            or (low in _OPENERS and not (low == "as" and _preposition_as(tokens, k)))
             or low in _PREDICATE_BOUNDARY
         ):
             return False
@@ -290,12 +300,22 @@ def _after_adverbs(tokens: tuple[Token, ...], m: int) -> int:
     return n
 
 
+def _preposition_as(tokens: tuple[Token, ...], k: int) -> bool:
+    """Whether the *as* at ``k`` is a preposition (*such as*, *thought of as*, *known as*), not a subordinator."""
+    before = tokens[k - 1] if k > 0 else None
+    return before is not None and (
+        before.text.lower() in ("such", "of") or before.tag in ("VBN", "VB", "VBG")
+    )
+
+
 def _closes_relative(tokens: tuple[Token, ...], j: int) -> bool:
     """Whether the comma at ``j`` closes a relative clause (*The man, who lived in Paris, founded*)."""
     m = j - 1
     while m >= 0 and tokens[m].text not in (",", ";", ":"):
         if tokens[m].tag in ("WDT", "WP", "WP$") or tokens[m].text.lower() in ("who", "which"):
-            return True
+            return (
+                m > 0 and tokens[m - 1].text == ","
+            )  # The man, who lived in Paris, founded (not: styles that)
         m -= 1
     return False
 
@@ -462,7 +482,8 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, following:
                 return None  # joins a finite verb
             passive = tokens[k].text.lower() in _AUXILIARY_FORMS
             particle = following is None or following.tag in ("RP", "RB", "IN", ",", ".") or nxt in _PARTICLES
-            if passive and (nxt in _PASSIVE_NEXT or particle) and base not in _INTRANSITIVE:
+            complement = base in _NAMING or base in _COMPLEMENT_VERBS  # is regarded ... and considered one of
+            if passive and (nxt in _PASSIVE_NEXT or particle or complement) and base not in _INTRANSITIVE:
                 return "participle_clause"
             return None
     later = any(t.tag in FINITE_TAGS for t in tokens[j + 2 :])

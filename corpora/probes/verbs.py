@@ -49,12 +49,26 @@ def _present(base: str, plural: bool | None) -> str | None:
     return inflect(base, "VBP" if plural else "VBZ")
 
 
+def _first_of_joined(tokens: tuple[Token, ...], i: int) -> int:
+    """The first of verbs joined by a conjunction (*he studied the rings of Saturn and discovered*): its subject is
+    theirs."""
+    j = i - 1
+    while j >= 0 and tokens[j].tag in ("RB", "RBR"):
+        j -= 1
+    if j < 0 or tokens[j].tag != "CC":
+        return i
+    for k in range(j - 1, -1, -1):
+        if tokens[k].tag in ("VBD", "VBZ", "VBP") or tokens[k].text in (",", ";", ":"):
+            return k if tokens[k].tag in ("VBD", "VBZ", "VBP") else i
+    return i
+
+
 def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> list[Edit] | None:
     """A past verb of a temporal or conditional clause to the present (``after a video surfaced`` ->
     ``after a video surfaces``), with ``did``/``had`` as auxiliaries (``did not`` -> ``does not``);
     None when the subject's number is unknown."""
     token, nxt = tokens[i], _next_word(tokens, i)
-    plural = subject_is_plural(tokens, i)
+    plural = subject_is_plural(tokens, _first_of_joined(tokens, i))
     if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
         return None
     word = token.text.lower()

@@ -125,6 +125,15 @@ PAST_TO_FUTURE = [
     ('She appeared in films, performed in musicals, and recorded albums.', 'She will appear in films, will perform in musicals, and will record albums.', None),  # own
     ('He was arrested, charged and released.', 'He will be arrested, charged and released.', None),  # own
     ('The man, who lived in Paris, founded a company.', 'The man, who will live in Paris, will found a company.', None),  # own
+    ('Just as a linear force is a push or a pull applied to a body, a torque can be thought of as a twist applied to an object with respect to a chosen axis.', None, 'participle_only'),  # wiki
+    ('In physics, Huygens made seminal contributions to optics and mechanics, while as an astronomer he studied the rings of Saturn and discovered its largest moon, Titan.', 'In physics, Huygens will make seminal contributions to optics and mechanics, while as an astronomer he studies the rings of Saturn and discovers its largest moon, Titan.', None),  # wiki
+    ("Best known for the novels Le Rouge et le Noir and La Chartreuse de Parme, he is highly regarded for the acute analysis of his characters' psychology and considered one of the early and foremost practitioners of realism.", None, 'participle_only'),  # wiki
+    ('The United States, the European Union and the Group of eight industrialised nations among others, have all called on India and Pakistan to exercise restraint and resolve the stand-off through dialogue.', None, 'participle_only'),  # lee
+    ('Thrillers are characterized and defined by the moods they elicit, giving their audiences heightened feelings of suspense, excitement, surprise, anticipation and anxiety.', None, 'participle_only'),  # wiki
+    ('A basin is separated from adjacent basins by a perimeter, the drainage divide, made up of a succession of elevated features, such as ridges and hills.', None, 'participle_only'),  # wiki
+    ('In the context of African American culture, vernacular dance encompasses styles that developed organically within African American communities, influenced by African traditions, European dance forms, and the unique experiences of African Americans in the United States.', 'In the context of African American culture, vernacular dance encompasses styles that will develop organically within African American communities, influenced by African traditions, European dance forms, and the unique experiences of African Americans in the United States.', None),  # wiki
+    ('The concept of social stratification was introduced by a Russian-American sociologist Pitirim Sorokin in his book "Social Mobility" published in 1927.', 'The concept of social stratification will be introduced by a Russian-American sociologist Pitirim Sorokin in his book "Social Mobility" published in 1927.', None),  # wiki
+    ('As the family searched the house and tussled with the dog, the police arrived.', 'As the family searches the house and tussles with the dog, the police will arrive.', None),  # own
 ]  # fmt: skip
 
 NEGATION = [
