@@ -19,7 +19,7 @@ A word tagged as a past verb is **not finite** (:func:`nonfinite_reason` says wh
 
 from __future__ import annotations
 
-from corpora.probes.lexicon import inflect, lemma, past_forms
+from corpora.probes.lexicon import inflect, is_noun, lemma, past_forms
 from corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
@@ -140,6 +140,8 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
     if closing and j > 0 and tokens[j - 1].tag.startswith("NN"):
         j -= 1  # in his book "Social Mobility" published in 1927
     before = tokens[j]
+    if before.tag == "VBZ" and is_noun(before.text) and j > 0 and tokens[j - 1].tag.startswith(("NN", "JJ")):
+        before = before._replace(tag="NNS")  # barbarian federates settled throughout: no verb before a verb
     low = before.text.lower()
     demonstrative_subject = (
         low in ("this", "these", "those")
@@ -190,7 +192,8 @@ _BARE_CLAUSE_VERBS = _CLAUSE_VERBS | frozenset(
     "complain recognize recognise worry decide observe mention imply declare promise swear write notice".split()
 )
 _NOT_PASSIVE_BY = frozenset(
-    "rise grow increase decrease decline drop fall climb win lose gain shrink".split()
+    "rise grow increase decrease decline drop fall climb win lose gain shrink pass stand live go come finish stop "
+    "swear abide die".split()
 )
 _PREDICATE_BOUNDARY = frozenset({"than", "like", "so"})
 
@@ -212,16 +215,17 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
     this purpose*, *the perception stimulated when*, *pieces connected at angles*), an agent follows (*a form
     of jazz characterized by*), or a relative clause does (*The earliest inscriptions found which are*)."""
     word = tokens[i].text.lower()
-    if not _participle_form(word, base) or base in _INTRANSITIVE:
-        return False  # wrote, died: no passive participle
+    if not _participle_form(word, base):
+        return False  # wrote: no participle
+    if base not in _NOT_PASSIVE_BY and _agent_follows(tokens, i):
+        return True  # a form of jazz characterized by; the role played by; questions referred to it by
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     after = tokens[i + 2] if i + 2 < len(tokens) else None
     if nxt is not None and nxt.text.lower() in ("which", "who") and after is not None:
         if after.tag in FINITE_TAGS:
             return True  # The earliest inscriptions found which are identifiably Maya date to
-    if nxt is not None and nxt.text.lower() == "by" and base not in _NOT_PASSIVE_BY:
-        if any(t.tag in FINITE_TAGS for t in tokens[:j]):
-            return True  # bebop, a form of jazz characterized by fast tempos
+    if base in _NAMING and _indefinite_noun_phrase(tokens, j):
+        return True  # a metropolitan area called the Tricity; along broad lines called weather fronts
     k = j - 1
     while k >= 0:
         token = tokens[k]
@@ -327,6 +331,28 @@ def _glued(tokens: tuple[Token, ...], k: int) -> bool:
         and tokens[k - 1].end == tokens[k].start
         and tokens[k].end == tokens[k + 1].start
     )
+
+
+def _agent_follows(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether *by* follows the past form at ``i`` within a few words, before any verb or comma (*characterized
+    by*, *referred to it by*)."""
+    for token in tokens[i + 1 : i + 5]:
+        if token.text.lower() == "by":
+            return True
+        if token.tag in FINITE_TAGS or token.tag.startswith("VB") or token.text in (",", ";", ":"):
+            return False
+    return False
+
+
+def _indefinite_noun_phrase(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether the noun phrase ending at ``j`` opens with *a*/*an* or is a bare plural (*a metropolitan area*,
+    *broad lines*), as a named thing is introduced (but: *The man called the police*)."""
+    k = j
+    while k >= 0 and tokens[k].tag in _NP and tokens[k].tag not in _NP_START:
+        k -= 1
+    if k >= 0 and tokens[k].text.lower() in ("a", "an"):
+        return True
+    return tokens[j].tag == "NNS" and (k < 0 or tokens[k].tag not in _NP_START)
 
 
 def _in_relative_clause(tokens: tuple[Token, ...], k: int) -> bool:
