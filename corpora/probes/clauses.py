@@ -128,7 +128,7 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
             finite_before
             and not later
             and nxt is not None
-            and (nxt.tag in ("IN", "TO", "RP") or base in _NAMING)
+            and (nxt.tag in ("IN", "TO", "RP", "CD") or base in _NAMING or base in ("situate", "locate"))
             and _participle_form(word, base)
             and base not in _INTRANSITIVE
             and not _verb_list_follows(tokens, i)
@@ -154,6 +154,9 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         return "participle"  # are today recognized, has long used
     if before.tag == "CC":
         return _coordinated(tokens, j, base, nxt)
+    if before.tag.startswith("NN") and _participle_form(word, base) and base not in _NOT_PASSIVE_BY:
+        if _agent_follows(tokens, i):
+            return "reduced_relative"  # products and services banned by the state (exist read as a noun)
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
         if _reduced_after_noun(tokens, i, j, base):
             return "reduced_relative"
@@ -249,7 +252,8 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
         if (
             token.text in (";", ":", "(", ")", "-", "–", "—")
             and not _glued(tokens, k)
-            or token.tag in ("WDT", "WP", "WP$", "WRB", "PRP", "POS")
+            or token.tag in ("WDT", "WP", "WP$", "WRB", "POS")
+            or (token.tag == "PRP" and not (k > 0 and tokens[k - 1].tag.startswith("VB")))  # classify it as
             or (low in _OPENERS and not (low == "as" and _preposition_as(tokens, k)))
             or low in _PREDICATE_BOUNDARY
         ):
@@ -352,7 +356,7 @@ def _indefinite_noun_phrase(tokens: tuple[Token, ...], j: int) -> bool:
         k -= 1
     if k >= 0 and tokens[k].text.lower() in ("a", "an"):
         return True
-    return tokens[j].tag == "NNS" and (k < 0 or tokens[k].tag not in _NP_START)
+    return tokens[j].tag in ("NN", "NNS") and (k < 0 or tokens[k].tag not in _NP_START)  # broth called oden
 
 
 def _in_relative_clause(tokens: tuple[Token, ...], k: int) -> bool:
@@ -388,7 +392,14 @@ def _in_list(tokens: tuple[Token, ...], k: int) -> bool:
             "VBN",
         )  # a bowed string instrument
 
-    if tokens[k].tag == "CC" and k > 0 and tokens[k - 1].tag in ("CD", "JJ", "JJR", "RB", "RBR"):
+    if (
+        tokens[k].tag == "CC"
+        and k > 0
+        and (
+            tokens[k - 1].tag in ("CD", "JJ", "JJR", "RB", "RBR")
+            or "/" in (tokens[k - 1].text, tokens[k + 1].text if k + 1 < len(tokens) else "")
+        )
+    ):
         return True  # two or more straight pieces; black and white
     first, last = k, k
     while first > 0 and joins(first - 1):

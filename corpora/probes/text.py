@@ -180,8 +180,11 @@ def _finite_participle(tokens: tuple[Token, ...], lowered: list[str], i: int) ->
             lowered[i - 2] not in _AUXILIARIES and tokens[i - 2].tag not in ("MD", "VBD", "VBZ", "VBP")
         )
     before, after = _clause(tokens, i, -1), _clause(tokens, i, 1)
+    p = i - 1
+    while p > 0 and tokens[p].tag == "RB" and lowered[p].endswith("ly"):
+        p -= 1  # Plato purposely created
     return (
-        tokens[i - 1].tag.startswith("NN")
+        tokens[p].tag.startswith("NN")
         and not any(lowered[j] in _AUXILIARIES or tokens[j].tag == "MD" for j in before)
         and not any(tokens[j].tag in ("VBD", "VBZ", "VBP", "MD") or lowered[j] in _FIXED for j in after)
     )

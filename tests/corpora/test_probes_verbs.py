@@ -140,6 +140,11 @@ PAST_TO_FUTURE = [
     ('He managed policy in regard to the attacks of barbarian federates settled throughout the West.', 'He will manage policy in regard to the attacks of barbarian federates settled throughout the West.', None),  # wiki
     ('The Palestinian leadership underscored the "importance of the role played by the American administration in the peace process, with the support of Russia and the European Union."', 'The Palestinian leadership will underscore the "importance of the role played by the American administration in the peace process, with the support of Russia and the European Union."', None),  # lee
     ('The man called the police.', 'The man will call the police.', None),  # own
+    ('Some forms of organized crime exist simply to meet demand for illegal goods or to facilitate trade in products and services banned by the state, such as illegal drugs or firearms.', None, 'participle_only'),  # wiki
+    ('While Maracaibo is commonly referred to as a lake, its current hydrological characteristics may better classify it as an estuary and/or semi-enclosed bay connected to the Gulf of Venezuela.', 'While Maracaibo is commonly referred to as a lake, its current hydrological characteristics may better classify it as an estuary and/or semi-enclosed bay will connect to the Gulf of Venezuela.', None),  # wiki
+    ('Located on the western highland of Java island, it has one of the coolest climates compared to other provincial capitals in Indonesia, situated 708 meters above sea level, approximately 145 kilometres southeast of Jakarta.', None, 'participle_only'),  # wiki
+    ('Japan also has many simmered dishes, such as fish products in broth called oden, or beef in sukiyaki and nikujaga.', None, 'participle_only'),  # wiki
+    ('John called the police.', 'John will call the police.', None),  # own
 ]  # fmt: skip
 
 NEGATION = [
