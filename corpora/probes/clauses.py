@@ -106,9 +106,18 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         present = earlier and all(t.tag in ("VBZ", "VBP") for t in tokens[:j] if t.tag in FINITE_TAGS)
         if present and nxt is not None and nxt.tag in ("IN", "TO"):
             return "participle_clause"  # is a genus of plants, widely distributed throughout
-        if nxt is not None and (nxt.tag in ("IN", "TO") or nxt.text == ",") and later and not earlier:
+        if (
+            nxt is not None
+            and (nxt.tag in ("IN", "TO") or nxt.text == "," or base in _NAMING)
+            and later
+            and not earlier
+        ):
             return "participle_clause"  # The club, founded in 1900, is ...
-        if nxt is not None and nxt.tag in ("NN", "NNS") and (j == _first_comma(tokens) or earlier):
+        if _participle_form(word, base) and base not in _NOT_PASSIVE_BY and _agent_follows(tokens, i):
+            return (
+                "participle_clause"  # a significant minority, followed by Turks; Panina—composed entirely by
+            )
+        if nxt is not None and nxt.tag in ("NN", "NNS", "JJ") and (j == _first_comma(tokens) or earlier):
             return "participle_clause"  # Violence, increased cost of living, and ...; ears, reduced hindlimbs
         if (
             nxt is not None
@@ -235,7 +244,9 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
         low = token.text.lower()
         if token.tag == "VBG" and k > 0:
             return True  # giving their audiences heightened feelings
-        if token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0 and tokens[k - 1].tag in ("TO", "MD")):
+        if token.tag == "VBD" and nonfinite_reason(tokens, k) is not None:
+            pass  # nine recognised subspecies split between: an adjective
+        elif token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0 and tokens[k - 1].tag in ("TO", "MD")):
             if (lemma(low) or low) in _BARE_CLAUSE_VERBS:
                 return False  # said the company closed
             if (
@@ -595,8 +606,11 @@ def in_temporal_clause(tokens: tuple[Token, ...], i: int) -> bool:
             whether = (
                 token.text.lower() == "if" and j > 0 and (lemma(tokens[j - 1].text.lower()) or "") in _ASKING
             )
-            if j == i - 1 or whether:
-                return False  # once lived (an adverb); determine if (whether)
+            relative = j + 1 < len(tokens) and tokens[j + 1].text.lower() in ("which", "whom")
+            if j == i - 1 or whether or relative:
+                return (
+                    False  # once lived (an adverb); determine if (whether); after which he led (a relative)
+                )
             return not (question and j == 0)
         j -= 1
     return False

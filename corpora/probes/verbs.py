@@ -24,6 +24,10 @@ from corpora.probes.lexicon import inflect, is_noun, lemma
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
+_BE_ADVERBS = frozenset(
+    "also still once then later originally first already previously formerly initially always subsequently "
+    "eventually".split()
+)
 _PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
 
 
@@ -162,6 +166,9 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
                 skip.add(i + 1)
             elif negated:  # was not -> will not be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "will not be")))
+                skip.add(i + 1)
+            elif nxt is not None and nxt.text.lower() in _BE_ADVERBS:  # was also -> will also be
+                edits.append(_span(sentence, token, nxt, match_case(token.text, f"will {nxt.text} be")))
                 skip.add(i + 1)
             elif question and i == 0 and nxt is not None and nxt.text.lower() in _PRONOUNS:
                 edits.append(replace(token, match_case(token.text, "will")))
