@@ -64,6 +64,7 @@ _NUMBER_WORDS = frozenset(
 )
 _NAMING = frozenset({"call", "name", "term", "dub", "nickname", "style", "title", "label", "know"})
 _MISREAD_PREPOSITIONS = frozenset({"towards", "toward", "upwards", "downwards", "backwards", "forwards"})
+_HEAD_PREPOSITIONS = frozenset({"of", "between", "among", "with", "for", "in", "on", "from"})
 _PARTICLES = frozenset({"up", "out", "back", "off", "down", "over", "away", "together"})
 _PLURAL_PRONOUNS = frozenset({"we", "they", "you", "i"})
 _SINGULAR_PRONOUNS = frozenset({"he", "she", "it", "this", "that", "one", "who", "which"})
@@ -167,7 +168,7 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         if _agent_follows(tokens, i):
             return "reduced_relative"  # products and services banned by the state (exist read as a noun)
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
-        if _reduced_after_noun(tokens, i, j, base):
+        if _reduced_after_noun(tokens, i, j, base) or _in_present_sentence(tokens, i, j, base):
             return "reduced_relative"
         if _prenominal(tokens, i, base):
             return "participle_clause"  # The white or pink flowered marsh worts ... are
@@ -246,7 +247,7 @@ def _reduced_after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | N
             return True  # giving their audiences heightened feelings
         if token.tag == "VBD" and nonfinite_reason(tokens, k) is not None:
             pass  # nine recognised subspecies split between: an adjective
-        elif token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0 and tokens[k - 1].tag in ("TO", "MD")):
+        elif token.tag in FINITE_TAGS or (token.tag == "VB" and k > 0):  # follow lifestyles often linked to
             if (lemma(low) or low) in _BARE_CLAUSE_VERBS:
                 return False  # said the company closed
             if (
@@ -346,6 +347,30 @@ def _glued(tokens: tuple[Token, ...], k: int) -> bool:
         and tokens[k - 1].end == tokens[k].start
         and tokens[k].end == tokens[k + 1].start
     )
+
+
+def _in_present_sentence(tokens: tuple[Token, ...], i: int, j: int, base: str | None) -> bool:
+    """Whether the participle form at ``i`` after the noun at ``j`` stands in a sentence whose verbs are in the
+    present, with no clause opener and no other past form (*individuals are expected to ..., follow lifestyles
+    often linked to*): a reduced relative, whatever the tags of the words between."""
+    if not _participle_form(tokens[i].text.lower(), base) or base in _INTRANSITIVE:
+        return False
+    present = False
+    for k, token in enumerate(tokens):
+        low = token.text.lower()
+        if k == i:
+            continue
+        if token.tag in ("VBZ", "VBP") and k < j:
+            present = True
+        if low in ("was", "were", "had", "did") or (low in _OPENERS and j > k):
+            return False
+        if (
+            token.tag == "VBD"
+            and low in past_forms(lemma(low) or low)
+            and not _participle_form(low, lemma(low))
+        ):
+            return False  # wrote, began: a past sentence
+    return present
 
 
 def _agent_follows(tokens: tuple[Token, ...], i: int) -> bool:
@@ -513,6 +538,12 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, following:
         if tokens[k].tag == "VBN" or previous not in past_forms(lemma(previous) or previous):
             return "participle_clause"  # was widely known and admired
     noun_left = j > 0 and tokens[j - 1].tag.startswith("NN")
+    if noun_left and following is not None and following.tag == "JJ":
+        m = j - 1
+        while m >= 0 and tokens[m].tag in _NP:
+            m -= 1
+        if m >= 0 and tokens[m].tag == "IN":
+            return "participle_clause"  # by a plethora of vassal kingdoms and allied nomadic tribes
     participle = adjective = False
     for k in range(j - 1, -1, -1):
         if tokens[k].tag == "VBN" or (tokens[k].tag == "VBD" and nonfinite_reason(tokens, k) is not None):
@@ -530,6 +561,10 @@ def _coordinated(tokens: tuple[Token, ...], j: int, base: str | None, following:
                 return None  # joins a finite verb
             passive = tokens[k].text.lower() in _AUXILIARY_FORMS
             particle = following is None or following.tag in ("RP", "RB", "IN", ",", ".") or nxt in _PARTICLES
+            words = [t.text.lower() for t in tokens[j + 1 : j + 6]]
+            particle = particle or any(
+                words[m : m + 2] == ["to", "as"] for m in range(len(words))
+            )  # referred to as
             complement = base in _NAMING or base in _COMPLEMENT_VERBS  # is regarded ... and considered one of
             if passive and (nxt in _PASSIVE_NEXT or particle or complement) and base not in _INTRANSITIVE:
                 return "participle_clause"
@@ -568,7 +603,7 @@ def subject_is_plural(tokens: tuple[Token, ...], i: int) -> bool | None:
             k = j - 1
             while k >= 0 and tokens[k].tag in _NP:
                 k -= 1
-            if k > 0 and tokens[k].text.lower() == "of" and tokens[k - 1].tag.startswith("NN"):
+            if k > 0 and tokens[k].text.lower() in _HEAD_PREPOSITIONS and tokens[k - 1].tag.startswith("NN"):
                 j = k - 1  # signs of life: the head is "signs"
                 tag, word = tokens[j].tag, tokens[j].text.lower()
             k = j - 1

@@ -53,6 +53,17 @@ def _present(base: str, plural: bool | None) -> str | None:
     return inflect(base, "VBP" if plural else "VBZ")
 
 
+def _governed_by_present(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the clause a temporal clause at ``i`` belongs to is in the present (its verb before the clause's
+    opener): its verb then stays in the past (*is accepted to have begun in 1941, when the US were brought*)."""
+    for k in range(i - 1, -1, -1):
+        if tokens[k].tag in ("VBZ", "VBP", "MD") and tokens[k].text.lower() not in ("'s",):
+            return True
+        if tokens[k].tag == "VBD":
+            return False
+    return False
+
+
 def _first_of_joined(tokens: tuple[Token, ...], i: int) -> int:
     """The first of verbs joined by a conjunction (*he studied the rings of Saturn and discovered*): its subject is
     theirs."""
@@ -136,6 +147,9 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             reasons.append("participle_only")
             continue
         if in_temporal_clause(tokens, i):
+            if _governed_by_present(tokens, i):
+                reasons.append("temporal_clause_only")  # is accepted to have begun in 1941, when the US were
+                continue
             present = _temporal(sentence, tokens, i, base)
             if present is None:
                 reasons.append("temporal_clause_subject")

@@ -79,7 +79,7 @@ PAST_TO_FUTURE = [
     ('He had not seen it.', 'He will not have seen it.', None),  # own
     ('He used to live in Paris.', None, 'used_to'),  # own
     # read in the final checks (40 random probes each) and fixed
-    ('Murray said last week that the search effort would stop if no signs of life were found at the sixth hole.', 'Murray will say last week that the search effort would stop if no signs of life are found at the sixth hole.', None),  # cnn
+    ('Murray said last week that the search effort would stop if no signs of life were found at the sixth hole.', 'Murray will say last week that the search effort would stop if no signs of life were found at the sixth hole.', None),  # cnn
     ('The Mississippian period is itself subdivided into the Early, Middle and Late Mississippian periods.', None, 'participle_only'),  # wiki
     ('This difficulty leads to phenomena such as Lazarus taxa, where a species presumed extinct abruptly reappears after a period of apparent absence.', None, 'no_past_verb'),  # wiki
     ('In a nation that largely feels abandoned by the rest of the world, it was a refreshing realization.', 'In a nation that largely feels abandoned by the rest of the world, it will be a refreshing realization.', None),  # cnn
