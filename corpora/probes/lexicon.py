@@ -37,3 +37,11 @@ def past_forms(base: str) -> frozenset[str]:
     if base == "be":
         return frozenset({"was", "were"})
     return frozenset(lemminflect.getInflection(base, "VBD", inflect_oov=False))
+
+
+@functools.lru_cache(maxsize=8192)
+def is_noun(word: str) -> bool:
+    """Whether lemminflect's dictionary knows ``word`` as a noun (``presents``: yes; ``refers``: no)."""
+    import lemminflect
+
+    return bool(lemminflect.getLemma(word.lower(), "NOUN", lemmatize_oov=False))

@@ -101,7 +101,7 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
     """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``), or
     None."""
     prev, nxt = _word(tokens, i - 1), _word(tokens, i + 1)
-    if prev.lower() in LABELS or prev in ("#", "©", "No"):
+    if prev.lower() in LABELS or prev in ("#", "©", "No", "Year", "Years"):  # Year 10: a school grade
         return "label"
     if prev in ("×", "^", "'", "’", "x", "e") and _glued(tokens, i - 1, i):
         return "notation"  # 1.2×1015, '57

@@ -150,7 +150,11 @@ def fix_tags(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
         tag_ = _FIXED.get(word, token.tag)
         if word == "her":
             tag_ = token.tag if token.tag in ("PRP", "PRP$") else "PRP"
-        if tag_ == "VBN" and i > 0 and _finite_participle(tokens, lowered, i):
+        if (
+            tag_ == "VBN"
+            and i > 0
+            and (_finite_participle(tokens, lowered, i) or _listed_past(out, lowered, i))
+        ):
             tag_ = "VBD"
         elif tag_ == "VBD" and i > 1 and lowered[i - 1] in _SUBJECT_PRONOUNS:  # was he elected, did he win
             if lowered[i - 2] in ("was", "were", "is", "are", "had", "has", "have"):
@@ -176,11 +180,33 @@ def _finite_participle(tokens: tuple[Token, ...], lowered: list[str], i: int) ->
             lowered[i - 2] not in _AUXILIARIES and tokens[i - 2].tag not in ("MD", "VBD", "VBZ", "VBP")
         )
     before, after = _clause(tokens, i, -1), _clause(tokens, i, 1)
+    p = i - 1
+    while p > 0 and tokens[p].tag == "RB" and lowered[p].endswith("ly"):
+        p -= 1  # Plato purposely created
     return (
-        tokens[i - 1].tag.startswith("NN")
+        tokens[p].tag.startswith("NN")
         and not any(lowered[j] in _AUXILIARIES or tokens[j].tag == "MD" for j in before)
         and not any(tokens[j].tag in ("VBD", "VBZ", "VBP", "MD") or lowered[j] in _FIXED for j in after)
     )
+
+
+def _listed_past(done: list[Token], lowered: list[str], i: int) -> bool:
+    """Whether the participle at ``i`` is the past verb of a list whose previous verb is a finite past one (*She
+    appeared in films, performed in musicals*; *he adhered to X, but moved*), or a demonstrative's verb at the
+    start (*This existed after*). ``done`` holds the fixed tags before ``i``."""
+    if i == 1 and lowered[0] in ("this", "these", "those"):
+        return True
+    j = i - 1
+    if done[j].tag != "CC" and done[j].text != ",":
+        return False
+    for k in range(j - 1, -1, -1):
+        tag_ = done[k].tag
+        if tag_ in ("VBD", "VBN", "VBZ", "VBP", "MD", "VB", "VBG"):
+            before = lowered[k - 1] if k > 0 else ""
+            return tag_ == "VBD" and before not in _AUXILIARIES and lowered[k] not in _AUXILIARIES
+        if tag_ in ("WDT", "WP", "WRB") or lowered[k] in (";", ":", "that"):
+            return False
+    return False
 
 
 _BOUNDARY_TAGS = frozenset({"CC", "WDT", "WP", "WRB"})

@@ -20,10 +20,14 @@ from __future__ import annotations
 
 from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
 from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.lexicon import inflect, lemma
+from corpora.probes.lexicon import inflect, is_noun, lemma
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
+_BE_ADVERBS = frozenset(
+    "also still once then later originally first already previously formerly initially always subsequently "
+    "eventually".split()
+)
 _PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
 
 
@@ -49,15 +53,44 @@ def _present(base: str, plural: bool | None) -> str | None:
     return inflect(base, "VBP" if plural else "VBZ")
 
 
+def _governed_by_present(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the clause a temporal clause at ``i`` belongs to is in the present (its verb before the clause's
+    opener): its verb then stays in the past (*is accepted to have begun in 1941, when the US were brought*)."""
+    for k in range(i - 1, -1, -1):
+        if tokens[k].tag in ("VBZ", "VBP", "MD") and tokens[k].text.lower() not in ("'s",):
+            return True
+        if tokens[k].tag == "VBD":
+            return False
+    return False
+
+
+def _first_of_joined(tokens: tuple[Token, ...], i: int) -> int:
+    """The first of verbs joined by a conjunction (*he studied the rings of Saturn and discovered*): its subject is
+    theirs."""
+    j = i - 1
+    while j >= 0 and tokens[j].tag in ("RB", "RBR"):
+        j -= 1
+    if j < 0 or tokens[j].tag != "CC":
+        return i
+    for k in range(j - 1, -1, -1):
+        if tokens[k].tag in ("VBD", "VBZ", "VBP") or tokens[k].text in (",", ";", ":"):
+            return k if tokens[k].tag in ("VBD", "VBZ", "VBP") else i
+    return i
+
+
 def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> list[Edit] | None:
     """A past verb of a temporal or conditional clause to the present (``after a video surfaced`` ->
     ``after a video surfaces``), with ``did``/``had`` as auxiliaries (``did not`` -> ``does not``);
     None when the subject's number is unknown."""
     token, nxt = tokens[i], _next_word(tokens, i)
-    plural = subject_is_plural(tokens, i)
+    plural = subject_is_plural(tokens, _first_of_joined(tokens, i))
     if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
         return None
     word = token.text.lower()
+    if nxt is not None and nxt.tag in ("VBG", "NN") and i + 2 < len(tokens):
+        after = tokens[i + 2].text.lower()
+        if after in past_forms(lemma(after) or after) and lemma(after) not in (None, after):
+            return None  # unless the Democrats left wing gave ground: two past forms, the clause unclear
     if word == "did" and nxt is not None and (nxt.text.lower() in ("not", "n't") or nxt.tag == "VB"):
         base = "do"
     elif word == "had" and (
@@ -114,6 +147,9 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             reasons.append("participle_only")
             continue
         if in_temporal_clause(tokens, i):
+            if _governed_by_present(tokens, i):
+                reasons.append("temporal_clause_only")  # is accepted to have begun in 1941, when the US were
+                continue
             present = _temporal(sentence, tokens, i, base)
             if present is None:
                 reasons.append("temporal_clause_subject")
@@ -132,11 +168,21 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
                 future -= 1
                 reasons.append("was_to")  # were to be made: a future in the past already
                 continue
-            if nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
+            late_not = _adverbs_then_not(tokens, i)
+            if late_not is not None:  # was probably not built -> will probably not be built
+                between = sentence[tokens[i + 1].start : tokens[late_not].end]
+                edits.append(
+                    _span(sentence, token, tokens[late_not], match_case(token.text, f"will {between} be"))
+                )
+                skip.update(range(i + 1, late_not + 1))
+            elif nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
                 skip.add(i + 1)
             elif negated:  # was not -> will not be
                 edits.append(_span(sentence, token, nxt, match_case(token.text, "will not be")))
+                skip.add(i + 1)
+            elif nxt is not None and nxt.text.lower() in _BE_ADVERBS:  # was also -> will also be
+                edits.append(_span(sentence, token, nxt, match_case(token.text, f"will {nxt.text} be")))
                 skip.add(i + 1)
             elif question and i == 0 and nxt is not None and nxt.text.lower() in _PRONOUNS:
                 edits.append(replace(token, match_case(token.text, "will")))
@@ -188,11 +234,32 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     return edits
 
 
+_NOT_VERBS = frozenset(
+    {"well", "so", "better", "more", "much", "right", "wrong", "fine", "too", "also", "not", "back"}
+)
+
+
+def _adverbs_then_not(tokens: tuple[Token, ...], i: int) -> int | None:
+    """Position of a ``not`` after one or more adverbs after the verb at ``i`` (*was probably not*), or None."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() not in ("not", "n't"):
+        j += 1
+    return j if j > i + 1 and j < len(tokens) and tokens[j].text.lower() == "not" else None
+
+
 def _auxiliary_did(tokens: tuple[Token, ...], i: int) -> bool:
     """``did`` as an auxiliary (``did not win``, ``did he win``, ``did win``), not a main verb (``did a
     short telefilm``)."""
     j = i + 1
     while j < len(tokens) and (tokens[j].tag in ("RB", "PRP") or tokens[j].text.lower() in ("not", "n't")):
+        word = tokens[j].text.lower()
+        if (
+            tokens[j].tag == "RB"
+            and lemma(word) == word
+            and not word.endswith("ly")
+            and word not in _NOT_VERBS
+        ):
+            return True  # closely related raptors did occur there (occur tagged RB)
         j += 1
     if j < len(tokens) and tokens[j].tag == "VB":
         return True
@@ -220,6 +287,9 @@ def _surfaced(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
         word = token.text.lower()
         if token.tag == "VBN" and _after_contact_relative(tokens, i):
             out[i] = token._replace(tag="VBD")  # The regime he created lasted until 1974
+            continue
+        if _present_read_as_plural(tokens, i):
+            out[i] = token._replace(tag="VBZ")  # In the narrow sense, the term refers to
             continue
         if token.tag not in ("NN", "VBP", "VB") or i == 0 or i + 1 >= len(tokens):
             continue
@@ -264,12 +334,17 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         if comma is None:
             return None
         start = comma + 1
-    relative = False
+    relative = in_relative = False
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
+        if in_relative and token.tag in _FINITE and _after_conjunction(tokens, i):
+            continue  # who secrete enzymes ... and thus do not eat: still the relative clause
         if i == 0 and _is_question(tokens) and token.tag in ("WDT", "WP", "WP$", "WRB"):
             continue  # Who won ...? opens a question, not a relative clause
+        if word == "than":
+            relative = True  # higher than can be achieved: the comparative clause's verb
+            continue
         if (
             word in _RELATIVES
             and token.tag in ("WDT", "WP", "WP$", "WRB")
@@ -295,11 +370,13 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             if lexical and nonfinite_reason(tokens, i) is not None:
                 continue  # In papers filed Friday, ...: a reduced relative or participle, not the clause's verb
             if relative:
-                relative = False
+                relative, in_relative = False, True
                 continue
+            if token.tag == "VBZ" and _noun_before_verb(tokens, i):
+                return None  # Gymnosperm seeds develop: "seeds" is the subject
             return i
-        if token.text == ",":
-            relative = False
+        if token.text in (",", ";", ":"):
+            relative = in_relative = False
     return None
 
 
@@ -317,6 +394,10 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     i = _main_verb(tokens)
     if i is None:
         return NoSite("no_main_verb")
+    if _verb_read_as_noun(tokens, i):
+        return NoSite(
+            "verb_read_as_noun"
+        )  # The extent varies depending on ...: the main verb tagged as a noun
     token = tokens[i]
     word = token.text.lower()
     nxt = _next_word(tokens, i)
@@ -335,7 +416,8 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     opens = i == 0 or tokens[i - 1].tag in ("WRB", "WP", "WDT")  # Did he ...? / So what will it take?
     if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
-    if token.tag == "MD" or base == "be" or (base == "have" and _participle_follows(tokens, i)):
+    perfect = base == "have" and _participle_follows(tokens, i) and not _adjectival_participle(tokens, i)
+    if token.tag == "MD" or base == "be" or perfect:
         if word in _NOT_ADD:
             return [replace(token, match_case(token.text, _NOT_ADD[word]))]
         return [replace(token, token.text + " not")]  # he's -> he's not
@@ -347,6 +429,92 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     if do is None:
         return NoSite("unknown_verb")
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+_SUBJECT_TAGS = frozenset({"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP$", "POS", "CD"})
+
+
+def _present_read_as_plural(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at ``i``, tagged as a plural noun, is the present verb of the clause's subject: a
+    third-person form right after a singular noun that opens the clause (nothing but its noun phrase before it,
+    after the sentence's start or a comma), followed by a determiner, a possessive, a gerund or *to* (*the term
+    refers to*, *Istanbul straddles the Bosphorus*, *Smith refuses to*)."""
+    token = tokens[i]
+    if token.tag != "NNS" or i == 0 or i + 1 >= len(tokens) or tokens[i - 1].tag not in ("NN", "NNP"):
+        return False
+    word = token.text.lower()
+    after = tokens[i + 1]
+    moving = after.tag == "IN" and after.text.lower() in (
+        "with",
+        "into",
+        "through",
+        "from",
+        "across",
+        "between",
+    )
+    if after.tag not in ("DT", "PRP$", "VBG", "TO") and not moving and is_noun(word):
+        return False  # the population figures of 2010 (but: the term refers, the skin form presents with)
+    base = lemma(word)
+    if base in (None, "be", word) or inflect(base, "VBZ") != word:
+        return False
+    k = i - 1
+    while k >= 0 and tokens[k].tag in _SUBJECT_TAGS:
+        k -= 1
+    return k < 0 or tokens[k].text == ","
+
+
+def _adjectival_participle(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the participle after *have* at ``i`` is an adjective joined to another one before a noun
+    (*knives have fixed or folding blades*)."""
+    return (
+        i + 3 < len(tokens)
+        and tokens[i + 1].tag == "VBN"
+        and tokens[i + 2].tag == "CC"
+        and tokens[i + 3].tag in ("JJ", "VBG", "VBN")
+    )
+
+
+def _after_conjunction(tokens: tuple[Token, ...], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and tokens[j].tag in ("RB", "RBR"):
+        j -= 1
+    return j >= 0 and tokens[j].tag == "CC"
+
+
+def _noun_before_verb(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at ``i``, tagged as a present verb, is a plural noun followed by the clause's verb in its
+    base form (*Gymnosperm seeds develop either on*)."""
+    if i + 1 >= len(tokens) or not is_noun(tokens[i].text):
+        return False
+    nxt = tokens[i + 1]
+    word = nxt.text.lower()
+    return (
+        nxt.tag in ("NN", "VBP", "VB") and lemma(word) == word and tokens[i - 1].tag.startswith(("NN", "JJ"))
+    )
+
+
+def _verb_read_as_noun(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether a present-tense verb the tagger read as a noun stands before the verb at ``i``, right after its
+    subject (*The exact extent varies depending on*, *the melting point of the iron increases,*, *Religious
+    Jews regard Judaism as*): the verb at ``i`` is then a later clause's, and negating it would miss the main
+    clause."""
+    start = 0
+    if tokens and tokens[0].text.lower() in _SUBORDINATORS:
+        start = next((k + 1 for k, t in enumerate(tokens) if t.text == ","), 0)
+    for k in range(max(start, 1), i):
+        token, after = tokens[k], tokens[k + 1]
+        word = token.text.lower()
+        if token.tag not in ("NN", "NNS") or not tokens[k - 1].tag.startswith("NN"):
+            continue
+        base = lemma(word)
+        if base is None or base == "be":
+            continue
+        third = token.tag == "NNS" and word == inflect(base, "VBZ") and word != base
+        if third and after.tag in ("DT", "PRP$", "VBG", "TO"):
+            return True  # The exact extent varies depending on
+        if token.tag == "NN" and word == base and _plural_noun(tokens[k - 1]) and after.tag == "NNP":
+            return True  # Religious Jews regard Judaism as
+    return False
 
 
 def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
@@ -382,3 +550,7 @@ def _affirmative(sentence: str, tokens: tuple[Token, ...], i: int, base: str | N
         head = {"ca": "can", "wo": "will", "sha": "shall"}.get(token.text.lower(), token.text)
         return [_span(sentence, token, negator, match_case(token.text, head))]
     return [_span(sentence, token, negator, token.text)]
+
+
+def _plural_noun(token: Token) -> bool:
+    return token.tag in ("NNS", "NNPS") or (token.tag == "NNP" and token.text.endswith("s"))

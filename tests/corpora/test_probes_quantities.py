@@ -15,6 +15,7 @@ from corpora.probes import PHENOMENA
 from corpora.probes.edits import apply_edits
 
 CASES = [
+    ('He left the school several weeks ago and is continuing Year 10 by distance education after he said homophobic bullies threw rocks at his head.', None, 'label'),  # lee
     ('The causes of the war included the Reformation, centralisation, excessive taxation, and the rights and privileges of the Dutch nobility and cities.', None, 'no_number'),  # wiki
     ("A passport is a formal travel document issued by a government that certifies a person's identity and nationality for international travel.", None, 'no_number'),  # wiki
     ('It typically starts with planning, financing, and design that continues until the asset is built and ready for use.', None, 'no_number'),  # wiki
