@@ -1,14 +1,8 @@
-"""Function-word phenomena: ``demonstrative`` and ``conjunction`` (INSteD, Shen et al. 2021, Table 7).
-
-- ``demonstrative``: a singular demonstrative determiner to the plural (this -> these, that -> those), its
-  head noun to the plural and a present or past form of "be"/"have" right after the noun phrase to agree
-  (``this city was`` -> ``these cities were``). "this"/"that" as pronouns (``This is``) or complementisers
-  (``said that``) are not sites.
-- ``conjunction``: the first connective of the sentence to one of the opposite relation: contrast to
-  consequence (but -> and therefore, however -> therefore, although -> therefore, yet -> and therefore,
-  nevertheless -> therefore) and back (therefore/thus/hence/consequently -> however, so -> but, because ->
-  although); "and" joining clauses (after a comma, or before a verb) -> but. A sentence-initial "Although"
-  becomes "Because" (``Therefore X, Y`` would not parse).
+"""The ``demonstrative`` phenomenon (INSteD, Shen et al. 2021, Table 7): a singular demonstrative determiner to
+the plural (this -> these, that -> those), alone as in INSteD's released probes, or with ``agree`` its head noun
+to the plural and the verb that agrees with the noun phrase too (``this city was`` -> ``these cities were``).
+"this"/"that" as pronouns (``This is``), complementisers (``said that``) or relatives (``stars that``) are not
+sites. ``conjunction`` is in :mod:`corpora.probes.connectives`.
 """
 
 from __future__ import annotations
@@ -18,6 +12,7 @@ import functools
 from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.text import Token, analyse, match_case
 
+FINITE = ("VBD", "VBZ", "VBP", "MD")  # the tags of finite verbs
 _AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
 
 
@@ -106,7 +101,7 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
             return None, "that_relative"  # stars that collapse, pieces that feature
         if verb and not ends:
             return None, "that_complementiser"  # indicates that fog also functions; said that man was
-        if prev.text == "," and k < len(tokens) and tokens[k].tag in _FINITE:
+        if prev.text == "," and k < len(tokens) and tokens[k].tag in FINITE:
             return None, "that_complementiser"
     return head, None
 
@@ -154,7 +149,7 @@ def _plural_form(token: Token) -> bool:
     return token.tag == "NN" and bool(lemmas) and word not in lemmas
 
 
-_SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
+SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
                            "whether", "once"})  # fmt: skip
 _PARTITIVES = frozenset({"most", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
 
@@ -166,7 +161,7 @@ def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
         return True
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
         return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
-    if tokens[i - 1].text.lower() in _SUBORDINATORS:
+    if tokens[i - 1].text.lower() in SUBORDINATORS:
         return True  # if this collision occurs
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
 
@@ -243,158 +238,4 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
                 ),
             )
         return edits
-    return NoSite(reason)
-
-
-_SENTENCE_ADVERBS = {
-    "however": "therefore",
-    "nevertheless": "therefore",
-    "nonetheless": "therefore",
-    "therefore": "however",
-    "thus": "however",
-    "hence": "however",
-    "consequently": "however",
-}
-_CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
-
-
-_FINITE = ("VBD", "VBZ", "VBP", "MD")
-_SUBJECT_WORDS = ("PRP", "DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$", "POS", "EX")
-
-
-def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> bool:
-    """Whether a clause starts after position ``i``: a subject (a pronoun, or a noun phrase opened by a
-    determiner, possessive, number or name) then a finite verb before any comma (``but he won``, ``and the
-    team lost``), or with ``bare`` a finite verb at once (``but lost``); adverbs may come first."""
-    j = i + 1
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
-        j += 1
-    if (
-        bare
-        and j < len(tokens)
-        and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ","))
-    ):
-        return True  # but lost; (did it win,) but lose
-    if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
-        return False
-    subject = 0
-    while (
-        j < len(tokens)
-        and subject < 8
-        and (tokens[j].tag in _SUBJECT_WORDS or (subject and tokens[j].text.lower() == "of"))
-    ):
-        j, subject = j + 1, subject + 1  # the visual perception of non-humans extends
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
-        j += 1
-    return j < len(tokens) and tokens[j].tag in _FINITE
-
-
-_SUBJECT_OPENERS = ("PRP", "DT", "PRP$", "NNP", "NNPS", "NNS", "CD", "EX")
-
-
-def _segment_has_finite(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether the stretch before ``i`` back to the previous comma, semicolon, dash or the sentence's start
-    has a finite verb: the left conjunct is a clause, not an item of a list (``visible, ultraviolet, and
-    infrared``; ``the Milky Way and its satellites form``)."""
-    j = i - 1
-    if j >= 0 and tokens[j].text == ",":
-        j -= 1
-    while j >= 0 and tokens[j].text not in (",", ";", ":", "--", "—", "–"):
-        if tokens[j].tag in _FINITE:
-            return True
-        j -= 1
-    return False
-
-
-def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
-    """None when ``and`` at ``i`` joins clauses with their own subjects (``..., and it won``; ``he lost and the
-    team left``), else why not: ``list_and`` (``dues and fees``, ``designed and developed``, ``a defender, and
-    an attorney``, ``visible, ultraviolet, and infrared``, ``cools plants, changes ..., and enables``)."""
-    if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i):
-        return "list_and"
-    if tokens[i - 1].tag in _FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
-        return "list_and"  # sang and danced, designed and developed
-    if tokens[i - 1].text != "," and tokens[i + 1].tag not in ("PRP", "DT", "PRP$", "EX"):
-        return "list_and"  # living conditions and resources meet: nouns of one subject
-    return None if _clause_follows(tokens, i, bare=False) else "list_and"
-
-
-def _not_before(tokens: tuple[Token, ...], i: int) -> bool:
-    """A ``not``/``never`` earlier in the sentence (``not on the facts but on the law``)."""
-    return any(t.text.lower() in ("not", "n't", "never", "no") for t in tokens[max(0, i - 12) : i])
-
-
-def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
-    but -> and therefore, and -> but, although -> therefore, and therefore -> but, therefore -> however.
-
-    >>> [e.after for e in conjunction("He was injured, but he won the race.")]
-    ['and therefore']
-    >>> [e.after for e in conjunction("Although it rained, the match went ahead.")]
-    ['Because']
-    >>> conjunction("It was designed and developed in Leeds.")
-    NoSite('list_and')
-    """
-    tokens = analyse(sentence) if tokens is None else tokens
-    reason = "no_connective"
-
-    def note(why: str) -> None:
-        nonlocal reason
-        reason = why if reason == "no_connective" else reason
-
-    for i, token in enumerate(tokens):
-        word = token.text.lower()
-        prev = tokens[i - 1].text.lower() if i else ""
-        nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
-        if word == "and" and nxt in ("therefore", "thus", "hence", "so", "consequently"):
-            if _clause_follows(tokens, i + 1):  # and therefore -> but
-                end = tokens[i + 1]
-                return [
-                    Edit(token.start, end.end, sentence[token.start : end.end], match_case(token.text, "but"))
-                ]
-            note("not_a_clause")
-            continue
-        if word in _SENTENCE_ADVERBS and prev == "and":
-            note("not_a_clause")  # the genome, and therefore the maternal line, is
-            continue
-        if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
-            after = _SENTENCE_ADVERBS[word]
-        elif word in ("although", "though") and i == 0:
-            after = "because"
-        elif word in ("although", "though") and prev == ",":
-            if not _clause_follows(tokens, i, bare=False):
-                note("not_a_clause")  # natively, though informally, called
-                continue
-            after = "therefore"
-        elif word in ("but", "yet") and i > 0:
-            if nxt in ("also", "rather", "only") or prev in (
-                "not",
-                "anything",
-                "nothing",
-                "all",
-                "last",
-                "none",
-            ):
-                note("not_x_but_y" if prev != "last" else "not_a_clause")
-                continue
-            if _not_before(tokens, i) and not _clause_follows(tokens, i, bare=False):
-                note("not_x_but_y")  # not on the facts but on the law; not a singer but an actor
-                continue
-            if not _clause_follows(tokens, i):
-                note("not_a_clause")
-                continue
-            after = _CLAUSE_CONNECTIVES[word]
-        elif word == "because" and nxt != "of" and i > 0:
-            after = "although"
-        elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB") and _clause_follows(tokens, i):
-            after = "but"
-        elif word == "and":
-            why = _and_joins_clauses(tokens, i)
-            if why is not None:
-                note(why)
-                continue
-            after = "but"
-        else:
-            continue
-        return [replace(token, match_case(token.text, after))]
     return NoSite(reason)

@@ -50,7 +50,7 @@ SKIP_REASONS = {
     "animacy-down": {"referent_in_intruder", "she_country", "no_context_person", "mixed_context_gender", "no_pronoun"},
     "animacy-up": {"country", "vessel", "expletive_it", "referent_in_intruder", "person_in_intruder", "no_pronoun"},
     "demonstrative": {"pronoun", "plural_head", "that_complementiser", "that_relative", "proper_noun"},
-    "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective"},
+    "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective", "sentence_final"},
 }  # fmt: skip
 
 
@@ -150,6 +150,11 @@ CONJUNCTION_CASES = [
     ("The team lost the final, and the coach resigned.", "The team lost the final, but the coach resigned."),
     ("The team won the final, although the coach resigned.", "The team won the final, therefore the coach resigned."),
     ("Although it rained, the match went ahead.", "Because it rained, the match went ahead."),
+    # the connective inside another clause: "therefore" there would not parse
+    ("The particles, although they have quanta of energy, do not have rest mass.", "skip:parenthetical"),
+    ("Because it rained, the match was cancelled.", "Although it rained, the match was cancelled."),
+    ("The station was thus closed in 1960.", "The station was nevertheless closed in 1960."),
+    ("Thus, the station closed.", "However, the station closed."),
 ]  # fmt: skip
 
 
