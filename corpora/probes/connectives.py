@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.text import Token, analyse, match_case
-from corpora.probes.words import FINITE, SUBORDINATORS
+from corpora.probes.words import FINITE, SUBORDINATORS, verb_form
 
 _CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
 
@@ -35,7 +35,7 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True, strict
         and j < len(tokens)
         and (tokens[j].tag in FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ","))
     ):
-        return _verb_form(tokens[j]) and not (
+        return verb_form(tokens[j]) and not (
             strict and _ambiguous_verb(tokens[j])
         )  # but lost; (did it win,) but lose
     if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
@@ -73,7 +73,7 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True, strict
         return False  # ..., and later became: an adverb the tagger calls an adjective
     while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
         j += 1
-    if j >= len(tokens) or tokens[j].tag not in FINITE or not _verb_form(tokens[j]):
+    if j >= len(tokens) or tokens[j].tag not in FINITE or not verb_form(tokens[j]):
         return False
     if (
         tokens[j].text.lower() in ("do", "does")
@@ -96,24 +96,6 @@ def _verb_follows(tokens: tuple[Token, ...], i: int, strict: bool) -> bool:
         _clause_follows(tokens, j - 1, bare=True, strict=strict)
         and j < len(tokens)
         and tokens[j].tag in FINITE + ("VB",)
-    )
-
-
-def _verb_form(token: Token) -> bool:
-    """Whether a token tagged finite is a finite form of a verb in lemminflect's dictionary (a modal or a
-    contraction always is; a capitalised word inside the sentence is a name)."""
-    import lemminflect
-
-    word = token.text.lower()
-    if token.tag == "MD" or word in ("'s", "'re", "'ve", "'d", "'m", "’s", "’re", "’ve", "’d", "’m"):
-        return True
-    if token.text[:1].isupper() and token.start > 0:
-        return False
-    readings = lemminflect.getAllLemmas(word)
-    lemmas = readings.get("VERB", ()) + readings.get("AUX", ())
-    tags = ("VBD",) if token.tag == "VBD" else ("VBZ",) if token.tag == "VBZ" else ("VBP", "VB")
-    return any(
-        word in lemminflect.getInflection(base, tag, inflect_oov=False) for base in lemmas for tag in tags
     )
 
 
@@ -158,7 +140,7 @@ def _segment_has_finite(tokens: tuple[Token, ...], i: int, strict: bool = False)
     if j >= 0 and tokens[j].text == ",":
         j -= 1
     while j >= 0 and tokens[j].text not in (",", ";", ":", "--", "—", "–"):
-        if tokens[j].tag in FINITE and _verb_form(tokens[j]):
+        if tokens[j].tag in FINITE and verb_form(tokens[j]):
             if not _participle_form(tokens[j]) or (j and tokens[j - 1].tag == "PRP"):
                 return True
             if j + 1 < i and tokens[j + 1].tag in ("PRP", "DT", "PRP$"):
@@ -224,7 +206,7 @@ def _finite_before(tokens: tuple[Token, ...], i: int) -> bool:
         word = tokens[j].text.lower()
         if word in _AUXILIARY_WORDS:
             return True
-        if tokens[j].tag in FINITE or (tokens[j].tag == "VBN" and _verb_form(tokens[j]._replace(tag="VBD"))):
+        if tokens[j].tag in FINITE or (tokens[j].tag == "VBN" and verb_form(tokens[j]._replace(tag="VBD"))):
             return True
     return False
 

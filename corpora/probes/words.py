@@ -61,6 +61,9 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
     ``pronoun`` (``this is``, ``that much``), ``plural_head`` (``that award tickets``: a complementiser),
     ``that_complementiser`` (``said that man was``, ``so that``)."""
     word = tokens[i].text.lower()
+    # carry this medium voltage power to: no verb after an object, once the clause has its verb (not:
+    # dialogues between characters employing this method feature in)
+    subject = _subject_position(tokens, i) or not any(t.tag in FINITE for t in tokens[:i])
     j = i + 1
     if (
         j < len(tokens)
@@ -72,7 +75,7 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     head = None
     while j < len(tokens) and tokens[j].tag in ("NN", "NNP", "NNS", "NNPS") and tokens[j].text[:1].isalnum():
-        if _verb_after_noun(tokens, j, head is None):
+        if _verb_after_noun(tokens, j, head is None or not subject):
             break  # this team plays in, was this bridge built by, this intensified in: the tagger's noun is a verb
         head = j
         if tokens[j].tag in ("NNS", "NNPS"):
@@ -80,13 +83,37 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     if head is None:
         return None, "pronoun"
+    first = next(m for m in range(i + 1, head + 1) if tokens[m].tag.startswith("NN"))
+    if (
+        head > first
+        and i == 1
+        and tokens[0].text.lower() in _OPENING_PREPOSITIONS
+        and head + 1 < len(tokens)
+        and tokens[head + 1].tag in FINITE
+        and not any(t.tag in FINITE for t in tokens[:i])
+    ):
+        head -= 1  # In this general sense nature refers: "nature" is the subject of "refers"
     if tokens[head].tag.startswith("NNP"):
         return None, "proper_noun"  # before this Pharaoh was: a pronoun before a name more often than not
-    prev = tokens[i - 1] if i > 0 else None
+    before = i - 1
+    while before >= 0 and tokens[before].tag in ("''", "``", "-RRB-", "-RSB-"):
+        before -= 1  # "enigmatic mood pieces" that feature: the word before the quote
+    prev = tokens[before] if before >= 0 else None
     if word == "that" and prev is not None and prev.text.lower() in _COMPLEMENTISER_HOSTS | _BE_FORMS:
         return None, "that_complementiser"  # the problem is that people forget; so that
     if _plural_form(tokens[head]):
         return None, "plural_head"
+    if word == "that" and prev is not None and prev.tag.startswith("VB") and _noun_not_verb(tokens, before):
+        prev = prev._replace(tag="NNS")  # halteres, organs that sense; the militia that conducted
+    if (
+        word == "that"
+        and prev is not None
+        and prev.tag.startswith("JJ")
+        and prev.text.lower() not in _PREPOSITIONAL
+    ):
+        return None, "that_complementiser"  # it is important that direct contact is; so large that
+    if word == "that" and prev is not None and prev.tag.startswith("VB") and _clause_verb(prev.text):
+        return None, "that_complementiser"  # believe that pasta in a form ... was; states that pleasure and
     if word == "that" and prev is not None:
         k = head + 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
@@ -104,6 +131,71 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         if prev.text == "," and k < len(tokens) and tokens[k].tag in FINITE:
             return None, "that_complementiser"
     return head, None
+
+
+# Verbs that take a that-clause: "that" after them is a complementiser, whatever follows it.
+_CLAUSE_VERBS = frozenset({
+    "say", "state", "believe", "think", "know", "claim", "argue", "suggest", "show", "find", "note", "report",
+    "indicate", "assume", "conclude", "estimate", "agree", "feel", "hope", "fear", "ensure", "realize", "realise",
+    "predict", "propose", "reveal", "insist", "warn", "admit", "deny", "confirm", "announce", "add", "explain",
+    "recommend", "demand", "emphasize", "emphasise", "acknowledge", "discover", "observe", "prove", "establish",
+    "notice", "hypothesize", "hypothesise", "decide", "learn", "determine", "imply", "assert", "maintain",
+    "contend", "declare", "recognize", "recognise", "understand", "tell", "teach", "posit", "theorize", "speculate",
+    "stress", "allege", "doubt", "guarantee", "mean", "require", "specify", "stipulate", "dictate", "demonstrate",
+})  # fmt: skip
+
+
+_OPENING_PREPOSITIONS = frozenset({
+    "in", "on", "at", "by", "for", "with", "from", "under", "over", "during", "after", "before", "among", "within",
+    "through", "throughout", "across", "between", "without", "since", "until", "into", "despite", "upon", "beyond",
+    "along", "around", "against", "towards", "toward", "unlike", "like",
+})  # fmt: skip
+# Adjectives before a demonstrative determiner: with an object (near that town) or of time (later that month).
+_PREPOSITIONAL = frozenset({"near", "like", "unlike", "worth", "opposite", "next", "due", "earlier", "later", "early",
+                            "late"})  # fmt: skip
+
+
+def _clause_verb(word: str) -> bool:
+    """Whether a verb form is one of a verb that takes a that-clause (``believed``, ``states``)."""
+    from corpora.probes.lexicon import lemma
+
+    return lemma(word) in _CLAUSE_VERBS
+
+
+def verb_form(token: Token) -> bool:
+    """Whether a token tagged as a verb is a form of a verb with that tag in lemminflect's dictionary (a modal
+    or a contraction always is; a capitalised word inside the sentence is a name; ``machines``/VB is not)."""
+    import lemminflect
+
+    word = token.text.lower()
+    if token.tag == "MD" or word in ("'s", "'re", "'ve", "'d", "'m", "’s", "’re", "’ve", "’d", "’m"):
+        return True
+    if token.text[:1].isupper() and token.start > 0:
+        return False
+    readings = lemminflect.getAllLemmas(word)
+    lemmas = readings.get("VERB", ()) + readings.get("AUX", ())
+    tags = {"VBD": ("VBD",), "VBZ": ("VBZ",), "VBN": ("VBN",), "VBG": ("VBG",)}.get(token.tag, ("VBP", "VB"))
+    return any(
+        word in lemminflect.getInflection(base, tag, inflect_oov=False) for base in lemmas for tag in tags
+    )
+
+
+def _noun_not_verb(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether a word the tagger called a verb is a noun: it has no verb reading (``militia``), or it is a
+    plural noun where no subject precedes it (``halteres, organs that``; ``these are claims that``)."""
+    import lemminflect
+
+    word = tokens[j].text.lower()
+    readings = lemminflect.getAllLemmas(word)
+    if not verb_form(tokens[j]):
+        return tokens[j].tag != "MD"  # the militia that; machines that (not a form of a verb with its tag)
+    plural = word in lemminflect.getInflection(readings.get("NOUN", ("~",))[0], "NNS", inflect_oov=False)
+    return (
+        "NOUN" in readings
+        and plural
+        and tokens[j].tag in ("VBZ", "VBP")
+        and (j == 0 or not tokens[j - 1].tag.startswith(("NN", "PRP", "WDT", "WP")))
+    )
 
 
 def _verb_only(word: str) -> bool:
@@ -166,6 +258,10 @@ def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
 
 
+_NOT_DETERMINERS = frozenset({"no_demonstrative", "pronoun", "proper_noun", "plural_head", "that_complementiser",
+                              "that_relative"})  # fmt: skip
+
+
 def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree: bool = False) -> list[Edit]:
     """The first singular demonstrative determiner to the plural: the determiner alone (INSteD's released
     probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description).
@@ -193,49 +289,215 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
         determiner = replace(token, match_case(token.text, "these" if word == "this" else "those"))
         if not agree:
             return [determiner]
-        noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
-        if noun is None:
-            reason = "no_plural" if reason == "no_demonstrative" else reason
+        edits = _agreeing(sentence, tokens, i, j, determiner)
+        if isinstance(edits, str):
+            reason = edits if reason in _NOT_DETERMINERS else reason  # a determiner agree skips: say why
             continue
-        k = j + 1
-        genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
-        if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
-            reason = (
-                "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
-            )
-            continue
-        if genitive:  # that year's -> those years'
-            edits = [determiner, Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end],
-                                      noun + ("'" if noun.endswith("s") else "'s"))]  # fmt: skip
-            return edits
-        if k < len(tokens) and tokens[k].text.lower() == "of":  # these kinds of surgery focus
-            k += 1
-            of = k
-            while k < len(tokens) and tokens[k].tag in ("DT", "JJ", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$"):
-                if k > of and tokens[k].tag.startswith("NN") and _verb_after_noun(tokens, k):
-                    break  # kinds of surgery focuses: the verb
-                k += 1
-        while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
-            k += 1
-        if (
-            _subject_position(tokens, i)
-            and k < len(tokens)
-            and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP"))
-        ):
-            reason = (
-                "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
-            )
-            continue
-        edits = [determiner, replace(tokens[j], noun)]
-        agreeing = _plural_verb(tokens[k]) if k < len(tokens) and _subject_position(tokens, i) else None
-        if agreeing is not None:
-            edits.append(replace(tokens[k], agreeing))
-        if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
-            edits.insert(
-                0,
-                replace(
-                    tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()])
-                ),
-            )
         return edits
     return NoSite(reason)
+
+
+# Nouns whose plural English does not use, or uses in another sense (damages: money; staffs: sticks).
+MASS_NOUNS = frozenset({
+    "information", "advice", "equipment", "evidence", "knowledge", "furniture", "luggage", "baggage", "news",
+    "research", "homework", "software", "hardware", "machinery", "clothing", "jewellery", "jewelry", "traffic",
+    "pollution", "wildlife", "livestock", "feedback", "infrastructure", "welfare", "safety", "nutrition", "staff",
+    "personnel", "music", "poetry", "scenery", "weather", "presence", "continuity", "damage", "access",
+    "assistance", "permission", "progress", "mail", "garbage", "rubbish", "merchandise", "cash", "money",
+    "electricity", "gravity", "fun", "luck", "courage", "patience", "violence", "harm", "guidance", "transport",
+    "accommodation", "applause", "chaos", "conduct", "employment", "unemployment", "enjoyment", "expertise",
+    "fame", "heat", "help", "hospitality", "importance", "inflation", "intelligence", "justice", "legislation",
+    "logic", "nonsense", "obesity", "peace", "photography", "pride", "privacy", "publicity", "sunshine", "warmth",
+    "wealth", "wisdom", "anger", "health", "heritage", "literacy", "agriculture", "education", "leadership",
+    "mathematics", "physics", "economics", "advertising", "independence", "happiness", "poverty",
+    "prosperity", "racism", "slavery", "terrorism", "tourism", "pasta", "rice", "bread", "milk", "butter",
+    "oxygen", "hydrogen", "nitrogen", "carbon", "silver", "gold", "copper", "iron", "steel", "aluminium",
+    "aluminum", "plastic", "cotton", "wool", "silk", "leather", "flour", "coffee", "tea",
+    "blood", "mud", "sand", "dust", "smoke", "snow", "ice", "rain", "fog", "air", "soil", "grass", "weed",
+    "stuff", "trash", "debris", "litter", "vandalism", "mankind", "humanity", "nature", "biodiversity",
+    "funding", "housing", "training", "shopping", "spending", "understanding", "wellbeing", "well-being",
+    "aid", "ammunition", "artillery", "cavalry", "infantry", "police", "clergy", "youth", "offspring",
+})  # fmt: skip
+
+# Time nouns that this/that makes a deictic adverbial (this morning, earlier this month, that year's race):
+# pluralised they no longer point to one time (these mornings), so ``agree`` keeps them only after a preposition.
+_TIME_NOUNS = frozenset({
+    "morning", "afternoon", "evening", "night", "day", "week", "weekend", "fortnight", "month", "year", "season",
+    "time", "summer", "winter", "spring", "autumn", "fall", "decade", "century", "quarter", "semester", "moment",
+})  # fmt: skip
+_CLAUSE_OPENERS = SUBORDINATORS | {"that", "which", "who", "whom", "whose", "where", "what", "how", "why"}
+_SINGULAR_VERBS = frozenset({"is", "was", "has", "does", "'s"})
+
+
+def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determiner: Edit) -> list[Edit] | str:
+    """``agree``'s edits for the noun phrase this/that at ``i`` with head ``j``: the determiner, the noun, the
+    verb that agrees with the noun phrase and the verbs coordinated with it (``This area is ... and
+    encompasses`` -> ``These areas are ... and encompass``); or why not: ``no_plural``, ``mass_noun``
+    (*these informations*), ``deictic_time`` (*this morning*), ``mass_partitive`` (*much of this*),
+    ``agreement_beyond_phrase`` (a relative clause or apposition whose verbs would agree too),
+    ``pronoun_agreement`` (an *it*/*its*/*itself* after it that may stand for it: *these drains may itself*)."""
+    noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
+    if noun is None:
+        return "no_plural"
+    lowered = tokens[j].text.lower()
+    if lowered in MASS_NOUNS or lowered in plural_forms(lowered) and lowered.endswith("ness"):
+        return "mass_noun"
+    k = j + 1
+    genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
+    governed = i > 0 and tokens[i - 1].tag in ("IN", "TO") and tokens[i - 1].text.lower() not in SUBORDINATORS
+    opens = i == 0 or tokens[i - 1].tag in (",", "CC", ":") or tokens[i - 1].text.lower() in _CLAUSE_OPENERS
+    verb_after = opens and k < len(tokens) and tokens[k].tag in FINITE  # This year was the warmest
+    idiom = (
+        lowered == "day" and i > 0 and tokens[i - 1].text.lower() in ("to", "until", "till")
+    )  # to this day
+    if lowered in _TIME_NOUNS and (idiom or not (genitive or governed or verb_after)):
+        return "deictic_time"  # earlier this month, the House this morning passed (not: in that year, that year's)
+    if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
+        return "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
+    if _pronoun_after(tokens, i, j):
+        return "pronoun_agreement"
+    if genitive:  # that year's -> those years'
+        after = noun + ("'" if noun.endswith("s") else "'s")
+        return [
+            determiner,
+            Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end], after),
+        ]
+    subject = _subject_position(tokens, i)
+    m = k
+    while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
+        m += 1
+    relative = m < len(tokens) and (tokens[m].tag in ("WDT", "WP") or tokens[m].text.lower() == "that")
+    if m < len(tokens) and (subject and tokens[m].text == "," or relative or _relative_after(tokens, m)):
+        return "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
+    edits = [determiner, replace(tokens[j], noun)]
+    verb = _subject_verb(tokens, k) if subject else None
+    if verb == -1:
+        return "agreement_beyond_phrase"  # the book he wrote is; this tendency, ...: the verb is out of reach
+    agreeing = _plural_verb(tokens[verb]) if verb is not None else None
+    if agreeing is not None:
+        edits.append(replace(tokens[verb], agreeing))
+        coordinated = _coordinated_verbs(tokens, verb)
+        if coordinated is None:
+            return "agreement_beyond_phrase"  # continues and together forms: a verb the tagger calls a noun
+        edits += [replace(tokens[n], form) for n, form in coordinated]
+    if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
+        edits.insert(
+            0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
+        )
+    return edits
+
+
+def plural_forms(noun: str) -> tuple[str, ...]:
+    """Every plural lemminflect's dictionary gives a noun (the noun itself among them when it is also a mass
+    noun)."""
+    import lemminflect
+
+    return lemminflect.getInflection(noun, "NNS", inflect_oov=False)
+
+
+def _relative_after(tokens: tuple[Token, ...], k: int) -> bool:
+    """A comma, then a relative pronoun and a singular verb (``in this study, which is``): the relative
+    clause's verb agrees with the noun phrase wherever it stands."""
+    if tokens[k].text != "," or k + 2 >= len(tokens):
+        return False
+    return tokens[k + 1].text.lower() in ("which", "who", "that") and tokens[k + 2].text.lower() in _SINGULAR_VERBS | {
+        "remains", "becomes", "includes", "contains", "means"}  # fmt: skip
+
+
+def _pronoun_after(tokens: tuple[Token, ...], i: int, j: int) -> bool:
+    """Whether an *it*/*its*/*itself* after the noun phrase may stand for it. The subject of the main clause
+    after an opening prepositional phrase does not (``In this context, it is``)."""
+    opening = i == 1 and tokens[0].tag == "IN"
+    other = False  # a singular noun between them, the object of a preposition or verb, may be its referent
+    for m in range(j + 1, len(tokens)):
+        if tokens[m].tag == "NN" and _governed(tokens, m):
+            other = True
+        if tokens[m].text.lower() in ("it", "its", "itself") and not other:
+            if opening and tokens[m - 1].text in (",",) and all(t.text != "," for t in tokens[j + 1 : m - 1]):
+                continue
+            if opening and m == j + 1:
+                continue  # Above this temperature it is
+            return True
+    return False
+
+
+def _governed(tokens: tuple[Token, ...], m: int) -> bool:
+    """Whether the noun at ``m`` is in a phrase governed by a preposition or a verb other than *be* (``restoring
+    a body part``, ``as the lithium family``; not ``are a popular pastime``)."""
+    while m > 0 and tokens[m - 1].tag in ("DT", "JJ", "JJR", "JJS", "NN", "PRP$", "CD", "RB", "VBN", "VBG"):
+        m -= 1
+    if m == 0:
+        return False
+    before = tokens[m - 1]
+    return before.tag in ("IN", "TO") or (
+        before.tag.startswith("VB") and before.text.lower() not in _BE_FORMS
+    )
+
+
+def _subject_verb(tokens: tuple[Token, ...], k: int) -> int | None:
+    """The position of the finite verb of the subject whose head noun ends before ``k``, across its
+    complements (``these kinds of surgery focus``, ``this tendency to conform occurs``, ``this era of
+    migration and settlement was``); None when the clause has none; -1 when it cannot be told: a comma,
+    a relative or another subject comes first (``this book he wrote is``)."""
+    m = k
+    while m < len(tokens) and m < k + 16:
+        token, word = tokens[m], tokens[m].text.lower()
+        if token.tag == "." or word in ("''", "``"):
+            return None
+        if token.text in (",", ";", ":", "(", "-LRB-") or token.tag in ("WDT", "WP") or word == "that":
+            return -1
+        if token.tag in FINITE:
+            return m if verb_form(token) else -1  # (this food supports nearly half: "half" is no verb)
+        if token.tag == "WRB" or word in SUBORDINATORS:
+            return -1
+        if token.tag in ("PRP", "EX") or (token.tag == "DT" and tokens[m - 1].tag.startswith("NN") and m > k):
+            return -1  # a subject of its own: a relative clause without a pronoun
+        if token.tag in ("NN", "NNS") and word.endswith("s") and _noun_is_verb(tokens, m, first=m == k):
+            return m  # kinds of surgery focuses on: the tagger's noun is the verb
+        m += 1
+    return -1
+
+
+def _noun_is_verb(tokens: tuple[Token, ...], m: int, first: bool = False) -> bool:
+    """Whether an -s word tagged a noun inside a subject is its verb: it has a verb reading and what follows
+    it is not a verb (``family of card games also includes``: a noun), and, unless it comes right after the
+    head noun (``this team plays``, ``this article deals only with``), an object or a complement."""
+    from corpora.probes.lexicon import lemma
+
+    n = m + 1
+    while n < len(tokens) and tokens[n].tag in ("RB", "RBR"):
+        n += 1
+    if lemma(tokens[m].text) is None or (n < len(tokens) and tokens[n].tag in FINITE):
+        return False
+    follows = ("DT", "IN", "PRP$", "JJ", "CD", "TO", "PRP", "WRB", "WDT", "WP")
+    return first or (n < len(tokens) and tokens[n].tag in follows)  # field of study evaluates how
+
+
+def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str]] | None:
+    """The singular verbs coordinated with the agreeing verb at ``k`` (``is ... and encompasses``, ``is
+    denoted NA, and is``), up to a clause of another subject (a relative, a subordinate clause, a semicolon);
+    None when an adverb separates *and* from an -s word the tagger calls a noun (``and together forms``)."""
+    out, m = [], k + 1
+    while m < len(tokens):
+        word = tokens[m].text.lower()
+        if word in _CLAUSE_OPENERS or tokens[m].tag in ("WDT", "WP", "WRB") or word in (";", ":"):
+            break
+        if tokens[m].tag == "CC" and word in ("and", "or", "but"):
+            n = m + 1
+            while n < len(tokens) and (tokens[n].text == "," or tokens[n].tag in ("RB", "RBR")):
+                n += 1
+            if n < len(tokens) and tokens[n].tag in FINITE:
+                verb = _plural_verb(tokens[n])
+                if verb is not None:
+                    out.append((n, verb))
+                m = n + 1
+                continue
+            if n < len(tokens) and tokens[n].tag in ("NN", "NNS") and tokens[n].text.lower().endswith("s"):
+                from corpora.probes.lexicon import lemma
+
+                if lemma(tokens[n].text) is not None and n > m + 1:
+                    return None  # and together forms: a verb or a noun, the tags cannot tell
+            if n < len(tokens) and tokens[n].tag in ("DT", "PRP", "PRP$", "NNP", "EX"):
+                break  # and the term "Viking" also ...: another subject
+        m += 1
+    return out

@@ -62,6 +62,16 @@ def test_forty_real_sentences_per_phenomenon_cover_every_skip_reason(phenomenon)
     assert {c["skip"] for c in cases if "skip" in c} >= SKIP_REASONS[phenomenon]
 
 
+def test_the_agreeing_variant_says_why_it_skips_a_determiner():
+    """``--demonstrative agree`` skips what it cannot make grammatical, each for a reason, on real sentences:
+    mass nouns (*these informations*), deictic times (*earlier these months*), an *it* that may stand for the
+    noun phrase (*these drains may itself*), a verb it cannot reach, *much of this*."""
+    reasons = {
+        c["agree"] for c in CASES if c["phenomenon"] == "demonstrative" and " " not in c.get("agree", " ")
+    }
+    assert reasons >= {"mass_noun", "deictic_time", "pronoun_agreement", "agreement_beyond_phrase"}
+
+
 def test_demonstrative_finds_the_sites_a_reader_marks():
     rows = [line.split("\t", 1) for line in (DATA / "demonstrative_sites.tsv").read_text().splitlines()]
     marked = [s for label, s in rows if label == "site"]
