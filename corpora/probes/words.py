@@ -112,6 +112,14 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         and prev.text.lower() not in _PREPOSITIONAL
     ):
         return None, "that_complementiser"  # it is important that direct contact is; so large that
+    if (
+        word == "that"
+        and prev is not None
+        and prev.text.lower() == "in"
+        and _finite_after(tokens, head)
+        and not subject
+    ):
+        return None, "that_complementiser"  # different from fear in that fear is defined
     if word == "that" and prev is not None and prev.tag.startswith("VB") and _clause_verb(prev.text):
         return None, "that_complementiser"  # believe that pasta in a form ... was; states that pleasure and
     if word == "that" and prev is not None:
@@ -153,6 +161,14 @@ _OPENING_PREPOSITIONS = frozenset({
 # Adjectives before a demonstrative determiner: with an object (near that town) or of time (later that month).
 _PREPOSITIONAL = frozenset({"near", "like", "unlike", "worth", "opposite", "next", "due", "earlier", "later", "early",
                             "late"})  # fmt: skip
+
+
+def _finite_after(tokens: tuple[Token, ...], head: int) -> bool:
+    """Whether a finite verb follows the noun at ``head`` (adverbs apart)."""
+    k = head + 1
+    while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
+        k += 1
+    return k < len(tokens) and tokens[k].tag in FINITE
 
 
 def _clause_verb(word: str) -> bool:
@@ -326,6 +342,7 @@ _TIME_NOUNS = frozenset({
     "time", "summer", "winter", "spring", "autumn", "fall", "decade", "century", "quarter", "semester", "moment",
 })  # fmt: skip
 _CLAUSE_OPENERS = SUBORDINATORS | {"that", "which", "who", "whom", "whose", "where", "what", "how", "why"}
+_PREPOSITIONS = frozenset({"as", "since", "until", "once"})
 _SINGULAR_VERBS = frozenset({"is", "was", "has", "does", "'s"})
 
 
@@ -480,8 +497,12 @@ def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str
     out, m = [], k + 1
     while m < len(tokens):
         word = tokens[m].text.lower()
-        if word in _CLAUSE_OPENERS or tokens[m].tag in ("WDT", "WP", "WRB") or word in (";", ":"):
-            break
+        if (
+            word in _CLAUSE_OPENERS - _PREPOSITIONS
+            or tokens[m].tag in ("WDT", "WP", "WRB")
+            or word in (";", ":")
+        ):
+            break  # (chosen as the Unity Day, and has: "as" a preposition)
         if tokens[m].tag == "CC" and word in ("and", "or", "but"):
             n = m + 1
             while n < len(tokens) and (tokens[n].text == "," or tokens[n].tag in ("RB", "RBR")):
