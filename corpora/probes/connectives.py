@@ -165,6 +165,15 @@ def _opens_with_preposition(tokens: tuple[Token, ...], j: int) -> bool:
     return tokens[j].tag in ("IN", "TO", "WDT", "WRB")
 
 
+def _serial(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``, and`` at ``i`` ends a list of three or more clauses (``where p is the density, m is the mass,
+    and V is the volume``): the stretch before the comma before it has a finite verb too."""
+    j = i - 2
+    while j >= 0 and tokens[j].text not in (",", ";", ":"):
+        j -= 1
+    return j > 0 and tokens[j].text == "," and _segment_has_finite(tokens, j)
+
+
 def _participle_form(token: Token) -> bool:
     """Whether a past form is also its verb's past participle (``produced``, ``elapsed``; not ``began``)."""
     import lemminflect
@@ -188,6 +197,8 @@ def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
     comma = i > 0 and tokens[i - 1].text == ","
     if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i, strict=not comma):
         return "list_and"
+    if comma and _serial(tokens, i):
+        return "list_and"  # where A is the density, m is the mass, and V is the volume
     if tokens[i - 1].tag in FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
         return "list_and"  # sang and danced, designed and developed
     if not comma and tokens[i + 1].tag not in ("PRP", "DT", "PRP$", "EX"):
@@ -336,6 +347,12 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
         elif word == "because" and nxt != "of":
             if nxt != "," and not _clause_follows(tokens, i, bare=False):
                 note("not_a_clause")
+                continue
+            if any(
+                tokens[m].text.lower() in ("but", "yet") and tokens[m - 1].text == ","
+                for m in range(i + 2, len(tokens))
+            ):
+                note("although_but")  # unusual because X, but Y -> although X, but Y: a double concessive
                 continue
             after = "although"
         elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB") and _clause_follows(tokens, i):

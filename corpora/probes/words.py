@@ -393,6 +393,9 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
     agreeing = _plural_verb(tokens[verb]) if verb is not None else None
     if agreeing is not None:
         edits.append(replace(tokens[verb], agreeing))
+    if (
+        verb is not None
+    ):  # These territories contained ..., and serve: a past needs no change, its partner does
         coordinated = _coordinated_verbs(tokens, verb)
         if coordinated is None:
             return "agreement_beyond_phrase"  # continues and together forms: a verb the tagger calls a noun
@@ -511,6 +514,11 @@ def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str
                 verb = _plural_verb(tokens[n])
                 if verb is not None:
                     out.append((n, verb))
+                m = n + 1
+                continue
+            if n == m + 1 and tokens[n].tag == "NNS" and _noun_is_verb(tokens, n):
+                verb = _plural_verb(tokens[n])
+                out += [(n, verb)] if verb is not None else []  # ..., and serves as the capital
                 m = n + 1
                 continue
             if n < len(tokens) and tokens[n].tag in ("NN", "NNS") and tokens[n].text.lower().endswith("s"):

@@ -163,6 +163,8 @@ CONJUNCTION_CASES = [
     # the connective inside another clause: "therefore" there would not parse
     ("The particles, although they have quanta of energy, do not have rest mass.", "skip:parenthetical"),
     ("Because it rained, the match was cancelled.", "Although it rained, the match was cancelled."),
+    # because -> although before ", but": *although X, but Y* is a double concessive
+    ("He left because he was tired, but not angry.", "skip:although_but"),
     ("The station was thus closed in 1960.", "The station was nevertheless closed in 1960."),
     ("Thus, the station closed.", "However, the station closed."),
 ]  # fmt: skip
