@@ -259,7 +259,9 @@ def _plural_form(token: Token) -> bool:
 
 SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
                            "whether", "once"})  # fmt: skip
-_PARTITIVES = frozenset({"most", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
+# Quantifiers whose verb agrees with their of-complement (most of these pressures result; not: one of these
+# methods is, an important part of these methods involves).
+_PARTITIVES = frozenset({"most", "all", "some", "half", "none", "any", "many"})
 
 
 def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
@@ -352,6 +354,7 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
     encompasses`` -> ``These areas are ... and encompass``); or why not: ``no_plural``, ``mass_noun``
     (*these informations*), ``deictic_time`` (*this morning*), ``mass_partitive`` (*much of this*),
     ``agreement_beyond_phrase`` (a relative clause or apposition whose verbs would agree too),
+    ``coordinated_head`` (*this ability or affliction*: the second noun would need the plural too),
     ``pronoun_agreement`` (an *it*/*its*/*itself* after it that may stand for it: *these drains may itself*)."""
     noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
     if noun is None:
@@ -380,6 +383,11 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
             Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end], after),
         ]
     subject = _subject_position(tokens, i)
+    if not subject and i > 0 and tokens[i - 1].text.lower() in ("before", "after", "till"):
+        verb = _subject_verb(tokens, k)  # before these stages of the inquiry are reached: a clause's subject
+        subject = verb is not None and verb >= 0
+    if k + 1 < len(tokens) and tokens[k].text.lower() in ("or", "and") and tokens[k + 1].tag == "NN":
+        return "coordinated_head"  # this ability or affliction -> these abilities or affliction
     m = k
     while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
         m += 1

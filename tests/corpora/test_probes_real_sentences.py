@@ -69,7 +69,13 @@ def test_the_agreeing_variant_says_why_it_skips_a_determiner():
     reasons = {
         c["agree"] for c in CASES if c["phenomenon"] == "demonstrative" and " " not in c.get("agree", " ")
     }
-    assert reasons >= {"mass_noun", "deictic_time", "pronoun_agreement", "agreement_beyond_phrase"}
+    assert reasons >= {
+        "mass_noun",
+        "deictic_time",
+        "pronoun_agreement",
+        "agreement_beyond_phrase",
+        "coordinated_head",
+    }
 
 
 def test_demonstrative_finds_the_sites_a_reader_marks():
