@@ -386,8 +386,9 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
     if not subject and i > 0 and tokens[i - 1].text.lower() in ("before", "after", "till"):
         verb = _subject_verb(tokens, k)  # before these stages of the inquiry are reached: a clause's subject
         subject = verb is not None and verb >= 0
-    if k + 1 < len(tokens) and tokens[k].text.lower() in ("or", "and") and tokens[k + 1].tag == "NN":
-        return "coordinated_head"  # this ability or affliction -> these abilities or affliction
+    if k + 1 < len(tokens) and tokens[k].text.lower() in ("or", "and", ",") and tokens[k + 1].tag == "NN":
+        if tokens[k].text != "," or any(t.text.lower() in ("and", "or") for t in tokens[k + 2 : k + 6]):
+            return "coordinated_head"  # this ability or affliction; this desire, attachment, and revulsion
     m = k
     while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
         m += 1
@@ -432,15 +433,27 @@ def _relative_after(tokens: tuple[Token, ...], k: int) -> bool:
         "remains", "becomes", "includes", "contains", "means"}  # fmt: skip
 
 
+# Singular pronouns that may stand for the noun phrase (these characters are ..., although he may have).
+_SINGULAR_PRONOUNS = frozenset(
+    {"it", "its", "itself", "he", "him", "his", "himself", "she", "her", "hers", "herself"}
+)
+
+
 def _pronoun_after(tokens: tuple[Token, ...], i: int, j: int) -> bool:
-    """Whether an *it*/*its*/*itself* after the noun phrase may stand for it. The subject of the main clause
+    """Whether an *it*/*its*/*itself* (or *he*, *she*, ...) after the noun phrase may stand for it. The subject of the main clause
     after an opening prepositional phrase does not (``In this context, it is``)."""
     opening = i == 1 and tokens[0].tag == "IN"
     other = False  # a singular noun between them, the object of a preposition or verb, may be its referent
     for m in range(j + 1, len(tokens)):
         if tokens[m].tag == "NN" and _governed(tokens, m):
             other = True
-        if tokens[m].text.lower() in ("it", "its", "itself") and not other:
+        word = tokens[m].text.lower()
+        person = any(t.tag.startswith("NNP") for t in tokens) or any(
+            t.text.lower() in _SINGULAR_PRONOUNS - {"it", "its", "itself"} for t in tokens[:i]
+        )
+        if word not in ("it", "its", "itself") and person:
+            continue  # his lifetime, making her; She wrote this song for her mother: a person named before
+        if word in _SINGULAR_PRONOUNS and not other:
             if opening and tokens[m - 1].text in (",",) and all(t.text != "," for t in tokens[j + 1 : m - 1]):
                 continue
             if opening and m == j + 1:
@@ -497,6 +510,8 @@ def _noun_is_verb(tokens: tuple[Token, ...], m: int, first: bool = False) -> boo
         n += 1
     if lemma(tokens[m].text) is None or (n < len(tokens) and tokens[n].tag in FINITE):
         return False
+    if n < len(tokens) and tokens[n].text.lower() == "of":
+        return False  # parts of, norms of: a noun
     follows = ("DT", "IN", "PRP$", "JJ", "CD", "TO", "PRP", "WRB", "WDT", "WP")
     return first or (n < len(tokens) and tokens[n].tag in follows)  # field of study evaluates how
 
@@ -514,6 +529,8 @@ def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str
             or word in (";", ":")
         ):
             break  # (chosen as the Unity Day, and has: "as" a preposition)
+        if tokens[m].tag in ("PRP", "EX") and m + 1 < len(tokens) and tokens[m + 1].tag in FINITE:
+            break  # as he witnesses and experiences: a clause of another subject
         if tokens[m].tag == "CC" and word in ("and", "or", "but"):
             n = m + 1
             while n < len(tokens) and (tokens[n].text == "," or tokens[n].tag in ("RB", "RBR")):
@@ -524,7 +541,15 @@ def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str
                     out.append((n, verb))
                 m = n + 1
                 continue
-            if n == m + 1 and tokens[n].tag == "NNS" and _noun_is_verb(tokens, n):
+            objects = ("DT", "PRP$", "PRP", "CD", "JJ")
+            after = tokens[n + 1] if n + 1 < len(tokens) else None
+            if (
+                n == m + 1
+                and tokens[n].tag == "NNS"
+                and _noun_is_verb(tokens, n)
+                and after is not None
+                and (after.tag in objects or after.text.lower() == "as")
+            ):
                 verb = _plural_verb(tokens[n])
                 out += [(n, verb)] if verb is not None else []  # ..., and serves as the capital
                 m = n + 1
