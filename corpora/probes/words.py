@@ -512,8 +512,15 @@ def _noun_is_verb(tokens: tuple[Token, ...], m: int, first: bool = False) -> boo
         return False
     if n < len(tokens) and tokens[n].text.lower() == "of":
         return False  # parts of, norms of: a noun
+    if first:
+        return True
+    import lemminflect
+
+    before = lemminflect.getAllLemmas(tokens[m - 1].text.lower())
+    if tokens[m - 1].tag in ("DT", "PRP$", "CD") or (before and set(before) <= {"ADJ", "ADV"}):
+        return False  # of similar patterns at: after an adjective or determiner, the head noun
     follows = ("DT", "IN", "PRP$", "JJ", "CD", "TO", "PRP", "WRB", "WDT", "WP")
-    return first or (n < len(tokens) and tokens[n].tag in follows)  # field of study evaluates how
+    return n < len(tokens) and tokens[n].tag in follows  # field of study evaluates how
 
 
 def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str]] | None:
