@@ -1,14 +1,8 @@
-"""Function-word phenomena: ``demonstrative`` and ``conjunction`` (INSteD, Shen et al. 2021, Table 7).
-
-- ``demonstrative``: a singular demonstrative determiner to the plural (this -> these, that -> those), its
-  head noun to the plural and a present or past form of "be"/"have" right after the noun phrase to agree
-  (``this city was`` -> ``these cities were``). "this"/"that" as pronouns (``This is``) or complementisers
-  (``said that``) are not sites.
-- ``conjunction``: the first connective of the sentence to one of the opposite relation: contrast to
-  consequence (but -> and therefore, however -> therefore, although -> therefore, yet -> and therefore,
-  nevertheless -> therefore) and back (therefore/thus/hence/consequently -> however, so -> but, because ->
-  although); "and" joining clauses (after a comma, or before a verb) -> but. A sentence-initial "Although"
-  becomes "Because" (``Therefore X, Y`` would not parse).
+"""The ``demonstrative`` phenomenon (INSteD, Shen et al. 2021, Table 7): a singular demonstrative determiner to
+the plural (this -> these, that -> those), alone as in INSteD's released probes, or with ``agree`` its head noun
+to the plural and the verb that agrees with the noun phrase too (``this city was`` -> ``these cities were``).
+"this"/"that" as pronouns (``This is``), complementisers (``said that``) or relatives (``stars that``) are not
+sites. ``conjunction`` is in :mod:`corpora.probes.connectives`.
 """
 
 from __future__ import annotations
@@ -18,6 +12,7 @@ import functools
 from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.text import Token, analyse, match_case
 
+FINITE = ("VBD", "VBZ", "VBP", "MD")  # the tags of finite verbs
 _AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
 
 
@@ -66,6 +61,9 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
     ``pronoun`` (``this is``, ``that much``), ``plural_head`` (``that award tickets``: a complementiser),
     ``that_complementiser`` (``said that man was``, ``so that``)."""
     word = tokens[i].text.lower()
+    # carry this medium voltage power to: no verb after an object, once the clause has its verb (not:
+    # dialogues between characters employing this method feature in)
+    subject = _subject_position(tokens, i) or not any(t.tag in FINITE for t in tokens[:i])
     j = i + 1
     if (
         j < len(tokens)
@@ -77,7 +75,7 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     head = None
     while j < len(tokens) and tokens[j].tag in ("NN", "NNP", "NNS", "NNPS") and tokens[j].text[:1].isalnum():
-        if _verb_after_noun(tokens, j, head is None):
+        if _verb_after_noun(tokens, j, head is None or not subject):
             break  # this team plays in, was this bridge built by, this intensified in: the tagger's noun is a verb
         head = j
         if tokens[j].tag in ("NNS", "NNPS"):
@@ -85,13 +83,45 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
         j += 1
     if head is None:
         return None, "pronoun"
+    first = next(m for m in range(i + 1, head + 1) if tokens[m].tag.startswith("NN"))
+    if (
+        head > first
+        and i == 1
+        and tokens[0].text.lower() in _OPENING_PREPOSITIONS
+        and head + 1 < len(tokens)
+        and tokens[head + 1].tag in FINITE
+        and not any(t.tag in FINITE for t in tokens[:i])
+    ):
+        head -= 1  # In this general sense nature refers: "nature" is the subject of "refers"
     if tokens[head].tag.startswith("NNP"):
         return None, "proper_noun"  # before this Pharaoh was: a pronoun before a name more often than not
-    prev = tokens[i - 1] if i > 0 else None
+    before = i - 1
+    while before >= 0 and tokens[before].tag in ("''", "``", "-RRB-", "-RSB-"):
+        before -= 1  # "enigmatic mood pieces" that feature: the word before the quote
+    prev = tokens[before] if before >= 0 else None
     if word == "that" and prev is not None and prev.text.lower() in _COMPLEMENTISER_HOSTS | _BE_FORMS:
         return None, "that_complementiser"  # the problem is that people forget; so that
     if _plural_form(tokens[head]):
         return None, "plural_head"
+    if word == "that" and prev is not None and prev.tag.startswith("VB") and _noun_not_verb(tokens, before):
+        prev = prev._replace(tag="NNS")  # halteres, organs that sense; the militia that conducted
+    if (
+        word == "that"
+        and prev is not None
+        and prev.tag.startswith("JJ")
+        and prev.text.lower() not in _PREPOSITIONAL
+    ):
+        return None, "that_complementiser"  # it is important that direct contact is; so large that
+    if (
+        word == "that"
+        and prev is not None
+        and prev.text.lower() == "in"
+        and _finite_after(tokens, head)
+        and not subject
+    ):
+        return None, "that_complementiser"  # different from fear in that fear is defined
+    if word == "that" and prev is not None and prev.tag.startswith("VB") and _clause_verb(prev.text):
+        return None, "that_complementiser"  # believe that pasta in a form ... was; states that pleasure and
     if word == "that" and prev is not None:
         k = head + 1
         while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
@@ -106,9 +136,82 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
             return None, "that_relative"  # stars that collapse, pieces that feature
         if verb and not ends:
             return None, "that_complementiser"  # indicates that fog also functions; said that man was
-        if prev.text == "," and k < len(tokens) and tokens[k].tag in _FINITE:
+        if prev.text == "," and k < len(tokens) and tokens[k].tag in FINITE:
             return None, "that_complementiser"
     return head, None
+
+
+# Verbs that take a that-clause: "that" after them is a complementiser, whatever follows it.
+_CLAUSE_VERBS = frozenset({
+    "say", "state", "believe", "think", "know", "claim", "argue", "suggest", "show", "find", "note", "report",
+    "indicate", "assume", "conclude", "estimate", "agree", "feel", "hope", "fear", "ensure", "realize", "realise",
+    "predict", "propose", "reveal", "insist", "warn", "admit", "deny", "confirm", "announce", "add", "explain",
+    "recommend", "demand", "emphasize", "emphasise", "acknowledge", "discover", "observe", "prove", "establish",
+    "notice", "hypothesize", "hypothesise", "decide", "learn", "determine", "imply", "assert", "maintain",
+    "contend", "declare", "recognize", "recognise", "understand", "tell", "teach", "posit", "theorize", "speculate",
+    "stress", "allege", "doubt", "guarantee", "mean", "require", "specify", "stipulate", "dictate", "demonstrate",
+})  # fmt: skip
+
+
+_OPENING_PREPOSITIONS = frozenset({
+    "in", "on", "at", "by", "for", "with", "from", "under", "over", "during", "after", "before", "among", "within",
+    "through", "throughout", "across", "between", "without", "since", "until", "into", "despite", "upon", "beyond",
+    "along", "around", "against", "towards", "toward", "unlike", "like",
+})  # fmt: skip
+# Adjectives before a demonstrative determiner: with an object (near that town) or of time (later that month).
+_PREPOSITIONAL = frozenset({"near", "like", "unlike", "worth", "opposite", "next", "due", "earlier", "later", "early",
+                            "late"})  # fmt: skip
+
+
+def _finite_after(tokens: tuple[Token, ...], head: int) -> bool:
+    """Whether a finite verb follows the noun at ``head`` (adverbs apart)."""
+    k = head + 1
+    while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
+        k += 1
+    return k < len(tokens) and tokens[k].tag in FINITE
+
+
+def _clause_verb(word: str) -> bool:
+    """Whether a verb form is one of a verb that takes a that-clause (``believed``, ``states``)."""
+    from corpora.probes.lexicon import lemma
+
+    return lemma(word) in _CLAUSE_VERBS
+
+
+def verb_form(token: Token) -> bool:
+    """Whether a token tagged as a verb is a form of a verb with that tag in lemminflect's dictionary (a modal
+    or a contraction always is; a capitalised word inside the sentence is a name; ``machines``/VB is not)."""
+    import lemminflect
+
+    word = token.text.lower()
+    if token.tag == "MD" or word in ("'s", "'re", "'ve", "'d", "'m", "’s", "’re", "’ve", "’d", "’m"):
+        return True
+    if token.text[:1].isupper() and token.start > 0:
+        return False
+    readings = lemminflect.getAllLemmas(word)
+    lemmas = readings.get("VERB", ()) + readings.get("AUX", ())
+    tags = {"VBD": ("VBD",), "VBZ": ("VBZ",), "VBN": ("VBN",), "VBG": ("VBG",)}.get(token.tag, ("VBP", "VB"))
+    return any(
+        word in lemminflect.getInflection(base, tag, inflect_oov=False) for base in lemmas for tag in tags
+    )
+
+
+def _noun_not_verb(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether a word the tagger called a verb is a noun: it has no verb reading (``militia``), or it is a
+    plural noun where no subject precedes it (``halteres, organs that``; ``these are claims that``)."""
+    import lemminflect
+
+    word = tokens[j].text.lower()
+    readings = lemminflect.getAllLemmas(word)
+    if not verb_form(tokens[j]):
+        return tokens[j].tag != "MD"  # the militia that; machines that (not a form of a verb with its tag)
+    plural = word in lemminflect.getInflection(readings.get("NOUN", ("~",))[0], "NNS", inflect_oov=False)
+    return (
+        "NOUN" in readings
+        and plural
+        and tokens[j].tag in ("VBZ", "VBP")
+        and (j == 0 or not tokens[j - 1].tag.startswith(("NN", "PRP", "WDT", "WP")))
+    )
 
 
 def _verb_only(word: str) -> bool:
@@ -154,9 +257,11 @@ def _plural_form(token: Token) -> bool:
     return token.tag == "NN" and bool(lemmas) and word not in lemmas
 
 
-_SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
+SUBORDINATORS = frozenset({"if", "because", "although", "though", "when", "while", "since", "as", "until", "unless",
                            "whether", "once"})  # fmt: skip
-_PARTITIVES = frozenset({"most", "all", "some", "part", "half", "none", "any", "many", "one", "each"})
+# Quantifiers whose verb agrees with their of-complement (most of these pressures result; not: one of these
+# methods is, an important part of these methods involves).
+_PARTITIVES = frozenset({"most", "all", "some", "half", "none", "any", "many"})
 
 
 def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
@@ -166,9 +271,13 @@ def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
         return True
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
         return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
-    if tokens[i - 1].text.lower() in _SUBORDINATORS:
+    if tokens[i - 1].text.lower() in SUBORDINATORS:
         return True  # if this collision occurs
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
+
+
+_NOT_DETERMINERS = frozenset({"no_demonstrative", "pronoun", "proper_noun", "plural_head", "that_complementiser",
+                              "that_relative"})  # fmt: skip
 
 
 def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree: bool = False) -> list[Edit]:
@@ -198,203 +307,266 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
         determiner = replace(token, match_case(token.text, "these" if word == "this" else "those"))
         if not agree:
             return [determiner]
-        noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
-        if noun is None:
-            reason = "no_plural" if reason == "no_demonstrative" else reason
+        edits = _agreeing(sentence, tokens, i, j, determiner)
+        if isinstance(edits, str):
+            reason = edits if reason in _NOT_DETERMINERS else reason  # a determiner agree skips: say why
             continue
-        k = j + 1
-        genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
-        if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
-            reason = (
-                "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
-            )
-            continue
-        if genitive:  # that year's -> those years'
-            edits = [determiner, Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end],
-                                      noun + ("'" if noun.endswith("s") else "'s"))]  # fmt: skip
-            return edits
-        if k < len(tokens) and tokens[k].text.lower() == "of":  # these kinds of surgery focus
-            k += 1
-            of = k
-            while k < len(tokens) and tokens[k].tag in ("DT", "JJ", "NN", "NNS", "NNP", "NNPS", "CD", "PRP$"):
-                if k > of and tokens[k].tag.startswith("NN") and _verb_after_noun(tokens, k):
-                    break  # kinds of surgery focuses: the verb
-                k += 1
-        while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
-            k += 1
-        if (
-            _subject_position(tokens, i)
-            and k < len(tokens)
-            and (tokens[k].text == "," or tokens[k].tag in ("WDT", "WP"))
-        ):
-            reason = (
-                "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
-            )
-            continue
-        edits = [determiner, replace(tokens[j], noun)]
-        agreeing = _plural_verb(tokens[k]) if k < len(tokens) and _subject_position(tokens, i) else None
-        if agreeing is not None:
-            edits.append(replace(tokens[k], agreeing))
-        if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
-            edits.insert(
-                0,
-                replace(
-                    tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()])
-                ),
-            )
         return edits
     return NoSite(reason)
 
 
-_SENTENCE_ADVERBS = {
-    "however": "therefore",
-    "nevertheless": "therefore",
-    "nonetheless": "therefore",
-    "therefore": "however",
-    "thus": "however",
-    "hence": "however",
-    "consequently": "however",
-}
-_CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
+# Nouns whose plural English does not use, or uses in another sense (damages: money; staffs: sticks).
+MASS_NOUNS = frozenset({
+    "information", "advice", "equipment", "evidence", "knowledge", "furniture", "luggage", "baggage", "news",
+    "research", "homework", "software", "hardware", "machinery", "clothing", "jewellery", "jewelry", "traffic",
+    "pollution", "wildlife", "livestock", "feedback", "infrastructure", "welfare", "safety", "nutrition", "staff",
+    "personnel", "music", "poetry", "scenery", "weather", "presence", "continuity", "damage", "access",
+    "assistance", "permission", "progress", "mail", "garbage", "rubbish", "merchandise", "cash", "money",
+    "electricity", "gravity", "fun", "luck", "courage", "patience", "violence", "harm", "guidance", "transport",
+    "accommodation", "applause", "chaos", "conduct", "employment", "unemployment", "enjoyment", "expertise",
+    "fame", "heat", "help", "hospitality", "importance", "inflation", "intelligence", "justice", "legislation",
+    "logic", "nonsense", "obesity", "peace", "photography", "pride", "privacy", "publicity", "sunshine", "warmth",
+    "wealth", "wisdom", "anger", "health", "heritage", "literacy", "agriculture", "education", "leadership",
+    "mathematics", "physics", "economics", "advertising", "independence", "happiness", "poverty",
+    "prosperity", "racism", "slavery", "terrorism", "tourism", "pasta", "rice", "bread", "milk", "butter",
+    "oxygen", "hydrogen", "nitrogen", "carbon", "silver", "gold", "copper", "iron", "steel", "aluminium",
+    "aluminum", "plastic", "cotton", "wool", "silk", "leather", "flour", "coffee", "tea",
+    "blood", "mud", "sand", "dust", "smoke", "snow", "ice", "rain", "fog", "air", "soil", "grass", "weed",
+    "stuff", "trash", "debris", "litter", "vandalism", "mankind", "humanity", "nature", "biodiversity",
+    "funding", "housing", "training", "shopping", "spending", "understanding", "wellbeing", "well-being",
+    "aid", "ammunition", "artillery", "cavalry", "infantry", "police", "clergy", "youth", "offspring",
+})  # fmt: skip
+
+# Time nouns that this/that makes a deictic adverbial (this morning, earlier this month, that year's race):
+# pluralised they no longer point to one time (these mornings), so ``agree`` keeps them only after a preposition.
+_TIME_NOUNS = frozenset({
+    "morning", "afternoon", "evening", "night", "day", "week", "weekend", "fortnight", "month", "year", "season",
+    "time", "summer", "winter", "spring", "autumn", "fall", "decade", "century", "quarter", "semester", "moment",
+})  # fmt: skip
+_CLAUSE_OPENERS = SUBORDINATORS | {"that", "which", "who", "whom", "whose", "where", "what", "how", "why"}
+_PREPOSITIONS = frozenset({"as", "since", "until", "once"})
+_SINGULAR_VERBS = frozenset({"is", "was", "has", "does", "'s"})
 
 
-_FINITE = ("VBD", "VBZ", "VBP", "MD")
-_SUBJECT_WORDS = ("PRP", "DT", "NN", "NNS", "NNP", "NNPS", "JJ", "CD", "PRP$", "POS", "EX")
-
-
-def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True) -> bool:
-    """Whether a clause starts after position ``i``: a subject (a pronoun, or a noun phrase opened by a
-    determiner, possessive, number or name) then a finite verb before any comma (``but he won``, ``and the
-    team lost``), or with ``bare`` a finite verb at once (``but lost``); adverbs may come first."""
-    j = i + 1
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
-        j += 1
+def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determiner: Edit) -> list[Edit] | str:
+    """``agree``'s edits for the noun phrase this/that at ``i`` with head ``j``: the determiner, the noun, the
+    verb that agrees with the noun phrase and the verbs coordinated with it (``This area is ... and
+    encompasses`` -> ``These areas are ... and encompass``); or why not: ``no_plural``, ``mass_noun``
+    (*these informations*), ``deictic_time`` (*this morning*), ``mass_partitive`` (*much of this*),
+    ``agreement_beyond_phrase`` (a relative clause or apposition whose verbs would agree too),
+    ``coordinated_head`` (*this ability or affliction*: the second noun would need the plural too),
+    ``pronoun_agreement`` (an *it*/*its*/*itself* after it that may stand for it: *these drains may itself*)."""
+    noun = plural(tokens[j].text) if tokens[j].tag == "NN" else None
+    if noun is None:
+        return "no_plural"
+    lowered = tokens[j].text.lower()
+    if lowered in MASS_NOUNS or lowered in plural_forms(lowered) and lowered.endswith("ness"):
+        return "mass_noun"
+    k = j + 1
+    genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
+    governed = i > 0 and tokens[i - 1].tag in ("IN", "TO") and tokens[i - 1].text.lower() not in SUBORDINATORS
+    opens = i == 0 or tokens[i - 1].tag in (",", "CC", ":") or tokens[i - 1].text.lower() in _CLAUSE_OPENERS
+    verb_after = opens and k < len(tokens) and tokens[k].tag in FINITE  # This year was the warmest
+    idiom = (
+        lowered == "day" and i > 0 and tokens[i - 1].text.lower() in ("to", "until", "till")
+    )  # to this day
+    if lowered in _TIME_NOUNS and (idiom or not (genitive or governed or verb_after)):
+        return "deictic_time"  # earlier this month, the House this morning passed (not: in that year, that year's)
+    if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
+        return "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
+    if _pronoun_after(tokens, i, j):
+        return "pronoun_agreement"
+    if genitive:  # that year's -> those years'
+        after = noun + ("'" if noun.endswith("s") else "'s")
+        return [
+            determiner,
+            Edit(tokens[j].start, tokens[k].end, sentence[tokens[j].start : tokens[k].end], after),
+        ]
+    subject = _subject_position(tokens, i)
+    if not subject and i > 0 and tokens[i - 1].text.lower() in ("before", "after", "till"):
+        verb = _subject_verb(tokens, k)  # before these stages of the inquiry are reached: a clause's subject
+        subject = verb is not None and verb >= 0
+    if k + 1 < len(tokens) and tokens[k].text.lower() in ("or", "and", ",") and tokens[k + 1].tag == "NN":
+        if tokens[k].text != "," or any(t.text.lower() in ("and", "or") for t in tokens[k + 2 : k + 6]):
+            return "coordinated_head"  # this ability or affliction; this desire, attachment, and revulsion
+    m = k
+    while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
+        m += 1
+    relative = m < len(tokens) and (tokens[m].tag in ("WDT", "WP") or tokens[m].text.lower() == "that")
+    if m < len(tokens) and (subject and tokens[m].text == "," or relative or _relative_after(tokens, m)):
+        return "agreement_beyond_phrase"  # a relative clause or an apposition: its verbs would agree too
+    edits = [determiner, replace(tokens[j], noun)]
+    verb = _subject_verb(tokens, k) if subject else None
+    if verb == -1:
+        return "agreement_beyond_phrase"  # the book he wrote is; this tendency, ...: the verb is out of reach
+    agreeing = _plural_verb(tokens[verb]) if verb is not None else None
+    if agreeing is not None:
+        edits.append(replace(tokens[verb], agreeing))
     if (
-        bare
-        and j < len(tokens)
-        and (tokens[j].tag in _FINITE or (tokens[j].tag == "VB" and tokens[i - 1].text == ","))
-    ):
-        return True  # but lost; (did it win,) but lose
-    if j >= len(tokens) or tokens[j].tag not in _SUBJECT_OPENERS:
+        verb is not None
+    ):  # These territories contained ..., and serve: a past needs no change, its partner does
+        coordinated = _coordinated_verbs(tokens, verb)
+        if coordinated is None:
+            return "agreement_beyond_phrase"  # continues and together forms: a verb the tagger calls a noun
+        edits += [replace(tokens[n], form) for n, form in coordinated]
+    if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
+        edits.insert(
+            0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
+        )
+    return edits
+
+
+def plural_forms(noun: str) -> tuple[str, ...]:
+    """Every plural lemminflect's dictionary gives a noun (the noun itself among them when it is also a mass
+    noun)."""
+    import lemminflect
+
+    return lemminflect.getInflection(noun, "NNS", inflect_oov=False)
+
+
+def _relative_after(tokens: tuple[Token, ...], k: int) -> bool:
+    """A comma, then a relative pronoun and a singular verb (``in this study, which is``): the relative
+    clause's verb agrees with the noun phrase wherever it stands."""
+    if tokens[k].text != "," or k + 2 >= len(tokens):
         return False
-    subject = 0
-    while (
-        j < len(tokens)
-        and subject < 8
-        and (tokens[j].tag in _SUBJECT_WORDS or (subject and tokens[j].text.lower() == "of"))
-    ):
-        j, subject = j + 1, subject + 1  # the visual perception of non-humans extends
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
-        j += 1
-    return j < len(tokens) and tokens[j].tag in _FINITE
+    return tokens[k + 1].text.lower() in ("which", "who", "that") and tokens[k + 2].text.lower() in _SINGULAR_VERBS | {
+        "remains", "becomes", "includes", "contains", "means"}  # fmt: skip
 
 
-_SUBJECT_OPENERS = ("PRP", "DT", "PRP$", "NNP", "NNPS", "NNS", "CD", "EX")
+# Singular pronouns that may stand for the noun phrase (these characters are ..., although he may have).
+_SINGULAR_PRONOUNS = frozenset(
+    {"it", "its", "itself", "he", "him", "his", "himself", "she", "her", "hers", "herself"}
+)
 
 
-def _segment_has_finite(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether the stretch before ``i`` back to the previous comma, semicolon, dash or the sentence's start
-    has a finite verb: the left conjunct is a clause, not an item of a list (``visible, ultraviolet, and
-    infrared``; ``the Milky Way and its satellites form``)."""
-    j = i - 1
-    if j >= 0 and tokens[j].text == ",":
-        j -= 1
-    while j >= 0 and tokens[j].text not in (",", ";", ":", "--", "—", "–"):
-        if tokens[j].tag in _FINITE:
+def _pronoun_after(tokens: tuple[Token, ...], i: int, j: int) -> bool:
+    """Whether an *it*/*its*/*itself* (or *he*, *she*, ...) after the noun phrase may stand for it. The subject of the main clause
+    after an opening prepositional phrase does not (``In this context, it is``)."""
+    opening = i == 1 and tokens[0].tag == "IN"
+    other = False  # a singular noun between them, the object of a preposition or verb, may be its referent
+    for m in range(j + 1, len(tokens)):
+        if tokens[m].tag == "NN" and _governed(tokens, m):
+            other = True
+        word = tokens[m].text.lower()
+        person = any(t.tag.startswith("NNP") for t in tokens) or any(
+            t.text.lower() in _SINGULAR_PRONOUNS - {"it", "its", "itself"} for t in tokens[:i]
+        )
+        if word not in ("it", "its", "itself") and person:
+            continue  # his lifetime, making her; She wrote this song for her mother: a person named before
+        if word in _SINGULAR_PRONOUNS and not other:
+            if opening and tokens[m - 1].text in (",",) and all(t.text != "," for t in tokens[j + 1 : m - 1]):
+                continue
+            if opening and m == j + 1:
+                continue  # Above this temperature it is
             return True
-        j -= 1
     return False
 
 
-def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
-    """None when ``and`` at ``i`` joins clauses with their own subjects (``..., and it won``; ``he lost and the
-    team left``), else why not: ``list_and`` (``dues and fees``, ``designed and developed``, ``a defender, and
-    an attorney``, ``visible, ultraviolet, and infrared``, ``cools plants, changes ..., and enables``)."""
-    if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i):
-        return "list_and"
-    if tokens[i - 1].tag in _FINITE or tokens[i - 1].tag in ("VBN", "VB", "VBG"):
-        return "list_and"  # sang and danced, designed and developed
-    if tokens[i - 1].text != "," and tokens[i + 1].tag not in ("PRP", "DT", "PRP$", "EX"):
-        return "list_and"  # living conditions and resources meet: nouns of one subject
-    return None if _clause_follows(tokens, i, bare=False) else "list_and"
+def _governed(tokens: tuple[Token, ...], m: int) -> bool:
+    """Whether the noun at ``m`` is in a phrase governed by a preposition or a verb other than *be* (``restoring
+    a body part``, ``as the lithium family``; not ``are a popular pastime``)."""
+    while m > 0 and tokens[m - 1].tag in ("DT", "JJ", "JJR", "JJS", "NN", "PRP$", "CD", "RB", "VBN", "VBG"):
+        m -= 1
+    if m == 0:
+        return False
+    before = tokens[m - 1]
+    return before.tag in ("IN", "TO") or (
+        before.tag.startswith("VB") and before.text.lower() not in _BE_FORMS
+    )
 
 
-def _not_before(tokens: tuple[Token, ...], i: int) -> bool:
-    """A ``not``/``never`` earlier in the sentence (``not on the facts but on the law``)."""
-    return any(t.text.lower() in ("not", "n't", "never", "no") for t in tokens[max(0, i - 12) : i])
+def _subject_verb(tokens: tuple[Token, ...], k: int) -> int | None:
+    """The position of the finite verb of the subject whose head noun ends before ``k``, across its
+    complements (``these kinds of surgery focus``, ``this tendency to conform occurs``, ``this era of
+    migration and settlement was``); None when the clause has none; -1 when it cannot be told: a comma,
+    a relative or another subject comes first (``this book he wrote is``)."""
+    m = k
+    while m < len(tokens) and m < k + 16:
+        token, word = tokens[m], tokens[m].text.lower()
+        if token.tag == "." or word in ("''", "``"):
+            return None
+        if token.text in (",", ";", ":", "(", "-LRB-") or token.tag in ("WDT", "WP") or word == "that":
+            return -1
+        if token.tag in FINITE:
+            return m if verb_form(token) else -1  # (this food supports nearly half: "half" is no verb)
+        if token.tag == "WRB" or word in SUBORDINATORS:
+            return -1
+        if token.tag in ("PRP", "EX") or (token.tag == "DT" and tokens[m - 1].tag.startswith("NN") and m > k):
+            return -1  # a subject of its own: a relative clause without a pronoun
+        if token.tag in ("NN", "NNS") and word.endswith("s") and _noun_is_verb(tokens, m, first=m == k):
+            return m  # kinds of surgery focuses on: the tagger's noun is the verb
+        m += 1
+    return -1
 
 
-def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
-    but -> and therefore, and -> but, although -> therefore, and therefore -> but, therefore -> however.
+def _noun_is_verb(tokens: tuple[Token, ...], m: int, first: bool = False) -> bool:
+    """Whether an -s word tagged a noun inside a subject is its verb: it has a verb reading and what follows
+    it is not a verb (``family of card games also includes``: a noun), and, unless it comes right after the
+    head noun (``this team plays``, ``this article deals only with``), an object or a complement."""
+    from corpora.probes.lexicon import lemma
 
-    >>> [e.after for e in conjunction("He was injured, but he won the race.")]
-    ['and therefore']
-    >>> [e.after for e in conjunction("Although it rained, the match went ahead.")]
-    ['Because']
-    >>> conjunction("It was designed and developed in Leeds.")
-    NoSite('list_and')
-    """
-    tokens = analyse(sentence) if tokens is None else tokens
-    reason = "no_connective"
+    n = m + 1
+    while n < len(tokens) and tokens[n].tag in ("RB", "RBR"):
+        n += 1
+    if lemma(tokens[m].text) is None or (n < len(tokens) and tokens[n].tag in FINITE):
+        return False
+    if n < len(tokens) and tokens[n].text.lower() == "of":
+        return False  # parts of, norms of: a noun
+    if first:
+        return True
+    import lemminflect
 
-    def note(why: str) -> None:
-        nonlocal reason
-        reason = why if reason == "no_connective" else reason
+    before = lemminflect.getAllLemmas(tokens[m - 1].text.lower())
+    if tokens[m - 1].tag in ("DT", "PRP$", "CD") or (before and set(before) <= {"ADJ", "ADV"}):
+        return False  # of similar patterns at: after an adjective or determiner, the head noun
+    follows = ("DT", "IN", "PRP$", "JJ", "CD", "TO", "PRP", "WRB", "WDT", "WP")
+    return n < len(tokens) and tokens[n].tag in follows  # field of study evaluates how
 
-    for i, token in enumerate(tokens):
-        word = token.text.lower()
-        prev = tokens[i - 1].text.lower() if i else ""
-        nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
-        if word == "and" and nxt in ("therefore", "thus", "hence", "so", "consequently"):
-            if _clause_follows(tokens, i + 1):  # and therefore -> but
-                end = tokens[i + 1]
-                return [
-                    Edit(token.start, end.end, sentence[token.start : end.end], match_case(token.text, "but"))
-                ]
-            note("not_a_clause")
-            continue
-        if word in _SENTENCE_ADVERBS and prev == "and":
-            note("not_a_clause")  # the genome, and therefore the maternal line, is
-            continue
-        if word in _SENTENCE_ADVERBS and (i == 0 or prev in (",", ";") or nxt == "," or word != "however"):
-            after = _SENTENCE_ADVERBS[word]
-        elif word in ("although", "though") and i == 0:
-            after = "because"
-        elif word in ("although", "though") and prev == ",":
-            if not _clause_follows(tokens, i, bare=False):
-                note("not_a_clause")  # natively, though informally, called
+
+def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str]] | None:
+    """The singular verbs coordinated with the agreeing verb at ``k`` (``is ... and encompasses``, ``is
+    denoted NA, and is``), up to a clause of another subject (a relative, a subordinate clause, a semicolon);
+    None when an adverb separates *and* from an -s word the tagger calls a noun (``and together forms``)."""
+    out, m = [], k + 1
+    while m < len(tokens):
+        word = tokens[m].text.lower()
+        if (
+            word in _CLAUSE_OPENERS - _PREPOSITIONS
+            or tokens[m].tag in ("WDT", "WP", "WRB")
+            or word in (";", ":")
+        ):
+            break  # (chosen as the Unity Day, and has: "as" a preposition)
+        if tokens[m].tag in ("PRP", "EX") and m + 1 < len(tokens) and tokens[m + 1].tag in FINITE:
+            break  # as he witnesses and experiences: a clause of another subject
+        if tokens[m].tag == "CC" and word in ("and", "or", "but"):
+            n = m + 1
+            while n < len(tokens) and (tokens[n].text == "," or tokens[n].tag in ("RB", "RBR")):
+                n += 1
+            if n < len(tokens) and tokens[n].tag in FINITE:
+                verb = _plural_verb(tokens[n])
+                if verb is not None:
+                    out.append((n, verb))
+                m = n + 1
                 continue
-            after = "therefore"
-        elif word in ("but", "yet") and i > 0:
-            if nxt in ("also", "rather", "only") or prev in (
-                "not",
-                "anything",
-                "nothing",
-                "all",
-                "last",
-                "none",
+            objects = ("DT", "PRP$", "PRP", "CD", "JJ")
+            after = tokens[n + 1] if n + 1 < len(tokens) else None
+            if (
+                n == m + 1
+                and tokens[n].tag == "NNS"
+                and _noun_is_verb(tokens, n)
+                and after is not None
+                and (after.tag in objects or after.text.lower() == "as")
             ):
-                note("not_x_but_y" if prev != "last" else "not_a_clause")
+                verb = _plural_verb(tokens[n])
+                out += [(n, verb)] if verb is not None else []  # ..., and serves as the capital
+                m = n + 1
                 continue
-            if _not_before(tokens, i) and not _clause_follows(tokens, i, bare=False):
-                note("not_x_but_y")  # not on the facts but on the law; not a singer but an actor
-                continue
-            if not _clause_follows(tokens, i):
-                note("not_a_clause")
-                continue
-            after = _CLAUSE_CONNECTIVES[word]
-        elif word == "because" and nxt != "of" and i > 0:
-            after = "although"
-        elif word == "so" and prev == "," and token.tag in ("CC", "IN", "RB") and _clause_follows(tokens, i):
-            after = "but"
-        elif word == "and":
-            why = _and_joins_clauses(tokens, i)
-            if why is not None:
-                note(why)
-                continue
-            after = "but"
-        else:
-            continue
-        return [replace(token, match_case(token.text, after))]
-    return NoSite(reason)
+            if n < len(tokens) and tokens[n].tag in ("NN", "NNS") and tokens[n].text.lower().endswith("s"):
+                from corpora.probes.lexicon import lemma
+
+                if lemma(tokens[n].text) is not None and n > m + 1:
+                    return None  # and together forms: a verb or a noun, the tags cannot tell
+            if n < len(tokens) and tokens[n].tag in ("DT", "PRP", "PRP$", "NNP", "EX"):
+                break  # and the term "Viking" also ...: another subject
+        m += 1
+    return out

@@ -55,7 +55,7 @@ SKIP_REASONS = {
                      "context_about_thing", "speech_attribution", "it_in_intruder", "in_quotation"},
     "animacy-up": {"country", "vessel", "expletive_it", "referent_in_intruder", "person_in_intruder", "no_pronoun"},
     "demonstrative": {"pronoun", "plural_head", "that_complementiser", "that_relative", "proper_noun"},
-    "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective"},
+    "conjunction": {"list_and", "not_x_but_y", "not_a_clause", "no_connective", "sentence_final"},
 }  # fmt: skip
 
 
@@ -65,6 +65,22 @@ def test_forty_real_sentences_per_phenomenon_cover_every_skip_reason(phenomenon)
     assert len(cases) >= 40
     assert sum("probed" in c for c in cases) >= 25
     assert {c["skip"] for c in cases if "skip" in c} >= SKIP_REASONS[phenomenon]
+
+
+def test_the_agreeing_variant_says_why_it_skips_a_determiner():
+    """``--demonstrative agree`` skips what it cannot make grammatical, each for a reason, on real sentences:
+    mass nouns (*these informations*), deictic times (*earlier these months*), an *it* that may stand for the
+    noun phrase (*these drains may itself*), a verb it cannot reach, *much of this*."""
+    reasons = {
+        c["agree"] for c in CASES if c["phenomenon"] == "demonstrative" and " " not in c.get("agree", " ")
+    }
+    assert reasons >= {
+        "mass_noun",
+        "deictic_time",
+        "pronoun_agreement",
+        "agreement_beyond_phrase",
+        "coordinated_head",
+    }
 
 
 def test_demonstrative_finds_the_sites_a_reader_marks():
@@ -155,6 +171,13 @@ CONJUNCTION_CASES = [
     ("The team lost the final, and the coach resigned.", "The team lost the final, but the coach resigned."),
     ("The team won the final, although the coach resigned.", "The team won the final, therefore the coach resigned."),
     ("Although it rained, the match went ahead.", "Because it rained, the match went ahead."),
+    # the connective inside another clause: "therefore" there would not parse
+    ("The particles, although they have quanta of energy, do not have rest mass.", "skip:parenthetical"),
+    ("Because it rained, the match was cancelled.", "Although it rained, the match was cancelled."),
+    # because -> although before ", but": *although X, but Y* is a double concessive
+    ("He left because he was tired, but not angry.", "skip:although_but"),
+    ("The station was thus closed in 1960.", "The station was nevertheless closed in 1960."),
+    ("Thus, the station closed.", "However, the station closed."),
 ]  # fmt: skip
 
 
