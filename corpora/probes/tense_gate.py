@@ -76,7 +76,7 @@ def _clause_opening(tokens: tuple[Token, ...], k: int) -> bool:
         token.text in (",", ";", ":", "—", "–", "--", '"', "“", "”", "(")
         or token.tag in ("CC", "WRB")
         or token.text.lower() in _CLAUSE_OPENERS
-        or token.text.lower() == "as"
+        or (token.text.lower() == "as" and (k == 0 or tokens[k - 1].text.lower() not in ("well", "such")))
     )
 
 
@@ -93,14 +93,17 @@ def subject_before(tokens: tuple[Token, ...], i: int, through_of: bool = True) -
         return _clause_opening(tokens, j - 1)  # This existed after ...
     if tokens[j].tag not in _HEAD_TAGS or (word.endswith("ly") and not is_noun(word)):
         return False  # the cognitively disabled: an adverb the tagger calls a noun
-    k = j
+    k, through = j, False
     while k >= 0 and (
         tokens[k].tag in _NP_TAGS
         or (tokens[k].tag in ("VBN", "VBG") and k < j)  # trained disaster relief troops
         or (tokens[k].tag in ("CC", "IN") and k > 0 and tokens[k - 1].tag in _HEAD_TAGS)
         and (through_of or tokens[k].tag == "CC")  # The war between Israel and Hamas militants in Gaza
     ):
+        through = through or tokens[k].tag == "IN"
         k -= 1
+    if through and k >= 0 and tokens[k].text not in (",", ";"):
+        return False  # as well as the amnesty of the Communards exiled to: a noun phrase inside a clause
     if k >= 0 and tokens[k].tag == "CC" and tokens[k].text.lower() in ("and", "or"):
         if k > 0 and tokens[k - 1].text != ",":
             return False  # civil unrest and armed rebellion: a noun phrase's conjunct, no clause opens
@@ -167,7 +170,10 @@ def gate(tokens: tuple[Token, ...], edited: dict[int, str], kept: set[int]) -> s
         if i in edited or i in kept:
             continue
         joined = _conjunct(tokens, i, edited, strict=False)
-        if joined is not None and edited[joined] != "lexical" and token.tag != "VBD":
+        passive = token.tag != "VBD" and not (
+            i + 1 < len(tokens) and tokens[i + 1].tag in ("DT", "PRP$", "PRP")
+        )
+        if joined is not None and edited[joined] != "lexical" and passive:
             continue  # will be born in Leeds and raised in York: a participle of the same auxiliary
         base = lemma(token.text.lower())
         if (
@@ -204,6 +210,10 @@ def _conjunct(tokens: tuple[Token, ...], i: int, edited: dict[int, str], strict:
         return None
     if strict and i + 1 < len(tokens) and tokens[i + 1].tag in ("CC", "JJ"):
         return None
+    if strict and i + 1 < len(tokens) and tokens[i + 1].tag in ("NN", "NNS") and is_noun(tokens[i + 1].text):
+        k = j - 1 if j > 0 and tokens[j - 1].text == "," else j
+        if k > 0 and tokens[k - 1].tag in ("NN", "NNS", "NNP", "NNPS"):
+            return None  # fertilizers, pesticides, and controlled irrigation: an adjective in a list of nouns
     last = max((k for k in edited if k < j), default=None)
     return last if last is not None and _joined(tokens, last, j) else None
 

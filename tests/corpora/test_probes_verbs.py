@@ -122,7 +122,9 @@ PAST_TO_FUTURE = [
     ('The four Afghan factions have approved a plan for a 29-member ruling council composed of a chairman, five deputy chairmen and 23 other members.', None, 'participle_only'),  # lee
     ('This existed after the East India Company had been granted the diwani, or the right to collect revenue, in Bengal by the Mughal emperor in Delhi, but before it had wrested the nizamat, or control of civil administration, which continued to lie with the Mughal governor.', 'This will exist after the East India Company has been granted the diwani, or the right to collect revenue, in Bengal by the Mughal emperor in Delhi, but before it has wrested the nizamat, or control of civil administration, which will continue to lie with the Mughal governor.', None),  # wiki
     ('Ideologically, he initially adhered to Marxism–Leninism, but moved towards social democracy by the early 1990s.', 'Ideologically, he will initially adhere to Marxism–Leninism, but will move towards social democracy by the early 1990s.', None),  # wiki
-    ('She appeared in films, performed in musicals, and recorded albums.', 'She will appear in films, will perform in musicals, and will record albums.', None),  # own
+    # *directed films* after a noun, like *controlled irrigation*: an adjective in a list, or a verb (skipped)
+    ('She appeared in films, performed in musicals, and recorded two albums.', 'She will appear in films, will perform in musicals, and will record two albums.', None),  # own
+    ('In the late 1960s, farmers began incorporating new technologies, including high-yielding varieties of cereals, particularly dwarf wheat and rice, and the widespread use of chemical fertilizers, pesticides, and controlled irrigation.', None, 'uncertain_finite'),  # wiki
     ('He was arrested, charged and released.', 'He will be arrested, charged and released.', None),  # own
     ('The man, who lived in Paris, founded a company.', 'The man, who will live in Paris, will found a company.', None),  # own
     ('Just as a linear force is a push or a pull applied to a body, a torque can be thought of as a twist applied to an object with respect to a chosen axis.', None, 'participle_only'),  # wiki
@@ -157,7 +159,7 @@ PAST_TO_FUTURE = [
     ('Alternatively, it is catalogued as Messier 16, M16, or NGC 6611, and sometimes referred to as the Star Queen Nebula.', None, 'participle_only'),  # wiki
     ('While the conflict between the two civilizations did involve direct military engagements, a significant role was played by a plethora of vassal kingdoms and allied nomadic tribes, which served as buffer states or proxies for either side.', None, 'mixed_tense_left'),  # wiki
     ("War between Japan and the Republic of China had begun in 1937, with hostilities dating back to Japan's invasion of Manchuria in 1931, but the Pacific War is more widely accepted to have begun in 1941, when the United States and United Kingdom were brought into the war.", "War between Japan and the Republic of China will have begun in 1937, with hostilities dating back to Japan's invasion of Manchuria in 1931, but the Pacific War is more widely accepted to have begun in 1941, when the United States and United Kingdom were brought into the war.", None),  # wiki
-    ('He wrote novels and directed films.', 'He will write novels and will direct films.', None),  # own
+    ('He wrote novels and directed films.', None, 'uncertain_finite'),  # own
     # read in the held-out reading of seed 3003 (bench/probe-readings/past-to-future.md) and fixed after it
     ('Each team plays 162 games per season, with Opening Day held during the last week of March or the first week of April.', None, 'participle_only'),  # wiki
     ('Models built to the same scale as the prototype are called mockups.', None, 'participle_only'),  # wiki
@@ -177,6 +179,8 @@ PAST_TO_FUTURE = [
     ('The tools he used in the shop are now in a museum.', None, 'uncertain_finite'),  # own: a finite verb follows
     ('The club played in red and lost every match.', None, 'uncertain_finite'),  # own: played tagged as a noun
     ('Each team plays 162 games per season, with Opening Day held during the last week of March or the first week of April.', None, 'participle_only'),  # wiki
+    ('He was a key figure of the Independent Radicals, advocating for the separation of church and state, as well as the amnesty of the Communards exiled to New Caledonia.', None, 'uncertain_finite'),  # wiki
+    ('He was fascinated with railways and pioneered their military use.', None, 'mixed_tense_left'),  # wiki
     # strong finite contexts still probe: a subject pronoun, a clause-opening noun phrase, a verb joined to one
     ('As the family searched the house and tussled with the dog, the police arrived.', 'As the family searches the house and tussles with the dog, the police will arrive.', None),  # own
     ('The Bering Strait, the Bering Sea, Bering Island, the Bering Glacier, and Vitus Lake were all named in his honor.', 'The Bering Strait, the Bering Sea, Bering Island, the Bering Glacier, and Vitus Lake will all be named in his honor.', None),  # wiki
