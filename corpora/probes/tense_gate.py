@@ -89,6 +89,13 @@ def subject_before(tokens: tuple[Token, ...], i: int, through_of: bool = True) -
     word = tokens[j].text.lower()
     if word in _SUBJECT_PRONOUNS or (word == "that" and tokens[j].tag == "WDT"):
         return True
+    if (
+        tokens[j].tag == "VBD"
+        and j >= 2
+        and tokens[j - 1].text.lower() in _SUBJECT_PRONOUNS
+        and tokens[j - 2].tag in ("NN", "NNS")
+    ):
+        return subject_before(tokens, j - 1, through_of)  # The regime he created lasted: a contact relative
     if tokens[j].tag == "DT" and word in _DEMONSTRATIVES:
         return _clause_opening(tokens, j - 1)  # This existed after ...
     if tokens[j].tag not in _HEAD_TAGS or (word.endswith("ly") and not is_noun(word)):
@@ -198,6 +205,8 @@ def gate(tokens: tuple[Token, ...], edited: dict[int, str], kept: set[int]) -> s
 
 def _after_be(tokens: tuple[Token, ...], i: int) -> bool:
     j = _before(tokens, i)
+    if j > 0 and tokens[j].tag == "PRP":
+        j -= 1  # Was he elected in 1990?
     return j >= 0 and lemma(tokens[j].text.lower()) in _LINKING
 
 

@@ -94,7 +94,7 @@ PAST_TO_FUTURE = [
     ('Hermann Wilhelm Göring was a German politician, aviator, military commander, and convicted war criminal.', None, 'mixed_tense_left'),  # wiki
     ('Some 33,000 species have been identified, grouped into 7 valid orders.', None, 'participle_only'),  # wiki
     ('Hundreds of trained disaster relief troops landed in Kathmandu and quickly got to work.', 'Hundreds of trained disaster relief troops will land in Kathmandu and will quickly get to work.', None),  # cnn
-    ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', None, 'uncertain_finite'),  # wiki
+    ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he will create will last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
     ('Once the game ended, they left.', 'Once the game ends, they will leave.', None),  # own
     ('The city is the capital.', None, 'no_past_verb'),  # own
     # read on development samples of bench/probe_sample.py (seeds 1-20) and fixed: reduced relatives after an
