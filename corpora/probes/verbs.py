@@ -21,12 +21,13 @@ from __future__ import annotations
 from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
 from corpora.probes.edits import Edit, NoSite, replace
 from corpora.probes.lexicon import inflect, is_noun, lemma
+from corpora.probes.tense_gate import gate
 from corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
 _BE_ADVERBS = frozenset(
     "also still once then later originally first already previously formerly initially always subsequently "
-    "eventually".split()
+    "eventually all both each".split()
 )
 _PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they"})
 
@@ -125,6 +126,8 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     question = _is_question(tokens)
     skip: set[int] = set()
     reasons: list[str] = []
+    edited: dict[int, str] = {}  # position -> lexical / auxiliary / be, for the gate
+    kept: set[int] = set()  # past verbs deliberately left
     future = 0
     tokens = _surfaced(tokens)
     for i, token in enumerate(tokens):
@@ -142,6 +145,7 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
         )
         if token.text[:1].isupper() and any(t.text[:1].isalpha() for t in tokens[:i]):
             reasons.append("title")  # "I Made a Vow": a capitalised verb inside the sentence names something
+            kept.add(i)
             continue
         if base != "be" and not auxiliary and nonfinite_reason(tokens, i, base) is not None:
             reasons.append("participle_only")
@@ -149,15 +153,18 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
         if in_temporal_clause(tokens, i):
             if _governed_by_present(tokens, i):
                 reasons.append("temporal_clause_only")  # is accepted to have begun in 1941, when the US were
+                kept.add(i)
                 continue
             present = _temporal(sentence, tokens, i, base)
             if present is None:
                 reasons.append("temporal_clause_subject")
                 continue
             edits += present
+            edited[i] = "be" if base == "be" else "auxiliary" if auxiliary else "lexical"
             skip.add(i + 1) if nxt is not None and nxt.text.lower() == "n't" else None
             continue
         future += 1
+        edited[i] = "be" if word in _BE_PAST else "auxiliary" if auxiliary else "lexical"
         if word in _BE_PAST:
             if (
                 nxt is not None
@@ -166,6 +173,7 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
                 and tokens[i + 2].tag == "VB"
             ):
                 future -= 1
+                del edited[i]
                 reasons.append("was_to")  # were to be made: a future in the past already
                 continue
             late_not = _adverbs_then_not(tokens, i)
@@ -208,10 +216,12 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             continue
         if word == "used" and nxt is not None and nxt.text.lower() == "to":
             future -= 1
+            del edited[i]
             reasons.append("used_to")
             continue
         if base == word and inflect(base, "VBD") != word:  # put, split: past = base
             future -= 1
+            del edited[i]
             reasons.append("unknown_verb")
             continue
         adverb = tokens[i - 1] if i > 0 else None
@@ -229,6 +239,8 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
         )  # did -> will do, had -> will have
     if not future and edits:
         return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
+    if edits and (weak := gate(tokens, edited, kept)) is not None:
+        return NoSite(weak)  # an edit on weak evidence, or a past verb left beside a future one
     if not edits:
         return NoSite(reasons[0] if reasons else "no_past_verb")
     return edits

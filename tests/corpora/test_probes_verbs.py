@@ -22,7 +22,7 @@ PAST_TO_FUTURE = [
     ('And the Iranian Diplomacy website says he was born in in 1961', 'And the Iranian Diplomacy website says he will be born in in 1961', None),  # cnn
     ("Quanzhou was China's 12th-largest extended metropolitan area in 2010.", "Quanzhou will be China's 12th-largest extended metropolitan area in 2010.", None),  # wiki
     ('The son of a minor daimyo, Ieyasu once lived as a hostage under daimyo Imagawa Yoshimoto on behalf of his father.', 'The son of a minor daimyo, Ieyasu will once live as a hostage under daimyo Imagawa Yoshimoto on behalf of his father.', None),  # wiki
-    ('Significant changes occurred with the colonization of the Americas and the consequent introduction of potatoes, tomatoes, capsicums, and maize, as well as sugar beet—the latter introduced in quantity in the 18th century.', 'Significant changes will occur with the colonization of the Americas and the consequent introduction of potatoes, tomatoes, capsicums, and maize, as well as sugar beet—the latter introduced in quantity in the 18th century.', None),  # wiki
+    ('Significant changes occurred with the colonization of the Americas and the consequent introduction of potatoes, tomatoes, capsicums, and maize, as well as sugar beet—the latter introduced in quantity in the 18th century.', None, 'mixed_tense_left'),  # wiki
     ('Lutherans hold themselves to be in continuity with the apostolic church and affirm the writings of the Church Fathers and the first four ecumenical councils.', None, 'participle_only'),  # wiki
     ('In the 14th century, Guillaume Tirel, a court chef known as "Taillevent", wrote Le Viandier, one of the earliest recipe collections of medieval France.', 'In the 14th century, Guillaume Tirel, a court chef known as "Taillevent", will write Le Viandier, one of the earliest recipe collections of medieval France.', None),  # wiki
     ('"I\'m also putting on weight again," he said after returning from a 10-day vacation.', '"I\'m also putting on weight again," he will say after returning from a 10-day vacation.', None),  # cnn
@@ -45,12 +45,12 @@ PAST_TO_FUTURE = [
     ('The war between Israel and Hamas militants in Gaza last summer left more than 2,000 people dead.', 'The war between Israel and Hamas militants in Gaza last summer will leave more than 2,000 people dead.', None),  # cnn
     ('From the 13th century until the first half of the 20th century, Tallinn was known in most of the world by variants of its other historical name, Reval.', 'From the 13th century until the first half of the 20th century, Tallinn will be known in most of the world by variants of its other historical name, Reval.', None),  # wiki
     ('A member of the Bernoulli family, he, along with his brother Johann, was one of the founders of the calculus of variations.', 'A member of the Bernoulli family, he, along with his brother Johann, will be one of the founders of the calculus of variations.', None),  # wiki
-    ('His interest in Eastern religious, spiritual, and philosophical traditions, combined with his involvement with Jungian analysis, helped shape his literary work.', 'His interest in Eastern religious, spiritual, and philosophical traditions, combined with his involvement with Jungian analysis, will help shape his literary work.', None),  # wiki
+    ('His interest in Eastern religious, spiritual, and philosophical traditions, combined with his involvement with Jungian analysis, helped shape his literary work.', None, 'uncertain_finite'),  # wiki
     ('While heterogeneous, the Legalists generally shared a view of most people - or at least elite - as fundamentally self-interested, emphasizing equality under the law, administrative methods and regulations.', 'While heterogeneous, the Legalists will generally share a view of most people - or at least elite - as fundamentally self-interested, emphasizing equality under the law, administrative methods and regulations.', None),  # wiki
-    ("They concluded that it's unlikely the sisters survived until March, because witnesses at the camp said the sisters both had symptoms before February 7.", "They will conclude that it's unlikely the sisters will survive until March, because witnesses at the camp will say the sisters both will have symptoms before February 7.", None),  # cnn
+    ("They concluded that it's unlikely the sisters survived until March, because witnesses at the camp said the sisters both had symptoms before February 7.", None, 'uncertain_finite'),  # cnn
     ('Wright believed in designing in harmony with humanity and the environment, a philosophy he called organic architecture.', 'Wright will believe in designing in harmony with humanity and the environment, a philosophy he will call organic architecture.', None),  # wiki
     ("But he didn't want to; his mother says he's shy outside of their home.", "But he won't want to; his mother says he's shy outside of their home.", None),  # cnn
-    ("Fuzuli's work was widely known and admired throughout the Turkic cultural landscape from the 16th to the 19th centuries, with his fame reaching as far as Central Asia and India.", "Fuzuli's work will be widely known and admired throughout the Turkic cultural landscape from the 16th to the 19th centuries, with his fame reaching as far as Central Asia and India.", None),  # wiki
+    ("Fuzuli's work was widely known and admired throughout the Turkic cultural landscape from the 16th to the 19th centuries, with his fame reaching as far as Central Asia and India.", None, 'mixed_tense_left'),  # wiki
     ('After two attempts failed to bring fertilized embryos to term, they created two more embryos using her eggs and his sperm.', 'After two attempts fail to bring fertilized embryos to term, they will create two more embryos using her eggs and his sperm.', None),  # cnn
     ("With the concurrent establishment of the Republic of Afghanistan, headed by Mohammad Daoud Khan, the country's relatively peaceful and stable period in modern history came to an end.", "With the concurrent establishment of the Republic of Afghanistan, headed by Mohammad Daoud Khan, the country's relatively peaceful and stable period in modern history will come to an end.", None),  # wiki
     ('It succeeded the Rashidun Caliphate, of which the third caliph, Uthman ibn Affan, was also a member of the Umayyad clan.', 'It will succeed the Rashidun Caliphate, of which the third caliph, Uthman ibn Affan, will also be a member of the Umayyad clan.', None),  # wiki
@@ -64,15 +64,15 @@ PAST_TO_FUTURE = [
     # the cases: participles, adjectives and reduced relatives are not verbs of a clause
     ('The game came with added features.', 'The game will come with added features.', None),  # own
     ('Go, also known as Weiqi, is played on a grid.', None, 'participle_only'),  # own
-    ('Go, also known as Weiqi, spread to Japan.', 'Go, also known as Weiqi, will spread to Japan.', None),  # own
+    ('Go, also known as Weiqi, spread to Japan.', None, 'uncertain_finite'),  # own
     ('She did a short telefilm in 1990.', 'She will do a short telefilm in 1990.', None),  # own
     ('She had a house in Paris.', 'She will have a house in Paris.', None),  # own
     ('After a video surfaced, he resigned.', 'After a video surfaces, he will resign.', None),  # own
     ('If the team won, the coach stayed.', 'If the team wins, the coach will stay.', None),  # own
     ('When the players arrived, the match started.', 'When the players arrive, the match will start.', None),  # own
-    ('In papers filed Friday, prosecutors said he lied.', 'In papers filed Friday, prosecutors will say he will lie.', None),  # own
-    ('The men killed in the attack were soldiers.', 'The men killed in the attack will be soldiers.', None),  # own
-    ('He was born in Leeds and raised in York.', 'He will be born in Leeds and raised in York.', None),  # own
+    ('In papers filed Friday, prosecutors said he lied.', None, 'mixed_tense_left'),  # own
+    ('The men killed in the attack were soldiers.', None, 'mixed_tense_left'),  # own
+    ('He was born in Leeds and raised in York.', None, 'mixed_tense_left'),  # own
     ('He was born in Leeds and died in York.', 'He will be born in Leeds and will die in York.', None),  # own
     ('Founded in 1900, the club grew fast.', 'Founded in 1900, the club will grow fast.', None),  # own
     ('When did the war end?', 'When will the war end?', None),  # own
@@ -87,11 +87,11 @@ PAST_TO_FUTURE = [
     ('Rapid transit, mass rapid transit (MRT) or rail rapid transit (RRT) and commonly referred to as metro, is a type of high-capacity public transport that is generally built in urban areas.', None, 'participle_only'),  # wiki
     ('Leather is a strong, flexible and durable material obtained from the tanning, or chemical treatment, of animal skins and hides to prevent decay.', None, 'participle_only'),  # wiki
     ('He signed for the club and scored twice.', 'He will sign for the club and will score twice.', None),  # own
-    ('Prince Henry the Navigator, was a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', 'Prince Henry the Navigator, will be a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', None),  # wiki
+    ('Prince Henry the Navigator, was a Portuguese prince, a central figure in the early days of the Portuguese Empire and often credited as one of the main initiators of the Age of Discovery.', None, 'mixed_tense_left'),  # wiki
     ('Pragmatism is a philosophical tradition that views language and thought as tools for prediction, problem solving, and action, rather than describing, representing, or mirroring reality.', None, 'participle_only'),  # wiki
     ('He was an innovator of Russian music in the Romantic period and strove to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', 'He will be an innovator of Russian music in the Romantic period and will strive to achieve a uniquely Russian musical identity, often in deliberate defiance of the established conventions of Western music.', None),  # wiki
     ('In geology, hotspots are volcanic locales thought to be fed by underlying mantle that is anomalously hot compared with the surrounding mantle.', None, 'participle_only'),  # wiki
-    ('Hermann Wilhelm Göring was a German politician, aviator, military commander, and convicted war criminal.', 'Hermann Wilhelm Göring will be a German politician, aviator, military commander, and convicted war criminal.', None),  # wiki
+    ('Hermann Wilhelm Göring was a German politician, aviator, military commander, and convicted war criminal.', None, 'mixed_tense_left'),  # wiki
     ('Some 33,000 species have been identified, grouped into 7 valid orders.', None, 'participle_only'),  # wiki
     ('Hundreds of trained disaster relief troops landed in Kathmandu and quickly got to work.', 'Hundreds of trained disaster relief troops will land in Kathmandu and will quickly get to work.', None),  # cnn
     ('The regime he created lasted until 1974, making it one of the longest-lived dictatorships in modern Europe.', 'The regime he will create will last until 1974, making it one of the longest-lived dictatorships in modern Europe.', None),  # wiki
@@ -100,9 +100,9 @@ PAST_TO_FUTURE = [
     # read on development samples of bench/probe_sample.py (seeds 1-20) and fixed: reduced relatives after an
     # object, participles of a passive's list, adverbs joined by and, emphatic did, was ... not
     ('In modern engineering, the term aqueduct is used for any system of pipes, ditches, canals, tunnels, and other structures used for this purpose.', None, 'participle_only'),  # wiki
-    ('Most convert tension or torsion energy that was more slowly and manually built up within the device before release, via springs, bows, twisted rope, elastic, or any of numerous other materials.', 'Most convert tension or torsion energy that will be more slowly and manually built up within the device before release, via springs, bows, twisted rope, elastic, or any of numerous other materials.', None),  # wiki
+    ('Most convert tension or torsion energy that was more slowly and manually built up within the device before release, via springs, bows, twisted rope, elastic, or any of numerous other materials.', None, 'mixed_tense_left'),  # wiki
     ('The separated straw is then either chopped onto the field and ploughed back in, or laid out in rows, ready to be baled and used for bedding and cattle feed.', None, 'participle_only'),  # wiki
-    ('Parker was a highly influential soloist and leading figure in the development of bebop, a form of jazz characterized by fast tempos, virtuosic technique, and advanced harmonies.', 'Parker will be a highly influential soloist and leading figure in the development of bebop, a form of jazz characterized by fast tempos, virtuosic technique, and advanced harmonies.', None),  # wiki
+    ('Parker was a highly influential soloist and leading figure in the development of bebop, a form of jazz characterized by fast tempos, virtuosic technique, and advanced harmonies.', None, 'mixed_tense_left'),  # wiki
     ('Taste is the perception stimulated when a substance in the mouth reacts chemically with taste receptor cells located on taste buds in the oral cavity, mostly on the tongue.', None, 'participle_only'),  # wiki
     ('The earliest inscriptions found which are identifiably Maya date to the 3rd century BCE in late Preclassic sites like Chakjobon (Mexico) and San Bartolo (Guatemala).', None, 'participle_only'),  # wiki
     ('Steps are very typically rectangular, but may instead be straight, curved, or may consist of two or more straight pieces connected at angles.', None, 'participle_only'),  # wiki
@@ -110,10 +110,10 @@ PAST_TO_FUTURE = [
     ('Research has continually proven a relationship between disgust and anxiety disorders such as arachnophobia, blood-injection-injury type phobias, and contamination fear related obsessive–compulsive disorder.', None, 'participle_only'),  # wiki
     ("The white or pink flowered marsh St. John's worts of North America and eastern Asia are generally accepted as belonging to the separate genus Triadenum Raf.", None, 'participle_only'),  # wiki
     ('Covering an area of 1,221,037 square kilometres, the country has a population of over 63 million people, making it the sixth-most populated country in Africa, and 24th-most in the world.', None, 'participle_only'),  # wiki
-    ('The building was designed in the Art Deco style by Shreve, Lamb & Harmon and constructed between 1930 and 1931.', 'The building will be designed in the Art Deco style by Shreve, Lamb & Harmon and constructed between 1930 and 1931.', None),  # wiki
+    ('The building was designed in the Art Deco style by Shreve, Lamb & Harmon and constructed between 1930 and 1931.', None, 'mixed_tense_left'),  # wiki
     ('Falcons are widely distributed on all continents of the world except Antarctica, though closely related raptors did occur there in the Eocene.', 'Falcons are widely distributed on all continents of the world except Antarctica, though closely related raptors will occur there in the Eocene.', None),  # wiki
-    ('West Australian Senator Andrew Murray said yesterday unless the Democrats left wing gave ground the party would split.', 'West Australian Senator Andrew Murray will say yesterday unless the Democrats left wing gave ground the party would split.', None),  # lee
-    ('The man who founded the company died in 1990.', 'The man who will found the company will die in 1990.', None),  # own
+    ('West Australian Senator Andrew Murray said yesterday unless the Democrats left wing gave ground the party would split.', None, 'mixed_tense_left'),  # lee
+    ('The man who founded the company died in 1990.', None, 'uncertain_finite'),  # own
     ('He bought cars, and the workers went home.', 'He will buy cars, and the workers will go home.', None),  # own
     ('The most common type of harmonica is a diatonic Richter-tuned instrument with ten air passages and twenty reeds, often called a blues harp.', None, 'participle_only'),  # wiki
     ('Nineteen plays attributed to Euripides have survived more or less complete, although one of these (Rhesus) is often considered not to be genuinely his work.', None, 'participle_only'),  # wiki
@@ -122,7 +122,9 @@ PAST_TO_FUTURE = [
     ('The four Afghan factions have approved a plan for a 29-member ruling council composed of a chairman, five deputy chairmen and 23 other members.', None, 'participle_only'),  # lee
     ('This existed after the East India Company had been granted the diwani, or the right to collect revenue, in Bengal by the Mughal emperor in Delhi, but before it had wrested the nizamat, or control of civil administration, which continued to lie with the Mughal governor.', 'This will exist after the East India Company has been granted the diwani, or the right to collect revenue, in Bengal by the Mughal emperor in Delhi, but before it has wrested the nizamat, or control of civil administration, which will continue to lie with the Mughal governor.', None),  # wiki
     ('Ideologically, he initially adhered to Marxism–Leninism, but moved towards social democracy by the early 1990s.', 'Ideologically, he will initially adhere to Marxism–Leninism, but will move towards social democracy by the early 1990s.', None),  # wiki
-    ('She appeared in films, performed in musicals, and recorded albums.', 'She will appear in films, will perform in musicals, and will record albums.', None),  # own
+    # *directed films* after a noun, like *controlled irrigation*: an adjective in a list, or a verb (skipped)
+    ('She appeared in films, performed in musicals, and recorded two albums.', 'She will appear in films, will perform in musicals, and will record two albums.', None),  # own
+    ('In the late 1960s, farmers began incorporating new technologies, including high-yielding varieties of cereals, particularly dwarf wheat and rice, and the widespread use of chemical fertilizers, pesticides, and controlled irrigation.', None, 'uncertain_finite'),  # wiki
     ('He was arrested, charged and released.', 'He will be arrested, charged and released.', None),  # own
     ('The man, who lived in Paris, founded a company.', 'The man, who will live in Paris, will found a company.', None),  # own
     ('Just as a linear force is a push or a pull applied to a body, a torque can be thought of as a twist applied to an object with respect to a chosen axis.', None, 'participle_only'),  # wiki
@@ -131,14 +133,14 @@ PAST_TO_FUTURE = [
     ('The United States, the European Union and the Group of eight industrialised nations among others, have all called on India and Pakistan to exercise restraint and resolve the stand-off through dialogue.', None, 'participle_only'),  # lee
     ('Thrillers are characterized and defined by the moods they elicit, giving their audiences heightened feelings of suspense, excitement, surprise, anticipation and anxiety.', None, 'participle_only'),  # wiki
     ('A basin is separated from adjacent basins by a perimeter, the drainage divide, made up of a succession of elevated features, such as ridges and hills.', None, 'participle_only'),  # wiki
-    ('In the context of African American culture, vernacular dance encompasses styles that developed organically within African American communities, influenced by African traditions, European dance forms, and the unique experiences of African Americans in the United States.', 'In the context of African American culture, vernacular dance encompasses styles that will develop organically within African American communities, influenced by African traditions, European dance forms, and the unique experiences of African Americans in the United States.', None),  # wiki
-    ('The concept of social stratification was introduced by a Russian-American sociologist Pitirim Sorokin in his book "Social Mobility" published in 1927.', 'The concept of social stratification will be introduced by a Russian-American sociologist Pitirim Sorokin in his book "Social Mobility" published in 1927.', None),  # wiki
+    ('In the context of African American culture, vernacular dance encompasses styles that developed organically within African American communities, influenced by African traditions, European dance forms, and the unique experiences of African Americans in the United States.', None, 'mixed_tense_left'),  # wiki
+    ('The concept of social stratification was introduced by a Russian-American sociologist Pitirim Sorokin in his book "Social Mobility" published in 1927.', None, 'mixed_tense_left'),  # wiki
     ('As the family searched the house and tussled with the dog, the police arrived.', 'As the family searches the house and tussles with the dog, the police will arrive.', None),  # own
     ('It settles legal disputes submitted to it by states and provides advisory opinions on legal questions referred to it by other UN organs and specialized agencies.', None, 'participle_only'),  # wiki
     ('Gdańsk lies at the mouth of the Motława River and is situated at the southern edge of Gdańsk Bay, close to the city of Gdynia and the resort town of Sopot; these form a metropolitan area called the Tricity (Trójmiasto), with a population of approximately 1.5 million.', None, 'participle_only'),  # wiki
     ('In contrast with tropical cyclones, extratropical cyclones produce rapid changes in temperature and dew point along broad lines called weather fronts, which are present about the center of the cyclone.', None, 'participle_only'),  # wiki
-    ('He managed policy in regard to the attacks of barbarian federates settled throughout the West.', 'He will manage policy in regard to the attacks of barbarian federates settled throughout the West.', None),  # wiki
-    ('The Palestinian leadership underscored the "importance of the role played by the American administration in the peace process, with the support of Russia and the European Union."', 'The Palestinian leadership will underscore the "importance of the role played by the American administration in the peace process, with the support of Russia and the European Union."', None),  # lee
+    ('He managed policy in regard to the attacks of barbarian federates settled throughout the West.', None, 'uncertain_finite'),  # wiki
+    ('The Palestinian leadership underscored the "importance of the role played by the American administration in the peace process, with the support of Russia and the European Union."', None, 'mixed_tense_left'),  # lee
     ('The man called the police.', 'The man will call the police.', None),  # own
     ('Some forms of organized crime exist simply to meet demand for illegal goods or to facilitate trade in products and services banned by the state, such as illegal drugs or firearms.', None, 'participle_only'),  # wiki
     ('Located on the western highland of Java island, it has one of the coolest climates compared to other provincial capitals in Indonesia, situated 708 meters above sea level, approximately 145 kilometres southeast of Jakarta.', None, 'participle_only'),  # wiki
@@ -155,12 +157,36 @@ PAST_TO_FUTURE = [
     # read in the held-out reading of seed 3002 (bench/probe-readings/past-to-future-3002.md) and fixed
     ('Within such a system, individuals are expected to marry exclusively within the same caste (endogamy), follow lifestyles often linked to a particular occupation, hold a ritual status observed within a hierarchy, and interact with others based on cultural notions of exclusion, with certain castes considered as either more pure or more polluted than others.', None, 'participle_only'),  # wiki
     ('Alternatively, it is catalogued as Messier 16, M16, or NGC 6611, and sometimes referred to as the Star Queen Nebula.', None, 'participle_only'),  # wiki
-    ('While the conflict between the two civilizations did involve direct military engagements, a significant role was played by a plethora of vassal kingdoms and allied nomadic tribes, which served as buffer states or proxies for either side.', 'While the conflict between the two civilizations does involve direct military engagements, a significant role will be played by a plethora of vassal kingdoms and allied nomadic tribes, which will serve as buffer states or proxies for either side.', None),  # wiki
+    ('While the conflict between the two civilizations did involve direct military engagements, a significant role was played by a plethora of vassal kingdoms and allied nomadic tribes, which served as buffer states or proxies for either side.', None, 'mixed_tense_left'),  # wiki
     ("War between Japan and the Republic of China had begun in 1937, with hostilities dating back to Japan's invasion of Manchuria in 1931, but the Pacific War is more widely accepted to have begun in 1941, when the United States and United Kingdom were brought into the war.", "War between Japan and the Republic of China will have begun in 1937, with hostilities dating back to Japan's invasion of Manchuria in 1931, but the Pacific War is more widely accepted to have begun in 1941, when the United States and United Kingdom were brought into the war.", None),  # wiki
-    ('He wrote novels and directed films.', 'He will write novels and will direct films.', None),  # own
+    ('He wrote novels and directed films.', None, 'uncertain_finite'),  # own
     # read in the held-out reading of seed 3003 (bench/probe-readings/past-to-future.md) and fixed after it
     ('Each team plays 162 games per season, with Opening Day held during the last week of March or the first week of April.', None, 'participle_only'),  # wiki
     ('Models built to the same scale as the prototype are called mockups.', None, 'participle_only'),  # wiki
+    # the precision gate (corpora/probes/tense_gate.py): an edit on a weak signal, or a past verb left beside a
+    # future one, skips the sentence; the first eight were misread by earlier rules in the held-out readings
+    # (bench/probe-readings/past-to-future-3003.md and -3004.md)
+    ('Examples of psychotic symptoms are delusions, hallucinations, and disorganized or incoherent thoughts or speech.', None, 'uncertain_finite'),  # wiki
+    ('This difficulty leads to phenomena such as Lazarus taxa, where a species presumed extinct abruptly "reappears" after a period of apparent absence.', None, 'uncertain_finite'),  # wiki
+    ('Of the 58 members of the UN at the time, 48 voted in favour, none against, eight abstained, and two did not vote.', None, 'mixed_tense_left'),  # wiki
+    ('Rules are formal, typically written expectations that outline required behavior, while norms are informal, often unwritten guidelines about appropriate behavior that are shaped by custom and social practice.', None, 'uncertain_finite'),  # wiki
+    ('The Roman Republic then unified Italy forming a confederation of the Italic peoples and rose to dominate Western Europe, Northern Africa, and the Near East.', None, 'mixed_tense_left'),  # wiki
+    ('The terms Western Roman Empire and Eastern Roman Empire were coined in modern times to describe political entities that were de facto independent; contemporary Romans did not consider the Empire to have been split into two empires but viewed it as a single polity governed by two imperial courts for administrative purposes.', None, 'mixed_tense_left'),  # wiki
+    ('Models built to the same scale as the prototype are called mockups.', None, 'participle_only'),  # wiki
+    ('A teenage prodigy, he was born in Delft and studied at Leiden University.', None, 'mixed_tense_left'),  # wiki
+    ('This argument holds that if human beings such as infants, senile people, and the cognitively disabled are granted moral status and negative rights, then nonhuman animals must be granted the same moral consideration.', None, 'uncertain_finite'),  # wiki
+    ('He was involved in criminal behavior and had multiple encounters with law enforcement authorities.', None, 'mixed_tense_left'),  # wiki
+    ('The tools he used in the shop are now in a museum.', None, 'uncertain_finite'),  # own: a finite verb follows
+    ('The club played in red and lost every match.', None, 'uncertain_finite'),  # own: played tagged as a noun
+    ('Each team plays 162 games per season, with Opening Day held during the last week of March or the first week of April.', None, 'participle_only'),  # wiki
+    ('He was a key figure of the Independent Radicals, advocating for the separation of church and state, as well as the amnesty of the Communards exiled to New Caledonia.', None, 'uncertain_finite'),  # wiki
+    ('He was fascinated with railways and pioneered their military use.', None, 'mixed_tense_left'),  # wiki
+    # strong finite contexts still probe: a subject pronoun, a clause-opening noun phrase, a verb joined to one
+    ('As the family searched the house and tussled with the dog, the police arrived.', 'As the family searches the house and tussles with the dog, the police will arrive.', None),  # own
+    ('The Bering Strait, the Bering Sea, Bering Island, the Bering Glacier, and Vitus Lake were all named in his honor.', 'The Bering Strait, the Bering Sea, Bering Island, the Bering Glacier, and Vitus Lake will all be named in his honor.', None),  # wiki
+    ('This existed after the East India Company had been granted the diwani in Bengal.', 'This will exist after the East India Company has been granted the diwani in Bengal.', None),  # own
+    ('He said the plan failed.', 'He will say the plan will fail.', None),  # own
+    ('In 1990, the committee approved the plan.', 'In 1990, the committee will approve the plan.', None),  # own
 ]  # fmt: skip
 
 NEGATION = [
