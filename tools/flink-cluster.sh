@@ -35,7 +35,7 @@ taskmanager.memory.network.min: 256mb
 taskmanager.memory.network.max: 256mb
 # a blocking exchange (Flink makes one where branches of a Beam job meet again) is sort-based in Flink 1.19
 # and takes at least this many 32 KiB buffers while it is written: Flink's default, 512 (16 MiB), times
-# the dozens of such exchanges of `incoherent probes` (eight outputs) at once is more than the 256 MiB above
+# the dozens of such exchanges of incoherent probes (eight outputs) at once is more than the 256 MiB above
 taskmanager.network.sort-shuffle.min-buffers: 64
 io.tmp.dirs: $work/tmp
 restart-strategy.type: fixed-delay
