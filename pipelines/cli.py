@@ -17,6 +17,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 import warnings
 
 from pipelines.commands import build_parser, selected_module, with_dry_run
@@ -89,6 +90,24 @@ def _job_server_command_shown(record: logging.LogRecord) -> bool:
 logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_job_server_command_shown)
 for _worker_logger in ("data_plane", "sdk_worker", "sdk_worker_main", "log_handler", "worker_status"):
     logging.getLogger(f"apache_beam.runners.worker.{_worker_logger}").addFilter(_lost_runner_in_one_line)
+
+
+def _thread_ended_by_lost_runner(args: threading.ExceptHookArgs, default=threading.excepthook) -> None:
+    """The same dropped stream also ends the SDK worker's threads (``read_grpc_client_inputs``, ``run_worker_*``)
+    with the gRPC error, which Python prints with its traceback at the end of every Flink job; one line instead.
+    Any other exception of a thread keeps Python's own report."""
+    if args.exc_value is not None and type(args.exc_value).__module__.startswith("grpc"):
+        code = getattr(args.exc_value, "code", None)
+        status = code().name if callable(code) else type(args.exc_value).__name__
+        name = args.thread.name if args.thread is not None else "a thread"
+        logging.getLogger("apache_beam.runners.worker").warning(
+            "%s ended: gRPC %s: the runner closed the connection", name, status
+        )
+        return
+    default(args)
+
+
+threading.excepthook = _thread_ended_by_lost_runner
 
 
 # Arguments of some command that name things, not paths (``config``: a dataset config name; build's config

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from schemas.terminal import printable
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 HOSTILE = "A1\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil\u2028x\ud800"
 
@@ -101,3 +101,39 @@ def test_the_job_server_s_command_is_logged_without_its_launcher():
         logger.removeHandler(handler)
     expected = "('java', '-jar', 'job-server.jar', '--job-port', '8099')"
     assert stream.getvalue() == f"Really starting service at localhost:8099 with cmd: {expected}\n"
+
+
+def test_a_worker_thread_ended_by_a_dropped_grpc_stream_is_one_log_line():
+    """The dropped stream also ends the SDK worker's threads with the gRPC error (at the end of every Flink job
+    with LOOPBACK); Python would print it with its traceback. One line instead; another error keeps its report.
+    In a process of its own: pytest replaces ``threading.excepthook`` during a test."""
+    import subprocess
+    import sys
+
+    script = """
+import logging, socket, threading
+import grpc
+import pipelines.cli  # installs the hook
+logging.basicConfig(format="%(message)s")
+with socket.socket() as s:  # a port nothing listens on
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+try:
+    channel.unary_unary("/x.Y/Z")(b"", timeout=2)
+except grpc.RpcError as exc:
+    dropped = exc
+for name, error in (("read_grpc_client_inputs", dropped), ("run_worker_1", ValueError("a bug"))):
+    def fail(error=error):
+        raise error
+    thread = threading.Thread(target=fail, name=name)
+    thread.start()
+    thread.join()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    lines = done.stderr.splitlines()
+    assert lines[0] == "read_grpc_client_inputs ended: gRPC UNAVAILABLE: the runner closed the connection"
+    assert lines[1] == "Exception in thread run_worker_1:" and lines[2].startswith("Traceback")
+    assert lines[-1] == "ValueError: a bug" and "UNAVAILABLE" not in "\n".join(lines[1:])
