@@ -43,25 +43,6 @@ for needed in "beam-runners-flink-$FLINK-$BEAM.jar" "beam-runners-java-job-servi
     exit 1
   fi
 done
-python3 - "$dir" "$JAR" <<'PY'
-import os, sys, zipfile
-folder, name = sys.argv[1], sys.argv[2]
-paths = " ".join("lib/" + f for f in sorted(os.listdir(os.path.join(folder, "lib"))) if f.endswith(".jar"))
-def wrap(header):  # manifest lines are at most 72 bytes; a continuation line starts with one space
-    raw, lines = header.encode(), []
-    lines.append(raw[:72])
-    raw = raw[72:]
-    while raw:
-        lines.append(b" " + raw[:71])
-        raw = raw[71:]
-    return b"\r\n".join(lines) + b"\r\n"
-manifest = (wrap("Manifest-Version: 1.0") + wrap("Main-Class: org.apache.beam.runners.flink.FlinkJobServerDriver")
-            + wrap("Class-Path: " + paths) + b"\r\n")
-tmp = os.path.join(folder, name + ".partial")
-with zipfile.ZipFile(tmp, "w") as jar:
-    info = zipfile.ZipInfo("META-INF/MANIFEST.MF", date_time=(1980, 1, 1, 0, 0, 0))
-    jar.writestr(info, manifest)
-os.replace(tmp, os.path.join(folder, name))
-PY
+python3 "$(dirname "$0")/launcher-jar.py" "$dir" "$JAR" lib org.apache.beam.runners.flink.FlinkJobServerDriver
 echo "beam $BEAM flink $FLINK_PATCH" >"$dir/COMPLETE"
 echo "$dir/$JAR"

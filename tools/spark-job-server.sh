@@ -56,25 +56,6 @@ for package in java.lang java.lang.invoke java.lang.reflect java.io java.net jav
 done
 echo "${opens% }" >"$dir/conf/java-opts"
 echo "Spark $SPARK (Scala 2.12) for Beam $BEAM, fetched with Maven by incoherent's tools/spark-job-server.sh" >"$dir/RELEASE"
-python3 - "$dir" "$JAR" <<'PY'
-import os, sys, zipfile
-folder, name = sys.argv[1], sys.argv[2]
-paths = " ".join("jars/" + f for f in sorted(os.listdir(os.path.join(folder, "jars"))) if f.endswith(".jar"))
-def wrap(header):  # manifest lines are at most 72 bytes; a continuation line starts with one space
-    raw, lines = header.encode(), []
-    lines.append(raw[:72])
-    raw = raw[72:]
-    while raw:
-        lines.append(b" " + raw[:71])
-        raw = raw[71:]
-    return b"\r\n".join(lines) + b"\r\n"
-manifest = (wrap("Manifest-Version: 1.0") + wrap("Main-Class: org.apache.beam.runners.spark.SparkJobServerDriver")
-            + wrap("Class-Path: " + paths) + b"\r\n")
-tmp = os.path.join(folder, name + ".partial")
-with zipfile.ZipFile(tmp, "w") as jar:
-    info = zipfile.ZipInfo("META-INF/MANIFEST.MF", date_time=(1980, 1, 1, 0, 0, 0))
-    jar.writestr(info, manifest)
-os.replace(tmp, os.path.join(folder, name))
-PY
+python3 "$(dirname "$0")/launcher-jar.py" "$dir" "$JAR" jars org.apache.beam.runners.spark.SparkJobServerDriver
 echo "beam $BEAM spark $SPARK" >"$dir/COMPLETE"
 echo "$dir/$JAR"
