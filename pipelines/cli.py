@@ -60,14 +60,21 @@ def _not_input_error(record: logging.LogRecord) -> bool:
 logging.getLogger("apache_beam.runners.common").addFilter(_not_input_error)
 
 
+def _grpc_status(raised: BaseException | None) -> str | None:
+    """The gRPC status of an error gRPC raised (``UNAVAILABLE``, ``CANCELLED``; its class name if it has none),
+    else None."""
+    if raised is None or not type(raised).__module__.startswith("grpc"):
+        return None
+    code = getattr(raised, "code", None)
+    return code().name if callable(code) else type(raised).__name__
+
+
 def _lost_runner_in_one_line(record: logging.LogRecord) -> bool:
     """Beam's SDK worker (in this process with ``LOOPBACK``) logs a gRPC stream that the runner dropped with its
     traceback; on Flink that is a TaskManager going away, which Flink's restart strategy handles. One line instead:
     the message and the gRPC status."""
-    raised = record.exc_info[1] if record.exc_info else None
-    if raised is not None and type(raised).__module__.startswith("grpc"):
-        code = getattr(raised, "code", None)
-        status = code().name if callable(code) else type(raised).__name__
+    status = _grpc_status(record.exc_info[1] if record.exc_info else None)
+    if status is not None:
         record.msg, record.args = (
             f"{record.getMessage()} (gRPC {status}: the runner closed the connection)",
             (),
@@ -96,9 +103,8 @@ def _thread_ended_by_lost_runner(args: threading.ExceptHookArgs, default=threadi
     """The same dropped stream also ends the SDK worker's threads (``read_grpc_client_inputs``, ``run_worker_*``)
     with the gRPC error, which Python prints with its traceback at the end of every Flink job; one line instead.
     Any other exception of a thread keeps Python's own report."""
-    if args.exc_value is not None and type(args.exc_value).__module__.startswith("grpc"):
-        code = getattr(args.exc_value, "code", None)
-        status = code().name if callable(code) else type(args.exc_value).__name__
+    status = _grpc_status(args.exc_value)
+    if status is not None:
         name = args.thread.name if args.thread is not None else "a thread"
         logging.getLogger("apache_beam.runners.worker").warning(
             "%s ended: gRPC %s: the runner closed the connection", name, status

@@ -44,26 +44,33 @@ def test_log_lines_are_escaped_by_the_cli_s_handler_filter():
     assert _printable_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
 
 
-def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
-    """With LOOPBACK the SDK worker runs in the command's process and logs, with a traceback, the gRPC stream a
-    Flink TaskManager dropped when it died; the CLI makes it one line. Another error keeps its traceback."""
-    import io
+def dropped_grpc_error() -> Exception:
+    """A real error of gRPC (UNAVAILABLE): a call to a port nothing listens on."""
     import socket
 
     import grpc
 
-    import pipelines.cli  # noqa: F401 - installs the filters
-
-    with socket.socket() as s:  # a port nothing listens on
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
         channel.unary_unary("/x.Y/Z")(b"", timeout=2)
     except grpc.RpcError as exc:
-        dropped = exc
+        return exc
     finally:
         channel.close()
+    raise AssertionError("a call to a closed port succeeded")
+
+
+def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
+    """With LOOPBACK the SDK worker runs in the command's process and logs, with a traceback, the gRPC stream a
+    Flink TaskManager dropped when it died; the CLI makes it one line. Another error keeps its traceback."""
+    import io
+
+    import pipelines.cli  # noqa: F401 - installs the filters
+
+    dropped = dropped_grpc_error()
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     logger = logging.getLogger("apache_beam.runners.worker.data_plane")
@@ -111,18 +118,11 @@ def test_a_worker_thread_ended_by_a_dropped_grpc_stream_is_one_log_line():
     import sys
 
     script = """
-import logging, socket, threading
-import grpc
+import logging, threading
 import pipelines.cli  # installs the hook
+from tests.test_terminal import dropped_grpc_error
 logging.basicConfig(format="%(message)s")
-with socket.socket() as s:  # a port nothing listens on
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-try:
-    channel.unary_unary("/x.Y/Z")(b"", timeout=2)
-except grpc.RpcError as exc:
-    dropped = exc
+dropped = dropped_grpc_error()
 for name, error in (("read_grpc_client_inputs", dropped), ("run_worker_1", ValueError("a bug"))):
     def fail(error=error):
         raise error
