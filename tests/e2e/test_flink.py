@@ -50,6 +50,19 @@ def overview(port: int) -> dict:
         return json.loads(response.read())
 
 
+def wait_for_slots(port: int, work: Path, seconds: float = 240) -> None:
+    """Until the cluster at ``port`` has its TaskManager's 2 slots (its log's tail if not within ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if overview(port)["slots-total"] >= 2:
+                return
+        except OSError:  # the REST endpoint is up but slow to answer while the JVMs start
+            pass
+        assert time.monotonic() < deadline, (work / "taskmanager.log").read_text()[-3000:]
+        time.sleep(1)
+
+
 @pytest.fixture(scope="module")
 def flink(tmp_path_factory):
     """A Flink session cluster on a free REST port, up with its TaskManager's 2 slots; stopped on every exit
@@ -58,15 +71,7 @@ def flink(tmp_path_factory):
     cluster = start(["bash", str(ROOT / "tools" / "flink-cluster.sh"), str(HOME), str(work), str(port)], port,
                     dict(os.environ), work, seconds=240)  # fmt: skip
     try:
-        deadline = time.monotonic() + 240
-        while True:
-            try:
-                if overview(port)["slots-total"] >= 2:
-                    break
-            except OSError:  # the REST endpoint is up but slow to answer while the JVMs start
-                pass
-            assert time.monotonic() < deadline, (work / "taskmanager.log").read_text()[-3000:]
-            time.sleep(1)
+        wait_for_slots(port, work)
         yield {"port": port, "work": work}
     finally:
         stop(cluster)

@@ -30,7 +30,7 @@ import psutil
 import pytest
 
 from tests.conftest import ROOT, file_bytes
-from tests.e2e.test_flink import JAR, job_server_home, overview
+from tests.e2e.test_flink import JAR, job_server_home, wait_for_slots
 from tests.services import free_port, start, stop
 
 HOME = job_server_home()
@@ -42,18 +42,6 @@ pytestmark = pytest.mark.skipif(
 def rest(port: int, path: str) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
         return json.loads(response.read())
-
-
-def wait_for_slots(port: int, work: Path, seconds: float = 240) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            if overview(port)["slots-total"] >= 2:
-                return
-        except OSError:  # the REST endpoint is up but slow to answer while the JVMs start
-            pass
-        assert time.monotonic() < deadline, (work / "taskmanager.log").read_text()[-3000:]
-        time.sleep(1)
 
 
 def job_servers_of(port: int) -> list[psutil.Process]:
