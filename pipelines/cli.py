@@ -21,7 +21,7 @@ import threading
 import warnings
 
 from pipelines.commands import build_parser, selected_module, with_dry_run
-from pipelines.runtime import progress, safety
+from pipelines.runtime import interrupts, progress, safety
 from pipelines.runtime.errors import disk_full_message
 from pipelines.runtime.job_servers import check_runner_services
 from pipelines.runtime.options import (
@@ -170,19 +170,17 @@ def out_lock(args: argparse.Namespace, module):
     return safety.command_lock(out, command_name(args))
 
 
-def _printable_record(record: logging.LogRecord) -> bool:
-    """A log record's message with control characters escaped (an origin, a path, a server's text)."""
-    message = printable(record.getMessage())
-    record.msg, record.args = message, ()
-    return True
-
-
 def command_name(args: argparse.Namespace) -> str:
     """``ingest cnn``, ``shuffle``, ... for messages."""
     return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
 
 
 def main(argv: list[str] | None = None) -> int:
+    with interrupts.signals_as_interrupts():  # Ctrl-C and `kill` alike: one line, the lock let go
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
@@ -191,13 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             args._help_of.error(f"unrecognized arguments: {' '.join(beam_args)}")
         args._help_of.print_help()
         return 0
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
-    for handler in logging.getLogger().handlers:  # untrusted text in a log line never drives the terminal
-        handler.addFilter(_printable_record)
+    interrupts.log_to_terminal(logging.INFO if args.verbose else logging.WARNING)
     unknown = [a for a in beam_args if a.startswith("-") and not a.startswith("--")]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -227,10 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     except DryRun as exc:
         print(printable(exc, lines=True))
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # build says that running it again resumes (ON_INTERRUPT); other commands start over
         print(getattr(module, "ON_INTERRUPT", "interrupted"), file=sys.stderr)
-        return 130
+        return interrupts.exit_status(exc)
     except Exception as exc:
         message = disk_full_message(exc)
         if message is None:

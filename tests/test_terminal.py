@@ -4,6 +4,8 @@ through it (error lines, log lines, table cells such as MTurk worker ids)."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 from schemas.terminal import printable
 from tests.conftest import ROOT, run_cli
@@ -38,10 +40,31 @@ def test_error_lines_escape_what_came_from_a_file_or_a_server(tmp_path, capsys):
 
 
 def test_log_lines_are_escaped_by_the_cli_s_handler_filter():
-    from pipelines.cli import _printable_record
+    from pipelines.runtime.interrupts import terminal_record
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "refused a POST to %s", ("/\x1b[2J",), None)
-    assert _printable_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
+    assert terminal_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
+
+
+def test_the_terminal_log_of_the_cli_and_of_each_stage_process():
+    """:func:`log_to_terminal` (the CLI's and every build stage process's logging) escapes control characters
+    and drops the record of an interrupt that Beam logs with its traceback; other errors keep theirs."""
+    code = (
+        "import logging\n"
+        "from pipelines.runtime.interrupts import log_to_terminal\n"
+        "log_to_terminal(logging.WARNING)\n"
+        "logging.getLogger('x').warning('a %s', '\\x1b[2J')\n"
+        "for exc in (KeyboardInterrupt('interrupted [while running step]'), ValueError('bad')):\n"
+        "    try:\n"
+        "        raise exc\n"
+        "    except BaseException:\n"
+        "        logging.getLogger('apache_beam.runners.common').exception(str(exc))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = done.stderr.splitlines()
+    assert lines[0] == "WARNING x: a \\x1b[2J", done.stderr
+    assert lines[1] == "ERROR apache_beam.runners.common: bad" and lines[-1] == "ValueError: bad", done.stderr
+    assert "interrupted" not in done.stderr and "KeyboardInterrupt" not in done.stderr
 
 
 def dropped_grpc_error() -> Exception:

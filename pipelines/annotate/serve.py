@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import ipaddress
 import re
-import signal
 import socket
 
 from schemas.records import InputError
@@ -93,19 +92,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise InputError(f"--host/--port: cannot listen on {host}:{args.port} ({reason})") from None
-        shown = f"[{host}]" if ":" in host else host
-        print(f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True)
-        stop = signal.signal(signal.SIGTERM, _stop)  # `kill` stops it as Ctrl-C does: the lock is let go
         try:
-            server.run()
+            shown = f"[{host}]" if ":" in host else host
+            print(
+                f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True
+            )
+            server.run()  # ends on Ctrl-C and on `kill` (pipelines.cli: SIGTERM is an interrupt there too)
         finally:
-            signal.signal(signal.SIGTERM, stop)
             server.close()
     return 0
-
-
-def _stop(signum, frame):
-    raise SystemExit(0)  # waitress's loop ends on it
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ import sys
 import threading
 
 from pipelines.commands import run_in_process, stage_modules
-from pipelines.runtime import progress
+from pipelines.runtime import interrupts, progress
 from pipelines.runtime.options import StageFailed
 from schemas.records import InputError
 
@@ -145,13 +145,16 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(environ)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    interrupts.log_to_terminal(level)
     progress.inherit(bars, outer, quiet)
     from pipelines.runtime.options import use_storage_options
 
     try:
-        use_storage_options(beam_args)
-        run_in_process(argv, beam_args)
+        # Ctrl-C at a terminal reaches this process too: an interrupt with a message, which Beam re-raises as
+        # one (the build says it was interrupted). SIGTERM stays the build's way to end it at once.
+        with interrupts.signals_as_interrupts(sigterm=False):
+            use_storage_options(beam_args)
+            run_in_process(argv, beam_args)
         send.send(("done", peak_rss_mb()))
     except InputError as exc:
         send.send(("input", str(exc)))

@@ -130,3 +130,37 @@ def test_per_name_caches_are_bounded(tasks):  # noqa: F811
     assert len(caches["sequences"]) == CACHED_ANNOTATORS
     assert "annotator-0" not in caches["sequences"].keys()
     assert first.page() == page_before
+
+
+def test_kill_at_any_moment_of_its_start_lets_the_answers_folder_go(tasks):  # noqa: F811
+    """`kill` while the server starts (after it took the answers folder's lock, before or just after its
+    address line): it ends cleanly (0 once serving, 143 before), without a traceback, and leaves no lock file.
+    The address line was once printed before SIGTERM was handled, so a kill right after it left the lock."""
+    import select
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    lock = tasks / "answers" / ".incoherent-build.lock"
+    for delay in (0.0, 0.05, 0.3, None):  # None: the moment the address line is read
+        server = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            if delay is None:
+                ready, _, _ = select.select([server.stdout], [], [], 120)
+                assert ready and server.stdout.readline().startswith("annotation study on ")
+            else:
+                while not lock.exists():
+                    assert server.poll() is None and time.monotonic() < deadline, server.communicate()
+                    time.sleep(0.005)
+                time.sleep(delay)
+            server.send_signal(signal.SIGTERM)
+            _, err = server.communicate(timeout=30)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+        assert server.returncode in (0, 143) and "Traceback" not in err, (delay, server.returncode, err)
+        assert err.strip() in ("", "interrupted"), err
+        assert not lock.exists(), delay

@@ -223,3 +223,40 @@ def test_ctrl_c_says_that_running_again_resumes(tmp_path, capsys, monkeypatch):
         "interrupted: run the same command again to resume (finished stages are kept; the stage that was "
         "running starts over)\n"
     )
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+def test_a_build_stopped_in_a_stage_says_so_in_one_line(tmp_path, how):
+    """Ctrl-C at a terminal (SIGINT to the build and its stage process alike) or ``kill`` of the build (SIGTERM to
+    it alone) while a stage's pipeline runs: exit 130 or 143, the build's one line that a rerun resumes, no
+    traceback from the stage process, no stage process left and the --out lock let go."""
+    config = write_config(tmp_path / "build.yaml")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipelines.cli", "build", str(config), "--out", str(out), "--quiet",
+               "--runner", "DirectRunner"]  # fmt: skip
+    build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)  # fmt: skip
+    try:
+        deadline, stage = time.monotonic() + 180, None
+        while stage is None:
+            assert build.poll() is None, build.communicate()
+            assert time.monotonic() < deadline, "no stage process started"
+            found = [p for c in psutil.Process(build.pid).children() for p in c.children()]
+            stage = found[0] if found else None
+            time.sleep(0.05)
+        time.sleep(2.0)  # inside the stage's pipeline
+        if how == "ctrl-c":
+            os.killpg(build.pid, signal.SIGINT)
+        else:
+            build.send_signal(signal.SIGTERM)
+        _, stderr = build.communicate(timeout=120)
+        _gone, alive = psutil.wait_procs([stage], timeout=10)
+    finally:
+        if build.poll() is None:
+            os.killpg(build.pid, signal.SIGKILL)
+            build.wait()
+    assert build.returncode == (130 if how == "ctrl-c" else 143), stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert stderr.strip().splitlines()[-1].startswith("interrupted: run the same command again to resume"), stderr
+    assert not alive
+    assert not (out / ".incoherent-build.lock").read_bytes()  # released: emptied (a build keeps the file)
