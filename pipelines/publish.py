@@ -10,11 +10,14 @@ unchanged), check the remote names and sizes, print the dataset URL. The token c
 from __future__ import annotations
 
 import argparse
+import os
+import threading
 
 from corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
 from schemas.records import InputError
 from schemas.terminal import printable
 
+MAX_TIME_BASE = 900.0  # seconds: the default --max-time, plus one second per MB of the files to upload
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"
 
 
@@ -41,6 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=TIMEOUT,
         help=f"seconds to wait for each answer of the Hub ({TIMEOUT:g}; connecting: at most 10)",
     )
+    parser.add_argument(
+        "--max-time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"seconds the whole publish may take, every request and upload together (default: {MAX_TIME_BASE:g} "
+        f"plus 1 per MB to upload); a Hub that answers slowly but never finishes is cut off",
+    )
 
 
 def _resolve_token(explicit: str | None) -> str:
@@ -58,10 +69,49 @@ def _one_line(exc: BaseException, token: str) -> str:
     return text.replace(token, "***") if token else text
 
 
+class _TooLong(Exception):
+    pass
+
+
+def default_max_time(dataset_dir: str, files: list[str]) -> float:
+    """:data:`MAX_TIME_BASE` seconds plus one per MB of ``files`` (the whole build at 1 MB/s).
+
+    >>> default_max_time("/nonexistent", [])
+    900.0
+    """
+    size = sum(os.path.getsize(os.path.join(dataset_dir, rel)) for rel in files)
+    return MAX_TIME_BASE + size / 1e6
+
+
+def within(seconds: float, function, *args):
+    """``function(*args)`` with a bound on its whole time, in a daemon thread that is abandoned (with its
+    connections) at the deadline: a per-request timeout bounds each read only, so a server that answers a byte at a
+    time would hold the command for ever. Raises :class:`_TooLong` then; the function's own exception otherwise.
+    Ctrl-C still stops the wait at once."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="publish", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise _TooLong
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     check_repo_id(args.repo_id)
     if not args.timeout > 0:
         raise InputError(f"--timeout: must be > 0 seconds, got {args.timeout}")
+    if args.max_time is not None and not args.max_time > 0:
+        raise InputError(f"--max-time: must be > 0 seconds, got {args.max_time:g}")
     files = files_to_upload(args.dataset_dir, args.include_rejected)
     if args.dry_run:
         for rel in files:
@@ -73,10 +123,18 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from huggingface_hub import constants
     from huggingface_hub.errors import HfHubHTTPError
 
+    max_time = args.max_time if args.max_time is not None else default_max_time(args.dataset_dir, files)
     try:
-        done = publish(
-            args.dataset_dir, args.repo_id, token, files, args.private, args.revision, args.timeout
-        )
+        done = within(
+            max_time,
+            publish,
+            args.dataset_dir, args.repo_id, token, files, args.private, args.revision, args.timeout,
+        )  # fmt: skip
+    except _TooLong:
+        raise InputError(
+            f"--repo-id {args.repo_id}: the publish did not finish within {max_time:g} s (--max-time); a commit is "
+            "all or nothing: re-run `incoherent publish` to complete it (or to find it complete), or raise --max-time"
+        ) from None
     except httpx2.TimeoutException:
         raise InputError(
             f"--repo-id {args.repo_id}: the Hub ({constants.ENDPOINT}) did not answer within {args.timeout:g} s; "

@@ -9,6 +9,7 @@ path in any tracked file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -349,6 +350,62 @@ def test_publish_to_a_hub_that_never_answers_times_out_with_one_line(dataset, si
     code = run_cli("publish", dataset, "--repo-id", "me/x", "--token", "hf_x", "--timeout", "1", beam=[])
     assert code == 2 and time.monotonic() - started < 30
     one_line_error(capsys, "did not answer within 1 s", silent_hub)
+
+
+@pytest.fixture
+def dripping_hub(monkeypatch):
+    """A server on 127.0.0.1 that reads each request and answers it one byte every 0.2 s, never finishing (each
+    read is well within any per-request timeout); the Hub client pointed at it."""
+    import huggingface_hub.constants as constants
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def drip(conn):
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+            )
+            while not stop.wait(0.2):
+                conn.sendall(b" ")
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                continue
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    yield url
+    stop.set()
+    thread.join(timeout=5)
+    server.close()
+
+
+def test_publish_to_a_hub_that_drips_its_answers_is_cut_off_by_max_time(dataset, dripping_hub, capsys):
+    """--timeout bounds each read, which a byte every 0.2 s never exceeds; --max-time bounds the whole publish."""
+    import time
+
+    started = time.monotonic()
+    code = run_cli("publish", dataset, "--repo-id", "me/x", "--token", "hf_x", "--timeout", "5",
+                   "--max-time", "2", beam=[])  # fmt: skip
+    assert code == 2 and time.monotonic() - started < 20
+    one_line_error(
+        capsys, "the publish did not finish within 2 s (--max-time)", "re-run `incoherent publish`"
+    )
+    assert run_cli("publish", dataset, "--repo-id", "me/x", "--max-time", "0", beam=[]) == 2
+    one_line_error(capsys, "--max-time: must be > 0 seconds, got 0")
 
 
 # --------------------------------------------------------------------------------------------- disk full
