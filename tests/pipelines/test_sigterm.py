@@ -65,17 +65,18 @@ def test_sigterm_handler_is_only_the_commands_own(monkeypatch):
     from pipelines import cli
     from pipelines.runtime import interrupts
 
-    seen = []
-    monkeypatch.setattr(cli, "_main", lambda argv: seen.append(signal.getsignal(signal.SIGTERM)) or 0)
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    assert cli.main([]) == 0
-    assert seen == [interrupts._terminated] and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-
     def harness(signum, frame):  # pragma: no cover - never called
         pass
 
-    previous = signal.signal(signal.SIGTERM, harness)
+    seen = []
+    monkeypatch.setattr(cli, "_main", lambda argv: seen.append(signal.getsignal(signal.SIGTERM)) or 0)
+    previous = signal.signal(
+        signal.SIGTERM, signal.SIG_DFL
+    )  # this test process's (tests.services may set one)
     try:
+        assert cli.main([]) == 0
+        assert seen == [interrupts._terminated] and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        signal.signal(signal.SIGTERM, harness)
         assert cli.main([]) == 0
         assert seen[-1] is harness and signal.getsignal(signal.SIGTERM) is harness
     finally:
