@@ -324,7 +324,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipelines.probes.transforms import STAGE, GenerateProbes
     from pipelines.runtime.run import print_report, run_pipeline
     from pipelines.runtime.spill import CHUNK_VALUES
-    from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTable
+    from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTables
 
     check_options(args)
     phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
@@ -368,18 +368,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         probes, rejected = docs | "Generate" >> GenerateProbes(
             phenomena, args.split, args.seed, args.per_phenomenon, args.demonstrative
         )
-        for phenomenon in phenomena:
-            (
-                probes
-                | f"Only[{phenomenon}]" >> beam.Filter(lambda r, ph=phenomenon: r["phenomenon"] == ph)
-                | f"Write[{phenomenon}]"
-                >> WriteTable(
-                    out,
-                    f"probe-{phenomenon}",
-                    rows_per_shard=ROWS_PER_SHARD,
-                    chunk_values=max(1, CHUNK_VALUES // len(phenomena)),
-                )
-            )
+        probes | "Write" >> WriteTables(
+            out,
+            [f"probe-{phenomenon}" for phenomenon in phenomena],
+            lambda row: f"probe-{row['phenomenon']}",
+            rows_per_shard=ROWS_PER_SHARD,
+            chunk_values=max(1, CHUNK_VALUES // len(phenomena)),
+        )
         (
             (rejected_parts + [rejected])
             | "Rejected" >> beam.Flatten()

@@ -159,3 +159,60 @@ def test_batched_rows_write_the_same_files_as_single_rows(tmp_path, shard_rows):
         run_pipeline(build(batched), command="t", out_dir=str(out), params={}, beam_args=IN_PROCESS)
     assert file_bytes(outs[True]) == file_bytes(outs[False])
     assert len(list((outs[True] / "documents-t").iterdir())) == -(-40 // shard_rows)
+
+
+def probe_rows(n: int) -> list[dict]:
+    """Rows of three probe tables, uneven in size, in two splits."""
+    rows = []
+    for i in range(n):
+        phenomenon = ("negation", "number", "gender")[i % 7 % 3]
+        rows.append(
+            {"id": f"p:{i:03d}", "source": "t", "split": ("test", "validation")[i % 5 == 0],
+             "phenomenon": phenomenon, "sentences": [f"Sentence {i}.", "Another one."], "label": i % 2,
+             "intruder_index": 1, "original_sentence": "Another one.", "intruder_sentence": "Another one.",
+             "probed_sentence": "Another one.", "edits": [], "source_id": f"s:{i}", "file_id": i, "ctx": ""}
+        )  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize("shard_rows", [4, 1000])
+def test_several_tables_in_one_pass_write_the_files_of_one_pass_per_table(tmp_path, shard_rows):
+    """WriteTables without spill files (Beam's own grouping, as on Flink, Spark or Dataflow) writes every table
+    byte for byte as one WriteTable per table does with them (the local runner's way)."""
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from corpora.seeding import stable_hash
+    from pipelines.runtime import spill
+    from pipelines.runtime.tables import WriteTables
+
+    rows = probe_rows(60)
+    configs = ["probe-negation", "probe-number", "probe-gender"]
+
+    def per_table(p):
+        created = p | beam.Create(rows)
+        for config in configs:
+            phenomenon = config.removeprefix("probe-")
+            only = created | f"Only[{config}]" >> beam.Filter(lambda r, ph=phenomenon: r["phenomenon"] == ph)
+            only | f"Write[{config}]" >> WriteTable(str(tmp_path / "a"), config, rows_per_shard=shard_rows)
+
+    run_pipeline(per_table, command="t", out_dir=str(tmp_path / "a"), params={}, beam_args=IN_PROCESS)
+    with beam.Pipeline(options=beam.options.pipeline_options.PipelineOptions(IN_PROCESS)) as p:
+        assert spill.spill_dir_of(p) is None  # no spill folder given: Beam's GroupByKey, one for all tables
+        written = (
+            p
+            | beam.Create(rows[::-1])
+            | WriteTables(
+                str(tmp_path / "b"), configs, lambda r: f"probe-{r['phenomenon']}", rows_per_shard=shard_rows
+            )
+        )
+        files = written | beam.Map(lambda w: (w["config"], w["split"], w["rows"]))
+        expected = []
+        for config in configs:
+            for split in ("test", "validation"):
+                table = [r for r in rows if f"probe-{r['phenomenon']}" == config and r["split"] == split]
+                shards = -(-len(table) // shard_rows)
+                for index in range(shards):
+                    count = sum(1 for r in table if stable_hash(r["id"]) % shards == index)
+                    expected.append((config, split, count))
+        assert_that(files, equal_to(expected))
+    assert file_bytes(tmp_path / "b") == file_bytes(tmp_path / "a") and len(file_bytes(tmp_path / "a")) >= 6
