@@ -257,6 +257,7 @@ def test_a_build_stopped_in_a_stage_says_so_in_one_line(tmp_path, how):
             build.wait()
     assert build.returncode == (130 if how == "ctrl-c" else 143), stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]
-    assert stderr.strip().splitlines()[-1].startswith("interrupted: run the same command again to resume"), stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("interrupted: run the same command again to resume"), stderr
     assert not alive
     assert not (out / ".incoherent-build.lock").read_bytes()  # released: emptied (a build keeps the file)
