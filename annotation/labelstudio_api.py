@@ -19,11 +19,11 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 
+from schemas.deadline import DeadlinePassed, within
 from schemas.records import InputError
 
 MAX_RESPONSE = 1 << 20
@@ -40,29 +40,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
-def _fetch(request: urllib.request.Request, timeout: float, result: dict) -> None:
-    try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            result["raw"] = response.read(MAX_RESPONSE + 1)
-    except BaseException as exc:  # handed to the caller's thread
-        result["error"] = exc
-
-
-def _bounded(request: urllib.request.Request, timeout: float) -> bytes:
-    """The body of ``request``'s answer, the whole exchange bounded by ``timeout`` seconds.
-
-    A socket timeout bounds each read only, so a server that drips a header line or the body one byte at a time
-    would never be cut off: the exchange runs in a daemon thread, abandoned (with its socket) at the deadline.
-    """
-    result: dict = {}
-    worker = threading.Thread(target=_fetch, args=(request, timeout, result), daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise TimeoutError
-    if "error" in result:
-        raise result["error"]
-    return result["raw"]
+def _read(request: urllib.request.Request, timeout: float) -> bytes:
+    """The body of ``request``'s answer (up to one byte over :data:`MAX_RESPONSE`); each read bounded by
+    ``timeout``, the whole exchange by :func:`schemas.deadline.within` in :func:`_request`."""
+    with _OPENER.open(request, timeout=timeout) as response:
+        return response.read(MAX_RESPONSE + 1)
 
 
 def _request(url: str, method: str, headers: dict, body: dict | None, timeout: float) -> dict:
@@ -73,11 +55,11 @@ def _request(url: str, method: str, headers: dict, body: dict | None, timeout: f
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
-        raw = _bounded(request, timeout)
+        raw = within(timeout, _read, request, timeout)
     except urllib.error.HTTPError as exc:
         reason = "the token was refused" if exc.code in (401, 403) else exc.reason
         raise InputError(f"{method} {url}: HTTP {exc.code} ({reason})") from None
-    except TimeoutError:
+    except (DeadlinePassed, TimeoutError):
         raise InputError(f"{method} {url}: no answer within {timeout:g} s (--timeout)") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)

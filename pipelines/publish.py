@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import threading
 
 from corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
+from schemas.deadline import DeadlinePassed, within
 from schemas.records import InputError
 from schemas.terminal import printable
 
@@ -69,10 +69,6 @@ def _one_line(exc: BaseException, token: str) -> str:
     return text.replace(token, "***") if token else text
 
 
-class _TooLong(Exception):
-    pass
-
-
 def default_max_time(dataset_dir: str, files: list[str]) -> float:
     """:data:`MAX_TIME_BASE` seconds plus one per MB of ``files`` (the whole build at 1 MB/s).
 
@@ -81,29 +77,6 @@ def default_max_time(dataset_dir: str, files: list[str]) -> float:
     """
     size = sum(os.path.getsize(os.path.join(dataset_dir, rel)) for rel in files)
     return MAX_TIME_BASE + size / 1e6
-
-
-def within(seconds: float, function, *args):
-    """``function(*args)`` with a bound on its whole time, in a daemon thread that is abandoned (with its
-    connections) at the deadline: a per-request timeout bounds each read only, so a server that answers a byte at a
-    time would hold the command for ever. Raises :class:`_TooLong` then; the function's own exception otherwise.
-    Ctrl-C still stops the wait at once."""
-    outcome: dict = {}
-
-    def target():
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed to the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, name="publish", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise _TooLong
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -130,7 +103,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             publish,
             args.dataset_dir, args.repo_id, token, files, args.private, args.revision, args.timeout,
         )  # fmt: skip
-    except _TooLong:
+    except DeadlinePassed:  # a per-request timeout bounds each read only: a Hub that drips never ends
         raise InputError(
             f"--repo-id {args.repo_id}: the publish did not finish within {max_time:g} s (--max-time); a commit is "
             "all or nothing: re-run `incoherent publish` to complete it (or to find it complete), or raise --max-time"
