@@ -310,23 +310,25 @@ def test_publish_uploads_only_regular_files_inside(dataset, capsys):
     ]
 
 
-@pytest.fixture
-def silent_hub(monkeypatch):
-    """A server on 127.0.0.1 that accepts connections and never answers; the Hub client pointed at it."""
+@contextlib.contextmanager
+def hub_server(monkeypatch, serve):
+    """A server on 127.0.0.1 that hands each connection to ``serve(conn, stop)`` in a thread of its own, the Hub
+    client pointed at it; ``stop`` is set when the test ends."""
     import huggingface_hub.constants as constants
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
-    held, stop = [], threading.Event()
+    server.settimeout(0.1)
+    stop = threading.Event()
 
     def accept():
-        server.settimeout(0.1)
         while not stop.is_set():
             try:
-                held.append(server.accept()[0])
+                conn = server.accept()[0]
             except OSError:
                 continue
+            threading.Thread(target=serve, args=(conn, stop), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
@@ -334,12 +336,24 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)
     monkeypatch.setattr(constants, "ENDPOINT", url)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    yield url
-    stop.set()
-    thread.join(timeout=5)
-    for conn in held:
-        conn.close()
-    server.close()
+    try:
+        yield url
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+@pytest.fixture
+def silent_hub(monkeypatch):
+    """A server on 127.0.0.1 that accepts connections and never answers; the Hub client pointed at it."""
+
+    def hold(conn, stop):
+        with conn:
+            stop.wait()
+
+    with hub_server(monkeypatch, hold) as url:
+        yield url
 
 
 @pytest.mark.slow
@@ -356,15 +370,8 @@ def test_publish_to_a_hub_that_never_answers_times_out_with_one_line(dataset, si
 def dripping_hub(monkeypatch):
     """A server on 127.0.0.1 that reads each request and answers it one byte every 0.2 s, never finishing (each
     read is well within any per-request timeout); the Hub client pointed at it."""
-    import huggingface_hub.constants as constants
 
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.1)
-    stop = threading.Event()
-
-    def drip(conn):
+    def drip(conn, stop):
         with conn, contextlib.suppress(OSError):
             conn.recv(65536)
             conn.sendall(
@@ -373,24 +380,8 @@ def dripping_hub(monkeypatch):
             while not stop.wait(0.2):
                 conn.sendall(b" ")
 
-    def accept():
-        while not stop.is_set():
-            try:
-                conn = server.accept()[0]
-            except OSError:
-                continue
-            threading.Thread(target=drip, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.getsockname()[1]}"
-    monkeypatch.setenv("HF_ENDPOINT", url)
-    monkeypatch.setattr(constants, "ENDPOINT", url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    yield url
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
+    with hub_server(monkeypatch, drip) as url:
+        yield url
 
 
 def test_publish_to_a_hub_that_drips_its_answers_is_cut_off_by_max_time(dataset, dripping_hub, capsys):
