@@ -188,14 +188,27 @@ class _WriteShard(beam.DoFn):
 
     def process(self, element):
         (split, index, total), rows = element
-        path = posixpath.join(self._out_dir, self._config, shard_name(split, index, total))
-        if isinstance(rows, pa.Table):  # SpillShardTables
-            write_table_shard(path, self._schema, sort_table(rows, self._sort_keys))
-            yield {"config": self._config, "split": split, "path": path, "rows": rows.num_rows}
-            return
-        rows = sort_rows(rows, self._sort_keys)
-        write_shard(path, self._schema, rows)
-        yield {"config": self._config, "split": split, "path": path, "rows": len(rows)}
+        yield _write_one_shard(
+            self._out_dir, self._config, self._schema, self._sort_keys, split, index, total, rows
+        )
+
+
+def _write_one_shard(out_dir, config, schema, sort_keys, split, index, total, rows) -> dict:
+    """Shard ``index`` of ``total`` of a table's split, its rows sorted; what was written."""
+    path = posixpath.join(out_dir, config, shard_name(split, index, total))
+    if isinstance(rows, pa.Table):  # SpillShardTables
+        write_table_shard(path, schema, sort_table(rows, sort_keys))
+        return {"config": config, "split": split, "path": path, "rows": rows.num_rows}
+    rows = sort_rows(rows, sort_keys)
+    write_shard(path, schema, rows)
+    return {"config": config, "split": split, "path": path, "rows": len(rows)}
+
+
+def shard_of_row(row_id: str, rows: int, rows_per_shard: int) -> tuple[int, int]:
+    """``(shard, shards)`` of a row of a split of ``rows`` rows: ``ceil(rows / rows_per_shard)`` shards (at least
+    one), the row's by a stable hash of its id."""
+    shards = max(1, -(-rows // rows_per_shard))
+    return stable_hash(row_id) % shards, shards
 
 
 def _each_row(batch):
@@ -240,8 +253,7 @@ class WriteTable(beam.PTransform):
 
         def shard_of(row, totals):
             name = split_of(row)
-            shards = max(1, -(-totals[name] // per_shard))
-            return (name, stable_hash(row["id"]) % shards, shards), row
+            return (name, *shard_of_row(row["id"], totals[name], per_shard)), row
 
         if spill.spill_dir_of(rows.pipeline) is not None:  # local runner: shards gathered through files
             if self._batched:  # lists of rows: held as Arrow tables on the way
@@ -276,8 +288,8 @@ class _WriteTableShard(beam.DoFn):
 
     def process(self, element):
         (config, split, index, total), rows = element
-        yield from _WriteShard(self._out_dir, config, self._schemas[config], self._sort_keys).process(
-            ((split, index, total), rows)
+        yield _write_one_shard(
+            self._out_dir, config, self._schemas[config], self._sort_keys, split, index, total, rows
         )
 
 
@@ -334,9 +346,8 @@ class WriteTables(beam.PTransform):
             return config_of(row), row["split"]
 
         def shard_of(row, totals):
-            config, split = table_of(row)
-            shards = max(1, -(-totals[(config, split)] // per_shard))
-            return (config, split, stable_hash(row["id"]) % shards, shards), row
+            table = table_of(row)
+            return (*table, *shard_of_row(row["id"], totals[table], per_shard)), row
 
         totals = rows | "TableOf" >> beam.Map(table_of) | "CountPerTable" >> beam.combiners.Count.PerElement()
         return (
