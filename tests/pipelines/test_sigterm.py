@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import ROOT
 
 
-def _corpus(path, n: int = 4000) -> None:
+def _corpus(path, n: int = 30_000) -> None:  # many seconds of pipeline: the signal lands inside it
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             text = f"Document {i} opens here. It goes on for a while. It ends on its own sentence number {i}."
