@@ -19,7 +19,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 
-from filters.metrics import f1_parts
+from incoherent.filters.metrics import f1_parts
 
 
 def quality_control(answers: list[dict], key: dict, max_errors: float) -> dict[str, dict]:

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from annotation.study import (
+from incoherent.annotation.study import (
     EXPORT_FILES,
     MAX_PRACTICE,
     PAIR_CONTROL_RULE,
@@ -15,8 +15,8 @@ from annotation.study import (
     write_json,
     write_text,
 )
-from schemas.annotation import KEY_FORMAT
-from schemas.records import InputError
+from incoherent.schemas.annotation import KEY_FORMAT
+from incoherent.schemas.records import InputError
 
 
 def export(
@@ -41,8 +41,8 @@ def export(
     default text of the task kind when None); ``practice``: practice items for the in-lab app and the MTurk HIT;
     ``unprobed``: a probe-* config's documents before the probe (the baseline of INSteD's Table 7 human row:
     with the same seed and --documents, the same documents as the probe study)."""
-    from annotation import formats, labelstudio, mturk, tasks
-    from annotation import instructions as guide
+    from incoherent.annotation import formats, labelstudio, mturk, tasks
+    from incoherent.annotation import instructions as guide
 
     # a probe-* config (`incoherent probes`) asks the intruder question of its probed documents
     kind = (
@@ -77,7 +77,7 @@ def export(
         )
     rows = read_rows(dataset_dir, config, split)
     if unprobed:
-        from filters.probe_metrics import unprobed as before_the_probe
+        from incoherent.filters.probe_metrics import unprobed as before_the_probe
 
         rows = [dict(r, sentences=before_the_probe(r)) for r in rows]
     train: list[dict] | None = None

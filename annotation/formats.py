@@ -15,9 +15,9 @@ import json
 import math
 import re
 
-from schemas.annotation import ASSIGNMENT_FIELDS
-from schemas.records import InputError
-from sources.jsonline import encodes
+from incoherent.schemas.annotation import ASSIGNMENT_FIELDS
+from incoherent.schemas.records import InputError
+from incoherent.sources.jsonline import encodes
 
 INTRUDER_QUESTION = (
     "Which sentence creates an incoherence or break in the content flow? There is at most one such sentence; "

@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from annotation.study import (
+from incoherent.annotation.study import (
     FORMATS,
     IMPORT_FILES,
     MTURK_RESULTS,
@@ -17,10 +17,10 @@ from annotation.study import (
     write_json,
     write_text,
 )
-from annotation.textfile import read_text
-from schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, REJECTED_FIELDS
-from schemas.records import InputError
-from sources.jsonline import dumps_line
+from incoherent.annotation.textfile import read_text
+from incoherent.schemas.annotation import ANSWER_FIELDS, IMPORT_FORMAT, REJECTED_FIELDS
+from incoherent.schemas.records import InputError
+from incoherent.sources.jsonline import dumps_line
 
 
 def _lab_files(paths: Sequence[str]) -> list[str]:
@@ -45,7 +45,7 @@ def import_answers(
     overwrite: bool = False,
 ) -> dict:
     """Read answers, check them against the key, write :data:`IMPORT_FILES`; returns the import summary."""
-    from annotation import agreement, formats, insted, lab, labelstudio, mturk, mturk_review
+    from incoherent.annotation import agreement, formats, insted, lab, labelstudio, mturk, mturk_review
 
     if fmt not in FORMATS:
         raise InputError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -143,7 +143,7 @@ def import_answers(
 
 def _nothing_kept(fmt: str, paths: Sequence[str], collector) -> str:
     """The one line of an import that kept no answer: for MTurk, the answer columns expected and found."""
-    from annotation import mturk
+    from incoherent.annotation import mturk
 
     reasons = {}
     for r in collector.rejected:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from annotation.formats import Collector, to_int
-from schemas.annotation import FORMAT_VERSION, KEY_FORMAT
-from schemas.records import InputError
-from sources.jsonline import load_line
+from incoherent.annotation.formats import Collector, to_int
+from incoherent.schemas.annotation import FORMAT_VERSION, KEY_FORMAT
+from incoherent.schemas.records import InputError
+from incoherent.sources.jsonline import load_line
 
 
 def insted_key(lines: Iterable[tuple[str, str]]) -> tuple[dict, list[tuple[str, int, dict]]]:

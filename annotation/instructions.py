@@ -11,8 +11,8 @@ example each.
 
 from __future__ import annotations
 
-from annotation.textfile import read_text
-from schemas.records import InputError
+from incoherent.annotation.textfile import read_text
+from incoherent.schemas.records import InputError
 
 MAX_BYTES = 64 * 1024
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.formats import Collector, finite_seconds, to_int
+from incoherent.annotation.formats import Collector, finite_seconds, to_int
 
 
 def parse_lab(text: str, path: str, collector: Collector) -> None:

@@ -11,14 +11,14 @@ import stat
 import threading
 from collections import Counter
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 MAX_LINE = 1 << 20  # an answers line longer than this is skipped and counted
 MAX_FILE = 64 << 20  # an answers file larger than this is refused (one annotator writes a few KB)
 
 
 def load_tasks(tasks_dir: str) -> dict:
-    from schemas.annotation import TASKS_FORMAT
+    from incoherent.schemas.annotation import TASKS_FORMAT
 
     path = os.path.join(tasks_dir, "tasks.json")
     try:

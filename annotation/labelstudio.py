@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import json
 
-from annotation.formats import (
+from incoherent.annotation.formats import (
     INTRUDER_QUESTION,
     NONE_LABEL,
     PAIR_QUESTION,
@@ -17,7 +17,7 @@ from annotation.formats import (
     plain_value,
     to_int,
 )
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 
 def _numbered_html(sentences: list[str]) -> str:

@@ -23,8 +23,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from schemas.deadline import DeadlinePassed, within
-from schemas.records import InputError
+from incoherent.schemas.deadline import DeadlinePassed, within
+from incoherent.schemas.records import InputError
 
 MAX_RESPONSE = 1 << 20
 _JWT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from annotation.formats import (
+from incoherent.annotation.formats import (
     INTRUDER_QUESTION,
     NONE_LABEL,
     PAIR_QUESTION,
@@ -20,7 +20,7 @@ from annotation.formats import (
     safe_json,
     to_int,
 )
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 
 def mturk_input_csv(tasks_doc: dict) -> str:

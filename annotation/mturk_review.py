@@ -12,9 +12,9 @@ import csv
 import io
 import json
 
-from annotation.formats import finite_seconds
-from annotation.mturk import mturk_rows
-from schemas.records import InputError
+from incoherent.annotation.formats import finite_seconds
+from incoherent.annotation.mturk import mturk_rows
+from incoherent.schemas.records import InputError
 
 
 def merged_results(texts: list[str]) -> str:

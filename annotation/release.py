@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 
-from annotation.study import IMPORT_FILES, check_not_below_a_file, owned_by_marker, read_study
-from schemas.records import InputError
-from sources.outputs import check_output_file, write_output_file
+from incoherent.annotation.study import IMPORT_FILES, check_not_below_a_file, owned_by_marker, read_study
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import check_output_file, write_output_file
 
 
 def write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool, command: str) -> None:

@@ -8,9 +8,9 @@ import glob
 import json
 import os
 
-from annotation.study import check_places, read_study, write_json
-from annotation.textfile import read_text
-from schemas.records import InputError
+from incoherent.annotation.study import check_places, read_study, write_json
+from incoherent.annotation.textfile import read_text
+from incoherent.schemas.records import InputError
 
 
 def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
@@ -63,8 +63,8 @@ def report(
 
     When no document has ``min_agreement`` annotators (nothing could be kept), it stops with one line unless
     ``allow_fewer_annotators``."""
-    from annotation import agreement
-    from annotation import report as text
+    from incoherent.annotation import agreement
+    from incoherent.annotation import report as text
 
     if min_agreement < 1:
         raise InputError(f"--min-agreement: must be >= 1, got {min_agreement}")

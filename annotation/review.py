@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 
-from annotation.release import write_out_file
-from annotation.study import MTURK_RESULTS, read_study
-from annotation.textfile import read_text
-from schemas.records import InputError
+from incoherent.annotation.release import write_out_file
+from incoherent.annotation.study import MTURK_RESULTS, read_study
+from incoherent.annotation.textfile import read_text
+from incoherent.schemas.records import InputError
 
 
 def review(
@@ -27,7 +27,7 @@ def review(
     below ``min_seconds`` (None: the reading floor of its HIT, :func:`annotation.mturk_review.reading_floor`;
     0: off); assignments already approved or rejected are left as they are.
     """
-    from annotation import mturk_review
+    from incoherent.annotation import mturk_review
 
     key, _, summary = read_study(study_dir)
     if summary.get("format") != "mturk":

@@ -12,13 +12,13 @@ import json
 import os
 from collections.abc import Sequence
 
-from annotation.textfile import read_text
-from schemas.annotation import IMPORT_FORMAT, KEY_FORMAT
-from schemas.records import InputError
-from sources import parquet
-from sources.jsonline import load_line
-from sources.outputs import entries, replace_file
-from sources.paths import is_safe_name
+from incoherent.annotation.textfile import read_text
+from incoherent.schemas.annotation import IMPORT_FORMAT, KEY_FORMAT
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
+from incoherent.sources.jsonline import load_line
+from incoherent.sources.outputs import entries, replace_file
+from incoherent.sources.paths import is_safe_name
 
 EXPORT_FILES = (
     "tasks.json",

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 
-from annotation.agreement import judgement_f1
-from schemas.records import InputError
+from incoherent.annotation.agreement import judgement_f1
+from incoherent.schemas.records import InputError
 
 Study = tuple[str, dict, list[dict], dict]  # (folder, key, answers, import summary), as read_study gives them
 

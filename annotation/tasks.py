@@ -16,8 +16,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from corpora.seeding import rng_for, stable_hash
-from schemas.annotation import FORMAT_VERSION, KEY_FORMAT, TASKS_FORMAT
+from incoherent.corpora.seeding import rng_for, stable_hash
+from incoherent.schemas.annotation import FORMAT_VERSION, KEY_FORMAT, TASKS_FORMAT
 
 FALLBACK_POOL = 10
 EASY_RULE = "difficulty == easy"

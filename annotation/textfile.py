@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 MAX_INPUT_BYTES = 256 << 20  # a study file read whole (results, answers, keys, predictions); ~9x in memory
 
@@ -27,7 +27,7 @@ def read_text(path: str, what: str = "", limit: int = MAX_INPUT_BYTES, option: s
     >>> read_text("/")
     Traceback (most recent call last):
     ...
-    schemas.records.InputError: /: a folder, not a file
+    incoherent.schemas.records.InputError: /: a folder, not a file
     """
     where = f"{option}: {path}" if option else path
     about = f" ({what})" if what else ""

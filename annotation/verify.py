@@ -8,8 +8,8 @@ import glob
 import json
 import os
 
-from annotation.release import release_text
-from annotation.study import (
+from incoherent.annotation.release import release_text
+from incoherent.annotation.study import (
     check_places,
     parquet_bytes,
     read_json,
@@ -19,9 +19,9 @@ from annotation.study import (
     write_json,
     write_text,
 )
-from schemas.records import InputError
-from sources.outputs import make_folder, replace_file
-from sources.paths import is_safe_name
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import make_folder, replace_file
+from incoherent.sources.paths import is_safe_name
 
 
 def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> dict:
@@ -29,8 +29,8 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     ``human_verification/<config>.json``, and the card again; returns the verification record."""
     import pyarrow as pa
 
-    from annotation.report import VERIFICATION_DIR
-    from schemas.tables import schema_for
+    from incoherent.annotation.report import VERIFICATION_DIR
+    from incoherent.schemas.tables import schema_for
 
     key, _, summary = read_study(study_dir)
     result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
@@ -194,7 +194,7 @@ def _written_by_verify(dataset_dir: str, marker: str) -> dict[str, str]:
 
 def load_verifications(dataset_dir: str) -> list[dict]:
     """The ``human_verification/*.json`` records of a dataset, by config name."""
-    from annotation.report import VERIFICATION_DIR
+    from incoherent.annotation.report import VERIFICATION_DIR
 
     out = []
     for path in sorted(glob.glob(os.path.join(dataset_dir, VERIFICATION_DIR, "*.json"))):
@@ -205,6 +205,6 @@ def load_verifications(dataset_dir: str) -> list[dict]:
 
 def card_lines(dataset_dir: str) -> list[str]:
     """The dataset card's "Human verification" section of a local dataset (none when nothing was verified)."""
-    from annotation.report import card_section
+    from incoherent.annotation.report import card_section
 
     return card_section(load_verifications(dataset_dir))

@@ -30,9 +30,9 @@ import secrets
 import threading
 from urllib.parse import urlsplit
 
-from annotation.formats import finite_seconds
-from annotation.lab_pages import DONE, ITEM, LOGIN, MESSAGE, PAGE, PRACTICE
-from annotation.lab_store import AnswerFileError, AnswerStore, answers_folder, load_tasks
+from incoherent.annotation.formats import finite_seconds
+from incoherent.annotation.lab_pages import DONE, ITEM, LOGIN, MESSAGE, PAGE, PRACTICE
+from incoherent.annotation.lab_store import AnswerFileError, AnswerStore, answers_folder, load_tasks
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 MAX_SECONDS = 24 * 3600
@@ -80,10 +80,10 @@ def create_app(tasks_dir: str, answers_dir: str | None = None, *, host: str = "1
     from flask import Flask, abort, redirect, render_template_string, request, session, url_for
     from werkzeug.exceptions import HTTPException
 
-    from annotation import instructions as guide
-    from annotation.formats import INTRUDER_QUESTION, NONE_LABEL, PAIR_QUESTION
-    from annotation.labserver import CACHED_ANNOTATORS, BoundedCache
-    from annotation.tasks import annotator_sequence
+    from incoherent.annotation import instructions as guide
+    from incoherent.annotation.formats import INTRUDER_QUESTION, NONE_LABEL, PAIR_QUESTION
+    from incoherent.annotation.labserver import CACHED_ANNOTATORS, BoundedCache
+    from incoherent.annotation.tasks import annotator_sequence
 
     doc = load_tasks(tasks_dir)
     kind = doc["kind"]

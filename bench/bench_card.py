@@ -30,7 +30,7 @@ sys.path.insert(0, {root!r})
 files = sorted(glob.glob({pattern!r}))
 started = time.time()
 if {mode!r} == "stats":
-    from corpora.card.stats import intruder_stats
+    from incoherent.corpora.card.stats import intruder_stats
     result = intruder_stats(files)
     rows = sum(c["documents"] for c in result["by_split"].values())
 else:

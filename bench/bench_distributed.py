@@ -127,7 +127,7 @@ def make_inputs(n: int) -> tuple[Path, Path]:
 
 
 def local_ranges(dump: Path) -> int:
-    from pipelines.ingest.wikipedia_plan import plan_reads
+    from incoherent.pipelines.ingest.wikipedia_plan import plan_reads
 
     return len(plan_reads([str(dump)]))
 
@@ -233,7 +233,7 @@ def run_build(
         begin = end
     tree = json.loads(tree_io.read_text())
 
-    from pipelines.runtime import storage
+    from incoherent.pipelines.runtime import storage
 
     ingest = json.loads(storage.read_bytes(f"{out}/work/documents/wiki/run_summary.json"))
     index = json.loads(storage.read_bytes(f"{out}/work/retrieval/bench/index/index.json"))
@@ -286,7 +286,7 @@ def main() -> None:
         started = start_services((gcs_port, job_port, pool_port), env, worker_env, elsewhere)
         pool = started[-1]
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines.runtime.options import use_gcs_emulator
+        from incoherent.pipelines.runtime.options import use_gcs_emulator
 
         use_gcs_emulator()
         services = {"job": job_port, "pool": pool_port}

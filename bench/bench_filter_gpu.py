@@ -49,11 +49,11 @@ def candidate_documents(n: int, seed: int, data_dir: str | None) -> list[tuple[l
     """``n`` (sentences, replaced_index) pairs: documents of 3-8 sentences with a foreign sentence in place."""
     rng = random.Random(seed)
     if data_dir:
-        from filters.data import read_split
+        from incoherent.filters.data import read_split
 
         pool = [list(r["sentences"]) for r in read_split(data_dir, "train") if len(r["sentences"]) >= 2]
     else:
-        from sources.sentences import split_sentences
+        from incoherent.sources.sentences import split_sentences
         from tests.tiny_model import sample_documents, sample_texts
 
         pool = [s for _, s in sample_documents(3, 30)]
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from filters.model import ScoringModel, resolve_device, resolve_dtype
+    from incoherent.filters.model import ScoringModel, resolve_device, resolve_dtype
 
     if args.smoke:
         args.documents, args.max_length, args.warmup = min(args.documents, 64), min(args.max_length, 256), 4

@@ -55,7 +55,16 @@ def parquet_sums(build: Path) -> dict[str, str]:
 
 def timed_build(out: Path, flags: list[str]) -> tuple[float, dict]:
     started = time.monotonic()
-    command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet", *flags]
+    command = [
+        sys.executable,
+        "-m",
+        "incoherent.pipelines.cli",
+        "build",
+        "--out",
+        str(out),
+        "--quiet",
+        *flags,
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench: {' '.join(command)} failed:\n{done.stderr[-3000:]}")

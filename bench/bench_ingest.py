@@ -143,7 +143,7 @@ def ingest(path: Path, extra: list[str] = (), tree: Path | None = None) -> dict:
             result = run_measured([INCOHERENT, *args])
         else:  # run from outside this checkout, so that PYTHONPATH, not the editable install, names the code
             env = {**os.environ, "PYTHONPATH": str(tree)}
-            result = run_measured([PYTHON, "-m", "pipelines.cli", *args], cwd=WORK, env=env)
+            result = run_measured([PYTHON, "-m", "incoherent.pipelines.cli", *args], cwd=WORK, env=env)
         summary_path = out / "run_summary.json"
         if summary_path.exists():
             summary = json.loads(summary_path.read_text())
@@ -196,8 +196,8 @@ print(pages, chars)
 
 LOGIC_ONLY = r"""
 import sys
-from sources.mediawiki import read_pages
-from sources.wikipedia import compact, page_to_document
+from incoherent.sources.mediawiki import read_pages
+from incoherent.sources.wikipedia import compact, page_to_document
 print(sum(1 for page in read_pages(sys.argv[1]) for _ in page_to_document(compact(page))))
 """
 
@@ -226,7 +226,7 @@ def cpu():
 out = {}
 t = cpu(); w = time.perf_counter()
 import apache_beam as beam
-from pipelines.runtime.run import run_pipeline
+from incoherent.pipelines.runtime.run import run_pipeline
 out["import apache_beam"] = cpu() - t
 t = cpu(); w = time.perf_counter()
 p = beam.Pipeline(runner="apache_beam.runners.portability.fn_api_runner.FnApiRunner")
@@ -234,7 +234,7 @@ p | beam.Create([1]) | beam.Map(lambda x: x)
 p.run().wait_until_finish()
 out["Beam: run an empty 1-element pipeline (wall)"] = time.perf_counter() - w
 t = cpu()
-from sources.sentences import split_sentences
+from incoherent.sources.sentences import split_sentences
 split_sentences("Warm up.")
 out["import Punkt (sources.sentences) + build tokenizer"] = cpu() - t
 import bz2
@@ -260,8 +260,8 @@ for n in (1, 2):
             pass
     out[f"bz2 decompression (indexed_bzip2, {n} thread{'s' if n > 1 else ''})"] = cpu() - t
     out[f"  wall s with {n} thread{'s' if n > 1 else ''}"] = time.perf_counter() - w
-from sources import mediawiki, mediawiki_xml
-from sources.mediawiki import read_pages
+from incoherent.sources import mediawiki, mediawiki_xml
+from incoherent.sources.mediawiki import read_pages
 # the parsing thread's own CPU (time.thread_time): the bz2 thread's share varies by more than the parse costs
 mediawiki_xml.SCAN_PAGES = False
 t = time.thread_time()
@@ -272,8 +272,8 @@ t = time.thread_time()
 scanned = list(read_pages(sys.argv[1]))
 out["read_pages, parsing thread only: fast page scanner (default)"] = time.thread_time() - t
 assert scanned == pages, "the fast page scanner and expat disagree"
-from sources.wikitext import prestrip, tidy, strip_markup
-from sources.wikipedia import page_to_document
+from incoherent.sources.wikitext import prestrip, tidy, strip_markup
+from incoherent.sources.wikipedia import page_to_document
 arts = [p for p in pages if p["ns"] == 0 and p["redirect"] is None]
 t = cpu(); pre = [prestrip(p["lead"]) for p in arts]; out["prestrip (templates, refs, comments)"] = cpu() - t
 import mwparserfromhell
@@ -281,8 +281,8 @@ t = cpu(); raw = [strip_markup(p["lead"]) for p in arts]; out["strip_markup: pre
 t = cpu(); txt = [tidy(x) for x in raw]; out["tidy"] = cpu() - t
 t = cpu(); [split_sentences(x) for x in txt]; out["split_sentences (Punkt)"] = cpu() - t
 t = cpu(); docs = [d for p in pages for d in page_to_document(p) if isinstance(d, dict)]; out["page_to_document, all pages (sum of the 4 above)"] = cpu() - t
-from pipelines.runtime.tables import write_shard
-from schemas import DOCUMENT_SCHEMA
+from incoherent.pipelines.runtime.tables import write_shard
+from incoherent.schemas import DOCUMENT_SCHEMA
 import pickle
 t = cpu(); blob = [pickle.dumps(p) for p in pages]; out["pickle page records (shuffle cost proxy)"] = cpu() - t
 t = cpu(); write_shard(sys.argv[2], DOCUMENT_SCHEMA, sorted(docs, key=lambda r: r["id"])); out["write documents Parquet"] = cpu() - t

@@ -56,7 +56,7 @@ def ingest(path: Path, extra: list[str], tree: Path | None = None) -> dict:
     try:
         args = [
             "-m",
-            "pipelines.cli",
+            "incoherent.pipelines.cli",
             "ingest",
             "text",
             str(path),

@@ -32,7 +32,7 @@ WORK = ROOT / "bench" / "work"
 
 WARM_UP = """
 import numpy as np, pipelines
-from retrieval import featurize, tfidf
+from incoherent.retrieval import featurize, tfidf
 featurize.feature_counts_batch(["warm up", "the numba kernels"])
 s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])
 tfidf.pair_cosines(s, f, v, r, r)
@@ -62,7 +62,7 @@ def run(tree: str, work: Path, out: Path) -> dict:
     source = next(p.name for p in (work / "retrieval").iterdir())
     cmd = [
         "/usr/bin/time", "-f", "%e %U %S %M",
-        sys.executable, "-m", "pipelines.cli", "intruders", str(work / "documents" / source),
+        sys.executable, "-m", "incoherent.pipelines.cli", "intruders", str(work / "documents" / source),
         "--index", str(work / "retrieval" / source / "index"),
         "--neighbors", str(work / "retrieval" / source / "neighbors"),
         "--out", str(out), "--overwrite",

@@ -39,7 +39,7 @@ sys.path.insert(0, ROOT)
 
 
 def make_tasks(folder: str, items: int) -> None:
-    from schemas.annotation import TASKS_FORMAT
+    from incoherent.schemas.annotation import TASKS_FORMAT
 
     with open(os.path.join(ROOT, "samples", "wsj", "wsj.jsonl"), encoding="utf-8") as f:
         sentences = [
@@ -63,7 +63,16 @@ def make_tasks(folder: str, items: int) -> None:
 class Serve:
     def __init__(self, tasks: str):
         env = {**os.environ, "PYTHONPATH": ROOT}
-        command = [sys.executable, "-m", "pipelines.cli", "annotate", "serve", tasks, "--port", "0"]
+        command = [
+            sys.executable,
+            "-m",
+            "incoherent.pipelines.cli",
+            "annotate",
+            "serve",
+            tasks,
+            "--port",
+            "0",
+        ]
         # its log (waitress warns of a deep task queue under load) goes to a file: an unread pipe fills and
         # would stall the server
         self.log = open(tasks + ".log", "w")  # noqa: SIM115 - closed by stop()

@@ -21,8 +21,8 @@ import time
 
 import psutil
 
-from retrieval.index import TfidfIndex
-from retrieval.topk import prepare
+from incoherent.retrieval.index import TfidfIndex
+from incoherent.retrieval.topk import prepare
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
         json.dumps(
             {
                 "index": sys.argv[1],
-                "code": sys.modules["retrieval.topk"].__file__,
+                "code": sys.modules["incoherent.retrieval.topk"].__file__,
                 "options": options,
                 "nnz": int(scoring.indptr[-1]),
                 "rss_loaded_mb": loaded_rss >> 20,

@@ -53,8 +53,8 @@ def real_documents(dataset: str) -> list[dict]:
 
 def synthesise(documents: list[dict], n: int, out: Path) -> Path:
     """``out/intruder-bench/test-*.parquet``: ``n`` copies of the documents in a cycle, fresh ids."""
-    from pipelines.runtime.tables import write_shard
-    from schemas import INTRUDER_SCHEMA
+    from incoherent.pipelines.runtime.tables import write_shard
+    from incoherent.schemas import INTRUDER_SCHEMA
 
     folder = out / "intruder-bench"
     if folder.exists():
@@ -72,9 +72,9 @@ def synthesise(documents: list[dict], n: int, out: Path) -> Path:
 
 
 def library_throughput(documents: list[dict], n: int) -> dict:
-    from corpora.probes import verbs, words
-    from corpora.probes.rows import probe_document
-    from corpora.probes.text import analyse
+    from incoherent.corpora.probes import verbs, words
+    from incoherent.corpora.probes.rows import probe_document
+    from incoherent.corpora.probes.text import analyse
 
     docs = [documents[k % len(documents)] for k in range(n)]
     # load the weights and lemminflect's tables once, outside the timing
@@ -104,7 +104,7 @@ def stage_run(data: Path, out: Path, n: int, extra: list[str]) -> dict:
     if out.exists():
         shutil.rmtree(out)
     command = [
-        "/usr/bin/time", "-v", sys.executable, "-m", "pipelines.cli", "probes", str(data), "--out", str(out),
+        "/usr/bin/time", "-v", sys.executable, "-m", "incoherent.pipelines.cli", "probes", str(data), "--out", str(out),
         "--quiet", "--runner", "DirectRunner", "--direct_num_workers", "1", *extra,
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -136,7 +136,7 @@ PHENOMENA_ALL: list[str] = []
 
 
 def main() -> int:
-    from corpora.probes import PHENOMENA
+    from incoherent.corpora.probes import PHENOMENA
 
     PHENOMENA_ALL.extend(PHENOMENA)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from pipelines.cli import main  # noqa: E402
+from incoherent.pipelines.cli import main  # noqa: E402
 
 BENCH_VOCAB = 4000
 LAST_CPU_SECONDS = [0.0]  # CPU seconds (all threads of this process) of the last timed side: less load-bound
@@ -90,7 +90,7 @@ def authors_loop(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from filters.lm import causal_windows, join_sentences
+    from incoherent.filters.lm import causal_windows, join_sentences
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
     model = AutoModelForCausalLM.from_pretrained(model_dir, trust_remote_code=False).to(device).eval()
@@ -138,7 +138,7 @@ def ceiling(model_dir: str, device: str, rows: int = 64) -> dict:
     chunks our scorer uses), best of three."""
     import torch
 
-    from filters.lm import LanguageModelScorer, token_nll
+    from incoherent.filters.lm import LanguageModelScorer, token_nll
 
     scorer = LanguageModelScorer.load(model_dir, device=device)
     model, window = scorer.model, scorer.positions
@@ -180,7 +180,7 @@ def subset_dir(work: str, pairs: list[dict]) -> str:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemas import SHUFFLE_SCHEMA
+    from incoherent.schemas import SHUFFLE_SCHEMA
 
     path = os.path.join(work, "subset", "shuffle-wsj")
     os.makedirs(path, exist_ok=True)

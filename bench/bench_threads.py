@@ -48,7 +48,9 @@ def prepare() -> tuple[Path, Path]:
             ],
             ["shuffle", str(WORK / "docs"), "--out", str(data), "--overwrite"],
         ):
-            subprocess.run([sys.executable, "-m", "pipelines.cli", *argv], check=True, env=env, cwd=ROOT)
+            subprocess.run(
+                [sys.executable, "-m", "incoherent.pipelines.cli", *argv], check=True, env=env, cwd=ROOT
+            )
     if not (model / "model.safetensors").exists():
         code = "import sys; from tests.tiny_lm import build_gpt2, build_gpt2_tokenizer; "
         code += "build_gpt2(sys.argv[1], build_gpt2_tokenizer())"
@@ -68,7 +70,16 @@ def scores(out: Path) -> dict[tuple, tuple]:
 
 def run(name: str, tree: Path, data: Path, model: Path, flags: list[str]) -> dict:
     out = WORK / f"out-{name}"
-    argv = [sys.executable, "-m", "pipelines.cli", "score-shuffle", str(model), str(data), "--out", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "incoherent.pipelines.cli",
+        "score-shuffle",
+        str(model),
+        str(data),
+        "--out",
+        str(out),
+    ]
     argv += ["--overwrite", "--runner", "DirectRunner", *flags]
     load = os.getloadavg()
     started = time.perf_counter()

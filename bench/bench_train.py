@@ -47,7 +47,7 @@ def build_model(out: str, size: str) -> str:
 
 
 def build_data(work: str) -> tuple[str, str]:
-    from pipelines.cli import main
+    from incoherent.pipelines.cli import main
     from tests.shuffle_fixtures import write_documents
     from tests.tiny_model import sample_documents
 
@@ -121,9 +121,15 @@ def main() -> None:
         DataCollatorWithPadding,
     )
 
-    from filters.finetune_lm import FinetuneConfig, finetune, heldout_split, read_documents, token_blocks
-    from filters.model import open_tokenizer
-    from filters.shuffle_classifier import (
+    from incoherent.filters.finetune_lm import (
+        FinetuneConfig,
+        finetune,
+        heldout_split,
+        read_documents,
+        token_blocks,
+    )
+    from incoherent.filters.model import open_tokenizer
+    from incoherent.filters.shuffle_classifier import (
         ID2LABEL,
         LABEL2ID,
         ShuffleTrainConfig,

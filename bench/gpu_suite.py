@@ -182,8 +182,8 @@ def documents(n: int) -> list[tuple[str, list[str]]]:
 
 def shuffle_groups(docs, block_sizes, permutations: int) -> list[list[str]]:
     """Per document, its original text then its distinct shuffled texts (the texts of one pool)."""
-    from corpora.shuffle import shuffle_document
-    from filters.lm_windows import join_sentences
+    from incoherent.corpora.shuffle import shuffle_document
+    from incoherent.filters.lm_windows import join_sentences
 
     groups = []
     for doc_id, sentences in docs:
@@ -226,7 +226,7 @@ def authors_loop(model, tokenizer, texts, device: str) -> tuple[list[tuple[float
     (batch of one), the loss from ``model(input_ids, labels=...)`` with context positions labelled -100."""
     import torch
 
-    from filters.lm_windows import causal_windows
+    from incoherent.filters.lm_windows import causal_windows
 
     window = model.config.n_positions
     out = []
@@ -274,8 +274,8 @@ def lm_eval_rolling(model_dir: str, texts, device: str, dtype: str, batch_size: 
 def scorer_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
     import torch
 
-    from filters.lm import LanguageModelScorer
-    from filters.lm_load import load_language_model
+    from incoherent.filters.lm import LanguageModelScorer
+    from incoherent.filters.lm_load import load_language_model
 
     model_dir = build_gpt2(os.path.join(work, "gpt2"), mode["gpt2"])
     dtype = "bfloat16" if device.startswith("cuda") else "float32"
@@ -371,7 +371,7 @@ def filter_suite(device: str, mode: dict, peaks: dict, compile_too: bool) -> dic
     import bench_filter_gpu as fb
     import torch
 
-    from filters.model import ScoringModel
+    from incoherent.filters.model import ScoringModel
 
     smoke = mode["xlnet"] == "tiny"
     max_length = mode["filter_max_length"]
@@ -435,7 +435,7 @@ def compiled_filter(
     """The optimised filter run again with ``compile=True``: its figures and its ratio to the uncompiled run."""
     import bench_filter_gpu as fb
 
-    from filters.model import ScoringModel
+    from incoherent.filters.model import ScoringModel
 
     started = time.perf_counter()
     compiled = ScoringModel(model, tokenizer, device, 16, max_length, compile=True)
@@ -466,9 +466,9 @@ def write_training_data(work: str, docs) -> tuple[str, str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from corpora.seeding import stable_hash
-    from corpora.shuffle import shuffle_document
-    from schemas import SHUFFLE_SCHEMA
+    from incoherent.corpora.seeding import stable_hash
+    from incoherent.corpora.shuffle import shuffle_document
+    from incoherent.schemas import SHUFFLE_SCHEMA
     from tests.shuffle_fixtures import write_documents
 
     docs_dir = write_documents(os.path.join(work, "docs"), docs)
@@ -528,9 +528,15 @@ def training_suite(work: str, device: str, mode: dict, peaks: dict) -> dict:
         DataCollatorWithPadding,
     )
 
-    from filters.finetune_lm import FinetuneConfig, finetune, heldout_split, read_documents, token_blocks
-    from filters.model import open_tokenizer
-    from filters.shuffle_classifier import (
+    from incoherent.filters.finetune_lm import (
+        FinetuneConfig,
+        finetune,
+        heldout_split,
+        read_documents,
+        token_blocks,
+    )
+    from incoherent.filters.model import open_tokenizer
+    from incoherent.filters.shuffle_classifier import (
         ID2LABEL,
         LABEL2ID,
         ShuffleTrainConfig,
@@ -636,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from filters.model import resolve_device
+    from incoherent.filters.model import resolve_device
 
     device = resolve_device("cpu" if args.smoke and args.device == "auto" else args.device)
     if args.threads or not device.startswith("cuda"):

@@ -84,8 +84,8 @@ def probe(dataset: Path, out: Path, split: str) -> dict:
     incoherent("probes", str(dataset), "--out", str(out), "--split", split, "--overwrite")
     summary = json.loads((out / "run_summary.json").read_text(encoding="utf-8"))
     moves = Counter()
-    from corpora.probes.quantities import number_edit
-    from corpora.probes.text import analyse
+    from incoherent.corpora.probes.quantities import number_edit
+    from incoherent.corpora.probes.text import analyse
 
     for line in (out / "insted" / "number.jsonl").read_text(encoding="utf-8").splitlines():
         sentence = json.loads(line)["original_replace_with"]

@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from corpora.probes import PHENOMENA  # noqa: E402
-from corpora.probes.rows import DEMONSTRATIVE_VARIANTS, probe_document  # noqa: E402
-from sources.sentences import split_sentences  # noqa: E402
+from incoherent.corpora.probes import PHENOMENA  # noqa: E402
+from incoherent.corpora.probes.rows import DEMONSTRATIVE_VARIANTS, probe_document  # noqa: E402
+from incoherent.sources.sentences import split_sentences  # noqa: E402
 
 
 def collections_of(data: Path) -> dict[str, list[tuple[str, list[str]]]]:

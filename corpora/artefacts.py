@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from corpora.seeding import stable_hash
+from incoherent.corpora.seeding import stable_hash
 
 MIN_PER_CLASS = 2
 MAX_DOCUMENTS = 50_000

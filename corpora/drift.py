@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from corpora.seeding import unit_interval
+from incoherent.corpora.seeding import unit_interval
 
 DRIFT_THRESHOLD = 0.72
 

@@ -32,10 +32,10 @@ import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from corpora import drift, sampling
-from corpora.seeding import assign_split, rng_for
-from corpora.selection import UNFILTERED
-from schemas.records import Rejected, newest_first
+from incoherent.corpora import drift, sampling
+from incoherent.corpora.seeding import assign_split, rng_for
+from incoherent.corpora.selection import UNFILTERED
+from incoherent.schemas.records import Rejected, newest_first
 
 Tally = Callable[..., None]  # tally(source, counter name, n=1): counts what a decision saw
 
@@ -295,7 +295,7 @@ def document_with(doc_sentences: Sequence[str], candidate: dict) -> list[str]:
 
 
 def _choose(candidates: list[dict], seed: int, doc_id: str) -> dict:
-    from corpora.selection import choose_candidate
+    from incoherent.corpora.selection import choose_candidate
 
     return choose_candidate(candidates, rng_for(seed, "choose", doc_id))
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable
 from typing import BinaryIO
 
-from schemas.records import InputError
-from sources.paths import Files, LocalFiles, is_remote
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import Files, LocalFiles, is_remote
 
 CHUNK = 1 << 20
 # Dump file names carry their date: enwiki-20260801-pages-articles.xml.bz2, 2022-08-24_minidumps-en_3def73f3.xml.bz2
@@ -90,7 +90,7 @@ def describe_input(path: str, kind: str, files: Files | None = None) -> dict:
         return info
     info = {"name": name, "size": files.size(path), "sha256": sha256_file(path, files.open)}
     if kind == "wikipedia":
-        from sources.mediawiki import read_siteinfo
+        from incoherent.sources.mediawiki import read_siteinfo
 
         site = read_siteinfo(path, opener=files.open if remote else None)
         info["wiki"] = site.dbname or wiki_from_name(name)

@@ -18,7 +18,7 @@ import json
 import os
 import re
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
 KEEP_REMOTE = {".gitattributes"}  # files the Hub creates itself; never deleted
@@ -34,7 +34,12 @@ def check_repo_id(repo_id: str) -> None:
 
 def check_build(dataset_dir: str) -> None:
     """Refuse folders that are not a finished build: no card, no tables, an incomplete run or an old schema."""
-    from corpora.card.inputs import BUILD_SUMMARY, check_table_versions, find_configs, load_summaries
+    from incoherent.corpora.card.inputs import (
+        BUILD_SUMMARY,
+        check_table_versions,
+        find_configs,
+        load_summaries,
+    )
 
     if not os.path.isdir(dataset_dir):
         raise InputError(f"{dataset_dir}: no such directory")
@@ -53,7 +58,7 @@ def check_build(dataset_dir: str) -> None:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
         if "schema_version" in summary:  # run summaries (the build summary has none)
-            from schemas import SCHEMA_VERSION
+            from incoherent.schemas import SCHEMA_VERSION
 
             if not summary.get("complete"):
                 raise InputError(f"{path}: run did not complete; rebuild before publishing")

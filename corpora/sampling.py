@@ -21,8 +21,8 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from corpora.seeding import stable_hash
-from schemas.records import InputError
+from incoherent.corpora.seeding import stable_hash
+from incoherent.schemas.records import InputError
 
 ALL = 2**64  # a threshold above every key: the whole collection
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from corpora.seeding import rng_for
-from schemas.records import Rejected
+from incoherent.corpora.seeding import rng_for
+from incoherent.schemas.records import Rejected
 
 MAX_ATTEMPTS = 20
 ENUMERATE_BLOCKS = 7  # up to 7! = 5040 orders are listed exhaustively; more blocks are drawn at random

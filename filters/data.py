@@ -5,9 +5,9 @@ from __future__ import annotations
 import glob
 import os
 
-from corpora.seeding import stable_hash
-from schemas.records import InputError
-from sources import parquet
+from incoherent.corpora.seeding import stable_hash
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 COLUMNS = ("id", "source", "sentences", "label", "intruder_index", "split")
 VALIDATION_SHARE = 0.1

@@ -20,15 +20,20 @@ import math
 import os
 from dataclasses import asdict, dataclass
 
-from corpora.seeding import stable_hash
-from filters.lm import special_tokens_around
-from filters.lm_load import CAUSAL, load_language_model, model_positions
-from filters.lm_windows import join_sentences
-from filters.model_source import resolve_model
-from filters.provenance import data_fingerprint, read_provenance, saw_shuffled_text, write_provenance
-from filters.training import check_out, fit, prepare_out
-from schemas.records import InputError
-from sources import parquet
+from incoherent.corpora.seeding import stable_hash
+from incoherent.filters.lm import special_tokens_around
+from incoherent.filters.lm_load import CAUSAL, load_language_model, model_positions
+from incoherent.filters.lm_windows import join_sentences
+from incoherent.filters.model_source import resolve_model
+from incoherent.filters.provenance import (
+    data_fingerprint,
+    read_provenance,
+    saw_shuffled_text,
+    write_provenance,
+)
+from incoherent.filters.training import check_out, fit, prepare_out
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 SHUFFLED_COLUMNS = ("shuffled", "block_order")
 MASK_SHARE = 0.15
@@ -228,7 +233,7 @@ def finetune(config: FinetuneConfig) -> dict:
     """Fine-tune, keep the epoch with the lowest held-out perplexity, save model + tokenizer + provenance."""
     import torch
 
-    from filters.model import resolve_device
+    from incoherent.filters.model import resolve_device
 
     docs = read_documents(config.data_dirs)
     excluded_ids, shuffle_files = shuffle_test_ids(config.exclude_shuffle_test)

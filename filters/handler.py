@@ -26,7 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
-from filters.model import (
+from incoherent.filters.model import (
     ScoringModel,
     check_classifier_config,
     check_weights,
@@ -34,10 +34,10 @@ from filters.model import (
     resolve_device,
     resolve_dtype,
 )
-from filters.model_files import MAX_CONFIG_BYTES, check_no_code
-from filters.threads import use_torch_threads
-from schemas.records import InputError
-from sources.paths import is_remote
+from incoherent.filters.model_files import MAX_CONFIG_BYTES, check_no_code
+from incoherent.filters.threads import use_torch_threads
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import is_remote
 
 NAMESPACE = "filter"
 LM_NAMESPACE = "score-shuffle"
@@ -189,7 +189,7 @@ class LanguageModelHandler(ModelHandler[tuple, PredictionResult, Any]):
         resolve_dtype(dtype, resolve_device(device))
 
     def load_model(self):
-        from filters.lm import LanguageModelScorer
+        from incoherent.filters.lm import LanguageModelScorer
 
         use_torch_threads(self._threads)  # before loading: the scorer sizes its LM-head chunks by the threads
         return LanguageModelScorer.load(
@@ -249,7 +249,7 @@ class ClassifierHandler(LanguageModelHandler):
     (:class:`filters.shuffle_classifier.ClassifierScorer`: a text's score is ``-log P(coherent)``)."""
 
     def load_model(self):
-        from filters.shuffle_classifier import ClassifierScorer
+        from incoherent.filters.shuffle_classifier import ClassifierScorer
 
         use_torch_threads(self._threads)
         return ClassifierScorer.load(

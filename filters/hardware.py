@@ -89,7 +89,7 @@ def training_precision(device, requested: str = "auto", option: str = "--precisi
     """
     import torch
 
-    from schemas.records import InputError
+    from incoherent.schemas.records import InputError
 
     if requested not in PRECISIONS:
         raise InputError(f"{option}: unknown precision {requested!r} (choose from {', '.join(PRECISIONS)})")

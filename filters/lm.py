@@ -38,7 +38,7 @@ import logging
 from collections.abc import Sequence
 from itertools import chain
 
-from filters.lm_head import (
+from incoherent.filters.lm_head import (
     activation_bytes_per_token,
     fuse_activations,
     head_rows,
@@ -46,8 +46,8 @@ from filters.lm_head import (
     output_head,
     token_nll,
 )
-from filters.lm_load import CAUSAL, MASKED, load_language_model, model_positions
-from filters.lm_pieces import (
+from incoherent.filters.lm_load import CAUSAL, MASKED, load_language_model, model_positions
+from incoherent.filters.lm_pieces import (
     MIN_SHARED_POSITIONS,
     Piece,
     Plan,
@@ -56,7 +56,7 @@ from filters.lm_pieces import (
     shared_bodies,
     shared_prefixes,
 )
-from filters.lm_windows import (
+from incoherent.filters.lm_windows import (
     JOINS,
     causal_windows,
     join_sentences,
@@ -64,15 +64,15 @@ from filters.lm_windows import (
     laban_masked_windows,
     masked_windows,
 )
-from filters.model import (
+from incoherent.filters.model import (
     ScoreStats,
     forward_with_halving,
     length_batches,
     resolve_device,
     resolve_dtype,
 )
-from filters.sentence_tokens import joined_token_ids, tokenizes_by_parts
-from schemas.records import InputError
+from incoherent.filters.sentence_tokens import joined_token_ids, tokenizes_by_parts
+from incoherent.schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
 
@@ -133,7 +133,7 @@ class LanguageModelScorer:
         self.stride = stride or max(1, self.span // 2)
         if not 0 < self.stride < self.span:
             raise InputError(f"--stride: must be between 1 and {self.span - 1}, got {self.stride}")
-        from filters.hardware import free_memory
+        from incoherent.filters.hardware import free_memory
 
         free = free_memory(device)
         dtype_bytes = next(model.parameters()).element_size()
@@ -332,7 +332,7 @@ class LanguageModelScorer:
         """One item that ran out of memory even alone: run it without the keys and values it reuses (its
         whole window; counter ``oom_past_dropped``), then with ever smaller LM-head chunks (at least 16 rows;
         ``oom_head_halved``). The scores are the same; an out-of-memory error that survives it all is raised."""
-        from filters.hardware import oom_errors, release_cached
+        from incoherent.filters.hardware import oom_errors, release_cached
 
         piece, skip, _, keep = items[0]
         whole = [(piece, 0, None, keep)]

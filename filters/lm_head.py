@@ -37,7 +37,7 @@ def head_rows(model, device, free_bytes: int | None = None) -> tuple[int, int | 
     vocabulary on a full GPU), the vocabulary is cut into chunks instead (:func:`token_nll`)."""
     import torch
 
-    from filters.hardware import free_memory, is_cuda
+    from incoherent.filters.hardware import free_memory, is_cuda
 
     vocab = int(getattr(model.config, "vocab_size", 0) or 1)
     if not is_cuda(device):

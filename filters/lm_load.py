@@ -4,14 +4,14 @@ positions, and the checked load (config against weights, tokenizer against model
 
 from __future__ import annotations
 
-from filters.model import (
+from incoherent.filters.model import (
     check_tokenizer_matches,
     check_weights,
     load_config,
     load_pretrained,
     open_tokenizer,
 )
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 CAUSAL, MASKED = "causal", "masked"
 SCORERS = ("auto", CAUSAL, MASKED)

@@ -20,10 +20,10 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from filters import task
-from filters.model_files import check_model_files
-from filters.model_source import resolve_model
-from schemas.records import InputError
+from incoherent.filters import task
+from incoherent.filters.model_files import check_model_files
+from incoherent.filters.model_source import resolve_model
+from incoherent.schemas.records import InputError
 
 LOG = logging.getLogger("incoherent.filters")
 
@@ -344,7 +344,7 @@ def forward_with_halving(
     batches, halve this one and retry (counted in ``stats.oom_retries``). A single item that does not fit
     goes to ``single(items)`` (a cheaper way to run it, which may raise out-of-memory itself), else it is one
     line naming the cause (:class:`~schemas.records.InputError`), never a traceback."""
-    from filters.hardware import oom_errors, release_cached
+    from incoherent.filters.hardware import oom_errors, release_cached
 
     try:
         stats.batches += 1
@@ -409,7 +409,7 @@ class ScoringModel:
         self.bucket, self.pad_to_max = bucket, pad_to_max
         self.types = token_types(model.config, tokenizer)
         self.last_counters: dict[str, int] = {}
-        from filters.hardware import free_memory, is_cuda
+        from incoherent.filters.hardware import free_memory, is_cuda
 
         if is_cuda(device):
             dtype_bytes = next(model.parameters()).element_size()

@@ -30,7 +30,7 @@ import json
 import math
 import os
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 MAX_CONFIG_BYTES = 16 << 20
 MAX_TOKENIZER_BYTES = 64 << 20  # the largest real tokenizer.json files (256k-token vocabularies) are ~35 MB

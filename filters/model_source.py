@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 # A Hub repository id: NAME or ORG/NAME, as huggingface_hub's validate_repo_id accepts them.
 REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")

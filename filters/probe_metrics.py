@@ -13,9 +13,9 @@ import glob
 import os
 from collections.abc import Sequence
 
-from filters import metrics
-from schemas.records import InputError
-from sources import parquet
+from incoherent.filters import metrics
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence"]
 
@@ -53,14 +53,14 @@ def missing_phenomena(tables: dict[str, list[dict]]) -> list[str]:
     >>> missing_phenomena({"gender": [{}], "negation": [{}]})[:3]
     ['animacy-down', 'animacy-up', 'demonstrative']
     """
-    from corpora.probes import PHENOMENA
+    from incoherent.corpora.probes import PHENOMENA
 
     return [p for p in PHENOMENA if p not in tables]
 
 
 def missing_line(missing: Sequence[str], probes_dir: str, split: str) -> str:
     """The note under Table 7 when phenomena are missing (``""`` when none is)."""
-    from corpora.probes import PHENOMENA
+    from incoherent.corpora.probes import PHENOMENA
 
     if not missing:
         return ""

@@ -22,15 +22,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from corpora.seeding import stable_hash
-from filters.lm_load import model_positions
-from filters.lm_windows import join_sentences
-from filters.model import check_weights, load_config, load_pretrained, open_tokenizer
-from filters.model_source import resolve_model
-from filters.provenance import data_fingerprint, write_provenance
-from filters.training import check_out, fit, prepare_out
-from schemas.records import InputError
-from sources import parquet
+from incoherent.corpora.seeding import stable_hash
+from incoherent.filters.lm_load import model_positions
+from incoherent.filters.lm_windows import join_sentences
+from incoherent.filters.model import check_weights, load_config, load_pretrained, open_tokenizer
+from incoherent.filters.model_source import resolve_model
+from incoherent.filters.provenance import data_fingerprint, write_provenance
+from incoherent.filters.training import check_out, fit, prepare_out
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 COHERENT, INCOHERENT = "coherent", "incoherent"
 ID2LABEL = {0: INCOHERENT, 1: COHERENT}
@@ -225,7 +225,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
     """Fine-tune the classifier, keep the best validation accuracy, save model + tokenizer + provenance."""
     import torch
 
-    from filters.model import resolve_device
+    from incoherent.filters.model import resolve_device
 
     splits = shuffle_split_files(config.data_dir)
     if "train" not in splits:
@@ -313,7 +313,7 @@ class ClassifierScorer:
 
     @classmethod
     def load(cls, model_dir: str, device: str = "auto", dtype: str = "auto", batch_size: int = 16, **_):
-        from filters.model import resolve_device, resolve_dtype
+        from incoherent.filters.model import resolve_device, resolve_dtype
 
         device = resolve_device(device)
         model = load_classifier_model(model_dir, resolve_dtype(dtype, device))

@@ -18,13 +18,13 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from corpora.seeding import rng_for
-from filters import data, metrics, task
-from filters.hardware import adamw, enable_tf32, training_precision
-from filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
-from filters.training import length_grouped, train_step
-from schemas.records import InputError
-from sources.outputs import clear_folder, entries, finite, replace_text
+from incoherent.corpora.seeding import rng_for
+from incoherent.filters import data, metrics, task
+from incoherent.filters.hardware import adamw, enable_tf32, training_precision
+from incoherent.filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
+from incoherent.filters.training import length_grouped, train_step
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import clear_folder, entries, finite, replace_text
 
 LOG = logging.getLogger("incoherent.filters")
 WARMUP_SHARE = 0.1

@@ -21,11 +21,11 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from corpora.seeding import rng_for
-from filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
-from filters.provenance import PROVENANCE
-from schemas.records import InputError
-from sources.outputs import clear_folder, entries
+from incoherent.corpora.seeding import rng_for
+from incoherent.filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
+from incoherent.filters.provenance import PROVENANCE
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import clear_folder, entries
 
 LOG = logging.getLogger("incoherent.filters")
 LENGTH_GROUP = 50  # batches per length-sorted group (Trainer's LengthGroupedSampler uses 50 too)
@@ -89,7 +89,7 @@ def train_step(model, batch: dict, opt, params, state: dict, autocast_dtype=None
     """One optimizer step on ``batch`` (clipped to norm 1). On out-of-memory the gradients are dropped and
     the batch runs again in twice as many parts (``state["parts"]``, kept for later batches; counted in
     ``state["oom_retries"]``); a batch that does not fit one row at a time is one line."""
-    from schemas.records import InputError
+    from incoherent.schemas.records import InputError
 
     device = next(iter(batch.values())).device
     while True:

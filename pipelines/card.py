@@ -13,7 +13,7 @@ import posixpath
 import shutil
 import tempfile
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 WRITES_DATASET = "dataset_dir"  # the CLI holds the dataset's build lock while the card is written
 
@@ -41,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_build_dir(args: argparse.Namespace) -> str:
     """``--build-dir``, else the parent of ``OUT/dataset`` for a build, else DATASET_DIR itself."""
-    from corpora.card.inputs import BUILD_SUMMARY
-    from pipelines.runtime import storage
+    from incoherent.corpora.card.inputs import BUILD_SUMMARY
+    from incoherent.pipelines.runtime import storage
 
     if args.build_dir:
         return storage.absolute(args.build_dir)
@@ -55,8 +55,8 @@ def default_build_dir(args: argparse.Namespace) -> str:
 
 def write_local_card(build_dir: str, dataset_dir: str, name: str, license_id: str | None = None) -> str:
     """:func:`corpora.card.render.write_card` with the human-verification section of ``incoherent annotate verify``."""
-    from annotation.verify import card_lines
-    from corpora.card.render import write_card
+    from incoherent.annotation.verify import card_lines
+    from incoherent.corpora.card.render import write_card
 
     return write_card(build_dir, dataset_dir, name, license_id, verification=card_lines)
 
@@ -67,7 +67,7 @@ DRY_RUN = (
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.runtime import storage
+    from incoherent.pipelines.runtime import storage
 
     if storage.is_remote(args.dataset_dir):  # its statistics are computed by a pipeline: Beam flags apply
         path = write_remote_card(
@@ -85,15 +85,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def _file_stats(item: tuple[str, str]) -> tuple[str, object]:
-    from corpora.card.statistics import table_stats
-    from pipelines.runtime import storage
+    from incoherent.corpora.card.statistics import table_stats
+    from incoherent.pipelines.runtime import storage
 
     config, path = item
     return config, table_stats(config, [path], storage.open_any)
 
 
 def _merge_all(values) -> object:
-    from corpora.card.stats import merge_stats
+    from incoherent.corpora.card.stats import merge_stats
 
     return functools.reduce(merge_stats, values)
 
@@ -105,11 +105,11 @@ def pipeline_stats(configs: dict[str, dict[str, list[str]]], beam_args: list[str
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from corpora.card.statistics import assemble_stats
-    from corpora.card.stats import from_json, to_json
-    from pipelines.runtime import storage
-    from pipelines.runtime.job_servers import stop_job_servers
-    from pipelines.runtime.run import resolve_runner
+    from incoherent.corpora.card.statistics import assemble_stats
+    from incoherent.corpora.card.stats import from_json, to_json
+    from incoherent.pipelines.runtime import storage
+    from incoherent.pipelines.runtime.job_servers import stop_job_servers
+    from incoherent.pipelines.runtime.run import resolve_runner
 
     items = [
         (c, path) for c, splits in sorted(configs.items()) for paths in splits.values() for path in paths
@@ -150,11 +150,11 @@ def write_remote_card(
     runs), the index metadata and the tables' Parquet footers.
     The statistics, which count every row, come from :func:`pipeline_stats` on the same runner as the build.
     """
-    from corpora.card.figures import FIGURES
-    from corpora.card.inputs import find_configs, load_build_summary, load_summaries, summary_files
-    from corpora.card.provenance import write_summaries
-    from corpora.card.render import render_card
-    from pipelines.runtime import storage
+    from incoherent.corpora.card.figures import FIGURES
+    from incoherent.corpora.card.inputs import find_configs, load_build_summary, load_summaries, summary_files
+    from incoherent.corpora.card.provenance import write_summaries
+    from incoherent.corpora.card.render import render_card
+    from incoherent.pipelines.runtime import storage
 
     build_dir, dataset_dir = storage.absolute(build_dir), storage.absolute(dataset_dir).rstrip("/")
     files = storage.BeamFiles()

@@ -20,20 +20,20 @@ import sys
 import threading
 import warnings
 
-from pipelines.commands import build_parser, selected_module, with_dry_run
-from pipelines.runtime import interrupts, progress, safety
-from pipelines.runtime.errors import disk_full_message
-from pipelines.runtime.job_servers import check_runner_services
-from pipelines.runtime.options import (
+from incoherent.pipelines.commands import build_parser, selected_module, with_dry_run
+from incoherent.pipelines.runtime import interrupts, progress, safety
+from incoherent.pipelines.runtime.errors import disk_full_message
+from incoherent.pipelines.runtime.job_servers import check_runner_services
+from incoherent.pipelines.runtime.options import (
     DryRun,
     StageFailed,
     check_beam_args,
     check_flag_names,
     use_storage_options,
 )
-from schemas.records import InputError
-from schemas.terminal import printable
-from sources.paths import check_name
+from incoherent.schemas.records import InputError
+from incoherent.schemas.terminal import printable
+from incoherent.sources.paths import check_name
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
@@ -42,10 +42,12 @@ logging.getLogger().addFilter(lambda record: "apitools not found" not in record.
 logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(
     lambda record: "No semi_persistent_directory found" not in record.getMessage()
 )
-# A build started as `python -m pipelines.cli` has multiprocessing run this module again in each stage process
+# A build started as `python -m incoherent.pipelines.cli` (or `python -m incoherent`) has multiprocessing run this module again in each stage process
 # (as `__mp_main__`, as it does for a main module named by -m), where the fork server has already imported it:
 # runpy warns about that once per stage. Running it twice does nothing but install these filters again.
-warnings.filterwarnings("ignore", message=r"'pipelines\.cli' found in sys\.modules", category=RuntimeWarning)
+warnings.filterwarnings(
+    "ignore", message=r"'(incoherent\.)?pipelines\.cli' found in sys\.modules", category=RuntimeWarning
+)
 
 
 def _not_input_error(record: logging.LogRecord) -> bool:

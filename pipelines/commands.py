@@ -19,8 +19,8 @@ import io
 import sys
 from typing import NamedTuple
 
-from pipelines.runtime import progress
-from schemas.records import InputError
+from incoherent.pipelines.runtime import progress
+from incoherent.schemas.records import InputError
 
 
 class Command(NamedTuple):
@@ -34,80 +34,127 @@ class Command(NamedTuple):
 COMMANDS: list[Command] = [
     Command(
         ("ingest", "wikipedia"),
-        "pipelines.ingest.wikipedia",
+        "incoherent.pipelines.ingest.wikipedia",
         "MediaWiki XML dumps -> lead-section documents",
         True,
     ),
     Command(
-        ("ingest", "cnn"), "pipelines.ingest.cnn", "CNN .story files or cnn_stories.tgz -> documents", True
+        ("ingest", "cnn"),
+        "incoherent.pipelines.ingest.cnn",
+        "CNN .story files or cnn_stories.tgz -> documents",
+        True,
     ),
     Command(
-        ("ingest", "text"), "pipelines.ingest.text", "JSONL / Parquet text collections -> documents", True
+        ("ingest", "text"),
+        "incoherent.pipelines.ingest.text",
+        "JSONL / Parquet text collections -> documents",
+        True,
     ),
-    Command(("shuffle",), "pipelines.shuffle.command", "k-block shuffled corpora (Laban et al., 2021)", True),
+    Command(
+        ("shuffle",),
+        "incoherent.pipelines.shuffle.command",
+        "k-block shuffled corpora (Laban et al., 2021)",
+        True,
+    ),
     Command(
         ("score-shuffle",),
-        "pipelines.score_shuffle.command",
+        "incoherent.pipelines.score_shuffle.command",
         "zero-shot k-block shuffle test of a causal or masked LM",
     ),
-    Command(("index",), "pipelines.index.command", "DrQA hashed-bigram TF-IDF index of documents", True),
     Command(
-        ("neighbors",), "pipelines.neighbors.command", "top-k most similar documents for every document", True
+        ("index",), "incoherent.pipelines.index.command", "DrQA hashed-bigram TF-IDF index of documents", True
     ),
-    Command(("intruders",), "pipelines.intruders.command", "intruder-sentence corpus (INSteD method)", True),
+    Command(
+        ("neighbors",),
+        "incoherent.pipelines.neighbors.command",
+        "top-k most similar documents for every document",
+        True,
+    ),
+    Command(
+        ("intruders",),
+        "incoherent.pipelines.intruders.command",
+        "intruder-sentence corpus (INSteD method)",
+        True,
+    ),
     Command(
         ("build",),
-        "pipelines.build.command",
+        "incoherent.pipelines.build.command",
         "ingest -> index -> neighbours -> intruders -> shuffle -> card, from one config",
     ),
     Command(
         ("probes",),
-        "pipelines.probes.command",
+        "incoherent.pipelines.probes.command",
         "linguistic probes of intruder sentences (INSteD's eight phenomena)",
     ),
-    Command(("export", "insted"), "pipelines.export_insted", "write the released INSteD JSONL format"),
+    Command(
+        ("export", "insted"), "incoherent.pipelines.export_insted", "write the released INSteD JSONL format"
+    ),
     Command(
         ("export", "lm-eval"),
-        "pipelines.export_lm_eval",
+        "incoherent.pipelines.export_lm_eval",
         "lm-evaluation-harness tasks: shuffle test and probes as two-choice items",
     ),
-    Command(("train-filter",), "pipelines.train_filter", "fine-tune the adversarial intruder classifier"),
-    Command(("evaluate",), "pipelines.evaluate", "document accuracy and sentence F1 of a classifier"),
-    Command(("finetune-lm",), "pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"),
     Command(
-        ("train-shuffle",), "pipelines.train_shuffle", "supervised Shuffle Test classifier (not zero-shot)"
+        ("train-filter",),
+        "incoherent.pipelines.train_filter",
+        "fine-tune the adversarial intruder classifier",
     ),
-    Command(("card",), "pipelines.card", "write the dataset card (README.md) of a build"),
-    Command(("publish",), "pipelines.publish", "upload a build to the Hugging Face Hub"),
     Command(
-        ("annotate", "export"), "pipelines.annotate.export", "annotation tasks: MTurk, Label Studio, in-lab"
+        ("evaluate",), "incoherent.pipelines.evaluate", "document accuracy and sentence F1 of a classifier"
     ),
-    Command(("annotate", "serve"), "pipelines.annotate.serve", "in-lab annotation web application"),
+    Command(
+        ("finetune-lm",), "incoherent.pipelines.finetune_lm", "in-domain LM fine-tuning on natural-order text"
+    ),
+    Command(
+        ("train-shuffle",),
+        "incoherent.pipelines.train_shuffle",
+        "supervised Shuffle Test classifier (not zero-shot)",
+    ),
+    Command(("card",), "incoherent.pipelines.card", "write the dataset card (README.md) of a build"),
+    Command(("publish",), "incoherent.pipelines.publish", "upload a build to the Hugging Face Hub"),
+    Command(
+        ("annotate", "export"),
+        "incoherent.pipelines.annotate.export",
+        "annotation tasks: MTurk, Label Studio, in-lab",
+    ),
+    Command(
+        ("annotate", "serve"), "incoherent.pipelines.annotate.serve", "in-lab annotation web application"
+    ),
     Command(
         ("annotate", "import"),
-        "pipelines.annotate.import_answers",
+        "incoherent.pipelines.annotate.import_answers",
         "answers from MTurk, Label Studio, the lab, INSteD",
     ),
     Command(
         ("annotate", "overlap"),
-        "pipelines.annotate.overlap",
+        "incoherent.pipelines.annotate.overlap",
         "set annotators per task of a Label Studio project (its API)",
     ),
     Command(
         ("annotate", "review"),
-        "pipelines.annotate.review",
+        "incoherent.pipelines.annotate.review",
         "approve or reject each MTurk assignment (results CSV to upload)",
     ),
-    Command(("annotate", "report"), "pipelines.annotate.report", "agreement, human accuracy, human vs model"),
     Command(
-        ("annotate", "verify"), "pipelines.annotate.verify", "human-verified split and card from a study"
+        ("annotate", "report"),
+        "incoherent.pipelines.annotate.report",
+        "agreement, human accuracy, human vs model",
+    ),
+    Command(
+        ("annotate", "verify"),
+        "incoherent.pipelines.annotate.verify",
+        "human-verified split and card from a study",
     ),
     Command(
         ("annotate", "release"),
-        "pipelines.annotate.release",
+        "incoherent.pipelines.annotate.release",
         "a study's per-document answers in INSteD's released format",
     ),
-    Command(("completion",), "pipelines.completion", "shell completion script (bash, zsh, tcsh) on stdout"),
+    Command(
+        ("completion",),
+        "incoherent.pipelines.completion",
+        "shell completion script (bash, zsh, tcsh) on stdout",
+    ),
 ]
 
 # The options every command shares, with one meaning everywhere (docs/commands.md#common-behaviour).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 SHELLS = ("bash", "zsh", "tcsh")
@@ -26,7 +26,7 @@ def script(shell: str) -> str:
         import shtab
     except ImportError:
         raise InputError("completion: needs the shtab package (pip install shtab)") from None
-    from pipelines.commands import build_parser
+    from incoherent.pipelines.commands import build_parser
 
     return shtab.complete(build_parser(every_command=True), shell=shell)
 

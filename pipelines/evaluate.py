@@ -19,10 +19,10 @@ import json
 import os
 import time
 
-from filters.model_source import cached_snapshot, resolve_model
-from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite
-from pipelines.runtime.model_stack import require_model_stack
-from schemas.records import InputError
+from incoherent.filters.model_source import cached_snapshot, resolve_model
+from incoherent.pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 OUT_IS_FILE = True  # --out names a JSON file: no folder lock (pipelines.cli)
@@ -104,7 +104,7 @@ def cross_domain(
     >>> [(m["train"], m["test"], m["document_accuracy"]) for m in cross_domain([("wiki", [[0.9], [0.8]])], rows, 0.5)]
     [('wiki', 'cnn', 1.0), ('wiki', 'wiki', 0.0)]
     """
-    from filters import metrics
+    from incoherent.filters import metrics
 
     sources = sorted({r["source"] for r in rows})
     matrix = []
@@ -155,7 +155,7 @@ def _training_max_length(model_dir: str) -> int | None:
 
 def write_predictions(path: str, rows: list[dict], scores: list[list[float]], threshold: float) -> None:
     """One JSON line per document: ``{"id", "intruder_index" (gold), "predicted_index"}`` (-1: coherent)."""
-    from filters.metrics import predicted_index
+    from incoherent.filters.metrics import predicted_index
 
     lines = []
     for row, doc_scores in zip(rows, scores, strict=True):
@@ -171,7 +171,7 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
 def check_output_file(path: str, option: str, overwrite: bool) -> None:
     """A file to write (:func:`sources.outputs.check_output_file`): one line before any work; an existing file
     only with ``--overwrite`` and only an earlier output of ``evaluate``."""
-    from sources.outputs import check_output_file as check
+    from incoherent.sources.outputs import check_output_file as check
 
     check(path, option, "evaluate", overwrite)
 
@@ -179,15 +179,15 @@ def check_output_file(path: str, option: str, overwrite: bool) -> None:
 def write_output(path: str, text: str) -> None:
     """Write one of evaluate's files with its marker (:func:`sources.outputs.write_output_file`): a link there is
     replaced, never written through."""
-    from sources.outputs import write_output_file
+    from incoherent.sources.outputs import write_output_file
 
     write_output_file(path, text.encode("utf-8"), "evaluate")
 
 
 def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
     """INSteD's Table 7 on a probes folder: per phenomenon and model, sentence F1 unprobed and ΔF1 probed."""
-    from filters import probe_metrics
-    from filters.model import ScoringModel
+    from incoherent.filters import probe_metrics
+    from incoherent.filters.model import ScoringModel
 
     if args.predictions:
         raise InputError("--predictions: not with a probes folder (its JSON holds every figure)")
@@ -224,7 +224,7 @@ def run_probes(args: argparse.Namespace, models: list[tuple[str, str]]) -> int:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("evaluate")  # before any work: one line when the extra is missing
-    from pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
+    from incoherent.pipelines.runtime.numbers import AT_LEAST_ONE, Rule, check_numbers
 
     if not 0.0 < args.threshold < 1.0:  # nan fails this too
         raise InputError(f"--threshold: must be in (0, 1), got {args.threshold}")
@@ -234,8 +234,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if path is not None:  # '' too: one line, not the default file or no file at all
             check_output_file(path, option, args.overwrite)
     models = model_names(args.model_dirs)  # a missing model is refused before torch loads
-    from filters import data, metrics, probe_metrics
-    from filters.model import ScoringModel
+    from incoherent.filters import data, metrics, probe_metrics
+    from incoherent.filters.model import ScoringModel
 
     if probe_metrics.is_probes_dir(args.data_dir):
         return run_probes(args, models)

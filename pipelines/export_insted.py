@@ -25,9 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from pipelines.commands import add_overwrite, list_flag
-from schemas.records import InputError
-from sources.outputs import check_output_file, write_output_file
+from incoherent.pipelines.commands import add_overwrite, list_flag
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import check_output_file, write_output_file
 
 OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 
@@ -94,7 +94,7 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
     import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.runtime.tables import list_tables
+    from incoherent.pipelines.runtime.tables import list_tables
 
     files = list_tables(data_dir, "intruder-")
     if sources:

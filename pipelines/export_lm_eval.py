@@ -35,10 +35,10 @@ import os
 import posixpath
 import time
 
-from corpora.seeding import stable_hash
-from pipelines.commands import add_overwrite, list_flag
-from schemas.records import InputError
-from sources.paths import check_name
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.commands import add_overwrite, list_flag
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import check_name
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 COMMAND = "export lm-eval"
@@ -82,8 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def table_files(path: str) -> tuple[str, list[str]]:
     """``(folder, files)``: the ``shuffle-*/`` and ``probe-*/`` Parquet files of ``path`` or of its ``dataset/``
     (a build folder); one clear line when neither has any."""
-    from pipelines.runtime import storage
-    from pipelines.runtime.tables import list_tables
+    from incoherent.pipelines.runtime import storage
+    from incoherent.pipelines.runtime.tables import list_tables
 
     for folder in (path, posixpath.join(storage.absolute(path), "dataset")):
         if not storage.exists(folder):
@@ -245,7 +245,7 @@ def jsonl(items: list[dict]) -> str:
 
 def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tuple[dict, dict, list[dict]]:
     """Write the tasks, groups and data files; ``(items per task, groups, rejected)``."""
-    from sources.outputs import replace_text
+    from incoherent.sources.outputs import replace_text
 
     rejected: list[dict] = []
 
@@ -300,8 +300,8 @@ def top_groups(groups: dict[str, list[str]]) -> list[str]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.runtime.run import prepare_output
-    from pipelines.runtime.summary import write_summary
+    from incoherent.pipelines.runtime.run import prepare_output
+    from incoherent.pipelines.runtime.summary import write_summary
 
     started = time.time()
     tables = read_tables(args.dirs, args.config, args.split)  # before --out is touched

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
-from schemas.deadline import DeadlinePassed, within
-from schemas.records import InputError
-from schemas.terminal import printable
+from incoherent.corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
+from incoherent.schemas.deadline import DeadlinePassed, within
+from incoherent.schemas.records import InputError
+from incoherent.schemas.terminal import printable
 
 MAX_TIME_BASE = 900.0  # seconds: the default --max-time, plus one second per MB of the files to upload
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"

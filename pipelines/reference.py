@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipelines.commands import COMMANDS, build_parser
+from incoherent.pipelines.commands import COMMANDS, build_parser
 
 HEADER = """# Flag reference
 

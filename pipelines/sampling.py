@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
-from pipelines.runtime.options import parse_per_source
+from incoherent.corpora.sampling import SampleSpec, in_sample, parse_sample, threshold_for
+from incoherent.pipelines.runtime.options import parse_per_source
 
 
 def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> dict[str, SampleSpec]:
@@ -20,7 +20,7 @@ def parse_samples(values: Iterable[object], option: str, sources: list[str]) -> 
 
 def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: int) -> dict[str, int]:
     """The key threshold of each sampled source, from the ids of its document files."""
-    from pipelines.runtime.tables import read_ids, source_of_file
+    from incoherent.pipelines.runtime.tables import read_ids, source_of_file
 
     by_source: dict[str, list[str]] = {}
     for path in files:
@@ -33,7 +33,7 @@ def sample_thresholds(specs: dict[str, SampleSpec], files: Iterable[str], seed: 
 
 def sampled_ids(files: list[str], spec: SampleSpec, seed: int) -> list[str]:
     """The sorted distinct ids of ``files`` in the sample (e.g. for ``neighbors --queries``)."""
-    from pipelines.runtime.tables import read_ids
+    from incoherent.pipelines.runtime.tables import read_ids
 
     threshold = threshold_for(spec, read_ids(files), seed)
     return sorted({doc_id for doc_id in read_ids(files) if in_sample(seed, doc_id, threshold)})

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from filters.hardware import add_precision_argument
-from pipelines.commands import DEVICE_HELP, add_overwrite
-from pipelines.runtime.model_stack import require_model_stack
-from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
+from incoherent.filters.hardware import add_precision_argument
+from incoherent.pipelines.commands import DEVICE_HELP, add_overwrite
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.pipelines.runtime.threads import (
+    add_torch_threads_argument,
+    check_torch_threads,
+    torch_threads,
+)
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -45,14 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-filter")  # before any work: one line when the extra is missing
-    from pipelines.runtime.numbers import TRAINING, Rule, check_numbers
+    from incoherent.pipelines.runtime.numbers import TRAINING, Rule, check_numbers
 
     check_numbers(vars(args), TRAINING | {"max_length": Rule(16, 1 << 24, whole=True)})  # before any loading
-    from filters.model_source import resolve_model
+    from incoherent.filters.model_source import resolve_model
 
     resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
-    from filters.metrics import format_table
-    from filters.train import TrainConfig, train
+    from incoherent.filters.metrics import format_table
+    from incoherent.filters.train import TrainConfig, train
 
     config = TrainConfig(
         data_dir=args.data_dir,
@@ -69,7 +73,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         max_steps=args.max_steps,
         overwrite=args.overwrite,
     )
-    from filters.threads import torch_threads_during
+    from incoherent.filters.threads import torch_threads_during
 
     with torch_threads_during(torch_threads(requested=check_torch_threads(args.torch_threads))):
         summary = train(config)

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import argparse
 
-from filters.hardware import add_precision_argument
-from pipelines.commands import DEVICE_HELP, add_overwrite, list_item
-from pipelines.runtime.model_stack import require_model_stack
-from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
-from schemas.records import InputError
+from incoherent.filters.hardware import add_precision_argument
+from incoherent.pipelines.commands import DEVICE_HELP, add_overwrite, list_item
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.pipelines.runtime.threads import (
+    add_torch_threads_argument,
+    check_torch_threads,
+    torch_threads,
+)
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -65,13 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     require_model_stack("train-shuffle")  # before any work: one line when the extra is missing
-    from pipelines.runtime.numbers import TRAINING, check_numbers
+    from incoherent.pipelines.runtime.numbers import TRAINING, check_numbers
 
     check_numbers(vars(args), TRAINING)  # before any loading
-    from filters.model_source import resolve_model
+    from incoherent.filters.model_source import resolve_model
 
     resolve_model(args.base_model, "--base-model")  # a missing model is refused before torch loads
-    from filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
+    from incoherent.filters.shuffle_classifier import ShuffleTrainConfig, train_shuffle
 
     config = ShuffleTrainConfig(
         data_dir=args.data_dir,
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         precision=args.precision,
     )
-    from filters.threads import torch_threads_during
+    from incoherent.filters.threads import torch_threads_during
 
     with torch_threads_during(torch_threads(requested=check_torch_threads(args.torch_threads))):
         p = train_shuffle(config)

@@ -13,7 +13,7 @@ def __getattr__(name: str):
     """``IndexParams`` and ``TfidfIndex`` on first use: importing ``retrieval.params`` (a command's flag
     defaults) then needs neither numba nor scipy."""
     if name in __all__:
-        from retrieval import index
+        from incoherent.retrieval import index
 
         return getattr(index, name)
     raise AttributeError(f"module 'retrieval' has no attribute {name!r}")

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from retrieval.index import IndexParams, TfidfIndex
-from retrieval.tfidf import corpus_fingerprint, idf_values
-from schemas.records import InputError
+from incoherent.retrieval.index import IndexParams, TfidfIndex
+from incoherent.retrieval.tfidf import corpus_fingerprint, idf_values
+from incoherent.schemas.records import InputError
 
 # --------------------------------------------------------------------------------------------- streamed assembly
 

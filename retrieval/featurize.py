@@ -36,7 +36,7 @@ import numpy as np
 import regex
 from numba import njit
 
-from retrieval.params import HASH_SIZE, NGRAM
+from incoherent.retrieval.params import HASH_SIZE, NGRAM
 
 TOKENIZER = "drqa-simple"  # name written to index metadata; the pattern below is DrQA's SimpleTokenizer
 TOKEN_PATTERN = r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])"
@@ -55,7 +55,7 @@ _TOKEN_LIMIT = 4_000_000
 
 
 def _stopword_bytes() -> bytes:
-    return resources.files("retrieval").joinpath("data/drqa_stopwords.txt").read_bytes()
+    return resources.files("incoherent.retrieval").joinpath("data/drqa_stopwords.txt").read_bytes()
 
 
 def load_stopwords() -> frozenset[str]:

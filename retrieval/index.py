@@ -34,7 +34,7 @@ from typing import BinaryIO
 import numpy as np
 import scipy.sparse as sp
 
-from retrieval.featurize import (
+from incoherent.retrieval.featurize import (
     HASH_SIZE,
     NGRAM,
     STOPWORDS_SHA256,
@@ -42,8 +42,8 @@ from retrieval.featurize import (
     TOKENIZER,
     feature_counts_batch,
 )
-from retrieval.files import Opener, join, load_arrays, load_matrix, local_open, write_seekable
-from retrieval.tfidf import (
+from incoherent.retrieval.files import Opener, join, load_arrays, load_matrix, local_open, write_seekable
+from incoherent.retrieval.tfidf import (
     corpus_fingerprint,
     document_fingerprint,
     idf_values,
@@ -52,8 +52,8 @@ from retrieval.tfidf import (
     text_key,
     tfidf_matrix,
 )
-from schemas.records import InputError
-from sources.paths import is_remote
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import is_remote
 
 LOG = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Every Parquet file the pipeline writes uses one of the schemas below; nothing is
 Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes meaning.
 """
 
-from schemas.tables import (
+from incoherent.schemas.tables import (
     CANDIDATE_SCHEMA,
     DOCUMENT_SCHEMA,
     INTRUDER_SCHEMA,

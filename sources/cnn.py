@@ -15,10 +15,10 @@ import re
 import tarfile
 from collections.abc import Callable, Iterator
 
-from schemas.records import InputError, Rejected, document
-from sources.limits import DEFAULT, Limits
-from sources.paths import Files, expand_inputs, open_regular
-from sources.sentences import merge_fragments, split_sentences
+from incoherent.schemas.records import InputError, Rejected, document
+from incoherent.sources.limits import DEFAULT, Limits
+from incoherent.sources.paths import Files, expand_inputs, open_regular
+from incoherent.sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar")

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 from xml.parsers import expat
 
-from schemas.records import InputError
-from sources.bz2decode import (
+from incoherent.schemas.records import InputError
+from incoherent.sources.bz2decode import (
     PROBE_BYTES,
     Counter,
     _ByteRange,
@@ -46,8 +46,8 @@ from sources.bz2decode import (
     _open_raw,
     _parallel_bz2_chunks,
 )
-from sources.limits import DEFAULT, Limits
-from sources.mediawiki_xml import PageHandler, SiteInfo, make_parser, parse_pages
+from incoherent.sources.limits import DEFAULT, Limits
+from incoherent.sources.mediawiki_xml import PageHandler, SiteInfo, make_parser, parse_pages
 
 # --------------------------------------------------------------------------------------------- bytes in
 

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
-from schemas.records import InputError
-from sources.bz2decode import (
+from incoherent.schemas.records import InputError
+from incoherent.sources.bz2decode import (
     Counter,
     _no_count,
 )
-from sources.limits import DEFAULT, Limits
-from sources.pagescan import TAIL_CHARS, has_markup, scan_page, to_int
+from incoherent.sources.limits import DEFAULT, Limits
+from incoherent.sources.pagescan import TAIL_CHARS, has_markup, scan_page, to_int
 
 EXPAT_BUFFER = 1 << 16  # character data handed to Python in pieces of up to this size
 MAX_SCANNED_PAGE = 64 << 20  # a page not closed within this many bytes streams through expat instead

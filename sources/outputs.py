@@ -28,8 +28,8 @@ import os
 import shutil
 import stat
 
-from schemas.records import InputError
-from sources.paths import file_kind
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import file_kind
 
 LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
 PARTIAL = ".partial"  # what is still being written: ``<name>.partial`` (pipelines.runtime.summary)
@@ -131,7 +131,7 @@ def check_output_file(path: str, option: str, command: str, overwrite: bool) -> 
     >>> check_output_file(mine, "--out", "evaluate", overwrite=True)
     Traceback (most recent call last):
     ...
-    schemas.records.InputError: --out ...mine.json: not an earlier output of `incoherent evaluate` (or changed since); \
+    incoherent.schemas.records.InputError: --out ...mine.json: not an earlier output of `incoherent evaluate` (or changed since); \
 --overwrite replaces only those; choose another file
     """
     if not path.strip():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 
 def unreadable(path: str, exc: BaseException) -> InputError:

@@ -8,7 +8,7 @@ import re
 import stat
 from typing import BinaryIO, Protocol
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME_RULE = "letters, digits, '.', '_', '-'; starting with a letter or digit; at most 64 characters; no '..'"

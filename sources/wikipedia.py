@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from schemas.records import Rejected, document
-from sources.sentences import split_sentences
-from sources.wikitext import clean_wikitext, disambiguation_marker, is_redirect
+from incoherent.schemas.records import Rejected, document
+from incoherent.sources.sentences import split_sentences
+from incoherent.sources.wikitext import clean_wikitext, disambiguation_marker, is_redirect
 
 _URL_UNSAFE = re.compile(r"[%?#\"<>\s\\^`{|}]")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import cli
+from incoherent.pipelines import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

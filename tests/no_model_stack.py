@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pipelines.runtime.model_stack import MODEL_STACK
+from incoherent.pipelines.runtime.model_stack import MODEL_STACK
 from tests.conftest import ROOT
 
 BLOCKER = f'''import sys

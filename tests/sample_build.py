@@ -60,7 +60,7 @@ def quickstart_build(tmp_path_factory) -> tuple[Path, Built]:
         env = env_without_model_stack(root / "no-model-stack")
         out = root / "out" / "sample"
         done = subprocess.run(
-            [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"],
+            [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(out), "--quiet"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
         )  # fmt: skip
         result = Built(done.args, done.returncode, done.stdout, done.stderr)

@@ -168,7 +168,7 @@ def services_fixture(tmp_path_factory):
         started = start_services((gcs_port, job_port, pool_port), env, pool_env, elsewhere)
         pool = started[-1]
         os.environ["STORAGE_EMULATOR_HOST"] = env["STORAGE_EMULATOR_HOST"]
-        from pipelines.runtime.options import use_gcs_emulator
+        from incoherent.pipelines.runtime.options import use_gcs_emulator
 
         assert use_gcs_emulator()
         yield {"job": job_port, "pool": pool_port, "pool_process": pool, "reads": reads}

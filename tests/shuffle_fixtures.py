@@ -11,8 +11,8 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas import DOCUMENT_SCHEMA
-from schemas.records import document
+from incoherent.schemas import DOCUMENT_SCHEMA
+from incoherent.schemas.records import document
 from tests.fixture import fixture
 from tests.tiny_model import _cached, sample_documents
 
@@ -39,7 +39,7 @@ def one_thread():
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("pipelines.runtime.threads.available_cores", lambda: 1)
+        patch.setattr("incoherent.pipelines.runtime.threads.available_cores", lambda: 1)
         yield
     torch.set_num_threads(before)
 

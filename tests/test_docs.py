@@ -173,7 +173,7 @@ def command_lines(text: str) -> list[tuple[list[str], bool]]:
 
 def parse_error(argv: list[str]) -> str | None:
     """Why ``incoherent ARGV`` would not parse (the command's flags, then Beam's options), or None."""
-    from pipelines import cli, commands
+    from incoherent.pipelines import cli, commands
 
     module = commands.selected_module(argv)
     if module is None:
@@ -261,7 +261,7 @@ def test_helper_examples():
 
 def test_cli_reference_is_generated_from_the_parser():
     """docs/cli-reference.md is what ``python -m pipelines.reference`` writes: every flag of every command."""
-    from pipelines import reference
+    from incoherent.pipelines import reference
 
     page = (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8")
     assert page == reference.render(), (
@@ -273,8 +273,8 @@ def test_every_flag_is_documented():
     """Every flag of every command appears in the flag reference (and so on a page of docs/)."""
     import argparse
 
-    from pipelines import reference
-    from pipelines.commands import COMMANDS, build_parser
+    from incoherent.pipelines import reference
+    from incoherent.pipelines.commands import COMMANDS, build_parser
 
     page = (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8")
     sections = dict(re.findall(r"^## `incoherent ([^`]+)`\n(.*?)(?=^## |\Z)", page, flags=re.M | re.S))
@@ -345,7 +345,7 @@ def page_folder(tmp_path: Path, quickstart: Path) -> tuple[Path, dict]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "incoherent"
-    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pipelines.cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m incoherent.pipelines.cli "$@"\n')
     shim.chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", PYTHONPATH=str(ROOT))
     env.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hf-cache"), HOME=str(tmp_path))

@@ -14,8 +14,8 @@ PACKAGES = ("pipelines", "retrieval", "filters", "schemas", "sources", "corpora"
 def modules() -> list[str]:
     names = []
     for package in PACKAGES:
-        path = importlib.import_module(package).__path__
-        names.extend(m.name for m in pkgutil.walk_packages(path, f"{package}.") if not m.ispkg)
+        path = importlib.import_module(f"incoherent.{package}").__path__
+        names.extend(m.name for m in pkgutil.walk_packages(path, f"incoherent.{package}.") if not m.ispkg)
     return sorted(names)
 
 

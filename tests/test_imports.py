@@ -32,6 +32,10 @@ Inside ``pipelines`` the same rule holds between its sub-layers, lowest first (:
 Imports by name through ``importlib`` are not imports to this test; the only ones on a command module are the
 table's (:mod:`pipelines.commands`) and the build's, which reads a stage's flags (``pipelines.build``).
 
+All of them install under the one import package ``incoherent`` (``incoherent.pipelines`` is the folder
+``pipelines/``): an absolute import names ``incoherent.<package>``, never the bare folder (which a wheel does not
+install), and module names below are written without the ``incoherent.`` prefix.
+
 The test reads the sources with ``ast`` (nothing is imported), so it is fast and sees lazy imports as well.
 Cycles are checked between modules and between packages.
 """
@@ -96,6 +100,10 @@ def imports_of(name: str, path: str, modules: dict[str, str]) -> set[str]:
         else:
             continue
         for target in targets:
+            if target.startswith("incoherent."):
+                target = target[len("incoherent.") :]
+            elif not getattr(node, "level", 0):
+                continue  # not the project (a bare project name is test_no_bare_import's)
             if target.split(".")[0] not in LAYERS:
                 continue
             while target and target not in modules:
@@ -144,7 +152,9 @@ def test_find_cycle():
 
 def test_imports_of_resolves_relative_and_from_imports(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("from corpora import seeding\nfrom .x import y\nimport schemas.records\n")
+    module.write_text(
+        "from incoherent.corpora import seeding\nfrom .x import y\nimport incoherent.schemas.records\nimport corpora\n"
+    )
     modules = {"corpora": "", "corpora.seeding": "", "pipelines.x": "", "schemas.records": ""}
     assert imports_of("pipelines.m", str(module), modules) == {
         "corpora",
@@ -200,3 +210,39 @@ def test_pipeline_layers():
     assert pipeline_layer("pipelines.commands") == "commands"
     assert pipeline_layer("pipelines.annotate.serve") == "stages"
     assert pipeline_layer("pipelines.cli") == "cli"
+
+
+def bare_imports(path: str) -> list[str]:
+    """The absolute imports in ``path`` that name a project package without ``incoherent.`` (``from corpora import
+    seeding``): they work only from the repository's root, never from an installed wheel."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        found += [
+            f"{os.path.relpath(path, ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in LAYERS
+        ]
+    return found
+
+
+def test_no_bare_import(tmp_path):
+    sample = tmp_path / "m.py"
+    sample.write_text(
+        "import corpora.seeding\nfrom schemas import records\nfrom incoherent.sources import cnn\n"
+    )
+    assert [line.split(": ")[1] for line in bare_imports(str(sample))] == ["corpora.seeding", "schemas"]
+    python_files = [
+        os.path.join(folder, name)
+        for top in (*LAYERS, "incoherent", "tests", "bench", "tools")
+        for folder, _, names in os.walk(os.path.join(ROOT, top))
+        for name in names
+        if name.endswith(".py")
+    ]
+    found = [line for path in sorted(python_files) for line in bare_imports(path)]
+    assert not found, "imports of a bare project package (use incoherent.<package>):\n" + "\n".join(found)

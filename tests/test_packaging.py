@@ -153,14 +153,14 @@ def test_metadata_passes_twine_check(dist):
         r"^Requires-Dist: (torch|transformers)==[\d.]+$", text, flags=re.M
     )  # not in the light install
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    samples = sorted(n for n in names if n.startswith("pipelines/samples/"))
+    samples = sorted(n for n in names if n.startswith("incoherent/pipelines/samples/"))
     expected = sorted(
-        "pipelines/samples/" + str(p.relative_to(ROOT / "samples"))
+        "incoherent/pipelines/samples/" + str(p.relative_to(ROOT / "samples"))
         for p in (ROOT / "samples").rglob("*")
         if p.is_file()
     )
     assert samples == expected
-    assert "pipelines/configs/default.yaml" in names
+    assert "incoherent/pipelines/configs/default.yaml" in names
 
 
 def test_every_module_of_the_wheel_imports(dist, tmp_path):
@@ -176,22 +176,43 @@ def test_every_module_of_the_wheel_imports(dist, tmp_path):
             for n in z.namelist()
             if n.endswith(".py") and ".dist-info" not in n
         )
-    assert {"pipelines.cli", "annotation.webapp", "filters.model", "pipelines.index.transforms"} <= set(
-        modules
+    assert {
+        "incoherent.pipelines.cli",
+        "incoherent.annotation.webapp",
+        "incoherent.filters.model",
+        "incoherent.pipelines.index.transforms",
+    } <= set(modules)
+    packages = (
+        "annotation",
+        "corpora",
+        "filters",
+        "incoherent",
+        "pipelines",
+        "retrieval",
+        "schemas",
+        "sources",
     )
-    packages = ("annotation", "corpora", "filters", "pipelines", "retrieval", "schemas", "sources")
     in_repo = sorted(
-        str(f.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__")
+        ("incoherent." + str(f.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__"))
+        .replace("incoherent.incoherent", "incoherent")
+        .replace("incoherent.samples", "incoherent.pipelines.samples")
         for package in packages
         for f in (ROOT / package).rglob("*.py")
         if "__pycache__" not in f.parts
     )
     assert modules == in_repo  # no package left out of pyproject.toml's list
+    # one top-level import name: nothing generic (pipelines, filters, schemas, ...) lands in site-packages
+    with zipfile.ZipFile(wheel_of(dist)) as z:
+        tops = {n.split("/")[0] for n in z.namelist() if ".dist-info" not in n.split("/")[0]}
+        top_level = [n for n in z.namelist() if n.endswith(".dist-info/top_level.txt")]
+        assert not top_level or z.read(top_level[0]).decode().split() == ["incoherent"]
+    assert tops == {"incoherent"}
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
-        "import pipelines\n"
-        "print(pipelines.__file__)\n"
+        "import incoherent.pipelines\n"
+        "print(incoherent.pipelines.__file__)\n"
+        "print(importlib.util.find_spec('pipelines'))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
@@ -202,7 +223,10 @@ def test_every_module_of_the_wheel_imports(dist, tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().splitlines()[-1] == str(target / "pipelines" / "__init__.py")
+    assert result.stdout.strip().splitlines()[-2:] == [
+        str(target / "incoherent" / "pipelines" / "__init__.py"),
+        "None",
+    ]
 
 
 def test_the_installed_wheel_builds_outside_the_repository(dist, tmp_path):
@@ -229,13 +253,13 @@ def test_the_installed_wheel_builds_outside_the_repository(dist, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     where = subprocess.run(
-        [str(python), "-c", "import pipelines.cli; print(pipelines.cli.__file__)"],
+        [str(python), "-c", "import incoherent.pipelines.cli as m; print(m.__file__)"],
         cwd=elsewhere, env=env, check=True, capture_output=True, text=True, timeout=60,
     ).stdout.strip()  # fmt: skip
-    assert where == str(Path(site) / "pipelines" / "cli.py")
+    assert where == str(Path(site) / "incoherent" / "pipelines" / "cli.py")
     # without a clone, the model stack's install command is the extra's pinned requirements, for this venv
     told = subprocess.run(
-        [str(python), "-c", "from pipelines.runtime.model_stack import install_command; print(install_command())"],
+        [str(python), "-c", "from incoherent.pipelines.runtime.model_stack import install_command; print(install_command())"],
         cwd=elsewhere, env=env, check=True, capture_output=True, text=True, timeout=60,
     ).stdout.strip()  # fmt: skip
     pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["models"]
@@ -250,4 +274,6 @@ def test_the_installed_wheel_builds_outside_the_repository(dist, tmp_path):
     assert sorted(p.name for p in dataset.glob("intruder-*")) == ["intruder-cnn", "intruder-wikipedia"]
     assert list((dataset / "intruder-cnn").glob("*.parquet"))
     summary = (elsewhere / "built" / "build_summary.json").read_text()
-    assert str(Path(site) / "pipelines" / "samples" / "cnn" / "frank") in summary  # the installed samples
+    assert (
+        str(Path(site) / "incoherent" / "pipelines" / "samples" / "cnn" / "frank") in summary
+    )  # the installed samples

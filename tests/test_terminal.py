@@ -7,7 +7,7 @@ import logging
 import subprocess
 import sys
 
-from schemas.terminal import printable
+from incoherent.schemas.terminal import printable
 from tests.conftest import ROOT, run_cli
 
 HOSTILE = "A1\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil\u2028x\ud800"
@@ -21,7 +21,7 @@ def test_printable_escapes_every_control_and_format_character():
 
 
 def test_review_table_escapes_worker_ids():
-    from annotation.report import review_table
+    from incoherent.annotation.report import review_table
 
     row = {"assignment_id": "3X\x1b[2J", "worker": HOSTILE, "answers": 4, "control_errors": 0, "controls": 1,
            "seconds": 2.0, "median_seconds": 2.0, "min_seconds": 5, "work_time_seconds": 30, "decision": "reject",
@@ -40,7 +40,7 @@ def test_error_lines_escape_what_came_from_a_file_or_a_server(tmp_path, capsys):
 
 
 def test_log_lines_are_escaped_by_the_cli_s_handler_filter():
-    from pipelines.runtime.interrupts import terminal_record
+    from incoherent.pipelines.runtime.interrupts import terminal_record
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "refused a POST to %s", ("/\x1b[2J",), None)
     assert terminal_record(record) and record.getMessage() == "refused a POST to /\\x1b[2J"
@@ -91,7 +91,7 @@ def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
     Flink TaskManager dropped when it died; the CLI makes it one line. Another error keeps its traceback."""
     import io
 
-    import pipelines.cli  # noqa: F401 - installs the filters
+    import incoherent.pipelines.cli  # noqa: F401 - installs the filters
 
     dropped = dropped_grpc_error()
     stream = io.StringIO()
@@ -117,8 +117,8 @@ def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
 def test_the_job_server_s_command_is_logged_without_its_launcher():
     import io
 
-    import pipelines.cli  # noqa: F401 - installs the filters
-    from pipelines.runtime.job_servers import dying_with_this_process
+    import incoherent.pipelines.cli  # noqa: F401 - installs the filters
+    from incoherent.pipelines.runtime.job_servers import dying_with_this_process
 
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
@@ -142,7 +142,7 @@ def test_a_worker_thread_ended_by_a_dropped_grpc_stream_is_one_log_line():
 
     script = """
 import logging, threading
-import pipelines.cli  # installs the hook
+import incoherent.pipelines.cli  # installs the hook
 from tests.test_terminal import dropped_grpc_error
 logging.basicConfig(format="%(message)s")
 dropped = dropped_grpc_error()

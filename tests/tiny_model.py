@@ -18,8 +18,8 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas import INTRUDER_SCHEMA
-from schemas.tables import empty_row
+from incoherent.schemas import INTRUDER_SCHEMA
+from incoherent.schemas.tables import empty_row
 from tests.fixture import fixture, needs_model_stack
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,7 +40,7 @@ def sample_texts() -> list[str]:
 
 def sample_documents(min_sentences: int = 3, max_sentences: int = 8) -> list[tuple[str, list[str]]]:
     """``(id, sentences)`` of the WSJ sample documents with at least ``min_sentences``, cut to ``max_sentences``."""
-    from sources.sentences import split_sentences
+    from incoherent.sources.sentences import split_sentences
 
     docs = []
     with open(os.path.join(ROOT, "samples", "wsj", "wsj.jsonl"), encoding="utf-8") as f:
@@ -163,7 +163,7 @@ def tiny_data_dir(tmp_path_factory) -> str:
 def tiny_trained_dir(tmp_path_factory, tiny_base_dir, tiny_data_dir) -> str:
     """The tiny classifier fine-tuned for a few steps on the tiny build (via ``filters.train.train``)."""
     needs_model_stack()
-    from filters.train import TrainConfig, train
+    from incoherent.filters.train import TrainConfig, train
 
     def make(path):
         train(

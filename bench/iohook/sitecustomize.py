@@ -113,6 +113,6 @@ if _DIR:
 if os.environ.get(
     "STORAGE_EMULATOR_HOST"
 ):  # the bench's GCS emulator: SDK workers connect without credentials
-    from pipelines.runtime.options import use_gcs_emulator
+    from incoherent.pipelines.runtime.options import use_gcs_emulator
 
     use_gcs_emulator()

@@ -28,7 +28,7 @@ def _save(fig, path: str) -> str:
     """Write the PNG whole (:func:`sources.outputs.replace_file`: a link at ``path`` is replaced)."""
     import io
 
-    from sources.outputs import replace_file
+    from incoherent.sources.outputs import replace_file
 
     fig.tight_layout()
     buffer = io.BytesIO()

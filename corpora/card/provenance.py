@@ -9,12 +9,12 @@ import os
 
 import yaml
 
-from corpora.card.inputs import BUILD_SUMMARY, LOCAL, SUMMARIES, ingest_runs, read_json
-from corpora.card.metadata import VERSIONED, package_version
-from corpora.provenance import describe_input, relativise
-from schemas import SCHEMA_VERSION
-from sources.outputs import make_folder, replace_text
-from sources.paths import Files, is_remote
+from incoherent.corpora.card.inputs import BUILD_SUMMARY, LOCAL, SUMMARIES, ingest_runs, read_json
+from incoherent.corpora.card.metadata import VERSIONED, package_version
+from incoherent.corpora.provenance import describe_input, relativise
+from incoherent.schemas import SCHEMA_VERSION
+from incoherent.sources.outputs import make_folder, replace_text
+from incoherent.sources.paths import Files, is_remote
 
 
 def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:

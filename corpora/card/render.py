@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import yaml
 
-from corpora.card.inputs import (
+from incoherent.corpora.card.inputs import (
     LOCAL,
     SUMMARIES,
     check_table_versions,
@@ -19,7 +19,7 @@ from corpora.card.inputs import (
     load_summaries,
     source_kinds,
 )
-from corpora.card.metadata import (
+from incoherent.corpora.card.metadata import (
     CITATIONS,
     COLUMN_DOCS,
     TABLE_KINDS,
@@ -32,12 +32,17 @@ from corpora.card.metadata import (
     tool_link,
     validate_card,
 )
-from corpora.card.probes import probes_section
-from corpora.card.provenance import provenance_section, write_summaries
-from corpora.card.statistics import collect_stats, funnel_section, statistics_section, write_figures
-from schemas import SCHEMA_VERSION
-from sources.outputs import replace_text
-from sources.paths import Files
+from incoherent.corpora.card.probes import probes_section
+from incoherent.corpora.card.provenance import provenance_section, write_summaries
+from incoherent.corpora.card.statistics import (
+    collect_stats,
+    funnel_section,
+    statistics_section,
+    write_figures,
+)
+from incoherent.schemas import SCHEMA_VERSION
+from incoherent.sources.outputs import replace_text
+from incoherent.sources.paths import Files
 
 
 def render_card(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 
-from corpora.card import figures as card_figures
-from corpora.card import stats as card_stats
-from corpora.card.inputs import LOCAL
-from sources.outputs import make_folder
-from sources.paths import Files
+from incoherent.corpora.card import figures as card_figures
+from incoherent.corpora.card import stats as card_stats
+from incoherent.corpora.card.inputs import LOCAL
+from incoherent.sources.outputs import make_folder
+from incoherent.sources.paths import Files
 
 
 def _pct(n: int, total: int) -> str:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from corpora.probes.connectives import conjunction
-from corpora.probes.edits import Edit
-from corpora.probes.pronouns import animacy_down, animacy_up, gender
-from corpora.probes.quantities import number
-from corpora.probes.verbs import negation, past_to_future
-from corpora.probes.words import demonstrative
+from incoherent.corpora.probes.connectives import conjunction
+from incoherent.corpora.probes.edits import Edit
+from incoherent.corpora.probes.pronouns import animacy_down, animacy_up, gender
+from incoherent.corpora.probes.quantities import number
+from incoherent.corpora.probes.verbs import negation, past_to_future
+from incoherent.corpora.probes.words import demonstrative
 
 PHENOMENA: dict[str, Callable[..., list[Edit]]] = {
     "gender": gender,

@@ -19,8 +19,8 @@ A word tagged as a past verb is **not finite** (:func:`nonfinite_reason` says wh
 
 from __future__ import annotations
 
-from corpora.probes.lexicon import is_noun, lemma, past_forms
-from corpora.probes.participles import (
+from incoherent.corpora.probes.lexicon import is_noun, lemma, past_forms
+from incoherent.corpora.probes.participles import (
     _CLAUSE_VERBS,
     _INTRANSITIVE,
     _NAMING,
@@ -38,7 +38,7 @@ from corpora.probes.participles import (
     _reduced_after_noun,
     _verb_list_follows,
 )
-from corpora.probes.text import Token
+from incoherent.corpora.probes.text import Token
 
 # clauses whose verb stays in the present when the sentence is put in the future (after a video surfaces)
 _TIME_WORDS = frozenset(

@@ -9,9 +9,9 @@ participle or a phrase (``..., thus allowing``; ``Although a tributary of the Mi
 
 from __future__ import annotations
 
-from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.text import Token, analyse, match_case
-from corpora.probes.words import FINITE, SUBORDINATORS, verb_form
+from incoherent.corpora.probes.edits import Edit, NoSite, replace
+from incoherent.corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.words import FINITE, SUBORDINATORS, verb_form
 
 _CLAUSE_CONNECTIVES = {"but": "and therefore", "yet": "and therefore", "because": "although", "so": "but"}
 

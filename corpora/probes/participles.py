@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from corpora.probes.lexicon import inflect, lemma, past_forms
-from corpora.probes.text import Token
+from incoherent.corpora.probes.lexicon import inflect, lemma, past_forms
+from incoherent.corpora.probes.text import Token
 
 FINITE_TAGS = ("VBD", "VBZ", "VBP", "MD")
 TEMPORAL = frozenset(

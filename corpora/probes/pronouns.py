@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.referents import (
+from incoherent.corpora.probes.edits import Edit, NoSite, replace
+from incoherent.corpora.probes.referents import (
     context_about_thing,
     context_gender,
     expletive_it,
@@ -51,7 +51,7 @@ from corpora.probes.referents import (
     she_referent,
     speech_attribution,
 )
-from corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.text import Token, analyse, match_case
 
 MASCULINE = frozenset({"he", "him", "his", "himself"})
 FEMININE = frozenset({"she", "her", "hers", "herself"})

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 
-from corpora.probes.edits import Edit, Moved, NoSite, replace
-from corpora.probes.text import Token, analyse
-from corpora.seeding import stable_hash
+from incoherent.corpora.probes.edits import Edit, Moved, NoSite, replace
+from incoherent.corpora.probes.text import Token, analyse
+from incoherent.corpora.seeding import stable_hash
 
 MOVES = ("year_bc", "year_future", "unit_smaller", "unit_larger", "scale_up", "percent_sign", "count_up",
          "count_down")  # fmt: skip

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from corpora.probes.text import Token
+from incoherent.corpora.probes.text import Token
 
 _MASCULINE_WORDS = re.compile(r"\b(?:he|him|his|himself|Mr|Sir)\b", re.IGNORECASE)
 _FEMININE_WORDS = re.compile(r"\b(?:she|her|hers|herself|Mrs|Ms|Miss|Madam|Dame)\b", re.IGNORECASE)

@@ -28,8 +28,8 @@ import html
 import re
 from collections.abc import Iterable
 
-from corpora.probes.referents import PRONOUN_PHENOMENA, referent_spans
-from corpora.seeding import stable_hash
+from incoherent.corpora.probes.referents import PRONOUN_PHENOMENA, referent_spans
+from incoherent.corpora.seeding import stable_hash
 
 CHECKS = (
     ("kind", "right kind", "the edit is of the phenomenon named"),

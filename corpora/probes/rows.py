@@ -22,11 +22,11 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import apply_edits
-from corpora.probes.text import MAX_SENTENCE_CHARS, analyse
-from corpora.seeding import rng_for
-from schemas.records import Rejected
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import apply_edits
+from incoherent.corpora.probes.text import MAX_SENTENCE_CHARS, analyse
+from incoherent.corpora.seeding import rng_for
+from incoherent.schemas.records import Rejected
 
 Count = Callable[[str], None]
 INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
@@ -130,7 +130,7 @@ def insted_name(path: str) -> str:
 
 def _split_around(ctx: str, original: str, position: int) -> list[str] | None:
     """The sentences of ``ctx`` with ``original`` as sentence ``position``, or None if it is not there."""
-    from sources.sentences import split_sentences
+    from incoherent.sources.sentences import split_sentences
 
     sentences = split_sentences(ctx)
     if 0 <= position < len(sentences) and sentences[position] == original:
@@ -152,7 +152,7 @@ def insted_problem(record: dict) -> str:
     >>> insted_problem({"file_id": 1, "ctx": "", "to_be_replaced": "", "replace_with": "", "sen_position": -1, "train": True})
     'train True (the format: the integer 0 or 1)'
     """
-    from sources.jsonline import is_int64
+    from incoherent.sources.jsonline import is_int64
 
     file_id, position, train = record["file_id"], record["sen_position"], record["train"]
     if not is_int64(file_id):
@@ -177,7 +177,7 @@ def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
     >>> doc["id"], doc["sentences"], doc["split"]
     ('f:3', ['A b.', 'X y.', 'E f.'], 'test')
     """
-    from sources.jsonline import is_int64, load_line
+    from incoherent.sources.jsonline import is_int64, load_line
 
     record, reason, why = load_line(line)
     if reason:
@@ -198,7 +198,7 @@ def insted_document(line: str, origin: str, source: str) -> dict | Rejected:
     base = {"id": doc_id, "source": source, "split": split, "source_id": str(file_id), "file_id": file_id}
     base["ctx"] = record["ctx"]  # written back unchanged (newlines and all) by insted_record
     if position < 1:
-        from sources.sentences import split_sentences
+        from incoherent.sources.sentences import split_sentences
 
         return base | {
             "sentences": split_sentences(record["ctx"]),

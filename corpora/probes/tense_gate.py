@@ -29,8 +29,8 @@ NoSite('mixed_tense_left')
 
 from __future__ import annotations
 
-from corpora.probes.lexicon import inflect, is_noun, lemma, past_forms
-from corpora.probes.text import Token
+from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma, past_forms
+from incoherent.corpora.probes.text import Token
 
 _SUBJECT_PRONOUNS = frozenset({"i", "you", "he", "she", "it", "we", "they", "who", "which"})
 _NP_TAGS = frozenset({"DT", "PDT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP$", "POS", "CD"})

@@ -84,7 +84,7 @@ def _ptb_form(text: str, previous: str | None) -> str:
 
 def tagger_info() -> dict:
     """The tagger weights' provenance, licence and held-out accuracy."""
-    from corpora.probes.tagger import info
+    from incoherent.corpora.probes.tagger import info
 
     return info()
 
@@ -98,7 +98,7 @@ def tag(sentence: str) -> tuple[Token, ...]:
     for token in tokens:
         forms.append(_ptb_form(token.text, previous))
         previous = forms[-1]
-    from corpora.probes.tagger import load
+    from incoherent.corpora.probes.tagger import load
 
     tags = load().tag(forms)
     return tuple(Token(t.text, t.start, t.end, tg) for t, tg in zip(tokens, tags, strict=True))

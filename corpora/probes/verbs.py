@@ -18,11 +18,16 @@ out-of-vocabulary words (stored as pickle) are never used, so a verb the diction
 
 from __future__ import annotations
 
-from corpora.probes.clauses import in_temporal_clause, nonfinite_reason, past_forms, subject_is_plural
-from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.lexicon import inflect, is_noun, lemma
-from corpora.probes.tense_gate import gate
-from corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.clauses import (
+    in_temporal_clause,
+    nonfinite_reason,
+    past_forms,
+    subject_is_plural,
+)
+from incoherent.corpora.probes.edits import Edit, NoSite, replace
+from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma
+from incoherent.corpora.probes.tense_gate import gate
+from incoherent.corpora.probes.text import Token, analyse, match_case
 
 _BE_PAST = frozenset({"was", "were"})
 _BE_ADVERBS = frozenset(

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 
-from corpora.probes.edits import Edit, NoSite, replace
-from corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.edits import Edit, NoSite, replace
+from incoherent.corpora.probes.text import Token, analyse, match_case
 
 FINITE = ("VBD", "VBZ", "VBP", "MD")  # the tags of finite verbs
 _AGREEMENT = {"is": "are", "was": "were", "has": "have", "'s": "'re", "does": "do"}
@@ -20,7 +20,7 @@ def _plural_verb(token: Token) -> str | None:
     """The plural form of a singular present or past verb right after the noun phrase (None: it agrees as it
     is). The tagger often calls a verb after a noun a noun (``team plays``): an -s word with a verb lemma
     counts as a verb there."""
-    from corpora.probes.verbs import lemma
+    from incoherent.corpora.probes.verbs import lemma
 
     word = token.text.lower()
     if word in _AGREEMENT:
@@ -173,7 +173,7 @@ def _finite_after(tokens: tuple[Token, ...], head: int) -> bool:
 
 def _clause_verb(word: str) -> bool:
     """Whether a verb form is one of a verb that takes a that-clause (``believed``, ``states``)."""
-    from corpora.probes.lexicon import lemma
+    from incoherent.corpora.probes.lexicon import lemma
 
     return lemma(word) in _CLAUSE_VERBS
 
@@ -503,7 +503,7 @@ def _noun_is_verb(tokens: tuple[Token, ...], m: int, first: bool = False) -> boo
     """Whether an -s word tagged a noun inside a subject is its verb: it has a verb reading and what follows
     it is not a verb (``family of card games also includes``: a noun), and, unless it comes right after the
     head noun (``this team plays``, ``this article deals only with``), an object or a complement."""
-    from corpora.probes.lexicon import lemma
+    from incoherent.corpora.probes.lexicon import lemma
 
     n = m + 1
     while n < len(tokens) and tokens[n].tag in ("RB", "RBR"):
@@ -562,7 +562,7 @@ def _coordinated_verbs(tokens: tuple[Token, ...], k: int) -> list[tuple[int, str
                 m = n + 1
                 continue
             if n < len(tokens) and tokens[n].tag in ("NN", "NNS") and tokens[n].text.lower().endswith("s"):
-                from corpora.probes.lexicon import lemma
+                from incoherent.corpora.probes.lexicon import lemma
 
                 if lemma(tokens[n].text) is not None and n > m + 1:
                     return None  # and together forms: a verb or a noun, the tags cannot tell

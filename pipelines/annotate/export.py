@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite, list_item
-from schemas.records import InputError
+from incoherent.pipelines.commands import add_overwrite, list_item
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 MAX_WORKERS = 100  # annotators per task (INSteD asked 5, Laban et al. 2)
@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.export import export
+    from incoherent.annotation.export import export
 
     for flag in ("documents", "workers", "per_k"):
         value = getattr(args, flag)

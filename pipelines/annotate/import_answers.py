@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite
-from schemas.records import InputError
-from schemas.terminal import printable
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.schemas.records import InputError
+from incoherent.schemas.terminal import printable
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 SHOWN = 10  # failing workers named on the terminal (all of them are in import.json)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from annotation.study import FORMATS
+    from incoherent.annotation.study import FORMATS
 
     parser.add_argument(
         "answers", metavar="ANSWERS", nargs="+", help="answer files (lab: .jsonl files or folders)"
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.imports import import_answers
+    from incoherent.annotation.imports import import_answers
 
     if args.format == "insted" and args.key:
         raise InputError("--key: INSteD's annotation file carries its own gold; leave --key out")

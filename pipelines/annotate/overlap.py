@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.labelstudio_api import set_overlap
-    from schemas.terminal import printable
+    from incoherent.annotation.labelstudio_api import set_overlap
+    from incoherent.schemas.terminal import printable
 
     token = os.environ.get(args.token_env, "")
     if not token:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite
+from incoherent.pipelines.commands import add_overwrite
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 OUT_IS_FILE = True  # --out names a file: checked apart from the inputs, no folder lock (pipelines.cli)
@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.release import release
-    from annotation.report import skipped_note
+    from incoherent.annotation.release import release
+    from incoherent.annotation.report import skipped_note
 
     documents, skipped = release(args.study_dir, args.out, overwrite=args.overwrite)
     print(f"{documents} documents' answers in INSteD's format -> {args.out}")

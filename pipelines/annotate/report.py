@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.report import tables
-    from annotation.results import report
-    from annotation.study import read_study
+    from incoherent.annotation.report import tables
+    from incoherent.annotation.results import report
+    from incoherent.annotation.study import read_study
 
     studies = args.study_dirs
     if len(studies) > 1 and not args.baseline:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(tables(result))
         print(f"wrote {os.path.join(studies[0], 'report.json')} and {', '.join(result['figures'])}")
         return 0
-    from annotation import table7
+    from incoherent.annotation import table7
 
     if os.path.realpath(args.baseline) in map(os.path.realpath, studies):
         raise InputError(f"--baseline: {args.baseline} is also one of the studies")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipelines.commands import add_overwrite
+from incoherent.pipelines.commands import add_overwrite
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 OUT_IS_FILE = True  # --out names a file: checked apart from the inputs, no folder lock (pipelines.cli)
@@ -30,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.report import review_table
-    from annotation.review import review
+    from incoherent.annotation.report import review_table
+    from incoherent.annotation.review import review
 
     decided = review(args.study_dir, args.out, min_seconds=args.min_seconds, overwrite=args.overwrite)
     print(review_table(decided["assignments"]))

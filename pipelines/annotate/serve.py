@@ -12,7 +12,7 @@ import ipaddress
 import re
 import socket
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -51,7 +51,7 @@ def check_answers_place(tasks_dir: str, answers: str) -> None:
     is published: the annotators' names and answers would go with it)."""
     import os
 
-    from pipelines.runtime.safety import BUILD_MARKER, is_within
+    from incoherent.pipelines.runtime.safety import BUILD_MARKER, is_within
 
     if is_within(tasks_dir, answers) or any(
         is_within(answers, os.path.join(tasks_dir, sub)) for sub in ("mturk", "labelstudio")
@@ -73,10 +73,10 @@ def check_answers_place(tasks_dir: str, answers: str) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.lab_store import answers_folder, load_tasks
-    from annotation.labserver import make_server
-    from annotation.webapp import MAX_BODY, create_app
-    from pipelines.runtime.safety import command_lock
+    from incoherent.annotation.lab_store import answers_folder, load_tasks
+    from incoherent.annotation.labserver import make_server
+    from incoherent.annotation.webapp import MAX_BODY, create_app
+    from incoherent.pipelines.runtime.safety import command_lock
 
     if not 0 <= args.port < 65536:
         raise InputError(f"--port: must be 0..65535, got {args.port}")

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 
@@ -43,8 +43,8 @@ def _card_front_matter(dataset_dir: str) -> dict:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from annotation.verify import verify
-    from pipelines.card import default_build_dir, write_local_card
+    from incoherent.annotation.verify import verify
+    from incoherent.pipelines.card import default_build_dir, write_local_card
 
     if not os.path.isdir(args.dataset_dir):
         raise InputError(f"{args.dataset_dir}: no such directory")
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         f"wrote {path}"
     )
     if record.get("skipped_lines"):
-        from annotation.report import skipped_note
+        from incoherent.annotation.report import skipped_note
 
         print(skipped_note(record["skipped_lines"]))
     return 0

@@ -25,19 +25,19 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipelines.build.config import (
+from incoherent.pipelines.build.config import (
     check_before_run,
     check_config,
     config_inputs,
     default_config_path,
     load_config,
 )
-from pipelines.build.dry_run import dry_run_build, wants_dry_run
-from pipelines.build.execute import build, prepare_build_dir
-from pipelines.build.plan import WORK, plan
-from pipelines.runtime import progress, safety, storage
-from pipelines.runtime.job_servers import check_runner_services
-from pipelines.runtime.options import bound_driver_retries, check_beam_args
+from incoherent.pipelines.build.dry_run import dry_run_build, wants_dry_run
+from incoherent.pipelines.build.execute import build, prepare_build_dir
+from incoherent.pipelines.build.plan import WORK, plan
+from incoherent.pipelines.runtime import progress, safety, storage
+from incoherent.pipelines.runtime.job_servers import check_runner_services
+from incoherent.pipelines.runtime.options import bound_driver_retries, check_beam_args
 
 ON_INTERRUPT = (
     "interrupted: run the same command again to resume (finished stages are kept; the stage that was running "

@@ -23,13 +23,13 @@ from importlib import resources
 
 import yaml
 
-from corpora.sampling import parse_sample
-from pipelines.build.plan import history_label
-from pipelines.commands import COMMANDS, module_of
-from pipelines.runtime import storage
-from pipelines.runtime.model_stack import require_model_stack
-from schemas.records import InputError
-from sources.paths import check_name
+from incoherent.corpora.sampling import parse_sample
+from incoherent.pipelines.build.plan import history_label
+from incoherent.pipelines.commands import COMMANDS, module_of
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import check_name
 
 MAX_CONFIG_BYTES = 1 << 20  # a build config is a page of text
 MAX_NODES = 100_000  # YAML values after alias expansion
@@ -93,7 +93,7 @@ def parse_yaml(text: str, path: str):
     >>> parse_yaml("k: 1\\nk: 2", "c.yaml")
     Traceback (most recent call last):
     ...
-    schemas.records.InputError: c.yaml: refused, the YAML holds the key 'k' twice in one mapping (line 2)
+    incoherent.schemas.records.InputError: c.yaml: refused, the YAML holds the key 'k' twice in one mapping (line 2)
     """
     loader = yaml.SafeLoader(text)
     try:
@@ -252,7 +252,7 @@ def check_stage_options(stages, raw: dict, path: str) -> None:
 
     ``stages``: :func:`pipelines.build.plan.plan` of the config (``Stage.argv`` is an ``incoherent`` command line).
     """
-    from pipelines.commands import COMMANDS, selected_module
+    from incoherent.pipelines.commands import COMMANDS, selected_module
 
     for stage in stages:
         module_name = selected_module(stage.argv) if stage.make is None else None
@@ -282,20 +282,20 @@ def check_before_run(raw: dict, resolved: dict, stages, path: str) -> None:
     check_stage_options(stages, raw, path)
     model = resolved["intruders"].get("filter", "none")
     if model not in (None, "none"):
-        from filters.handler import check_model_dir
+        from incoherent.filters.handler import check_model_dir
 
         check_model_dir(str(model))
 
 
 def default_config_path() -> str:
-    return str(resources.files("pipelines").joinpath("configs/default.yaml"))
+    return str(resources.files("incoherent.pipelines").joinpath("configs/default.yaml"))
 
 
 def bundled_base(config_dir: str, base: str) -> str:
     """``base`` of a config bundled with the package (``pipelines/configs/``): the repository root in a clone
     (where ``samples/`` lies), else the installed package's folder, which holds the samples as
     ``pipelines/samples/`` (a wheel or ``pip install .``); ``base`` as given for every other config."""
-    package = str(resources.files("pipelines"))
+    package = str(resources.files("incoherent.pipelines"))
     bundled = os.path.normcase(os.path.realpath(config_dir)) == os.path.normcase(
         os.path.realpath(os.path.join(package, "configs"))
     )
@@ -311,7 +311,7 @@ def bundled_base(config_dir: str, base: str) -> str:
 def resolve_path(value: str, base: str, config_path: str, key: str) -> str:
     """An input path: absolute as given; relative against ``base``, then the current directory."""
     if storage.is_remote(value):  # gs://, s3://: checked through Beam's filesystems
-        from pipelines.runtime.storage import BeamFiles
+        from incoherent.pipelines.runtime.storage import BeamFiles
 
         files = BeamFiles()
         if files.isfile(str(value)) or files.isdir(str(value)):
@@ -457,7 +457,7 @@ def check_config(config: dict, config_path: str) -> dict:
         try:
             found = resolve_path(model, base, config_path, "intruders.filter")
         except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error
-            from filters.model_source import cached_snapshot
+            from incoherent.filters.model_source import cached_snapshot
 
             found = cached_snapshot(str(model))
             if found is None:

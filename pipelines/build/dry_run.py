@@ -8,10 +8,10 @@ import os
 import shutil
 import tempfile
 
-from pipelines.build.plan import WORK, plan
-from pipelines.commands import run_in_process
-from pipelines.runtime import storage
-from pipelines.runtime.options import DryRun
+from incoherent.pipelines.build.plan import WORK, plan
+from incoherent.pipelines.commands import run_in_process
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.options import DryRun
 
 
 def wants_dry_run(beam_args: list[str]) -> bool:
@@ -20,7 +20,7 @@ def wants_dry_run(beam_args: list[str]) -> bool:
         return False
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.runtime.run import is_dry_run
+    from incoherent.pipelines.runtime.run import is_dry_run
 
     return is_dry_run(PipelineOptions(beam_args))
 
@@ -33,7 +33,7 @@ def write_standin_documents(docs_dir: str, source: str, older: bool = False) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemas import DOCUMENT_SCHEMA
+    from incoherent.schemas import DOCUMENT_SCHEMA
 
     version = "an older" if older else "the current"
     rows = [

@@ -17,15 +17,22 @@ import posixpath
 import shutil
 import time
 
-from pipelines.build import remote_resume
-from pipelines.build.plan import DATASET, WORK, Stage, plan
-from pipelines.build.processes import peak_rss_mb, run_isolated
-from pipelines.build.resume import clean, file_fingerprints, fingerprint, is_finished, publish, remove
-from pipelines.card import write_local_card
-from pipelines.runtime import progress, safety, storage
-from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
-from schemas.records import InputError
-from sources.outputs import entries
+from incoherent.pipelines.build import remote_resume
+from incoherent.pipelines.build.plan import DATASET, WORK, Stage, plan
+from incoherent.pipelines.build.processes import peak_rss_mb, run_isolated
+from incoherent.pipelines.build.resume import (
+    clean,
+    file_fingerprints,
+    fingerprint,
+    is_finished,
+    publish,
+    remove,
+)
+from incoherent.pipelines.card import write_local_card
+from incoherent.pipelines.runtime import progress, safety, storage
+from incoherent.pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import entries
 
 BUILD_SUMMARY = "build_summary.json"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
@@ -345,7 +352,7 @@ def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_a
     on the driver; its statistics come from a pipeline on the build's runner (:mod:`pipelines.card`)."""
     if not storage.is_remote(out):
         return write_local_card(out, dataset, name, license_id)
-    from pipelines.card import write_remote_card
+    from incoherent.pipelines.card import write_remote_card
 
     return write_remote_card(out, dataset, name, license_id, beam_args)
 

@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from corpora.sampling import SampleSpec, parse_sample
-from pipelines.runtime import storage
-from schemas import SCHEMA_VERSION
+from incoherent.corpora.sampling import SampleSpec, parse_sample
+from incoherent.pipelines.runtime import storage
+from incoherent.schemas import SCHEMA_VERSION
 
 DATASET, WORK = "dataset", "work"
 QUERIES_FILE = "ids.txt"
@@ -84,9 +84,9 @@ def write_queries(docs: str, spec: SampleSpec, seed: int) -> Callable[[str], Non
     """A stage that writes the sampled ids of ``docs`` (``OUT/ids.txt``) for ``neighbors --queries``."""
 
     def make(out: str) -> None:
-        from pipelines.runtime.summary import write_summary
-        from pipelines.runtime.tables import document_files
-        from pipelines.sampling import sampled_ids, write_id_list
+        from incoherent.pipelines.runtime.summary import write_summary
+        from incoherent.pipelines.runtime.tables import document_files
+        from incoherent.pipelines.sampling import sampled_ids, write_id_list
 
         started = time.time()
         ids = sampled_ids(document_files(docs), spec, seed)

@@ -26,21 +26,26 @@ import signal
 import sys
 import threading
 
-from pipelines.commands import run_in_process, stage_modules
-from pipelines.runtime import interrupts, progress
-from pipelines.runtime.options import StageFailed
-from schemas.records import InputError
+from incoherent.pipelines.commands import run_in_process, stage_modules
+from incoherent.pipelines.runtime import interrupts, progress
+from incoherent.pipelines.runtime.options import StageFailed
+from incoherent.schemas.records import InputError
 
 PR_SET_PDEATHSIG = 1
 # imported once by the fork server, so that stages forked from it do not import them again (``pipelines.cli`` first, for
 # the log filters it installs on import: a worker's InputError traceback and, without the dataflow extra, Beam's
 # "apitools not found" warning stay off the terminal)
-PRELOAD = ["pipelines.cli", "apache_beam", "pipelines.build.processes", *stage_modules()]
+PRELOAD = [
+    "incoherent.pipelines.cli",
+    "apache_beam",
+    "incoherent.pipelines.build.processes",
+    *stage_modules(),
+]
 
 
 def run_imports(module: str) -> list[str]:
-    """The project modules that ``module``'s ``run`` imports in its own body (``pipelines.index.command`` ->
-    ``["pipelines.index.transforms", "pipelines.runtime.run", ...]``), read from its source: a stage imports its
+    """The project modules that ``module``'s ``run`` imports in its own body (``incoherent.pipelines.index.command`` ->
+    ``["incoherent.pipelines.index.transforms", "incoherent.pipelines.runtime.run", ...]``), read from its source: a stage imports its
     Beam transforms only when it runs, so that ``--help`` is fast."""
     import ast
     import importlib.util
@@ -56,10 +61,10 @@ def run_imports(module: str) -> list[str]:
                     found.append(inner.module)
                 elif isinstance(inner, ast.Import):
                     found.extend(alias.name for alias in inner.names)
-    return [m for m in dict.fromkeys(found) if m.split(".")[0] in PROJECT_PACKAGES]
+    return [m for m in dict.fromkeys(found) if m.split(".")[:2] in PROJECT_PACKAGES]
 
 
-PROJECT_PACKAGES = ("pipelines", "sources", "retrieval", "corpora", "schemas")
+PROJECT_PACKAGES = [["incoherent", p] for p in ("pipelines", "sources", "retrieval", "corpora", "schemas")]
 # ... and the transforms each stage imports when it runs (filters and the model stack stay out: a build without
 # a model filter never imports them)
 PRELOAD += [
@@ -147,7 +152,7 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     os.environ.update(environ)
     interrupts.log_to_terminal(level)
     progress.inherit(bars, outer, quiet)
-    from pipelines.runtime.options import use_storage_options
+    from incoherent.pipelines.runtime.options import use_storage_options
 
     try:
         # Ctrl-C at a terminal reaches this process too: an interrupt with a message, which Beam re-raises as
@@ -166,7 +171,7 @@ def _child(argv, beam_args, state, send, lifeline) -> None:
     except BaseException as exc:
         import traceback
 
-        from pipelines.runtime.errors import disk_full_message
+        from incoherent.pipelines.runtime.errors import disk_full_message
 
         if disk_full_message(exc):  # one line, as the command alone would print
             send.send(("input", disk_full_message(exc)))

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import posixpath
 
-from pipelines.build.resume import file_fingerprints
-from pipelines.runtime import storage
-from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE
+from incoherent.pipelines.build.resume import file_fingerprints
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.summary import PARTIAL, SUMMARY_FILE
 
 COMPLETE = ".complete"
 

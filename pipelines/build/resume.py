@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 
-from pipelines.runtime.summary import PARTIAL, SUMMARY_FILE
+from incoherent.pipelines.runtime.summary import PARTIAL, SUMMARY_FILE
 
 
 def file_fingerprints(paths: list[str]) -> dict[str, list[int]]:

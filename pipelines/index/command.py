@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from pipelines.commands import add_overwrite
-from retrieval.params import HASH_SIZE, NGRAM
-from schemas.records import InputError
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.retrieval.params import HASH_SIZE, NGRAM
+from incoherent.schemas.records import InputError
 
 if TYPE_CHECKING:
-    from retrieval.index import IndexParams
+    from incoherent.retrieval.index import IndexParams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,15 +42,15 @@ def check_params(ngram: int, hash_size: int) -> IndexParams:
         raise InputError(f"--ngram: must be 1, 2 or 3, got {ngram}")
     if not 2 <= hash_size <= 2**31 - 1:
         raise InputError(f"--hash-size: must be between 2 and 2**31 - 1, got {hash_size}")
-    from retrieval.index import IndexParams
+    from incoherent.retrieval.index import IndexParams
 
     return IndexParams(ngram=ngram, hash_size=hash_size)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.index.transforms import STAGE, BuildIndex, read_meta
-    from pipelines.runtime.run import print_report, run_pipeline
-    from pipelines.runtime.tables import ReadDocuments, document_files
+    from incoherent.pipelines.index.transforms import STAGE, BuildIndex, read_meta
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import ReadDocuments, document_files
 
     params = check_params(args.ngram, args.hash_size)
     files = document_files(args.docs_dir)

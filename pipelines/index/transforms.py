@@ -11,12 +11,12 @@ from collections.abc import Sequence
 import apache_beam as beam
 import numpy as np
 
-from pipelines.runtime import storage
-from pipelines.runtime.tables import count
-from retrieval.assembly import tfidf_from_parts
-from retrieval.featurize import document_text, feature_counts_batch
-from retrieval.index import META_FILE, IndexParams
-from retrieval.tfidf import document_fingerprint, merge_document_frequencies, text_key
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.tables import count
+from incoherent.retrieval.assembly import tfidf_from_parts
+from incoherent.retrieval.featurize import document_text, feature_counts_batch
+from incoherent.retrieval.index import META_FILE, IndexParams
+from incoherent.retrieval.tfidf import document_fingerprint, merge_document_frequencies, text_key
 
 STAGE = "index"
 COMPACT_EVERY = 64

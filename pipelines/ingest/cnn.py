@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite
-from pipelines.runtime import storage
-from sources import cnn, limits
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.pipelines.runtime import storage
+from incoherent.sources import cnn, limits
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,10 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.ingest.cnn_read import STAGE, IngestCnn
-    from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import print_ingest_report, run_pipeline
-    from pipelines.runtime.tables import WriteRejected, WriteTable
+    from incoherent.pipelines.ingest.cnn_read import STAGE, IngestCnn
+    from incoherent.pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+    from incoherent.pipelines.runtime.run import print_ingest_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
 
     inputs = cnn.list_inputs([storage.absolute(p) for p in args.paths], storage.BeamFiles())
 

@@ -7,9 +7,9 @@ import functools
 
 import apache_beam as beam
 
-from pipelines.runtime import storage
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, count
-from sources import cnn, limits
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, count
+from incoherent.sources import cnn, limits
 
 STAGE = "ingest-cnn"
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite
-from pipelines.runtime import storage
-from schemas.records import InputError
-from sources import limits, textfiles
-from sources.paths import check_name, name_clash
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.pipelines.runtime import storage
+from incoherent.schemas.records import InputError
+from incoherent.sources import limits, textfiles
+from incoherent.sources.paths import check_name, name_clash
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,10 +57,10 @@ def _check_source(name: str, origin: str) -> str:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
-    from pipelines.ingest.text_read import STAGE, IngestText
-    from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import print_ingest_report, run_pipeline
-    from pipelines.runtime.tables import WriteRejected, WriteTable
+    from incoherent.pipelines.ingest.text_read import STAGE, IngestText
+    from incoherent.pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+    from incoherent.pipelines.runtime.run import print_ingest_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
 
     for option, value in (("--head", args.head), ("--tail", args.tail)):
         if value is not None and value < 1:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from pipelines.runtime import progress, storage
-from pipelines.runtime.tables import (
+from incoherent.pipelines.runtime import progress, storage
+from incoherent.pipelines.runtime.tables import (
     ApplyWithRejects,
     DropDuplicateIds,
     count,
 )
-from sources import limits, textfiles
+from incoherent.sources import limits, textfiles
 
 STAGE = "ingest-text"
 READ_STAGE = "ingest-text-read"

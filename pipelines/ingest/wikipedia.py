@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipelines.commands import add_overwrite
-from pipelines.ingest.wikipedia_plan import index_flags, plan_reads
-from pipelines.runtime.threads import available_cores
-from sources import bz2decode, limits
-from sources.paths import is_remote
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.pipelines.ingest.wikipedia_plan import index_flags, plan_reads
+from incoherent.pipelines.runtime.threads import available_cores
+from incoherent.sources import bz2decode, limits
+from incoherent.sources.paths import is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +74,7 @@ def several_workers(beam_args: list[str]) -> bool:
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
     options = PipelineOptions(list(beam_args))
-    from pipelines.runtime.options import is_local_runner
+    from incoherent.pipelines.runtime.options import is_local_runner
 
     if not is_local_runner(options.view_as(StandardOptions).runner):
         return True
@@ -104,10 +104,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     import apache_beam as beam
 
-    from pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
-    from pipelines.runtime.inputs import DescribeInputs, collect_descriptions
-    from pipelines.runtime.run import print_ingest_report, run_pipeline
-    from pipelines.runtime.tables import DropDuplicateIds, WriteRejected, WriteTable
+    from incoherent.pipelines.ingest.wikipedia_read import READ_STAGE, STAGE, IngestWikipedia
+    from incoherent.pipelines.runtime.inputs import DescribeInputs, collect_descriptions
+    from incoherent.pipelines.runtime.run import print_ingest_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import DropDuplicateIds, WriteRejected, WriteTable
 
     def build(pipeline: beam.Pipeline) -> None:
         documents, rejected = pipeline | "IngestWikipedia" >> IngestWikipedia(

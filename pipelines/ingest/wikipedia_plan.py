@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 
-from schemas.records import InputError
-from sources import bz2decode, mediawiki
-from sources.paths import is_remote
+from incoherent.schemas.records import InputError
+from incoherent.sources import bz2decode, mediawiki
+from incoherent.sources.paths import is_remote
 
 
 def plan_reads(
@@ -32,7 +32,7 @@ def plan_reads(
     tasks: list[dict] = []
     for path in dumps:
         if is_remote(path):  # remote (gs://, s3://): read through Beam's filesystems
-            from pipelines.runtime import storage
+            from incoherent.pipelines.runtime import storage
 
             if not storage.BeamFiles().isfile(path):
                 raise InputError(f"{path}: no such file")
@@ -63,7 +63,7 @@ def plan_reads(
         size = os.path.getsize(path)
         opener = None
         if is_remote(index):
-            from pipelines.runtime.storage import open_raw as opener
+            from incoherent.pipelines.runtime.storage import open_raw as opener
         offsets = bz2decode.stream_offsets(index, opener=opener)
         tasks.extend(_range_tasks(path, offsets, size, range_bytes, min_ranges, _site_fields(site)))
     return tasks
@@ -90,7 +90,7 @@ def remote_multistream_index(path: str) -> str | None:
     that is not named as a multistream one. A multistream dump without its index is an InputError saying
     how to get it: read whole, it would be one task on one worker, however large the cluster.
     """
-    from pipelines.runtime import storage
+    from incoherent.pipelines.runtime import storage
 
     folder, name = path.rsplit("/", 1)
     names = bz2decode.multistream_index_names(name)
@@ -112,7 +112,7 @@ def expand_task(task: dict) -> list[dict]:
         return [task]
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.runtime.storage import open_raw
+    from incoherent.pipelines.runtime.storage import open_raw
 
     size = FileSystems.match([task["path"]])[0].metadata_list[0].size_in_bytes
     offsets = bz2decode.stream_offsets(task["index"], opener=open_raw)
@@ -131,7 +131,7 @@ def index_flags(dumps: list[str], given: list[str] | None) -> dict[str, str]:
         raise InputError(
             f"--multistream-index: given {len(given)} times for {len(dumps)} dumps; give it once per dump"
         )
-    from pipelines.runtime.storage import BeamFiles, absolute
+    from incoherent.pipelines.runtime.storage import BeamFiles, absolute
 
     indexes = [absolute(i) for i in given]
     for index in indexes:

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from pipelines.ingest.wikipedia_plan import expand_task
-from pipelines.runtime import progress
-from pipelines.runtime.tables import ApplyWithRejects, count
-from sources import mediawiki
-from sources.limits import Limits
-from sources.paths import is_remote
-from sources.wikipedia import compact, page_to_document
+from incoherent.pipelines.ingest.wikipedia_plan import expand_task
+from incoherent.pipelines.runtime import progress
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, count
+from incoherent.sources import mediawiki
+from incoherent.sources.limits import Limits
+from incoherent.sources.paths import is_remote
+from incoherent.sources.wikipedia import compact, page_to_document
 
 STAGE = "ingest-wikipedia"
 READ_STAGE = "ingest-wikipedia-read"
@@ -35,7 +35,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     if "start" not in task:
         opener = None
         if is_remote(task["path"]):  # gs://, s3://: streamed through Beam's filesystems
-            from pipelines.runtime.storage import open_raw as opener
+            from incoherent.pipelines.runtime.storage import open_raw as opener
         yield from mediawiki.read_pages(
             task["path"], opener=opener, count=inc, threads=threads, limits=read_limits
         )
@@ -46,7 +46,7 @@ def read_task(task: dict, threads: int = 1) -> Iterator[dict]:
     if is_remote(
         task["path"]
     ):  # gs://, s3://: seek to the range and read only it, through Beam's filesystems
-        from pipelines.runtime.storage import open_raw as opener
+        from incoherent.pipelines.runtime.storage import open_raw as opener
     yield from mediawiki.read_range(
         task["path"],
         task["start"],
@@ -64,7 +64,7 @@ def warm_up() -> None:
     """Import mwparserfromhell and build the Punkt tokenizer (importing nltk takes seconds)."""
     import mwparserfromhell  # noqa: F401
 
-    from sources.sentences import split_sentences
+    from incoherent.sources.sentences import split_sentences
 
     split_sentences("Warm up.")
 

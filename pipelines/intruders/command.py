@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import argparse
 
-from corpora import drift
-from corpora import intruders as logic
-from pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
-from pipelines.runtime import storage
-from pipelines.runtime.model_stack import require_model_stack
-from pipelines.runtime.options import parse_per_source
-from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
-from schemas.records import InputError
+from incoherent.corpora import drift
+from incoherent.corpora import intruders as logic
+from incoherent.pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.pipelines.runtime.options import parse_per_source
+from incoherent.pipelines.runtime.threads import (
+    add_torch_threads_argument,
+    check_torch_threads,
+    torch_threads,
+)
+from incoherent.schemas.records import InputError
 
 # --------------------------------------------------------------------------------------------- options
 
@@ -135,7 +139,7 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
 
 
 def neighbor_files(neighbors_dir: str) -> list[str]:
-    from pipelines.runtime.tables import require_tables
+    from incoherent.pipelines.runtime.tables import require_tables
 
     return require_tables(neighbors_dir, "neighbors", "incoherent neighbors")
 
@@ -143,7 +147,7 @@ def neighbor_files(neighbors_dir: str) -> list[str]:
 def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) -> bool:
     """Whether any of the first ``sample`` ids of ``files_a`` is among the ids of ``files_b`` (bounded memory:
     the sample; ``files_b`` is streamed until the first shared id)."""
-    from pipelines.runtime.tables import read_ids
+    from incoherent.pipelines.runtime.tables import read_ids
 
     ids = set()
     for doc_id in read_ids(files_a):
@@ -159,12 +163,12 @@ def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
-    from pipelines.intruders.retrieval import retrieval_for
-    from pipelines.intruders.summary import print_table, summary_fields
-    from pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
-    from pipelines.runtime.run import print_report, run_pipeline
-    from pipelines.runtime.tables import WriteRejected, WriteTable, document_files, source_of_file
-    from pipelines.sampling import parse_samples, sample_thresholds
+    from incoherent.pipelines.intruders.retrieval import retrieval_for
+    from incoherent.pipelines.intruders.summary import print_table, summary_fields
+    from incoherent.pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable, document_files, source_of_file
+    from incoherent.pipelines.sampling import parse_samples, sample_thresholds
 
     check_options(args)
     if args.filter != "none":
@@ -192,7 +196,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
     filtered = args.filter != "none"
     if filtered:
-        from filters.model_source import resolve_model
+        from incoherent.filters.model_source import resolve_model
 
         args.filter = storage.absolute(resolve_model(args.filter, "--filter"))
     if filtered and not storage.exists(args.filter):
@@ -212,7 +216,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     )
     score = None
     if filtered:
-        from pipelines.intruders.filter_stage import ScoreCandidates
+        from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
 
         threads = torch_threads(beam_args, args.torch_threads)
         score = ScoreCandidates(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RunInference
 
-from corpora.selection import DEFAULT_EASY_THRESHOLD, difficulty
-from filters.handler import IntruderModelHandler, check_model_dir
+from incoherent.corpora.selection import DEFAULT_EASY_THRESHOLD, difficulty
+from incoherent.filters.handler import IntruderModelHandler, check_model_dir
 
 
 def with_score(result: PredictionResult, easy_threshold: float) -> dict:

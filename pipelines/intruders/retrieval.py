@@ -27,7 +27,7 @@ def retrieval_for(
     if not missing:
         yield index_map, neighbor_map
         return
-    from pipelines.commands import run_in_process
+    from incoherent.pipelines.commands import run_in_process
 
     work = tempfile.mkdtemp(prefix="incoherent-retrieval-")
     try:

@@ -14,8 +14,8 @@ def load_index(index_dir: str):
     """The retrieval index of ``index_dir``, loaded once per worker process."""
     index = _INDEXES.get(index_dir)
     if index is None:
-        from pipelines.runtime.storage import open_file
-        from retrieval import TfidfIndex
+        from incoherent.pipelines.runtime.storage import open_file
+        from incoherent.retrieval import TfidfIndex
 
         index = TfidfIndex.load(index_dir, opener=open_file)
         _INDEXES[index_dir] = index

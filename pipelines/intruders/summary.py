@@ -11,11 +11,11 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import intruders as logic
-from corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
-from corpora.sampling import SampleSpec
-from pipelines.intruders.transforms import namespace
-from pipelines.runtime.tables import list_tables
+from incoherent.corpora import intruders as logic
+from incoherent.corpora.artefacts import MAX_DOCUMENTS, artefact_check, stream_sample_documents
+from incoherent.corpora.sampling import SampleSpec
+from incoherent.pipelines.intruders.transforms import namespace
+from incoherent.pipelines.runtime.tables import list_tables
 
 NO_PROTECTION = (
     "plain hash sample of the documents: offers no protection against text a pre-trained model has memorised"

@@ -28,12 +28,12 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from corpora import drift
-from corpora import intruders as logic
-from pipelines.intruders.similarity import similarities_for
-from pipelines.runtime import progress, spill
-from pipelines.runtime.tables import Tally, source_of_file
-from schemas.records import Rejected
+from incoherent.corpora import drift
+from incoherent.corpora import intruders as logic
+from incoherent.pipelines.intruders.similarity import similarities_for
+from incoherent.pipelines.runtime import progress, spill
+from incoherent.pipelines.runtime.tables import Tally, source_of_file
+from incoherent.schemas.records import Rejected
 
 STAGE = "intruders"
 

@@ -20,17 +20,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from pipelines.commands import add_overwrite
-from pipelines.index.command import check_params
-from pipelines.runtime import storage
-from pipelines.runtime.threads import available_cores
-from retrieval.params import HASH_SIZE, NGRAM
-from schemas.records import InputError
+from incoherent.pipelines.commands import add_overwrite
+from incoherent.pipelines.index.command import check_params
+from incoherent.pipelines.runtime import storage
+from incoherent.pipelines.runtime.threads import available_cores
+from incoherent.retrieval.params import HASH_SIZE, NGRAM
+from incoherent.schemas.records import InputError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from retrieval.index import IndexParams
+    from incoherent.retrieval.index import IndexParams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +78,7 @@ def scoring_threads(requested: int, beam_args: list[str]) -> tuple[int, int]:
     """
     from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-    from pipelines.runtime.options import is_local_runner
+    from incoherent.pipelines.runtime.options import is_local_runner
 
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
@@ -97,7 +97,7 @@ def read_query_ids(value: str) -> list[str]:
     """The ids named by ``--queries``: a documents directory (its ``id`` column) or a file of ids, one a line."""
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.runtime.tables import list_tables, read_ids
+    from incoherent.pipelines.runtime.tables import list_tables, read_ids
 
     if not FileSystems.exists(value):
         raise InputError(f"--queries {value}: no such file or directory")
@@ -156,11 +156,11 @@ def check_options(args: argparse.Namespace) -> IndexParams:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipelines.neighbors.transforms import Neighbors
-    from pipelines.runtime.run import print_report, run_pipeline
-    from pipelines.runtime.tables import WriteTable, document_files
-    from retrieval.index import TfidfIndex
-    from retrieval.topk import block_size, blocks
+    from incoherent.pipelines.neighbors.transforms import Neighbors
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteTable, document_files
+    from incoherent.retrieval.index import TfidfIndex
+    from incoherent.retrieval.topk import block_size, blocks
 
     params = check_options(args)
     args.index = storage.absolute(args.index)

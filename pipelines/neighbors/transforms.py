@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
 
-from pipelines.runtime import progress, storage
-from pipelines.runtime.tables import count
-from retrieval.featurize import document_text
-from retrieval.index import IndexParams, TfidfIndex
-from retrieval.tfidf import corpus_fingerprint, document_fingerprint
-from retrieval.topk import prepare, topk_block, topk_rows
-from schemas.records import InputError
+from incoherent.pipelines.runtime import progress, storage
+from incoherent.pipelines.runtime.tables import count
+from incoherent.retrieval.featurize import document_text
+from incoherent.retrieval.index import IndexParams, TfidfIndex
+from incoherent.retrieval.tfidf import corpus_fingerprint, document_fingerprint
+from incoherent.retrieval.topk import prepare, topk_block, topk_rows
+from incoherent.schemas.records import InputError
 
 STAGE = "neighbors"
 

@@ -27,13 +27,13 @@ import os
 import posixpath
 from collections.abc import Iterator
 
-from corpora.probes import PHENOMENA
-from corpora.seeding import stable_hash
-from pipelines.commands import add_overwrite, list_flag
-from pipelines.export_insted import insted_order
-from pipelines.runtime import storage
-from schemas.records import InputError, Rejected
-from sources.paths import is_safe_name, name_clash
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.commands import add_overwrite, list_flag
+from incoherent.pipelines.export_insted import insted_order
+from incoherent.pipelines.runtime import storage
+from incoherent.schemas.records import InputError, Rejected
+from incoherent.sources.paths import is_safe_name, name_clash
 
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
@@ -116,7 +116,7 @@ def check_insted_head(path: str) -> None:
     unusable input, not a file of bad records)."""
     from apache_beam.io.filesystems import FileSystems
 
-    from corpora.probes.rows import INSTED_FIELDS
+    from incoherent.corpora.probes.rows import INSTED_FIELDS
 
     with FileSystems.open(path) as f:
         head = f.readline(MAX_LINE_BYTES + 1)
@@ -156,7 +156,7 @@ def jsonl_lines(path: str) -> Iterator[tuple[str, str] | Rejected]:
     """``(line, "file:number")`` of a JSONL file (any Beam filesystem), a bounded line at a time."""
     from apache_beam.io.filesystems import FileSystems
 
-    from corpora.probes.rows import insted_name
+    from incoherent.corpora.probes.rows import insted_name
 
     name = posixpath.basename(path)
     with FileSystems.open(path) as f:
@@ -188,7 +188,7 @@ def _with_file_id(doc: dict, file_ids: dict) -> dict:
 
 
 def _parse_line(item, source: str):
-    from corpora.probes.rows import insted_document
+    from incoherent.corpora.probes.rows import insted_document
 
     if isinstance(item, Rejected):
         yield item
@@ -213,7 +213,7 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
     import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
-    from corpora.probes.rows import insted_record
+    from incoherent.corpora.probes.rows import insted_record
 
     report = {}
     for phenomenon in phenomena:
@@ -245,7 +245,7 @@ def write_insted_files(out: str, phenomena: list[str]) -> dict[str, dict]:
 def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) -> dict[str, dict]:
     """Per phenomenon: probes written, documents with a site, documents without one (``no_site``) and, of
     those, how many for each reason the phenomenon gave (``skips``)."""
-    from pipelines.probes.transforms import STAGE
+    from incoherent.pipelines.probes.transforms import STAGE
 
     counters = summary["counters"].get(STAGE, {})
     return {
@@ -272,7 +272,7 @@ def probe_counts(summary: dict, phenomena: list[str], written: dict[str, dict]) 
 def source_names(kind: str, path: str) -> list[str]:
     """The sources whose ids a DATA input gives its documents: an INSteD file's name, a build's ``intruder-*``
     folders."""
-    from corpora.probes.rows import insted_name
+    from incoherent.corpora.probes.rows import insted_name
 
     if kind == "jsonl":
         return [insted_name(path)]
@@ -296,7 +296,7 @@ def check_source_names(inputs: list[tuple[str, str]]) -> None:
 def check_split_found(summary: dict, split: str) -> None:
     """Documents were read but none is of ``split``: one line, not a run of 0 probes (the run summary is not
     written, so the folder is a failed run that the next run replaces)."""
-    from pipelines.probes.transforms import STAGE
+    from incoherent.pipelines.probes.transforms import STAGE
 
     counters = summary["counters"].get(STAGE, {})
     others = {k.split("/", 1)[1]: v for k, v in counters.items() if k.startswith("other_split/")}
@@ -319,12 +319,12 @@ def check_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
-    from corpora.probes.rows import insted_name
-    from corpora.probes.text import tagger_info
-    from pipelines.probes.transforms import STAGE, GenerateProbes
-    from pipelines.runtime.run import print_report, run_pipeline
-    from pipelines.runtime.spill import CHUNK_VALUES
-    from pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTables
+    from incoherent.corpora.probes.rows import insted_name
+    from incoherent.corpora.probes.text import tagger_info
+    from incoherent.pipelines.probes.transforms import STAGE, GenerateProbes
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.spill import CHUNK_VALUES
+    from incoherent.pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTables
 
     check_options(args)
     phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
@@ -389,7 +389,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         info = tagger_info()
         review = {}
         if args.review is not None:
-            from pipelines.probes.review import write_review
+            from incoherent.pipelines.probes.review import write_review
 
             review = {"review": write_review(out, phenomena, args.review, args.seed)}
         return review | {

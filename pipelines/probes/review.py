@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import posixpath
 
-from corpora.probes.review import html_page, markdown, sample
-from pipelines.runtime import storage
+from incoherent.corpora.probes.review import html_page, markdown, sample
+from incoherent.pipelines.runtime import storage
 
 REVIEW_DIR = "review"
 COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence", "probed_sentence", "edits"]
@@ -43,7 +43,7 @@ def write_review(out: str, phenomena: list[str], n: int, seed: int) -> dict[str,
         for name, text in files.items():
             storage.write_bytes(posixpath.join(folder, name), text.encode("utf-8"))
     else:
-        from sources.outputs import make_folder, replace_text
+        from incoherent.sources.outputs import make_folder, replace_text
 
         make_folder(folder)
         for name, text in files.items():

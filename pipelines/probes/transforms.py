@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from corpora.seeding import stable_hash
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, count
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, count
 
 STAGE = "probes"
 
@@ -16,7 +16,7 @@ class _Probe(beam.DoFn):
         self._phenomena, self._seed, self._demonstrative = phenomena, seed, demonstrative
 
     def process(self, doc):
-        from corpora.probes.rows import probe_document
+        from incoherent.corpora.probes.rows import probe_document
 
         def tally(name: str) -> None:
             count(STAGE, name)

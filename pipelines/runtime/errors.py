@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import re
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 _INPUT_ERROR_TEXT = re.compile(r"InputError: (.+)")
 

@@ -18,7 +18,7 @@ import re
 import urllib.error
 import urllib.request
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 REST_SECONDS = 5.0
 NOT_TRANSLATED = "Flink's own translation not run: Beam's job service translates a job only when it runs it"
@@ -58,7 +58,7 @@ def check_flink(options) -> str | None:
     for a missing jar, a master that does not answer, or a cluster of another Flink version."""
     from apache_beam.options.pipeline_options import FlinkRunnerOptions, PortableOptions, StandardOptions
 
-    from pipelines.runtime.job_servers import _jar_problem, _master_address
+    from incoherent.pipelines.runtime.job_servers import _jar_problem, _master_address
 
     runner = options.view_as(StandardOptions).runner
     if not isinstance(runner, str) or runner.rsplit(".", 1)[-1].lower() not in ("flinkrunner", "flink"):

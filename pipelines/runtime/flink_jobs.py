@@ -22,7 +22,7 @@ import threading
 import urllib.request
 from collections.abc import Callable
 
-from schemas.terminal import printable
+from incoherent.schemas.terminal import printable
 
 POLL_SECONDS = 2.0
 REQUEST_SECONDS = 5.0
@@ -39,8 +39,8 @@ def flink_rest_address(options) -> str | None:
     """
     from apache_beam.options.pipeline_options import FlinkRunnerOptions, PortableOptions, StandardOptions
 
-    from pipelines.runtime.job_servers import _master_address
-    from pipelines.runtime.options import runner_key
+    from incoherent.pipelines.runtime.job_servers import _master_address
+    from incoherent.pipelines.runtime.options import runner_key
 
     if runner_key(options.view_as(StandardOptions).runner) not in ("flinkrunner", "flink"):
         return None

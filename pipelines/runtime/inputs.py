@@ -23,10 +23,10 @@ import stat
 
 import apache_beam as beam
 
-from corpora.provenance import describe_input
-from pipelines.runtime import storage
-from schemas.records import InputError
-from sources.paths import open_regular
+from incoherent.corpora.provenance import describe_input
+from incoherent.pipelines.runtime import storage
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import open_regular
 
 INPUTS_DIR = "_inputs"
 

@@ -17,7 +17,7 @@ import logging
 import signal
 import threading
 
-from schemas.terminal import printable
+from incoherent.schemas.terminal import printable
 
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 

@@ -17,7 +17,7 @@ import socket
 import urllib.parse
 from collections.abc import Sequence
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 CONNECT_SECONDS = 5.0
 FETCH = "tools/flink-job-server.sh (see docs/scale-out.md#flink)"

@@ -21,7 +21,7 @@ import os
 import shlex
 import sys
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 MODEL_STACK = ("torch", "transformers", "tokenizers", "safetensors")
 

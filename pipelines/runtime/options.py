@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 T = TypeVar("T")
 
@@ -116,7 +116,7 @@ def check_flag_names(beam_args: Sequence[str], command: str, own_flags: Iterable
     Beam does not declare either, with the closest flag of the command or of Beam; Beam is not imported (its
     flags are :data:`pipelines.runtime.beam_flags.BEAM_FLAGS`), so a typo is refused at once.
     :func:`check_beam_args` checks the rest (values, positionals) with Beam's own parser."""
-    from pipelines.runtime.beam_flags import BEAM_FLAGS
+    from incoherent.pipelines.runtime.beam_flags import BEAM_FLAGS
 
     own = [flag for flag in own_flags if flag.startswith("--")]
     for arg in beam_args:

@@ -28,15 +28,15 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.runtime import progress, safety, spill, storage
-from pipelines.runtime.errors import flink_buffers_message, input_error_message
-from pipelines.runtime.flink_jobs import announce_flink_job
-from pipelines.runtime.job_servers import stop_job_servers, stopping_runner
-from pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
-from pipelines.runtime.summary import SUMMARY_FILE, write_summary
-from schemas import SCHEMA_VERSION
-from schemas.records import InputError
-from sources import outputs
+from incoherent.pipelines.runtime import progress, safety, spill, storage
+from incoherent.pipelines.runtime.errors import flink_buffers_message, input_error_message
+from incoherent.pipelines.runtime.flink_jobs import announce_flink_job
+from incoherent.pipelines.runtime.job_servers import stop_job_servers, stopping_runner
+from incoherent.pipelines.runtime.options import DryRun, bound_driver_retries, runner_key
+from incoherent.pipelines.runtime.summary import SUMMARY_FILE, write_summary
+from incoherent.schemas import SCHEMA_VERSION
+from incoherent.schemas.records import InputError
+from incoherent.sources import outputs
 
 
 def resolve_runner(options: PipelineOptions):
@@ -210,7 +210,7 @@ def dry_run(build: Callable[[beam.Pipeline], None], options: PipelineOptions, co
     translating them to Beam's portable representation. On Flink the job server jar, the master and its Flink
     version are checked too (:mod:`pipelines.runtime.flink_dry_run`: Flink's own translation needs a run).
     """
-    from pipelines.runtime.flink_dry_run import check_flink
+    from incoherent.pipelines.runtime.flink_dry_run import check_flink
 
     runner = options.view_as(StandardOptions).runner
     flink = check_flink(options)  # Flink: the jar, the master and its version (no translation without a run)
@@ -276,7 +276,7 @@ def run_pipeline(
         result.wait_until_finish()
         counters = query_counters(result)  # a portable runner's job server answers: before it is stopped
     except Exception as exc:
-        from pipelines.runtime.inputs import INPUTS_DIR
+        from incoherent.pipelines.runtime.inputs import INPUTS_DIR
 
         with contextlib.suppress(Exception):  # a re-run must not find half a run's input descriptions
             storage.delete_tree(storage.join(out_dir, INPUTS_DIR))

@@ -22,7 +22,7 @@ This module imports neither Beam nor any other heavy package: the CLI runs its c
 >>> check_name("../../VICTIM", "sources")
 Traceback (most recent call last):
 ...
-schemas.records.InputError: sources: name '../../VICTIM' is not allowed (letters, digits, '.', '_', '-'; \
+incoherent.schemas.records.InputError: sources: name '../../VICTIM' is not allowed (letters, digits, '.', '_', '-'; \
 starting with a letter or digit; at most 64 characters; no '..')
 >>> is_within("/data/out/work", "/data/out"), is_within("/data/outside", "/data/out")
 (True, False)
@@ -39,9 +39,9 @@ import posixpath
 import socket
 import time
 
-from schemas.records import InputError
-from sources.outputs import LOCK_FILE, PARTIAL, replace_file
-from sources.paths import is_remote
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import LOCK_FILE, PARTIAL, replace_file
+from incoherent.sources.paths import is_remote
 
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
@@ -110,7 +110,7 @@ def check_outputs(outputs: dict[str, str], inputs: list[str]) -> None:
     >>> check_outputs({"--out": "/tmp/r.json", "--predictions": "/tmp/r.json"}, [])
     Traceback (most recent call last):
     ...
-    schemas.records.InputError: --predictions /tmp/r.json is the path of --out too; give each output its own path
+    incoherent.schemas.records.InputError: --predictions /tmp/r.json is the path of --out too; give each output its own path
     """
     seen: dict[str, str] = {}
     for option, path in outputs.items():

@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindows
 
-from corpora.seeding import stable_hash
-from pipelines.runtime.spill import (
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.runtime.spill import (
     CHUNK_VALUES,
     chunk_path,
     read_chunk,

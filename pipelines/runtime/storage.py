@@ -25,9 +25,9 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipelines.runtime.options import bound_driver_retries, storage_options
-from schemas.records import InputError
-from sources.paths import is_remote
+from incoherent.pipelines.runtime.options import bound_driver_retries, storage_options
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import is_remote
 
 __all__ = ["is_remote"]  # re-exported: pipelines call storage.is_remote
 

@@ -11,9 +11,9 @@ import json
 import os
 import posixpath
 
-from pipelines.runtime import storage
-from sources import outputs
-from sources.outputs import replace_text
+from incoherent.pipelines.runtime import storage
+from incoherent.sources import outputs
+from incoherent.sources.outputs import replace_text
 
 PARTIAL = outputs.PARTIAL  # ``<name>.partial``: one definition, where files are written (sources.outputs)
 SUMMARY_FILE = "run_summary.json"

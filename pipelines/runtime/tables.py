@@ -24,10 +24,10 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from corpora.seeding import stable_hash
-from pipelines.runtime import spill, spill_shards, storage
-from schemas import REJECTED_SCHEMA, schema_for
-from schemas.records import InputError, Rejected, newest_first
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.runtime import spill, spill_shards, storage
+from incoherent.schemas import REJECTED_SCHEMA, schema_for
+from incoherent.schemas.records import InputError, Rejected, newest_first
 
 DEFAULT_ROWS_PER_SHARD = 100_000
 REJECTED_SPLIT = "rejected"

@@ -20,8 +20,8 @@ import math
 import os
 from collections.abc import Sequence
 
-from pipelines.runtime.options import is_local_runner
-from schemas.records import InputError
+from incoherent.pipelines.runtime.options import is_local_runner
+from incoherent.schemas.records import InputError
 
 CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
 

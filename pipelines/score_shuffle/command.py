@@ -26,13 +26,17 @@ import io
 import json
 import posixpath
 
-from corpora.shuffle_results import format_table, format_table1, plot_accuracy, summarize, table1
-from pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite, list_flag
-from pipelines.runtime.model_stack import require_model_stack
-from pipelines.runtime.threads import add_torch_threads_argument, check_torch_threads, torch_threads
-from schemas import SCORES_SCHEMA
-from schemas.records import InputError
-from sources import parquet
+from incoherent.corpora.shuffle_results import format_table, format_table1, plot_accuracy, summarize, table1
+from incoherent.pipelines.commands import DEVICE_HELP, DTYPE_HELP, add_overwrite, list_flag
+from incoherent.pipelines.runtime.model_stack import require_model_stack
+from incoherent.pipelines.runtime.threads import (
+    add_torch_threads_argument,
+    check_torch_threads,
+    torch_threads,
+)
+from incoherent.schemas import SCORES_SCHEMA
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
 DEFAULT_POOL_SIZE = 64
@@ -94,7 +98,7 @@ def shuffle_files(data_dir: str, configs: list[str] | None, split: str) -> list[
     """The ``shuffle-*/<split>-*.parquet`` files to score; a clear error when there are none."""
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.runtime.tables import list_tables
+    from incoherent.pipelines.runtime.tables import list_tables
 
     files = list_tables(data_dir, "shuffle-")
     if not files:
@@ -134,7 +138,7 @@ def model_label(provenance: dict | None, scorer: str) -> str | None:
     >>> model_label({"saw_shuffled_text": True}, "causal"), model_label(None, "causal")
     ('supervised (not zero-shot)', None)
     """
-    from filters.provenance import SUPERVISED_LABEL, label_for
+    from incoherent.filters.provenance import SUPERVISED_LABEL, label_for
 
     return label_for(provenance) or (SUPERVISED_LABEL if scorer == "classifier" else None)
 
@@ -152,7 +156,7 @@ def check_scored(counters: dict, model_dir: str) -> None:
 
     >>> check_scored({"scored_pairs": 0, "no_scored_tokens": 6}, "m")
     Traceback (most recent call last):
-    schemas.records.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
+    incoherent.schemas.records.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
     """
     if counters.get("scored_pairs", 0):
         return
@@ -165,7 +169,7 @@ def read_scores(out_dir: str) -> list[dict]:
     import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.runtime.tables import list_tables
+    from incoherent.pipelines.runtime.tables import list_tables
 
     rows: list[dict] = []
     for path in list_tables(out_dir, "scores"):
@@ -183,20 +187,20 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise InputError(f"--stride: must be >= 1, got {args.stride}")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
-    from filters.model_source import resolve_model
+    from incoherent.filters.model_source import resolve_model
 
     # a directory, or a Hub name in the local cache: a missing model is refused before Beam or torch loads
     model_dir = resolve_model(args.model_dir, "MODEL_DIR")
     import apache_beam as beam
     from apache_beam.io.filesystems import FileSystems
 
-    from filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
-    from filters.lm_load import check_language_model
-    from filters.provenance import read_provenance
-    from filters.shuffle_classifier import check_classifier
-    from pipelines.runtime.run import run_pipeline
-    from pipelines.runtime.tables import WriteRejected, WriteTable
-    from pipelines.score_shuffle.transforms import STAGE, ScoreShufflePairs
+    from incoherent.filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
+    from incoherent.filters.lm_load import check_language_model
+    from incoherent.filters.provenance import read_provenance
+    from incoherent.filters.shuffle_classifier import check_classifier
+    from incoherent.pipelines.runtime.run import run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
+    from incoherent.pipelines.score_shuffle.transforms import STAGE, ScoreShufflePairs
 
     threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
     files = shuffle_files(args.data_dir, args.config, args.split)

@@ -9,10 +9,10 @@ from collections.abc import Callable
 import apache_beam as beam
 from apache_beam.ml.inference.base import ModelHandler, RunInference
 
-from corpora.seeding import stable_hash
-from corpora.shuffle_results import compare
-from pipelines.runtime.tables import ApplyWithRejects, count
-from schemas.records import Rejected
+from incoherent.corpora.seeding import stable_hash
+from incoherent.corpora.shuffle_results import compare
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, count
+from incoherent.schemas.records import Rejected
 
 STAGE = "score-shuffle"
 
@@ -24,7 +24,7 @@ def text_key(text: str) -> str:
 def make_pair(row: dict, join: str) -> dict | Rejected:
     """A shuffle row -> ``{id, source, block_size, permutation, original, shuffled}`` (their sentences, empty
     ones left out) and the keys of their joined texts, or a Rejected for an empty document."""
-    from filters.lm_windows import join_sentences
+    from incoherent.filters.lm_windows import join_sentences
 
     original = tuple(s for s in row["original"] or [] if s)
     shuffled = tuple(s for s in row["shuffled"] or [] if s)

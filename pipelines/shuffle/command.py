@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import add_overwrite, list_flag, list_item
-from schemas.records import InputError
+from incoherent.pipelines.commands import add_overwrite, list_flag, list_item
+from incoherent.schemas.records import InputError
 
 
 def _block_sizes(values: list[int]) -> list[int]:
@@ -83,16 +83,16 @@ def check_options(args: argparse.Namespace) -> list[int]:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     import apache_beam as beam
 
-    from pipelines.runtime.run import print_report, run_pipeline
-    from pipelines.runtime.tables import (
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.tables import (
         ReadDocuments,
         WriteRejected,
         WriteTable,
         document_files,
         source_of_file,
     )
-    from pipelines.sampling import parse_samples, sample_thresholds
-    from pipelines.shuffle.transforms import STAGE, ShuffleDocuments, sampled
+    from incoherent.pipelines.sampling import parse_samples, sample_thresholds
+    from incoherent.pipelines.shuffle.transforms import STAGE, ShuffleDocuments, sampled
 
     sizes = check_options(args)
     fractions = {"test": args.test_fraction, "validation": args.validation_fraction}

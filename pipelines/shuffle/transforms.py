@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from corpora.sampling import in_sample
-from corpora.seeding import assign_split
-from corpora.shuffle import shuffle_document
-from pipelines.runtime.tables import ApplyWithRejects, count
+from incoherent.corpora.sampling import in_sample
+from incoherent.corpora.seeding import assign_split
+from incoherent.corpora.shuffle import shuffle_document
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, count
 
 STAGE = "shuffle"
 

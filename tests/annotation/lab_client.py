@@ -63,7 +63,7 @@ class Server:
         command = [
             sys.executable,
             "-m",
-            "pipelines.cli",
+            "incoherent.pipelines.cli",
             "annotate",
             "serve",
             str(tasks),

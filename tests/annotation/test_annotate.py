@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.seeding import unit_interval
+from incoherent.corpora.seeding import unit_interval
 from tests.annotation.lab_client import LabSession, form_of
 from tests.conftest import run_cli
 from tests.sample_build import wikipedia_build
@@ -300,7 +300,7 @@ def test_label_studio_two_annotators_kappa(dataset, tmp_path):
 
 def test_shuffle_pairs_in_lab(dataset, tmp_path):
     """Pairs answered through the web application (Flask's test client); accuracy and seconds per k."""
-    from annotation.webapp import create_app
+    from incoherent.annotation.webapp import create_app
 
     tasks = tmp_path / "tasks"
     assert cli("annotate", "export", dataset, "--config", "shuffle-wikipedia", "--per-k", "3", "--controls", "0",
@@ -335,7 +335,7 @@ def test_shuffle_pairs_in_lab(dataset, tmp_path):
     # score-shuffle's scores: the model is right on k=1 and wrong on k=3
     import pyarrow as pa
 
-    from schemas.tables import SCORES_SCHEMA
+    from incoherent.schemas.tables import SCORES_SCHEMA
 
     scores = [
         {"id": item["id"], "source": "wikipedia", "block_size": item["block_size"], "permutation": 0,
@@ -462,7 +462,7 @@ def test_bad_answers_are_counted_or_one_line(dataset, tmp_path, capsys):
 def test_documented_commands_parse():
     """Every `incoherent annotate` line of docs/annotation.md names flags the CLI knows (the example study itself
     needs the Quickstart build and people; the tests above run the same commands on the sample build)."""
-    from pipelines.commands import build_parser, selected_module
+    from incoherent.pipelines.commands import build_parser, selected_module
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "annotation.md").read_text()
     commands = []
@@ -481,7 +481,7 @@ def test_documented_commands_parse():
 
 
 def test_platform_formats_of_pairs_and_script_safety():
-    from annotation import formats, labelstudio, mturk, tasks
+    from incoherent.annotation import formats, labelstudio, mturk, tasks
 
     row = {
         "id": "d",

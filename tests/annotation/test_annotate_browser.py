@@ -56,7 +56,7 @@ def export(dataset: Path, out: Path) -> dict:  # noqa: F811
 def test_mturk_template_renders_without_gold(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    from annotation.mturk import fill_template
+    from incoherent.annotation.mturk import fill_template
 
     tasks = tmp_path / "tasks"
     key = export(dataset, tasks)
@@ -106,7 +106,7 @@ def test_in_lab_session_resumes(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    from annotation.tasks import annotator_sequence
+    from incoherent.annotation.tasks import annotator_sequence
 
     tasks = tmp_path / "tasks"
     key = export(dataset, tasks)
@@ -237,7 +237,7 @@ def test_order_per_annotator_and_practice_items(dataset, browser, tmp_path):  # 
     export); the practice item comes first, shows the right answer and is not counted."""
     from selenium.webdriver.common.by import By
 
-    from annotation.tasks import annotator_sequence
+    from incoherent.annotation.tasks import annotator_sequence
 
     tasks = tmp_path / "tasks"
     assert run_cli("annotate", "export", dataset, "--config", "intruder-wikipedia", "--split", "train",

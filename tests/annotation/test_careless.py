@@ -350,7 +350,7 @@ def test_serve_answers_never_into_the_export_or_a_build(tasks, tmp_path):
         (build / "dataset", "inside the build"),
     ):
         run = subprocess.run(
-            [sys.executable, "-m", "pipelines.cli", "annotate", "serve", folder, "--port", "0", "--answers", answers],
+            [sys.executable, "-m", "incoherent.pipelines.cli", "annotate", "serve", folder, "--port", "0", "--answers", answers],
             capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()},
         )  # fmt: skip
         err = [x for x in run.stderr.splitlines() if not x.startswith("<frozen")]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora.seeding import unit_interval
+from incoherent.corpora.seeding import unit_interval
 from tests.annotation.test_annotate import cli, dataset  # noqa: F401 - the module's private copy of the build
 from tests.annotation.test_mturk_results import results_csv
 
@@ -241,8 +241,8 @@ def test_review_warns_when_it_has_no_signal(dataset, tmp_path, capsys):  # noqa:
 def test_release_writes_insteds_bare_numbers_for_insted_data(tmp_path):
     """INSteD's released answers (numeric file_id) come back out of `release` as numbers; documents that came
     from INSteD-format data (probes of INSteD's JSONL: source_id is the file_id) are released by their number."""
-    from annotation.release import release_text
-    from annotation.tasks import intruder_tasks
+    from incoherent.annotation.release import release_text
+    from incoherent.annotation.tasks import intruder_tasks
 
     released = tmp_path / "insted.jsonl"
     lines = [

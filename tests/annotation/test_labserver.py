@@ -90,7 +90,7 @@ def test_a_second_server_on_the_same_answers_folder_is_refused(tasks):  # noqa: 
     try:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         second = subprocess.Popen(
-            [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"],
+            [sys.executable, "-m", "incoherent.pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
         )  # fmt: skip
         try:
@@ -118,7 +118,7 @@ def test_a_second_server_on_the_same_answers_folder_is_refused(tasks):  # noqa: 
 def test_per_name_caches_are_bounded(tasks):  # noqa: F811
     """However many distinct names log in, the app keeps at most CACHED_ANNOTATORS item orders in memory, and
     an annotator whose order left the cache gets the same order again."""
-    from annotation.labserver import CACHED_ANNOTATORS
+    from incoherent.annotation.labserver import CACHED_ANNOTATORS
 
     app = app_of(tasks)
     caches = app.extensions["incoherent"]
@@ -142,7 +142,7 @@ def test_kill_at_any_moment_of_its_start_lets_the_answers_folder_go(tasks):  # n
     lock = tasks / "answers" / ".incoherent-build.lock"
     for delay in (0.0, 0.05, 0.3, None):  # None: the moment the address line is read
         server = subprocess.Popen(
-            [sys.executable, "-m", "pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"],
+            [sys.executable, "-m", "incoherent.pipelines.cli", "annotate", "serve", str(tasks), "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
         )  # fmt: skip
         try:

@@ -87,7 +87,7 @@ def mturk_id(*parts: str, length: int = 30) -> str:
 
 
 def open_hit(browser, tmp_path: Path, template: str, row: dict) -> None:  # noqa: F811
-    from annotation.mturk import fill_template
+    from incoherent.annotation.mturk import fill_template
 
     page = tmp_path / f"hit-{row['task_id']}.html"
     page.write_text("<!doctype html><meta charset='utf-8'>" + CROWD_FORM + fill_template(template, row))
@@ -390,7 +390,7 @@ def test_hit_practice_items_give_feedback_and_are_never_submitted(dataset, brows
 
 def test_practice_text_holds_nothing_mturk_would_fill_in():
     """A practice sentence with ``${...}`` in it is escaped: MTurk fills in only the input CSV's columns."""
-    from annotation.mturk import fill_template, mturk_template
+    from incoherent.annotation.mturk import fill_template, mturk_template
 
     practice = [
         {"item_id": "p1", "sentences": ["It costs ${price}.", "Then <b>this</b>.", "End."], "answer": -1}

@@ -180,7 +180,7 @@ def test_import_overwrite_refuses_a_folder_it_did_not_write(dataset, tmp_path, c
 
 
 def test_big_and_hostile_records_are_counted(dataset, tmp_path, capsys):
-    from annotation.mturk import MAX_CSV_CELL
+    from incoherent.annotation.mturk import MAX_CSV_CELL
 
     tasks = tmp_path / "tasks"
     export(dataset, tasks, "--documents", "3", "--controls", "0")

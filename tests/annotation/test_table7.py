@@ -118,7 +118,7 @@ def answer_all(app, name: str, choose) -> None:
 def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_path, capsys):  # noqa: F811
     """The whole route on the sample build: probes, a probe study and its --unprobed baseline answered in the
     lab app by three scripted annotators, imported, and the human Table 7 row; then the card shows it."""
-    from annotation.webapp import create_app
+    from incoherent.annotation.webapp import create_app
 
     probes = tmp_path / "probes"
     assert cli("probes", dataset, "--out", probes, "--split", "train", "--phenomena", "negation") == 0

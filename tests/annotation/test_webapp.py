@@ -39,7 +39,7 @@ def tasks(dataset, tmp_path):  # noqa: F811
 
 
 def app_of(tasks: Path, **kwargs):
-    from annotation.webapp import create_app
+    from incoherent.annotation.webapp import create_app
 
     return create_app(str(tasks), **kwargs)
 
@@ -137,7 +137,7 @@ def test_bad_lines_are_skipped_and_counted(tasks, bad, caplog):
 
 
 def test_answers_are_never_written_through_links(tasks, tmp_path, capsys):
-    from schemas.records import InputError
+    from incoherent.schemas.records import InputError
 
     outside = tmp_path / "outside.jsonl"
     outside.write_text("precious\n")
@@ -334,7 +334,7 @@ def test_only_the_expected_item_or_a_correction_is_accepted(tasks):
 
 
 def test_order_is_drawn_per_annotator_and_controls_are_shown_once(dataset, tmp_path):  # noqa: F811
-    from annotation.tasks import annotator_sequence, intruder_tasks
+    from incoherent.annotation.tasks import annotator_sequence, intruder_tasks
 
     rows = [{"id": f"d{n}", "intruder_index": 2, "sentences": ["a", "b", "c"]} for n in range(8)]
     pool = [{"id": f"c{n}", "intruder_index": 1, "sentences": ["a", "b"]} for n in range(4)]
@@ -514,7 +514,7 @@ def test_two_tabs_answering_at_once_store_one_answer(tasks, monkeypatch):
     file may change while it is read): one answer is stored."""
     import threading
 
-    from annotation.lab_store import AnswerStore
+    from incoherent.annotation.lab_store import AnswerStore
 
     slow_read = AnswerStore.records
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from corpora.artefacts import artefact_check, sentence_examples
+from incoherent.corpora.artefacts import artefact_check, sentence_examples
 
 WORDS = "river city music war school league church film station election".split()
 
@@ -74,7 +74,7 @@ def test_large_builds_are_checked_on_a_fixed_sample():
 
 @pytest.mark.parametrize("limit", [1, 3, 10, 25])
 def test_stream_sample_documents_picks_what_sample_documents_picks(limit):
-    from corpora.artefacts import sample_documents, stream_sample_documents
+    from incoherent.corpora.artefacts import sample_documents, stream_sample_documents
 
     rows = [{"id": f"doc-{i}"} for i in range(20)]
     assert stream_sample_documents(iter(rows), limit) == sample_documents(rows, limit)

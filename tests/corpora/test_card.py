@@ -8,12 +8,12 @@ import re
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.card import stats as card_stats
-from corpora.card.inputs import load_summaries, summary_files
-from corpora.card.metadata import card_metadata, derive_license, size_category, validate_card
-from corpora.card.render import render_card
-from corpora.provenance import dump_date_from_name, relativise
-from schemas.records import InputError
+from incoherent.corpora.card import stats as card_stats
+from incoherent.corpora.card.inputs import load_summaries, summary_files
+from incoherent.corpora.card.metadata import card_metadata, derive_license, size_category, validate_card
+from incoherent.corpora.card.render import render_card
+from incoherent.corpora.provenance import dump_date_from_name, relativise
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, SAMPLES, read_rows, run_cli
 from tests.sample_build import wikipedia_build
 
@@ -277,7 +277,7 @@ def test_tables_of_an_older_schema_version_are_refused(shuffled, tmp_path):
 def test_filter_score_figure_is_drawn_only_when_candidates_were_scored(tmp_path):
     import numpy as np
 
-    from corpora.card.statistics import write_figures
+    from incoherent.corpora.card.statistics import write_figures
 
     hist = np.zeros(len(card_stats.SCORE_BINS) - 1, dtype=np.int64)
     hist[[2, 3, 15]] = [40, 25, 5]
@@ -315,7 +315,7 @@ def test_usage_example_of_a_shuffle_only_card_loads_its_default_and_runs_as_prin
 
 
 def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
-    from corpora.card.provenance import provenance_section
+    from incoherent.corpora.card.provenance import provenance_section
 
     model = tmp_path / "out" / "model"
     model.mkdir(parents=True)
@@ -349,9 +349,9 @@ def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
 @pytest.mark.slow
 def test_card_statistics_from_a_pipeline_equal_those_read_in_process(build, tmp_path):
     """A remote build's card counts rows in a pipeline, file by file, and merges the counts: the same numbers."""
-    from corpora.card.inputs import find_configs
-    from corpora.card.statistics import collect_stats
-    from pipelines.card import pipeline_stats
+    from incoherent.corpora.card.inputs import find_configs
+    from incoherent.corpora.card.statistics import collect_stats
+    from incoherent.pipelines.card import pipeline_stats
 
     configs = find_configs(str(build / "dataset"))
     assert {"intruder-wikipedia", "shuffle-wikipedia", "candidates"} <= set(configs)
@@ -417,7 +417,7 @@ def test_statistics_merge_file_by_file_and_survive_json(shuffled):
 @pytest.mark.slow
 def test_ingest_records_every_input_hashed_where_it_lies(build):
     """The card's inputs table comes from the ingest runs' summaries, not from reading the inputs again."""
-    from corpora.provenance import describe_input
+    from incoherent.corpora.provenance import describe_input
 
     summary = json.loads((build / "work" / "documents" / "wikipedia" / "run_summary.json").read_text())
     dump = ROOT / "samples" / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
@@ -443,7 +443,7 @@ def test_every_link_of_the_card_resolves(build):
 def test_the_tool_is_linked_to_its_declared_home_or_not_at_all(monkeypatch):
     from email.message import Message
 
-    from corpora.card import metadata as card
+    from incoherent.corpora.card import metadata as card
 
     declared = Message()
     declared["Project-URL"] = "Bug Tracker, https://example.org/issues"
@@ -488,7 +488,7 @@ def test_build_card_gives_the_terms_of_each_source_it_holds(build):
 
 
 def test_a_text_source_without_recorded_terms_says_so(shuffled):
-    from corpora.card.metadata import source_terms
+    from incoherent.corpora.card.metadata import source_terms
 
     assert source_terms("news", {"news": "text"}, None).startswith(
         "not recorded: give the collection's terms"
@@ -501,8 +501,8 @@ def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, 
     """In a light install transformers is absent: the card's versions say so (it said "transformers unknown")."""
     from importlib.metadata import PackageNotFoundError
 
-    import corpora.card.metadata as card_module
-    from corpora.card.provenance import provenance_section
+    import incoherent.corpora.card.metadata as card_module
+    from incoherent.corpora.card.provenance import provenance_section
 
     real = card_module.version
 
@@ -519,7 +519,7 @@ def test_the_card_says_a_library_is_not_installed_rather_than_unknown(tmp_path, 
 
 def test_the_probes_table_names_the_split_of_every_count():
     """negation 13 was 1 test + 12 train probes beside one run's site counts, no split named: one row a split."""
-    from corpora.card.probes import probes_section
+    from incoherent.corpora.card.probes import probes_section
 
     stats = {"probe": {"negation": {"wikipedia": {"test": 1, "train": 12}}, "gender": {"cnn": {"test": 2}}}}
     runs = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corpora import drift
+from incoherent.corpora import drift
 
 
 def equal_texts(a, b):

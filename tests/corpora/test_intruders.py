@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from corpora import intruders as logic
-from corpora.intruders import Offer
-from schemas import INTRUDER_SCHEMA
-from schemas.records import Rejected
-from schemas.tables import CANDIDATE_SCHEMA
+from incoherent.corpora import intruders as logic
+from incoherent.corpora.intruders import Offer
+from incoherent.schemas import INTRUDER_SCHEMA
+from incoherent.schemas.records import Rejected
+from incoherent.schemas.tables import CANDIDATE_SCHEMA
 
 
 def doc(doc_id="wikipedia:1", source="wikipedia", sentences=("A a.", "B b.", "C c.", "D d.")):

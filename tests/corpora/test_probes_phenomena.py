@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import Edit, apply_edits
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import Edit, apply_edits
 
 CASES = {
     "gender": [
@@ -250,7 +250,7 @@ def test_no_pickled_model_is_loaded(monkeypatch):
 
     monkeypatch.setattr(pickle, "load", refuse)
     monkeypatch.setattr(pickle, "loads", refuse)
-    from corpora.probes import verbs, words
+    from incoherent.corpora.probes import verbs, words
 
     verbs.lemma.cache_clear()
     words.plural.cache_clear()
@@ -259,7 +259,7 @@ def test_no_pickled_model_is_loaded(monkeypatch):
 
 
 def test_a_phenomenon_whose_edits_overlap_is_a_counted_dead_letter(monkeypatch):
-    from corpora.probes import rows
+    from incoherent.corpora.probes import rows
 
     def broken(sentence, tokens=None, context=None):
         return [Edit(0, 2, "He", "She"), Edit(1, 3, "e ", "x")]

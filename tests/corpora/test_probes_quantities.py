@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import apply_edits
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import apply_edits
 
 CASES = [
     ('He left the school several weeks ago and is continuing Year 10 by distance education after he said homophobic bullies threw rocks at his head.', None, 'label'),  # lee
@@ -101,8 +101,8 @@ def test_no_number_probe_ends_in_point_zero_and_no_move_dominates():
     """On the real sentences of this module with a site: no *.0*, and no move in more than 40% of the probes."""
     from collections import Counter
 
-    from corpora.probes.quantities import number_edit
-    from corpora.probes.text import analyse
+    from incoherent.corpora.probes.quantities import number_edit
+    from incoherent.corpora.probes.text import analyse
 
     moves = Counter()
     for sentence, probed, _ in CASES:

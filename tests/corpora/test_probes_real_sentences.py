@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import NoSite, apply_edits
-from corpora.probes.rows import probe_document
-from corpora.probes.text import tokenize
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import NoSite, apply_edits
+from incoherent.corpora.probes.rows import probe_document
+from incoherent.corpora.probes.text import tokenize
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "probes"
 CASES = [

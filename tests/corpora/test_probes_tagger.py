@@ -9,9 +9,9 @@ import zipfile
 
 import pytest
 
-from corpora.probes import tagger
-from corpora.probes.text import _ptb_form, tokenize
-from sources.sentences import split_sentences
+from incoherent.corpora.probes import tagger
+from incoherent.corpora.probes.text import _ptb_form, tokenize
+from incoherent.sources.sentences import split_sentences
 from tests.conftest import ROOT
 
 # treebank/combined/wsj_0001.mrg of NLTK's Penn Treebank sample (nltk_data treebank.zip; "10% fragment of Penn

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import apply_edits
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import apply_edits
 
 PAST_TO_FUTURE = [
     ('They also may be created synthetically in laboratories for industrial or decorative purposes in large crystal boules.', None, 'no_past_verb'),  # wiki

@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from corpora.publish import files_to_upload
-from schemas import SCHEMA_VERSION
+from incoherent.corpora.publish import files_to_upload
+from incoherent.schemas import SCHEMA_VERSION
 from tests.conftest import ROOT, run_cli
 from tests.fake_hub import FakeHub
 from tests.sample_build import wikipedia_build
@@ -275,7 +275,7 @@ def test_publish_to_a_branch_leaves_main_alone(dataset, hub, capsys):
 def test_plan_compares_git_blob_ids_lfs_sha256_and_sizes(tmp_path):
     from types import SimpleNamespace
 
-    from corpora.publish import git_blob_sha1, plan, sha256
+    from incoherent.corpora.publish import git_blob_sha1, plan, sha256
 
     for name, data in {"a.txt": b"hello\n", "b/c.parquet": b"PAR1" * 100, "d.md": b"new"}.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.sampling import ALL, SampleSpec, in_sample, parse_sample, sample_key, threshold_for
-from schemas.records import InputError
+from incoherent.corpora.sampling import ALL, SampleSpec, in_sample, parse_sample, sample_key, threshold_for
+from incoherent.schemas.records import InputError
 
 IDS = [f"doc:{i}" for i in range(1000)]
 

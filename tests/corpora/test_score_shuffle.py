@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.shuffle import shuffle_document
-from filters.lm import LanguageModelScorer, join_sentences
-from schemas import SHUFFLE_SCHEMA
+from incoherent.corpora.shuffle import shuffle_document
+from incoherent.filters.lm import LanguageModelScorer, join_sentences
+from incoherent.schemas import SHUFFLE_SCHEMA
 from tests.conftest import MULTI_PROCESS, file_bytes, read_rows, run_cli
 from tests.tiny_lm import build_bert, build_gpt2_tokenizer, tiny_bert_dir, tiny_gpt2_dir  # noqa: F401
 from tests.tiny_model import sample_documents
@@ -161,7 +161,7 @@ def test_bad_input(tiny_gpt2_dir, tiny_bert_dir, data_dir, tmp_path, capsys):  #
 
 
 def test_pairs_are_keyed_by_their_texts_and_finished_with_their_scores():
-    from pipelines.score_shuffle.transforms import finish_pair, make_pair, text_key
+    from incoherent.pipelines.score_shuffle.transforms import finish_pair, make_pair, text_key
 
     row = {"id": "d", "source": "wsj", "block_size": 1, "permutation": 0, "original": ["A.", "", "B."],
            "shuffled": ["B.", "A."]}  # fmt: skip
@@ -177,7 +177,7 @@ def test_pairs_are_keyed_by_their_texts_and_finished_with_their_scores():
 
 
 def test_a_document_s_texts_share_one_of_ceil_texts_over_pool_size_pools():
-    from pipelines.score_shuffle.transforms import pool_of
+    from incoherent.pipelines.score_shuffle.transforms import pool_of
 
     assert {pool_of(f"doc{i}", 64, 64) for i in range(50)} == {0}
     pools = {pool_of(f"doc{i}", 129, 64) for i in range(200)}

@@ -1,6 +1,6 @@
 import pytest
 
-from corpora.seeding import assign_split, rng_for, stable_hash
+from incoherent.corpora.seeding import assign_split, rng_for, stable_hash
 
 
 def test_stable_hash_is_fixed_across_processes():

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from corpora.selection import choose_candidate, difficulty, eligible
+from incoherent.corpora.selection import choose_candidate, difficulty, eligible
 
 
 def _cand(rank: int, diff: str | None, score: float | None = None) -> dict:

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from corpora.shuffle import blocks_of, shuffle_document
-from schemas.records import Rejected
+from incoherent.corpora.shuffle import blocks_of, shuffle_document
+from incoherent.schemas.records import Rejected
 from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 
 

@@ -98,7 +98,14 @@ def on_flink(flink, *args, environment: tuple[str, ...] = ("--environment_type=L
     """Run ``incoherent ARGS`` on the session cluster (a fresh process: with ``LOOPBACK`` its SDK workers are its
     own); the id of the one Flink job it ran."""
     before = job_ids(flink["port"])
-    command = [sys.executable, "-m", "pipelines.cli", *map(str, args), "--quiet", *flags(flink, environment)]
+    command = [
+        sys.executable,
+        "-m",
+        "incoherent.pipelines.cli",
+        *map(str, args),
+        "--quiet",
+        *flags(flink, environment),
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     new = (

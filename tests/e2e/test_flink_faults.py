@@ -68,7 +68,7 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
     try:
         local, remote = tmp_path / "local", tmp_path / "remote"
         # the local build while the cluster's JVMs start
-        done = subprocess.run([sys.executable, "-m", "pipelines.cli", "build", "--out", str(local), "--quiet"],
+        done = subprocess.run([sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(local), "--quiet"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         shutil.copytree(local, remote, symlinks=True)
@@ -81,7 +81,7 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
             "--environment_type=LOOPBACK",
             "--parallelism=2",
         ]
-        command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(remote), *flags]
+        command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(remote), *flags]
         build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True)  # fmt: skip
         try:
@@ -148,7 +148,7 @@ def test_an_interrupted_build_leaves_no_job_server_running(tmp_path):
         master.bind(("127.0.0.1", 0))
         master.listen()
         port = master.getsockname()[1]
-        command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(tmp_path / "out"), "--quiet",
+        command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(tmp_path / "out"), "--quiet",
                    "--runner=FlinkRunner", f"--flink_master=127.0.0.1:{port}", f"--flink_job_server_jar={HOME / JAR}",
                    "--environment_type=LOOPBACK"]  # fmt: skip
         build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

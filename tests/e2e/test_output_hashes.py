@@ -47,7 +47,15 @@ def test_build_output_bytes_are_pinned(name, tmp_path, tmp_path_factory):
         out, done = quickstart_build(tmp_path_factory)
     else:
         out = tmp_path / name
-        command = [sys.executable, "-m", "pipelines.cli", "build", str(BUILDS[name]), "--out", str(out)]
+        command = [
+            sys.executable,
+            "-m",
+            "incoherent.pipelines.cli",
+            "build",
+            str(BUILDS[name]),
+            "--out",
+            str(out),
+        ]
         command.append("--quiet")
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

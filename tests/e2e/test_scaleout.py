@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from pipelines.ingest.wikipedia_plan import plan_reads
-from schemas.records import InputError
+from incoherent.pipelines.ingest.wikipedia_plan import plan_reads
+from incoherent.schemas.records import InputError
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, run_cli
 from tests.sources.test_mediawiki import GENSIM, build_multistream
 from tests.worker_reads import read_log
@@ -107,8 +107,8 @@ def test_remote_multistream_index_given_with_a_flag(services, multistream, tmp_p
 def test_a_build_config_names_a_remote_multistream_index(services, multistream, tmp_path):
     import yaml
 
-    from pipelines.build.config import check_config, load_config
-    from pipelines.build.plan import plan
+    from incoherent.pipelines.build.config import check_config, load_config
+    from incoherent.pipelines.build.plan import plan
 
     prefix = f"gs://{BUCKET}/config/"
     upload(multistream, prefix + "dump/" + NAME)
@@ -244,7 +244,7 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
     command = [
         sys.executable,
         "-m",
-        "pipelines.cli",
+        "incoherent.pipelines.cli",
         "build",
         str(config),
         "--out",
@@ -286,7 +286,7 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
 
 
 def remote_json(url: str) -> dict:
-    from pipelines.runtime import storage
+    from incoherent.pipelines.runtime import storage
 
     return json.loads(storage.read_bytes(url))
 
@@ -298,7 +298,7 @@ def exists(url: str) -> bool:
 
 
 def test_remote_inputs_are_fingerprinted_from_the_stores_metadata(services, tmp_path):
-    from pipelines.build.remote_resume import input_fingerprints
+    from incoherent.pipelines.build.remote_resume import input_fingerprints
 
     prefix = f"gs://{BUCKET}/prints/"
     (tmp_path / "a.txt").write_bytes(b"first")

@@ -73,7 +73,7 @@ def test_ingest_on_a_spark_standalone_cluster_is_byte_identical_to_local(spark, 
         f"--spark_job_server_jar={HOME / JAR}",
         "--environment_type=LOOPBACK",
     ]
-    command = [sys.executable, "-m", "pipelines.cli", "ingest", "wikipedia", str(ROOT / DUMP)]
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "ingest", "wikipedia", str(ROOT / DUMP)]
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}  # the job server's Spark driver binds loopback too
     done = subprocess.run([*command, "--out", str(tmp_path / "spark"), *flags], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)  # fmt: skip

@@ -1,7 +1,7 @@
 import pytest
 
-from filters import data
-from schemas.records import InputError
+from incoherent.filters import data
+from incoherent.schemas.records import InputError
 from tests.tiny_model import intruder_rows, write_intruder_build
 
 

@@ -1,8 +1,8 @@
 import pytest
 from apache_beam.ml.inference.base import PredictionResult
 
-from filters.handler import FixedScoreHandler, IntruderModelHandler
-from schemas.records import InputError
+from incoherent.filters.handler import FixedScoreHandler, IntruderModelHandler
+from incoherent.schemas.records import InputError
 from tests.tiny_model import sample_documents, tiny_base_dir  # noqa: F401
 
 
@@ -56,7 +56,7 @@ def test_fixed_score_handler_answers_what_it_is_told():
 def test_localize_copies_a_model_once(tiny_base_dir):  # noqa: F811
     import os
 
-    from filters.handler import check_model_dir, localize
+    from incoherent.filters.handler import check_model_dir, localize
 
     assert localize(tiny_base_dir) == tiny_base_dir
     copy = localize(tiny_base_dir, force_copy=True)

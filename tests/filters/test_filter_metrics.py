@@ -1,4 +1,4 @@
-from filters.metrics import evaluate_scores, f1_parts, format_table
+from incoherent.filters.metrics import evaluate_scores, f1_parts, format_table
 
 
 def test_f1_parts():

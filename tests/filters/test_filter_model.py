@@ -4,9 +4,9 @@ import shutil
 import pytest
 import torch
 
-from filters import model as fm
-from filters.task import Encoded
-from schemas.records import InputError
+from incoherent.filters import model as fm
+from incoherent.filters.task import Encoded
+from incoherent.schemas.records import InputError
 from tests.tiny_model import build_model, sample_documents, tiny_base_dir  # noqa: F401
 
 
@@ -157,7 +157,7 @@ class _OomModel(torch.nn.Module):
 
 
 def test_out_of_memory_halves_the_batch_and_counts(tokenizer, monkeypatch):
-    import filters.task as task
+    import incoherent.filters.task as task
 
     monkeypatch.setattr(
         task, "encode", lambda tok, sentences, position, max_length: Encoded([position], [0], False)

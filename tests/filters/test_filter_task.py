@@ -1,6 +1,6 @@
 import pytest
 
-from filters import task
+from incoherent.filters import task
 from tests.tiny_model import sample_documents, tiny_base_dir  # noqa: F401
 
 

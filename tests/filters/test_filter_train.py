@@ -5,8 +5,8 @@ import os
 import pytest
 from safetensors.torch import load_file
 
-from filters.train import TrainConfig, linear_schedule, train, training_examples
-from schemas.records import InputError
+from incoherent.filters.train import TrainConfig, linear_schedule, train, training_examples
+from incoherent.schemas.records import InputError
 from tests.tiny_model import (  # noqa: F401
     intruder_rows,
     sample_documents,
@@ -87,7 +87,7 @@ def test_bad_base_model(tmp_path, tiny_data_dir):  # noqa: F811
 def test_a_base_model_with_another_head_gets_a_two_label_one(tmp_path, tiny_base_dir):  # noqa: F811
     from transformers import AutoTokenizer
 
-    from filters.model import load_classifier
+    from incoherent.filters.model import load_classifier
     from tests.tiny_model import build_model
 
     base = build_model(str(tmp_path / "three"), AutoTokenizer.from_pretrained(tiny_base_dir), num_labels=3)

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import cli
+from incoherent.pipelines import cli
 from tests.conftest import run_cli
 from tests.shuffle_fixtures import one_thread, wsj_docs_dir, wsj_shuffle_dir  # noqa: F401
 from tests.tiny_lm import tiny_bert_dir, tiny_gpt2_dir  # noqa: F401

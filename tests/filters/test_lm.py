@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from filters.lm import (
+from incoherent.filters.lm import (
     LanguageModelScorer,
     causal_windows,
     fuse_activations,
@@ -18,7 +18,7 @@ from filters.lm import (
     load_language_model,
     masked_windows,
 )
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 from tests.tiny_lm import BERT_POSITIONS, GPT2_POSITIONS, tiny_bert_dir, tiny_gpt2_dir  # noqa: F401
 from tests.tiny_model import sample_documents
 
@@ -294,7 +294,7 @@ def test_shared_leading_keys_and_values_run_once(tiny_gpt2_dir, window):  # noqa
     """Shuffles of WSJ documents (blocks of two sentences) that keep their first blocks: windows beginning with
     the same tokens take those positions' keys and values from one run in full and run only the rest, in
     batches that mix pasts of different lengths; the scores are those of running every window whole."""
-    from corpora.shuffle import shuffle_document
+    from incoherent.corpora.shuffle import shuffle_document
 
     documents = []
     for doc_id, sentences in sample_documents(min_sentences=6, max_sentences=8)[:4]:

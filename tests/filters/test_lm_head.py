@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from filters.lm import LanguageModelScorer, load_language_model, token_nll
+from incoherent.filters.lm import LanguageModelScorer, load_language_model, token_nll
 from tests.tiny_lm import LLAMA_POSITIONS, LLAMA_VOCAB, tiny_gpt2_dir, tiny_llama_dir  # noqa: F401
 from tests.tiny_model import sample_documents
 
 
 def documents(n: int = 4) -> list[str]:
     """WSJ sample documents and shuffles of them that keep their first sentences (shared leading tokens)."""
-    from corpora.shuffle import shuffle_document
+    from incoherent.corpora.shuffle import shuffle_document
 
     out = []
     for doc_id, sentences in sample_documents(min_sentences=6, max_sentences=10)[:n]:
@@ -155,7 +155,7 @@ def test_out_of_memory_in_the_head_halves_its_chunks(tiny_gpt2_dir):  # noqa: F8
 
 
 def test_out_of_memory_that_nothing_fixes_is_one_line(tiny_gpt2_dir):  # noqa: F811
-    from schemas.records import InputError
+    from incoherent.schemas.records import InputError
 
     model, tokenizer, kind = load_language_model(tiny_gpt2_dir)
     s = LanguageModelScorer(model, tokenizer, kind, batch_size=2)
@@ -172,7 +172,7 @@ def test_head_chunks_follow_the_free_memory():
     smallest chunk of rows is cut into chunks (no GPU needed: the free memory is given)."""
     from types import SimpleNamespace
 
-    from filters.lm_head import HEAD_ROWS_GPU_MAX, HEAD_ROWS_GPU_MIN, head_rows
+    from incoherent.filters.lm_head import HEAD_ROWS_GPU_MAX, HEAD_ROWS_GPU_MIN, head_rows
 
     gpt2 = SimpleNamespace(config=SimpleNamespace(vocab_size=50257))
     rows, chunk = head_rows(gpt2, "cuda", free_bytes=40 << 30)

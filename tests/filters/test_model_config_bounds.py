@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from filters import model_files
-from schemas.records import InputError
+from incoherent.filters import model_files
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, run_cli
 from tests.corpora.test_score_shuffle import shuffle_rows, write_shuffles
 from tests.tiny_lm import tiny_bert_dir, tiny_gpt2_dir  # noqa: F401
@@ -84,9 +84,9 @@ def test_a_config_that_does_not_fit_its_weights_or_a_huge_vocab_is_refused_in_sm
         textwrap.dedent(
             """
         import json
-        from filters.lm_load import check_language_model
-        from filters.model import load_base_model
-        from schemas.records import InputError
+        from incoherent.filters.lm_load import check_language_model
+        from incoherent.filters.model import load_base_model
+        from incoherent.schemas.records import InputError
 
         def attempt(loader, path):
             try:

@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
-from filters.model_source import cached_snapshot, hub_cache_dir, resolve_model
-from schemas.records import InputError
+from incoherent.filters.model_source import cached_snapshot, hub_cache_dir, resolve_model
+from incoherent.schemas.records import InputError
 from tests.conftest import run_cli
 from tests.corpora.test_score_shuffle import data_dir  # noqa: F401
 from tests.tiny_lm import tiny_gpt2_dir  # noqa: F401
@@ -98,9 +98,9 @@ def test_score_shuffle_takes_a_cached_name(hub_cache, data_dir, tmp_path, capsys
 
 
 def test_every_model_taker_resolves_cached_names(hub_cache):
-    from filters.lm_load import check_language_model
-    from filters.model import load_base_model
-    from filters.shuffle_classifier import load_base_classifier
+    from incoherent.filters.lm_load import check_language_model
+    from incoherent.filters.model import load_base_model
+    from incoherent.filters.shuffle_classifier import load_base_classifier
 
     model, tokenizer = load_base_model("my-org/tiny-xlnet")  # train-filter --base-model
     assert model.config.num_labels == 2 and len(tokenizer) > 2
@@ -113,7 +113,7 @@ def test_a_broken_cached_model_is_checked_like_a_directory(hub_cache):
     snapshot = cached_snapshot("gpt2")
     os.remove(os.path.join(snapshot, "model.safetensors"))
     with pytest.raises(InputError, match="no model.safetensors weights"):
-        from filters.lm_load import check_language_model
+        from incoherent.filters.lm_load import check_language_model
 
         check_language_model(resolve_model("gpt2", "MODEL_DIR"))
     shutil.rmtree(snapshot)
@@ -123,7 +123,7 @@ def test_a_broken_cached_model_is_checked_like_a_directory(hub_cache):
 def test_a_build_config_filter_may_be_a_cached_name(hub_cache, tmp_path):
     import yaml
 
-    from pipelines.build.config import check_config, load_config
+    from incoherent.pipelines.build.config import check_config, load_config
     from tests.conftest import ROOT
 
     config = {"base": str(ROOT), "sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}}
@@ -198,6 +198,6 @@ def test_a_cache_copied_from_another_machine_is_found_through_hf_home(tmp_path, 
     snapshot = resolve_model("openai-community/gpt2", "MODEL_DIR")
     assert snapshot == str(here / "hub" / "models--openai-community--gpt2" / "snapshots" / COMMIT)
     assert sorted(os.listdir(snapshot)) == sorted(os.listdir(tiny_gpt2_dir))
-    from filters.lm_load import check_language_model
+    from incoherent.filters.lm_load import check_language_model
 
     assert check_language_model(snapshot) == "causal"  # the copied folder is checked like any model folder

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemas import INTRUDER_SCHEMA
-from schemas.records import InputError
+from incoherent.schemas import INTRUDER_SCHEMA
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.corpora.test_score_shuffle import shuffle_rows, write_shuffles
 from tests.tiny_lm import tiny_gpt2_dir  # noqa: F401
@@ -155,7 +155,7 @@ def test_train_filter_refuses_a_base_model_with_code(evil_dir, intruders, tmp_pa
 
 
 def test_the_filter_stage_and_a_build_refuse_a_filter_with_code(evil_dir, tmp_path, capsys):
-    from pipelines.intruders.filter_stage import ScoreCandidates
+    from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
 
     model, expected = evil_dir
     with pytest.raises(InputError, match="refusing"):
@@ -257,7 +257,7 @@ def test_score_shuffle_that_scores_nothing_is_not_complete(tiny_gpt2_dir, tmp_pa
 
 
 def test_a_tokenizer_with_an_empty_vocabulary_is_refused(gpt2_without_tokenizer, tmp_path):
-    from filters.model import open_tokenizer
+    from incoherent.filters.model import open_tokenizer
 
     model = tmp_path / "model"
     model.mkdir()
@@ -297,7 +297,7 @@ def test_publish_refuses_a_link_that_leaves_the_dataset(dataset, tmp_path, capsy
 
 
 def test_publish_uploads_only_regular_files_inside(dataset, capsys):
-    from corpora.publish import files_to_upload
+    from incoherent.corpora.publish import files_to_upload
 
     (dataset / "figures" / "a.png").write_bytes(b"png")
     (dataset / "figures" / "same.png").symlink_to(dataset / "figures" / "a.png")  # inside: allowed
@@ -407,7 +407,8 @@ def _disk_full(*args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "where", ["pipelines.runtime.run.write_summary", "pipelines.runtime.tables.write_shard"]
+    "where",
+    ["incoherent.pipelines.runtime.run.write_summary", "incoherent.pipelines.runtime.tables.write_shard"],
 )
 def test_a_full_disk_is_one_line_and_no_complete_run(where, tmp_path, capsys, monkeypatch):
     """On the driver (the run summary) and inside a Beam worker (a table shard, reported wrapped by Beam)."""

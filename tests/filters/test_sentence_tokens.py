@@ -9,8 +9,8 @@ import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from filters.lm import LanguageModelScorer, join_sentences, load_language_model
-from filters.sentence_tokens import joined_token_ids, tokenizes_by_parts
+from incoherent.filters.lm import LanguageModelScorer, join_sentences, load_language_model
+from incoherent.filters.sentence_tokens import joined_token_ids, tokenizes_by_parts
 from tests.tiny_lm import build_bert_tokenizer, build_gpt2_tokenizer, tiny_gpt2_dir  # noqa: F401
 from tests.tiny_model import sample_documents, sample_texts
 

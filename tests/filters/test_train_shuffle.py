@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pipelines import cli
+from incoherent.pipelines import cli
 from tests.conftest import run_cli
 from tests.shuffle_fixtures import one_thread, wsj_docs_dir, wsj_shuffle_dir  # noqa: F401
 from tests.tiny_lm import build_gpt2, build_gpt2_tokenizer

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from filters.hardware import free_memory, training_precision
-from filters.training import backward_in_parts, fit, length_grouped
-from schemas.records import InputError
+from incoherent.filters.hardware import free_memory, training_precision
+from incoherent.filters.training import backward_in_parts, fit, length_grouped
+from incoherent.schemas.records import InputError
 from tests.tiny_model import tiny_base_dir, tiny_data_dir  # noqa: F401
 
 
@@ -48,7 +48,7 @@ def lm_batches(n: int = 12, seed: int = 1) -> list[list[int]]:
 
 
 def test_backward_in_parts_gives_the_whole_batch_gradients():
-    from filters.finetune_lm import Collator, loss_terms
+    from incoherent.filters.finetune_lm import Collator, loss_terms
 
     class Tok:
         pad_token_id, eos_token_id = 0, 0
@@ -80,7 +80,7 @@ class OutOfMemoryAbove(torch.nn.Module):
 
 
 def test_out_of_memory_in_fit_keeps_the_weights_and_counts():
-    from filters.finetune_lm import Collator, loss_terms
+    from incoherent.filters.finetune_lm import Collator, loss_terms
 
     class Tok:
         pad_token_id, eos_token_id = 0, 0
@@ -109,7 +109,7 @@ def test_out_of_memory_in_fit_keeps_the_weights_and_counts():
 
 
 def test_out_of_memory_in_train_filter(tiny_base_dir, tiny_data_dir, tmp_path, monkeypatch):  # noqa: F811
-    import filters.train as train_module
+    import incoherent.filters.train as train_module
 
     load = train_module.load_base_model
     wrapped = {}

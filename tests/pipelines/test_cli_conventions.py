@@ -18,8 +18,8 @@ import subprocess
 
 import pytest
 
-from pipelines import cli
-from pipelines.commands import COMMANDS, OVERWRITE_HELP, build_parser
+from incoherent.pipelines import cli
+from incoherent.pipelines.commands import COMMANDS, OVERWRITE_HELP, build_parser
 
 KEBAB = re.compile(r"^--[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -141,7 +141,7 @@ def test_shared_flags_mean_the_same_everywhere():
     ],
 )  # fmt: skip
 def test_lists_are_repeated_values(argv, attribute, expected):
-    from pipelines.commands import selected_module
+    from incoherent.pipelines.commands import selected_module
 
     args, extra = build_parser(selected_module(argv)).parse_known_args(argv)
     assert getattr(args, attribute) == expected and extra == []

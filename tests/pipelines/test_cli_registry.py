@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import os
 
 import pytest
 
-from pipelines import cli
-from pipelines.build import config as build_config
-from pipelines.build import processes as stage_process
-from pipelines.commands import COMMANDS, module_of, selected_module, stage_modules
-from tests.conftest import ROOT
+from incoherent.pipelines import cli
+from incoherent.pipelines.build import config as build_config
+from incoherent.pipelines.build import processes as stage_process
+from incoherent.pipelines.commands import COMMANDS, module_of, selected_module, stage_modules
 
 
 def _defines(module: str) -> set[str]:
-    path = os.path.join(ROOT, *module.split(".")) + ".py"
+    path = importlib.util.find_spec(module).origin
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read())
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
@@ -36,7 +34,7 @@ def test_command_words_and_modules_are_unique():
 
 
 def test_module_of_refuses_an_unknown_command():
-    assert module_of("ingest", "cnn") == "pipelines.ingest.cnn"
+    assert module_of("ingest", "cnn") == "incoherent.pipelines.ingest.cnn"
     with pytest.raises(KeyError, match="no command 'ingest nowhere'"):
         module_of("ingest", "nowhere")
 
@@ -52,13 +50,19 @@ def test_the_build_maps_derive_from_the_table():
 
 
 def test_the_fork_server_preloads_the_stage_modules():
-    assert stage_process.PRELOAD[:3] == ["pipelines.cli", "apache_beam", "pipelines.build.processes"]
+    assert stage_process.PRELOAD[:3] == [
+        "incoherent.pipelines.cli",
+        "apache_beam",
+        "incoherent.pipelines.build.processes",
+    ]
     stages = stage_modules()
     assert stage_process.PRELOAD[3 : 3 + len(stages)] == stages
     # then what the stages import when they run (their Beam transforms), read from their run()
-    assert {"pipelines.index.transforms", "pipelines.intruders.transforms", "pipelines.runtime.run"} <= set(
-        stage_process.PRELOAD[3 + len(stages) :]
-    )
+    assert {
+        "incoherent.pipelines.index.transforms",
+        "incoherent.pipelines.intruders.transforms",
+        "incoherent.pipelines.runtime.run",
+    } <= set(stage_process.PRELOAD[3 + len(stages) :])
     assert not any(m.startswith("filters") for m in stage_process.PRELOAD)
     for module in stage_process.PRELOAD:
         assert importlib.util.find_spec(module) is not None, module

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from pipelines.cli import main
+from incoherent.pipelines.cli import main
 from tests.shuffle_fixtures import one_thread  # noqa: F401
 from tests.tiny_model import _cached, intruder_rows, sample_documents, tiny_base_dir, write_intruder_build  # noqa: F401
 
@@ -33,7 +33,7 @@ def trained(tmp_path_factory, tiny_base_dir, two_sources):  # noqa: F811
     """One tiny classifier per source, trained on that source's train split only."""
     import shutil
 
-    from filters.train import TrainConfig, train
+    from incoherent.filters.train import TrainConfig, train
 
     out = {}
     for source in ("wiki", "cnn"):

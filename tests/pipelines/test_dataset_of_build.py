@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from pipelines.runtime.safety import dataset_of_build
+from incoherent.pipelines.runtime.safety import dataset_of_build
 from tests.conftest import run_cli
 from tests.sample_build import quickstart_build
 
@@ -63,7 +63,7 @@ def test_build_quiet_prints_no_stage_lines(tmp_path_factory):
 
 
 def test_note_is_silent_under_quiet(capsys):
-    from pipelines.runtime import progress
+    from incoherent.pipelines.runtime import progress
 
     try:
         progress.configure(quiet=True)

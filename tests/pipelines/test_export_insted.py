@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from pipelines.export_insted import insted_record, original_sentences
-from pipelines.runtime.tables import write_shard
-from schemas import INTRUDER_SCHEMA
+from incoherent.pipelines.export_insted import insted_record, original_sentences
+from incoherent.pipelines.runtime.tables import write_shard
+from incoherent.schemas import INTRUDER_SCHEMA
 from tests.conftest import run_cli
 
 

@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from pipelines.export_lm_eval import join_text, probe_items, shuffle_items, task_name, two_choice
+from incoherent.pipelines.export_lm_eval import join_text, probe_items, shuffle_items, task_name, two_choice
 from tests.conftest import read_rows, run_cli
 from tests.shuffle_fixtures import write_documents, wsj_docs_dir, wsj_shuffle_dir  # noqa: F401
 from tests.tiny_lm import tiny_gpt2_dir, tiny_llama_dir  # noqa: F401
@@ -268,7 +268,7 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tiny_da
             per_k[str(k)]["accuracy"]
         )
     # the probes: lm-eval's log-likelihoods are our scorer's summed NLLs, its acc the unprobed one's win
-    from filters.lm import LanguageModelScorer
+    from incoherent.filters.lm import LanguageModelScorer
 
     probe_samples = samples["incoherent_probe_negation"]
     assert len(probe_samples) == len(read_rows(probes, "probe-negation")) > 0

@@ -6,7 +6,7 @@ import shutil
 
 import torch
 
-from pipelines.cli import main
+from incoherent.pipelines.cli import main
 from tests.tiny_model import tiny_base_dir, tiny_data_dir, tiny_trained_dir  # noqa: F401
 
 

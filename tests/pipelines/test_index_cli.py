@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from corpora.sampling import in_sample, parse_sample, threshold_for
-from pipelines.runtime.tables import write_shard
-from retrieval import TfidfIndex
-from schemas import DOCUMENT_SCHEMA
-from schemas.records import document
+from incoherent.corpora.sampling import in_sample, parse_sample, threshold_for
+from incoherent.pipelines.runtime.tables import write_shard
+from incoherent.retrieval import TfidfIndex
+from incoherent.schemas import DOCUMENT_SCHEMA
+from incoherent.schemas.records import document
 from tests.conftest import MULTI_PROCESS, file_bytes, read_rows, run_cli
 
 
@@ -202,9 +202,9 @@ def test_bad_options_and_existing_output(built, tmp_path, capsys):
 
 
 def test_scoring_threads_follow_the_runner(monkeypatch):
-    from pipelines.neighbors.command import scoring_threads
+    from incoherent.pipelines.neighbors.command import scoring_threads
 
-    monkeypatch.setattr("pipelines.neighbors.command.available_cores", lambda: 8)
+    monkeypatch.setattr("incoherent.pipelines.neighbors.command.available_cores", lambda: 8)
     assert scoring_threads(0, []) == (8, 1)
     assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]) == (4, 2)
     assert scoring_threads(0, ["--direct_running_mode=multi_processing", "--direct_num_workers=0"]) == (1, 8)
@@ -219,8 +219,8 @@ def test_document_frequency_combine_and_batches_under_beam():
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
     from apache_beam.testing.util import assert_that, equal_to
 
-    from pipelines.index.transforms import DocumentFrequencies, featurize_batch
-    from retrieval.index import IndexParams
+    from incoherent.pipelines.index.transforms import DocumentFrequencies, featurize_batch
+    from incoherent.retrieval.index import IndexParams
 
     def as_lists(df):
         return df[0].tolist(), df[1].tolist()
@@ -239,7 +239,7 @@ def test_document_frequency_combine_and_batches_under_beam():
 def test_assembly_from_part_files_in_scrambled_order_saves_the_bytes_of_build(tmp_path, samples):
     import numpy as np
 
-    from pipelines.index.transforms import (
+    from incoherent.pipelines.index.transforms import (
         PARTS_DIR,
         assemble_index,
         featurize_batch,
@@ -248,8 +248,8 @@ def test_assembly_from_part_files_in_scrambled_order_saves_the_bytes_of_build(tm
         write_manifest,
         write_part,
     )
-    from retrieval.featurize import document_text
-    from retrieval.index import IndexParams
+    from incoherent.retrieval.featurize import document_text
+    from incoherent.retrieval.index import IndexParams
 
     lines = (samples / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()
     rows = [document(f"wsj:{i:03d}", "test", [json.loads(line)["text"]]) for i, line in enumerate(lines)]

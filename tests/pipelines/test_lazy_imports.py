@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from pipelines.commands import COMMANDS
+from incoherent.pipelines.commands import COMMANDS
 from tests.conftest import ROOT
 from tests.pipelines.runtime.test_model_stack import BLOCKER
 
@@ -42,7 +42,7 @@ HEAVY = (
 
 PROBE = """
 import json, sys
-from pipelines import cli
+from incoherent.pipelines import cli
 heavy = json.loads(sys.argv[1])
 report = {}
 for words in json.loads(sys.argv[2]):
@@ -85,7 +85,7 @@ def test_help_is_fast(command, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", command, "--help"],
+        [sys.executable, "-m", "incoherent.pipelines.cli", command, "--help"],
         env=env,
         cwd=tmp_path,
         capture_output=True,

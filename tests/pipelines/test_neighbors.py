@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines.neighbors.transforms import neighbor_row
+from incoherent.pipelines.neighbors.transforms import neighbor_row
 
 
 def _counted():

@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from corpora.probes import PHENOMENA
-from corpora.probes.edits import Edit, apply_edits
-from pipelines.export_insted import original_sentences
-from sources.sentences import split_sentences
+from incoherent.corpora.probes import PHENOMENA
+from incoherent.corpora.probes.edits import Edit, apply_edits
+from incoherent.pipelines.export_insted import original_sentences
+from incoherent.sources.sentences import split_sentences
 from tests.conftest import MULTI_PROCESS, ROOT, file_bytes, read_rows, run_cli
 from tests.sample_build import wikipedia_build
 from tests.tiny_model import tiny_base_dir, tiny_data_dir, write_intruder_build  # noqa: F401
@@ -274,8 +274,8 @@ def test_evaluate_on_a_probes_folder_gives_table7(tiny_base_dir, tiny_data_dir, 
 
 
 def _intruder_row(row: dict) -> dict:
-    from schemas import INTRUDER_SCHEMA
-    from schemas.tables import empty_row
+    from incoherent.schemas import INTRUDER_SCHEMA
+    from incoherent.schemas.tables import empty_row
 
     out = empty_row(INTRUDER_SCHEMA)
     out.update(id=row["id"], source="wsj", sentences=row["sentences"], label=1, intruder_index=row["intruder_index"],

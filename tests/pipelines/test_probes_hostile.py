@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from pipelines.probes import command as probes
+from incoherent.pipelines.probes import command as probes
 from tests.conftest import read_rows, run_cli
 from tests.pipelines.test_probes_cli import insted_jsonl, jsonl, summary_of
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from corpora.probes.review import html_page, markdown, referents, sample
-from corpora.probes.rows import probe_document
+from incoherent.corpora.probes.review import html_page, markdown, referents, sample
+from incoherent.corpora.probes.rows import probe_document
 from tests.conftest import run_cli
 from tests.pipelines.test_probes_cli import insted_jsonl
 
@@ -118,7 +118,7 @@ def test_probes_review_writes_the_page_and_its_markdown(tmp_path):
     )
     moves = summary["probes"]["number"]["moves"]  # the mix of number's moves, in the summary and the card
     assert moves and sum(moves.values()) == summary["probes"]["number"]["probes"]
-    from corpora.card.probes import probes_section
+    from incoherent.corpora.card.probes import probes_section
 
     assert any(line.startswith("Number probes by move: ") for line in probes_section({}, [summary]))
     # a second run replaces a link planted at the page's path, never writing through it

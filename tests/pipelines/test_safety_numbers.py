@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from filters.provenance import write_provenance
-from pipelines import cli
+from incoherent.filters.provenance import write_provenance
+from incoherent.pipelines import cli
 
 COMMANDS = {
     "finetune-lm": ["finetune-lm", "DATA", "--base-model", "MISSING-MODEL"],

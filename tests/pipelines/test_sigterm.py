@@ -37,7 +37,7 @@ def test_a_signal_stops_a_pipeline_command_with_one_line(tmp_path, signum):
     KeyboardInterrupt (no message) came out of that as a RuntimeError and a traceback."""
     corpus, out = tmp_path / "corpus.jsonl", tmp_path / "out"
     _corpus(corpus)
-    command = [sys.executable, "-m", "pipelines.cli", "ingest", "text", str(corpus), "--out", str(out),
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "ingest", "text", str(corpus), "--out", str(out),
                "--quiet", "--runner", "DirectRunner"]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -62,8 +62,8 @@ def test_a_signal_stops_a_pipeline_command_with_one_line(tmp_path, signum):
 def test_sigterm_handler_is_only_the_commands_own(monkeypatch):
     """In-process (a test harness, a notebook) the CLI sets SIGTERM only while the command runs and puts the
     default back; a handler the caller set is kept as it is."""
-    from pipelines import cli
-    from pipelines.runtime import interrupts
+    from incoherent.pipelines import cli
+    from incoherent.pipelines.runtime import interrupts
 
     def harness(signum, frame):  # pragma: no cover - never called
         pass

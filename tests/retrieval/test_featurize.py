@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.utils import murmurhash3_32
 
-from retrieval import featurize as F
+from incoherent.retrieval import featurize as F
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_feature_counts_sorted_unique_with_counts():
 
 def test_stopword_list_is_drqas_and_its_hash_is_recorded():
     assert len(F.STOPWORDS) == 162 and {"the", "``", "''", "'s", "n't"} <= F.STOPWORDS
-    data = (F.resources.files("retrieval") / "data/drqa_stopwords.txt").read_bytes()
+    data = (F.resources.files("incoherent.retrieval") / "data/drqa_stopwords.txt").read_bytes()
     assert F.STOPWORDS_SHA256 == hashlib.sha256(data).hexdigest()
 
 

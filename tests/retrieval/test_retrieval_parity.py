@@ -19,8 +19,8 @@ import regex
 import scipy.sparse as sp
 from sklearn.utils import murmurhash3_32
 
-from retrieval import TfidfIndex
-from retrieval.topk import all_topk, prepare
+from incoherent.retrieval import TfidfIndex
+from incoherent.retrieval.topk import all_topk, prepare
 from tests.conftest import SAMPLES
 
 K = 10

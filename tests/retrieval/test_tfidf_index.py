@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from retrieval import IndexParams, TfidfIndex
-from retrieval.featurize import features
-from retrieval.tfidf import idf_values, merge_document_frequencies
-from schemas.records import InputError
+from incoherent.retrieval import IndexParams, TfidfIndex
+from incoherent.retrieval.featurize import features
+from incoherent.retrieval.tfidf import idf_values, merge_document_frequencies
+from incoherent.schemas.records import InputError
 
 DOCS = [
     ("d1", "The cat sat on the mat."),
@@ -202,8 +202,8 @@ def wsj_docs() -> list[tuple[str, str]]:
 
 def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams) -> dict[str, dict]:
     """Featurized parts as the index stage writes them (``pipelines/index/command.py``), in the given order."""
-    from retrieval.featurize import feature_counts_batch
-    from retrieval.tfidf import document_fingerprint, text_key
+    from incoherent.retrieval.featurize import feature_counts_batch
+    from incoherent.retrieval.tfidf import document_fingerprint, text_key
 
     parts, start = {}, 0
     for number, size in enumerate(sizes):
@@ -223,7 +223,7 @@ def parts_of(docs: list[tuple[str, str]], sizes: list[int], params: IndexParams)
 
 
 def streamed(parts: dict[str, dict], params: IndexParams, reads: list | None = None) -> TfidfIndex:
-    from retrieval.assembly import tfidf_from_parts
+    from incoherent.retrieval.assembly import tfidf_from_parts
 
     def read_part(path, names):
         if reads is not None:

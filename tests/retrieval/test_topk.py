@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from retrieval import topk as T
+from incoherent.retrieval import topk as T
 
 
 def brute_force(matrix: sp.csr_matrix, k: int, keys=None) -> list[list[int]]:
@@ -131,7 +131,7 @@ def scipy_layouts(matrix: sp.csr_matrix) -> dict[str, np.ndarray]:
 def test_prepare_builds_the_layouts_of_scipy_without_its_copies():
     from pathlib import Path
 
-    from retrieval import TfidfIndex
+    from incoherent.retrieval import TfidfIndex
 
     lines = (Path(__file__).resolve().parents[2] / "samples/wsj/wsj.jsonl").read_text("utf-8").splitlines()
     wsj = TfidfIndex.build([(f"w{i}", line) for i, line in enumerate(lines)] + [("zero", "")]).matrix

@@ -4,8 +4,8 @@ import tarfile
 
 import pytest
 
-from schemas.records import InputError, Rejected
-from sources.cnn import clean_body, list_inputs, parse_story, stories
+from incoherent.schemas.records import InputError, Rejected
+from incoherent.sources.cnn import clean_body, list_inputs, parse_story, stories
 from tests.conftest import SAMPLES, read_rows, run_cli
 
 STORY = SAMPLES / "cnn" / "allennlp" / "017d27d00eb43678c15cb4a8dd4723a035323219.story"

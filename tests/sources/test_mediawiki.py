@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from schemas.records import InputError
-from sources import bz2decode, mediawiki_xml
-from sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
-from sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
+from incoherent.schemas.records import InputError
+from incoherent.sources import bz2decode, mediawiki_xml
+from incoherent.sources.bz2decode import multistream_index, multistream_ranges, stream_offsets
+from incoherent.sources.mediawiki import SiteInfo, detect_encoding, read_pages, read_range, read_siteinfo
 
 ROOT = Path(__file__).resolve().parents[2]
 GENSIM = ROOT / "samples/wikipedia/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

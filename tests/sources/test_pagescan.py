@@ -8,9 +8,9 @@ from xml.parsers import expat
 
 import pytest
 
-from schemas.records import InputError
-from sources import bz2decode, mediawiki, mediawiki_xml, pagescan
-from sources.pagescan import TAIL_CHARS, scan_page, xml_text
+from incoherent.schemas.records import InputError
+from incoherent.sources import bz2decode, mediawiki, mediawiki_xml, pagescan
+from incoherent.sources.pagescan import TAIL_CHARS, scan_page, xml_text
 from tests.sources.test_mediawiki import counting
 
 ROOT = Path(__file__).resolve().parents[2]

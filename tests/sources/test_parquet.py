@@ -2,8 +2,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemas.records import InputError
-from sources import parquet
+from incoherent.schemas.records import InputError
+from incoherent.sources import parquet
 
 
 def test_a_table_and_its_columns_are_read(tmp_path):
@@ -24,7 +24,7 @@ def test_a_file_that_is_not_parquet_is_one_input_error_naming_it(tmp_path, read)
 
 
 def test_selected_rows_of_a_file_that_is_not_parquet_are_one_input_error(tmp_path):
-    from sources.textfiles import selected_parquet_records
+    from incoherent.sources.textfiles import selected_parquet_records
 
     path = tmp_path / "broken.parquet"
     path.write_bytes(b"not parquet at all")

@@ -17,12 +17,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemas.records import InputError
-from sources import cnn, mediawiki, mediawiki_xml
-from sources.bz2decode import _bz2_chunks
-from sources.limits import DECOMPRESS_CHUNK, Limits
-from sources.textfiles import json_lines, plan_ranges, range_lines
-from sources.wikipedia import page_to_document
+from incoherent.schemas.records import InputError
+from incoherent.sources import cnn, mediawiki, mediawiki_xml
+from incoherent.sources.bz2decode import _bz2_chunks
+from incoherent.sources.limits import DECOMPRESS_CHUNK, Limits
+from incoherent.sources.textfiles import json_lines, plan_ranges, range_lines
+from incoherent.sources.wikipedia import page_to_document
 from tests.conftest import ROOT, read_rows, run_cli
 
 STORY = (
@@ -83,8 +83,8 @@ def test_zero_bomb_dump_is_one_line_in_bounded_memory(tmp_path):
     assert dump.stat().st_size < 2_000
     peak, message = peak_rss_mb(
         f"""
-        from schemas.records import InputError
-        from sources import mediawiki
+        from incoherent.schemas.records import InputError
+        from incoherent.sources import mediawiki
         for read in (mediawiki.read_siteinfo, lambda p: list(mediawiki.read_pages(p, threads=1))):
             try:
                 read({str(dump)!r})
@@ -102,8 +102,8 @@ def test_header_bomb_is_refused_in_bounded_memory(tmp_path):
     dump.write_bytes(bz2_bomb(b"<mediawiki>\n<siteinfo>\n<sitename>W</sitename>", 1200))
     peak, message = peak_rss_mb(
         f"""
-        from schemas.records import InputError
-        from sources import mediawiki
+        from incoherent.schemas.records import InputError
+        from incoherent.sources import mediawiki
         try:
             mediawiki.read_siteinfo({str(dump)!r})
         except InputError as exc:
@@ -165,8 +165,8 @@ def test_long_page_in_gz_streams_in_bounded_memory(tmp_path):
     started = time.monotonic()
     peak, message = peak_rss_mb(
         f"""
-        from sources import mediawiki
-        from sources.wikipedia import page_to_document
+        from incoherent.sources import mediawiki
+        from incoherent.sources.wikipedia import page_to_document
         (page,) = mediawiki.read_pages({str(path)!r})
         print(next(iter(page_to_document(page))).reason)
         """
@@ -390,7 +390,7 @@ def test_limits_flags_must_be_positive(tmp_path, capsys):
 def test_input_error_names_the_file_for_unreadable_gzip(tmp_path):
     path = tmp_path / "news.jsonl.gz"
     path.write_bytes(b"\x1f\x8b\x08\x00garbage")
-    from sources.textfiles import json_file_records
+    from incoherent.sources.textfiles import json_file_records
 
     with pytest.raises(InputError, match="news.jsonl.gz: unreadable"):
         list(json_file_records(str(path), "id", "text", "news"))

@@ -1,7 +1,7 @@
 import random
 import re
 
-from sources.sentences import merge_fragments, split_sentences
+from incoherent.sources.sentences import merge_fragments, split_sentences
 
 
 def test_abbreviations_punkt_misses_do_not_split():

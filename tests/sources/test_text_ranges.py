@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from sources.textfiles import _lines, json_file_records, plan_ranges, range_lines
+from incoherent.sources.textfiles import _lines, json_file_records, plan_ranges, range_lines
 from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 
 

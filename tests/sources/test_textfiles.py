@@ -4,8 +4,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemas.records import InputError
-from sources.textfiles import check_parquet_columns, parse_json_line, source_name
+from incoherent.schemas.records import InputError
+from incoherent.sources.textfiles import check_parquet_columns, parse_json_line, source_name
 from tests.conftest import SAMPLES, read_rows, run_cli
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from schemas.records import Rejected
-from sources import wikitext
-from sources.mediawiki import read_pages
-from sources.wikipedia import article_url, compact, page_to_document
+from incoherent.schemas.records import Rejected
+from incoherent.sources import wikitext
+from incoherent.sources.mediawiki import read_pages
+from incoherent.sources.wikipedia import article_url, compact, page_to_document
 
 DATA = Path(__file__).resolve().parents[1] / "data/wiki"
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from sources.wikitext import (
+from incoherent.sources.wikitext import (
     clean_wikitext,
     disambiguation_marker,
     is_redirect,
@@ -130,7 +130,7 @@ def test_token_renderer_node_tree_and_strip_markup_give_the_plain_text(case):
     raises _Unusual, and the tree is used)."""
     import mwparserfromhell
 
-    from sources import wikitext
+    from incoherent.sources import wikitext
 
     text, expected = TOKEN_CASES[case]
     out: list[str] = []
@@ -146,7 +146,7 @@ def test_token_renderer_node_tree_and_strip_markup_give_the_plain_text(case):
 
 
 def test_token_renderer_falls_back_on_non_text_link_targets():
-    from sources import wikitext
+    from incoherent.sources import wikitext
 
     with pytest.raises(wikitext._Unusual):
         wikitext._render_tokens(wikitext._tokenize("[[{{tl|x}}|templated]]"))
@@ -155,7 +155,7 @@ def test_token_renderer_falls_back_on_non_text_link_targets():
 
 def _tidy_unguarded(text: str) -> str:
     """tidy() as a plain sequence of substitutions, without its cheap pre-checks."""
-    from sources import wikitext as w
+    from incoherent.sources import wikitext as w
 
     text = w._NBSP.sub(" ", text)
     text = w._SWITCH.sub("", text)

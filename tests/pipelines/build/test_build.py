@@ -9,14 +9,15 @@ import os
 import pytest
 import yaml
 
-from pipelines.build.command import untangle
-from pipelines.build.config import check_config, config_inputs, default_config_path, load_config
-from pipelines.build.plan import _flags, plan
-from schemas.records import InputError
+from incoherent.pipelines.build.command import untangle
+from incoherent.pipelines.build.config import check_config, config_inputs, default_config_path, load_config
+from incoherent.pipelines.build.plan import _flags, plan
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 
 RETRIEVAL_COMMANDS = all(
-    importlib.util.find_spec(m) for m in ("pipelines.index.command", "pipelines.neighbors.command")
+    importlib.util.find_spec(m)
+    for m in ("incoherent.pipelines.index.command", "incoherent.pipelines.neighbors.command")
 )
 
 

@@ -14,7 +14,7 @@ import psutil
 import pytest
 import yaml
 
-from pipelines.build.plan import plan
+from incoherent.pipelines.build.plan import plan
 from tests.conftest import ROOT, file_bytes, read_rows, run_cli
 
 pytestmark = pytest.mark.slow
@@ -46,7 +46,7 @@ def test_a_build_killed_in_the_intruder_stage_resumes_to_the_same_bytes(full, tm
     config, reference = full
     out = tmp_path / "out"
     partial = out / "work" / "intruders.partial"
-    command = [sys.executable, "-m", "pipelines.cli", "build", str(config), "--out", str(out)]
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", str(config), "--out", str(out)]
     build = subprocess.Popen(command + ["--runner", "DirectRunner"], cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
@@ -95,7 +95,7 @@ def test_a_finished_build_is_skipped_changed_options_redo_their_stages_and_force
 
 
 def plan_of(config_path, out):
-    from pipelines.build.config import check_config, load_config
+    from incoherent.pipelines.build.config import check_config, load_config
 
     return plan(check_config(load_config(str(config_path)), str(config_path)), str(out / "work"))
 
@@ -141,9 +141,9 @@ def test_bad_samples_in_the_config_stop_the_build_before_any_work(tmp_path, caps
 def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_path):
     from importlib import resources
 
-    from pipelines.build.config import check_config, load_config
+    from incoherent.pipelines.build.config import check_config, load_config
 
-    recipe = resources.files("pipelines").joinpath("configs/insted.yaml")
+    recipe = resources.files("incoherent.pipelines").joinpath("configs/insted.yaml")
     config = yaml.safe_load(recipe.read_text())
     for spec in config["sources"].values():  # stand-ins for the downloads, so the paths resolve
         for name in spec["inputs"] + spec.get("history", []):
@@ -161,8 +161,8 @@ def test_the_insted_recipe_config_samples_insteds_sizes_over_the_whole_pool(tmp_
 
 
 def test_a_stage_process_that_fails_on_its_input_raises_the_same_one_line_error(tmp_path, capfd):
-    from pipelines.build.processes import run_isolated
-    from schemas.records import InputError
+    from incoherent.pipelines.build.processes import run_isolated
+    from incoherent.schemas.records import InputError
 
     missing = tmp_path / "none"
     with pytest.raises(InputError, match=f"{missing}: no such index directory"):
@@ -212,7 +212,7 @@ def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
 
 
 def test_ctrl_c_says_that_running_again_resumes(tmp_path, capsys, monkeypatch):
-    import pipelines.build.command as build_command
+    import incoherent.pipelines.build.command as build_command
 
     def interrupted(args, beam_args):
         raise KeyboardInterrupt
@@ -232,7 +232,7 @@ def test_a_build_stopped_in_a_stage_says_so_in_one_line(tmp_path, how):
     traceback from the stage process, no stage process left and the --out lock let go."""
     config = write_config(tmp_path / "build.yaml")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "pipelines.cli", "build", str(config), "--out", str(out), "--quiet",
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", str(config), "--out", str(out), "--quiet",
                "--runner", "DirectRunner"]  # fmt: skip
     build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)  # fmt: skip

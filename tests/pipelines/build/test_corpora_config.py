@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from pipelines.build.config import check_config, load_config
-from pipelines.build.plan import plan
-from schemas.records import InputError
+from incoherent.pipelines.build.config import check_config, load_config
+from incoherent.pipelines.build.plan import plan
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, run_cli
 
 CNN = {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}

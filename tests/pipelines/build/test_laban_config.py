@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipelines.build.config import check_config, load_config
-from pipelines.build.plan import plan
-from schemas.records import InputError
+from incoherent.pipelines.build.config import check_config, load_config
+from incoherent.pipelines.build.plan import plan
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
 from tests.shuffle_fixtures import one_thread  # noqa: F401
 from tests.tiny_lm import tiny_gpt2_dir  # noqa: F401
@@ -146,7 +146,7 @@ def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys, tiny_gpt2_dir)
     assert sorted(summary["skipped_sources"]) == ["billsum", "reddit"]
     assert sorted(os.listdir(out / "dataset" / "shuffle-wsj")) == ["test-00000-of-00001.parquet"]
     # finetune-lm on the build folder: its documents, less every shuffle test document (found by itself)
-    from pipelines.cli import main
+    from incoherent.pipelines.cli import main
 
     test_ids = {r["id"] for r in read_rows(out / "dataset", "shuffle-wsj")}
     model = tmp_path / "wsj-id"
@@ -162,7 +162,7 @@ def test_every_documented_command_line_parses():
     import re
     import shlex
 
-    from pipelines.commands import build_parser, selected_module
+    from incoherent.pipelines.commands import build_parser, selected_module
 
     text = (ROOT / "docs" / "shuffle-models.md").read_text().replace("\\\n", " ")
     lines = [m.group(1) for m in re.finditer(r"^incoherent (.+?)(?:\s+#.*)?$", text, re.MULTILINE)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines import commands
-from pipelines.build import processes as stage_process
-from schemas.records import InputError
+from incoherent.pipelines import commands
+from incoherent.pipelines.build import processes as stage_process
+from incoherent.schemas.records import InputError
 from tests.conftest import SAMPLES
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from pipelines.build import resume
-from pipelines.runtime import summary
+from incoherent.pipelines.build import resume
+from incoherent.pipelines.runtime import summary
 
 
 def test_file_fingerprints_cover_files_under_folders_sorted(tmp_path):

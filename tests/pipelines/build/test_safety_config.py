@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.build.config import MAX_CONFIG_BYTES, MAX_NODES, parse_yaml
-from schemas.records import InputError
+from incoherent.pipelines.build.config import MAX_CONFIG_BYTES, MAX_NODES, parse_yaml
+from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, run_cli
 
 SOURCES = "sources:\n  cnn: {kind: cnn, inputs: [samples/cnn/allennlp]}\n"
@@ -100,8 +100,13 @@ def test_parse_yaml_bounds_aliases_but_keeps_plain_ones():
 
 
 def test_the_bundled_config_passes_every_check():
-    from pipelines.build.config import check_before_run, check_config, default_config_path, load_config
-    from pipelines.build.plan import WORK, plan
+    from incoherent.pipelines.build.config import (
+        check_before_run,
+        check_config,
+        default_config_path,
+        load_config,
+    )
+    from incoherent.pipelines.build.plan import WORK, plan
 
     path = default_config_path()
     raw = load_config(path)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.cli import main
-from sources import bz2decode
+from incoherent.pipelines.cli import main
+from incoherent.sources import bz2decode
 from tests.conftest import file_bytes
 from tests.sources.test_mediawiki import build_multistream
 
@@ -67,7 +67,7 @@ def test_no_beam_flags_runs_one_in_process_worker_with_the_same_bytes(gensim_run
 # whether apache_beam was imported by then, and which decoder the read consumed.
 _WIRING = """
 import json, sys
-from sources import bz2decode
+from incoherent.sources import bz2decode
 
 events = []
 
@@ -81,7 +81,7 @@ class Spy(bz2decode._DecoderProcess):
         return super().chunks(*args, **kwargs)
 
 bz2decode._DecoderProcess = Spy
-from pipelines.cli import main
+from incoherent.pipelines.cli import main
 
 code = main(["ingest", "wikipedia", sys.argv[1], "--out", sys.argv[2]])
 print(json.dumps({"code": code, "events": events}))

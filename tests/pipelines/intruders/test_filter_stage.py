@@ -4,11 +4,11 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpora.intruders import intruder_row
-from filters.handler import FixedScoreHandler
-from pipelines.intruders.filter_stage import ScoreCandidates
-from schemas import CANDIDATE_SCHEMA
-from schemas.records import InputError
+from incoherent.corpora.intruders import intruder_row
+from incoherent.filters.handler import FixedScoreHandler
+from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
+from incoherent.schemas import CANDIDATE_SCHEMA
+from incoherent.schemas.records import InputError
 from tests.tiny_model import build_model, sample_documents, tiny_base_dir, tiny_data_dir, tiny_trained_dir  # noqa: F401
 
 

@@ -8,16 +8,16 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.intruders import normalise
-from corpora.sampling import parse_sample
-from pipelines.intruders import transforms
-from pipelines.intruders.similarity import similarities_for
-from pipelines.runtime.tables import write_shard
-from pipelines.runtime.threads import available_cores
-from pipelines.sampling import sampled_ids, write_id_list
-from retrieval import TfidfIndex
-from schemas import DOCUMENT_SCHEMA
-from schemas.records import document
+from incoherent.corpora.intruders import normalise
+from incoherent.corpora.sampling import parse_sample
+from incoherent.pipelines.intruders import transforms
+from incoherent.pipelines.intruders.similarity import similarities_for
+from incoherent.pipelines.runtime.tables import write_shard
+from incoherent.pipelines.runtime.threads import available_cores
+from incoherent.pipelines.sampling import sampled_ids, write_id_list
+from incoherent.retrieval import TfidfIndex
+from incoherent.schemas import DOCUMENT_SCHEMA
+from incoherent.schemas.records import document
 from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 from tests.tiny_model import tiny_base_dir  # noqa: F401
 
@@ -319,10 +319,10 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.testing.util import assert_that
 
-    from filters.handler import FixedScoreHandler
-    from pipelines.intruders.filter_stage import ScoreCandidates
-    from pipelines.runtime.run import resolve_runner
-    from pipelines.runtime.tables import document_files
+    from incoherent.filters.handler import FixedScoreHandler
+    from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
+    from incoherent.pipelines.runtime.run import resolve_runner
+    from incoherent.pipelines.runtime.tables import document_files
 
     root, _ = corpus
     options = transforms.Options(filtered=True)
@@ -427,9 +427,9 @@ def test_filter_with_a_real_tiny_model_through_the_cli(built, tiny_base_dir, tmp
 def test_artefact_sample_streams_the_tables_and_picks_what_sample_documents_picks(tmp_path):
     import pyarrow as pa
 
-    from corpora.artefacts import sample_documents
-    from pipelines.intruders.command import shares_an_id
-    from pipelines.intruders.summary import artefact_sample
+    from incoherent.corpora.artefacts import sample_documents
+    from incoherent.pipelines.intruders.command import shares_an_id
+    from incoherent.pipelines.intruders.summary import artefact_sample
 
     rows = [
         {"id": f"d{i}", "sentences": ["a", "b"], "label": int(i % 3 == 0), "intruder_index": 1 if i % 3 == 0 else -1,

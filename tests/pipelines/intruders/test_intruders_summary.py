@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from corpora import intruders as logic
-from corpora.sampling import parse_sample
-from pipelines.intruders.summary import NO_PROTECTION, print_table, source_block, summary_fields
+from incoherent.corpora import intruders as logic
+from incoherent.corpora.sampling import parse_sample
+from incoherent.pipelines.intruders.summary import NO_PROTECTION, print_table, source_block, summary_fields
 
 COUNTERS = {
     "read": 10,

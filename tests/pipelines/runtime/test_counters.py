@@ -6,7 +6,7 @@ from apache_beam.metrics import monitoring_infos
 from apache_beam.portability.api import beam_job_api_pb2
 from apache_beam.runners.portability.portable_runner import PortableMetrics
 
-from pipelines.runtime.run import query_counters
+from incoherent.pipelines.runtime.run import query_counters
 
 
 class Result:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import errno
 
-from pipelines.runtime.errors import disk_full_message, flink_buffers_message, input_error_message
-from schemas.records import InputError
+from incoherent.pipelines.runtime.errors import disk_full_message, flink_buffers_message, input_error_message
+from incoherent.schemas.records import InputError
 
 
 def test_input_error_message_ignores_other_errors():

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pipelines.runtime.job_servers import runner_service_problem
+from incoherent.pipelines.runtime.job_servers import runner_service_problem
 from tests.conftest import ROOT
 
 
@@ -94,7 +94,7 @@ def test_build_on_flink_or_spark_without_a_job_server_is_one_line_in_seconds(run
     command = [
         sys.executable,
         "-m",
-        "pipelines.cli",
+        "incoherent.pipelines.cli",
         "build",
         "--out",
         str(tmp_path / "out"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.runtime.model_stack import MODEL_STACK, install_command, missing_model_stack
+from incoherent.pipelines.runtime.model_stack import MODEL_STACK, install_command, missing_model_stack
 from tests.conftest import ROOT
 from tests.no_model_stack import BLOCKER, env_without_model_stack
 from tests.sample_build import quickstart_build
@@ -47,7 +47,7 @@ def light_env(tmp_path_factory) -> dict:
 
 def incoherent(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
+        [sys.executable, "-m", "incoherent.pipelines.cli", *args],
         env=env,
         cwd=cwd,
         capture_output=True,

@@ -8,7 +8,7 @@ import tempfile
 import pytest
 import yaml
 
-from pipelines.runtime.options import unknown_beam_args
+from incoherent.pipelines.runtime.options import unknown_beam_args
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 CNN = str(SAMPLES / "cnn" / "frank")
@@ -81,7 +81,7 @@ def test_an_unknown_config_key_stops_the_build_before_any_work(tmp_path, capsys,
 
 
 def test_known_stage_keys_pass_the_check(tmp_path):
-    from pipelines.build.config import check_config, load_config
+    from incoherent.pipelines.build.config import check_config, load_config
 
     path = write_config(
         tmp_path / "build.yaml",
@@ -200,10 +200,10 @@ def test_dataflow_dry_run_of_a_whole_build(tmp_path, capsys):
 def test_one_runner_test_for_every_stage(runner, local):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.ingest.wikipedia import several_workers
-    from pipelines.neighbors.command import scoring_threads
-    from pipelines.runtime import spill
-    from pipelines.runtime.options import is_local_runner
+    from incoherent.pipelines.ingest.wikipedia import several_workers
+    from incoherent.pipelines.neighbors.command import scoring_threads
+    from incoherent.pipelines.runtime import spill
+    from incoherent.pipelines.runtime.options import is_local_runner
 
     assert is_local_runner(runner) is local
     args = [] if runner is None else ["--runner", runner]
@@ -219,8 +219,8 @@ def test_one_runner_test_for_every_stage(runner, local):
 
 
 def test_parse_per_source_maps_sources_and_refuses_two_defaults():
-    from pipelines.runtime.options import parse_per_source
-    from schemas.records import InputError
+    from incoherent.pipelines.runtime.options import parse_per_source
+    from incoherent.schemas.records import InputError
 
     def ident(value, where):
         return value
@@ -234,7 +234,7 @@ def test_parse_per_source_maps_sources_and_refuses_two_defaults():
 
 
 def test_the_list_of_beam_flags_is_generated_from_the_installed_beam():
-    from pipelines.runtime.options import beam_flags_module
+    from incoherent.pipelines.runtime.options import beam_flags_module
 
     page = (ROOT / "pipelines" / "runtime" / "beam_flags.py").read_text(encoding="utf-8")
     assert page == beam_flags_module(), (

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from pipelines.runtime import progress
+from incoherent.pipelines.runtime import progress
 
 
 class Terminal(io.StringIO):

@@ -38,7 +38,7 @@ def incoherent(*argv, env: dict | None = None) -> subprocess.CompletedProcess:
     environ = loud_environment()
     environ.update(env or {}, PYTHONPATH=str(ROOT))
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *map(str, argv)],
+        [sys.executable, "-m", "incoherent.pipelines.cli", *map(str, argv)],
         cwd=ROOT,
         env=environ,
         capture_output=True,

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import cli, commands
-from pipelines.runtime import safety
-from schemas.records import InputError
-from sources.outputs import LOCK_FILE, clear_folder, entries, replace_file
+from incoherent.pipelines import cli, commands
+from incoherent.pipelines.runtime import safety
+from incoherent.schemas.records import InputError
+from incoherent.sources.outputs import LOCK_FILE, clear_folder, entries, replace_file
 from tests.conftest import ROOT, SAMPLES
 from tests.pipelines.runtime.test_safety_out import tree
 from tests.tiny_model import tiny_base_dir, tiny_data_dir  # noqa: F401
@@ -138,7 +138,7 @@ def test_the_cli_checks_every_path_a_command_writes():
         "--predictions": "p.jsonl",
     }
     assert written("annotate", "report", "S", "--predictions", "p.jsonl") == {}
-    assert importlib.import_module("pipelines.build.command").OWN_LOCK is True
+    assert importlib.import_module("incoherent.pipelines.build.command").OWN_LOCK is True
 
 
 def test_every_command_with_a_file_out_says_so():
@@ -169,8 +169,8 @@ def test_every_command_with_a_file_out_says_so():
 
 PAUSED_RUN = """
 import os, sys, time
-from pipelines import cli
-from pipelines.runtime import run
+from incoherent.pipelines import cli
+from incoherent.pipelines.runtime import run
 
 ready, go = sys.argv[1], sys.argv[2]
 prepare = run.prepare_output
@@ -210,7 +210,7 @@ def test_two_commands_on_one_out_the_second_names_the_holder(tmp_path):
         assert ready.exists(), first.communicate()[1]
         written = tree(out)
         second = subprocess.run(
-            [sys.executable, "-m", "pipelines.cli", "ingest", "text", str(b), "--out", str(out), "--source", "b"],
+            [sys.executable, "-m", "incoherent.pipelines.cli", "ingest", "text", str(b), "--out", str(out), "--source", "b"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         lines_err = second.stderr.strip().splitlines()
@@ -427,7 +427,7 @@ def test_annotate_verify_writes_through_no_link(built, tmp_path, capsys):
 def test_an_input_changed_while_ingest_text_reads_it_fails_the_run(tmp_path, capsys, monkeypatch, change):
     """The reader alters the file after it read its first lines: before, exit 0 with the sha256 of the original
     file in the summary; now one line naming the file, exit 2, no run summary (the run is not complete)."""
-    from sources import textfiles
+    from incoherent.sources import textfiles
 
     path = tmp_path / "news.jsonl"
     path.write_bytes(WSJ.read_bytes())

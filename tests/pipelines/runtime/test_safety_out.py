@@ -22,13 +22,13 @@ import psutil
 import pytest
 import yaml
 
-from pipelines import cli, commands
-from pipelines.build import execute
-from pipelines.build.config import check_config
-from pipelines.build.plan import plan
-from pipelines.runtime import run, safety
-from schemas.records import InputError
-from sources.paths import check_name
+from incoherent.pipelines import cli, commands
+from incoherent.pipelines.build import execute
+from incoherent.pipelines.build.config import check_config
+from incoherent.pipelines.build.plan import plan
+from incoherent.pipelines.runtime import run, safety
+from incoherent.schemas.records import InputError
+from incoherent.sources.paths import check_name
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 WIKI_DUMP = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
@@ -225,7 +225,7 @@ def _group_of(pid: int) -> int | None:
 def test_the_marker_is_written_first_by_a_real_build(tmp_path):
     """D13: kill a real build as soon as its output folder appears; resume and --force both accept it."""
     out = tmp_path / "OUT"
-    command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(out), "--quiet"]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -405,7 +405,7 @@ def test_overwrite_replaces_only_that_commands_output(tmp_path):
 
 
 def test_train_filter_overwrite_replaces_only_a_model_it_wrote(tmp_path):
-    from filters.train import _check_out
+    from incoherent.filters.train import _check_out
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -422,8 +422,8 @@ def test_train_filter_overwrite_replaces_only_a_model_it_wrote(tmp_path):
 
 @pytest.mark.parametrize("command", ["finetune-lm", "train-shuffle"])
 def test_lm_training_overwrite_replaces_only_a_model_it_wrote(tmp_path, command):
-    from filters.provenance import PROVENANCE
-    from filters.training import check_out
+    from incoherent.filters.provenance import PROVENANCE
+    from incoherent.filters.training import check_out
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -479,7 +479,7 @@ def test_a_second_build_says_who_holds_the_lock(tmp_path, capsys):
 @pytest.mark.slow
 def test_two_concurrent_builds(tmp_path):
     out = tmp_path / "OUT"
-    command = [sys.executable, "-m", "pipelines.cli", "build", "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(out), "--quiet"]
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         lock_file = out / safety.LOCK_FILE
@@ -561,7 +561,7 @@ def test_a_name_argument_is_not_taken_for_an_input(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wsj").mkdir()
     shutil.copy(SAMPLES / "wsj" / "wsj.jsonl", tmp_path / "wsj" / "wsj.jsonl")
-    args = commands.build_parser("pipelines.ingest.text").parse_args(
+    args = commands.build_parser("incoherent.pipelines.ingest.text").parse_args(
         ["ingest", "text", "wsj/wsj.jsonl", "--source", "wsj", "--out", "wsj/docs"]
     )
     cli.check_out(args)

@@ -8,8 +8,8 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpora.seeding import stable_hash
-from pipelines.runtime import spill, spill_shards
+from incoherent.corpora.seeding import stable_hash
+from incoherent.pipelines.runtime import spill, spill_shards
 
 
 def run_with_spill(tmp_path, build, buckets_dir="spill"):

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from pipelines.runtime import storage
-from sources.paths import LocalFiles, is_remote
+from incoherent.pipelines.runtime import storage
+from incoherent.sources.paths import LocalFiles, is_remote
 from tests.conftest import ROOT
 
 
@@ -94,7 +94,7 @@ def test_importing_storage_leaves_beams_credentials_alone():
 
 
 def test_use_gcs_emulator_does_nothing_without_an_emulator(monkeypatch):
-    from pipelines.runtime.options import use_gcs_emulator
+    from incoherent.pipelines.runtime.options import use_gcs_emulator
 
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     assert use_gcs_emulator() is False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from pipelines.runtime import summary
+from incoherent.pipelines.runtime import summary
 
 
 def test_write_json_atomic_leaves_no_temporary_file(tmp_path):

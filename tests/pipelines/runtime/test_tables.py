@@ -4,9 +4,9 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.runtime.run import run_pipeline
-from pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
-from schemas.records import InputError, Rejected, document
+from incoherent.pipelines.runtime.run import run_pipeline
+from incoherent.pipelines.runtime.tables import ApplyWithRejects, DropDuplicateIds, WriteRejected, WriteTable
+from incoherent.schemas.records import InputError, Rejected, document
 from tests.conftest import IN_PROCESS, MULTI_PROCESS, file_bytes, read_rows
 
 
@@ -100,7 +100,7 @@ def test_input_error_inside_a_worker_surfaces_as_one_line(tmp_path, beam_args):
 
 
 def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
-    from pipelines.runtime.tables import sort_rows
+    from incoherent.pipelines.runtime.tables import sort_rows
 
     rows = [
         {"id": "b", "x": 2},
@@ -123,7 +123,7 @@ def test_sort_rows_orders_equal_keys_by_content_whatever_the_arrival_order():
 def test_sort_table_gives_the_order_of_sort_rows():
     import pyarrow as pa
 
-    from pipelines.runtime.tables import sort_rows, sort_table
+    from incoherent.pipelines.runtime.tables import sort_rows, sort_table
 
     rows = [
         {"id": "b", "x": 2, "s": "p"},
@@ -181,9 +181,9 @@ def test_several_tables_in_one_pass_write_the_files_of_one_pass_per_table(tmp_pa
     byte for byte as one WriteTable per table does with them (the local runner's way)."""
     from apache_beam.testing.util import assert_that, equal_to
 
-    from corpora.seeding import stable_hash
-    from pipelines.runtime import spill
-    from pipelines.runtime.tables import WriteTables
+    from incoherent.corpora.seeding import stable_hash
+    from incoherent.pipelines.runtime import spill
+    from incoherent.pipelines.runtime.tables import WriteTables
 
     rows = probe_rows(60)
     configs = ["probe-negation", "probe-number", "probe-gender"]

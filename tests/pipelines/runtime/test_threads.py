@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.runtime import threads
-from pipelines.runtime.threads import (
+from incoherent.pipelines.runtime import threads
+from incoherent.pipelines.runtime.threads import (
     cgroup_quota,
     check_torch_threads,
     concurrent_workers,
     threads_per_worker,
     torch_threads,
 )
-from schemas.records import InputError
+from incoherent.schemas.records import InputError
 
 
 def test_threads_per_worker_divides_the_cores_and_never_oversubscribes():
@@ -73,7 +73,7 @@ def test_bad_value_is_one_line():
 def test_use_torch_threads_sets_and_training_restores():
     torch = pytest.importorskip("torch", reason="torch is not installed (the [models] extra)")
 
-    from filters.threads import torch_threads_during, use_torch_threads
+    from incoherent.filters.threads import torch_threads_during, use_torch_threads
 
     before = torch.get_num_threads()
     try:
@@ -87,7 +87,7 @@ def test_use_torch_threads_sets_and_training_restores():
 
 def test_handlers_apply_their_threads_when_the_model_loads(monkeypatch):
     pytest.importorskip("torch", reason="torch is not installed (the [models] extra)")
-    from filters import handler
+    from incoherent.filters import handler
 
     applied = []
     monkeypatch.setattr(handler, "use_torch_threads", applied.append)
@@ -101,14 +101,14 @@ def test_handlers_apply_their_threads_when_the_model_loads(monkeypatch):
     monkeypatch.setattr(handler.ScoringModel, "load", stop)
     with pytest.raises(Loaded):
         handler.IntruderModelHandler("model", device="cpu", threads=3).load_model()
-    monkeypatch.setattr("filters.lm.LanguageModelScorer.load", stop)
+    monkeypatch.setattr("incoherent.filters.lm.LanguageModelScorer.load", stop)
     with pytest.raises(Loaded):
         handler.LanguageModelHandler("model", device="cpu", threads=2).load_model()
     assert applied == [3, 2]  # before the model is built: the scorer sizes its chunks by the threads
 
 
 def test_commands_take_the_flag():
-    from pipelines.commands import build_parser, selected_module
+    from incoherent.pipelines.commands import build_parser, selected_module
 
     for argv in (
         ["score-shuffle", "m", "d", "--out", "o"],
