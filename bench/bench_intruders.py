@@ -6,7 +6,7 @@ with each source tree in turn (e.g. a ``git archive`` of a baseline commit), und
 seconds, CPU seconds (user + system, the process and its children) and peak RSS. CPU seconds are the fairer
 figure on a shared machine. The Parquet files of every run are compared byte for byte.
 
-Each run starts in the tree's folder (``python -m pipelines.cli`` puts the current folder first on
+Each run starts in the tree's folder (``python -m incoherent.pipelines.cli`` puts the current folder first on
 ``sys.path``, ahead of ``PYTHONPATH`` and of the editable install of this repository), and the script checks
 that the tree's own ``pipelines`` package is the one imported (``pipelines/intruders/`` now,
 ``pipelines/intruders.py`` in trees before the split). Before the timed runs each tree compiles
@@ -31,13 +31,19 @@ WORK = ROOT / "bench" / "work"
 
 
 WARM_UP = """
-import numpy as np, pipelines
-from incoherent.retrieval import featurize, tfidf
+import numpy as np
+from {prefix}pipelines import __file__ as pipelines_file
+from {prefix}retrieval import featurize, tfidf
 featurize.feature_counts_batch(["warm up", "the numba kernels"])
 s, f, v, r = np.array([0, 1, 2]), np.array([1, 2]), np.array([1.0, 1.0]), np.array([0])
 tfidf.pair_cosines(s, f, v, r, r)
-print(pipelines.__file__)
+print(pipelines_file)
 """
+
+
+def prefix(tree: Path) -> str:
+    """``incoherent.`` for a tree with the one import package, nothing for a tree from before it."""
+    return "incoherent." if (tree / "incoherent" / "__init__.py").is_file() else ""
 
 
 def environment(tree: Path) -> dict:
@@ -47,7 +53,11 @@ def environment(tree: Path) -> dict:
 def warm_up(tree: Path) -> None:
     """Compile the tree's numba kernels (cached in the tree) and check that the tree's code is imported."""
     done = subprocess.run(
-        [sys.executable, "-c", WARM_UP], env=environment(tree), cwd=tree, capture_output=True, text=True
+        [sys.executable, "-c", WARM_UP.format(prefix=prefix(tree))],
+        env=environment(tree),
+        cwd=tree,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
@@ -62,7 +72,7 @@ def run(tree: str, work: Path, out: Path) -> dict:
     source = next(p.name for p in (work / "retrieval").iterdir())
     cmd = [
         "/usr/bin/time", "-f", "%e %U %S %M",
-        sys.executable, "-m", "incoherent.pipelines.cli", "intruders", str(work / "documents" / source),
+        sys.executable, "-m", f"{prefix(tree_path)}pipelines.cli", "intruders", str(work / "documents" / source),
         "--index", str(work / "retrieval" / source / "index"),
         "--neighbors", str(work / "retrieval" / source / "neighbors"),
         "--out", str(out), "--overwrite",

@@ -1,7 +1,7 @@
 """The flag reference of every command, generated from the CLI's own parser: ``docs/cli-reference.md``.
 
-    python -m pipelines.reference > docs/cli-reference.md     # after adding or changing a command or flag
-    python -m pipelines.reference --check docs/cli-reference.md   # exit 1 when the page is out of date
+    python -m incoherent.pipelines.reference > docs/cli-reference.md     # after adding or changing a command or flag
+    python -m incoherent.pipelines.reference --check docs/cli-reference.md   # exit 1 when the page is out of date
 
 Every command of :data:`pipelines.commands.COMMANDS`, in table order, with each argument's form, default and
 help text exactly as ``incoherent COMMAND --help`` has them (the same parser, so the page cannot drift:
@@ -18,7 +18,7 @@ from incoherent.pipelines.commands import COMMANDS, build_parser
 HEADER = """# Flag reference
 
 Every flag of every `incoherent` command, generated from the command-line parser itself
-(`python -m pipelines.reference > docs/cli-reference.md`; a test fails when this page is out of date). What the
+(`python -m incoherent.pipelines.reference > docs/cli-reference.md`; a test fails when this page is out of date). What the
 commands do, with examples, is in the [command reference](commands.md); the conventions every command follows
 are in [Common behaviour](commands.md#common-behaviour).
 
@@ -113,14 +113,18 @@ def _takes_beam_args(module: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argparse.ArgumentParser(prog="python -m pipelines.reference", description=__doc__.split("\n")[0])
+    args = argparse.ArgumentParser(
+        prog="python -m incoherent.pipelines.reference", description=__doc__.split("\n")[0]
+    )
     args.add_argument("--check", metavar="FILE", help="exit 1 when FILE is not the page this writes")
     options = args.parse_args(argv)
     page = render()
     if options.check:
         with open(options.check, encoding="utf-8") as f:
             if f.read() != page:
-                print(f"{options.check}: out of date; run python -m pipelines.reference > {options.check}")
+                print(
+                    f"{options.check}: out of date; run python -m incoherent.pipelines.reference > {options.check}"
+                )
                 return 1
         return 0
     sys.stdout.write(page)

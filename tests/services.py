@@ -161,7 +161,7 @@ def services_fixture(tmp_path_factory):
         # what it reads through Beam's filesystems into `reads` (tests.worker_reads).
         site, reads = tmp_path_factory.mktemp("worker-site"), tmp_path_factory.mktemp("worker-reads")
         (site / "sitecustomize.py").write_text(
-            "from pipelines.runtime.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
+            "from incoherent.pipelines.runtime.options import use_gcs_emulator\n\nuse_gcs_emulator()\n"
             "import tests.worker_reads  # noqa: E402, F401\n"
         )
         pool_env = dict(env, PYTHONPATH=f"{site}{os.pathsep}{ROOT}", INCOHERENT_TEST_READS=str(reads))

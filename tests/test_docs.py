@@ -2,11 +2,11 @@
 
 Every relative link of ``README.md``, ``docs/*.md`` and ``bench/*.md`` must name a file of the repository and,
 with ``#anchor``, a heading of it. Every ``incoherent ...`` line in a code block of ``README.md`` and
-``docs/*.md`` must parse with the real command-line parser (``pipelines.cli``: the command's own flags, then
+``docs/*.md`` must parse with the real command-line parser (``incoherent.pipelines.cli``: the command's own flags, then
 Beam's pipeline options). A block preceded by ``<!-- needs: WHAT -->`` needs something the repository does not
 bundle (docs/README.md explains the marker); its lines are parsed all the same. Every other ``bash`` block that
 is not a synopsis is run (:func:`test_unmarked_blocks_run`), page by page, in a folder holding the samples, the
-configs and the Quickstart build. ``docs/cli-reference.md`` must be what ``python -m pipelines.reference``
+configs and the Quickstart build. ``docs/cli-reference.md`` must be what ``python -m incoherent.pipelines.reference``
 writes, and the shard names, index files and progress units the pages state must be the real ones.
 """
 
@@ -260,12 +260,12 @@ def test_helper_examples():
 
 
 def test_cli_reference_is_generated_from_the_parser():
-    """docs/cli-reference.md is what ``python -m pipelines.reference`` writes: every flag of every command."""
+    """docs/cli-reference.md is what ``python -m incoherent.pipelines.reference`` writes: every flag of every command."""
     from incoherent.pipelines import reference
 
     page = (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8")
     assert page == reference.render(), (
-        "docs/cli-reference.md is out of date: run `python -m pipelines.reference > docs/cli-reference.md`"
+        "docs/cli-reference.md is out of date: run `python -m incoherent.pipelines.reference > docs/cli-reference.md`"
     )
 
 

@@ -51,7 +51,7 @@ def test_the_terminal_log_of_the_cli_and_of_each_stage_process():
     and drops the record of an interrupt that Beam logs with its traceback; other errors keep theirs."""
     code = (
         "import logging\n"
-        "from pipelines.runtime.interrupts import log_to_terminal\n"
+        "from incoherent.pipelines.runtime.interrupts import log_to_terminal\n"
         "log_to_terminal(logging.WARNING)\n"
         "logging.getLogger('x').warning('a %s', '\\x1b[2J')\n"
         "for exc in (KeyboardInterrupt('interrupted [while running step]'), ValueError('bad')):\n"

@@ -5,7 +5,7 @@ Each phenomenon is a pure function ``sentence -> list of edits`` (:class:`corpor
 list: the sentence has no site); :data:`PHENOMENA` names them. Document rows and INSteD's JSONL records:
 :mod:`corpora.probes.rows`.
 
->>> from corpora.probes.edits import apply_edits
+>>> from incoherent.corpora.probes.edits import apply_edits
 >>> s = "He was the first mayor of the town."
 >>> apply_edits(s, PHENOMENA["negation"](s))
 'He was not the first mayor of the town.'

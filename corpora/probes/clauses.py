@@ -11,7 +11,7 @@ A word tagged as a past verb is **not finite** (:func:`nonfinite_reason` says wh
 - a reduced relative: right after a noun phrase that is the object of a preposition or a verb, while the
   sentence has another finite verb (``In papers filed Friday, prosecutors said ...``).
 
->>> from corpora.probes.text import analyse
+>>> from incoherent.corpora.probes.text import analyse
 >>> tokens = analyse("In papers filed Friday, prosecutors said he lied.")
 >>> [(t.text, nonfinite_reason(tokens, i)) for i, t in enumerate(tokens) if t.tag == "VBD"]
 [('filed', 'reduced_relative'), ('said', None), ('lied', None)]

@@ -20,7 +20,7 @@ scores (``1939–1945``, ``3–1``), fractions and number words (``three``), ord
 A decimal that is neither a measure nor a percentage (a rating of ``4.5``) is no site either: scaling it would
 change its format.
 
->>> from corpora.probes.edits import apply_edits
+>>> from incoherent.corpora.probes.edits import apply_edits
 >>> s = "The club has 18 members."
 >>> apply_edits(s, number(s))
 'The club has 18,000 members.'

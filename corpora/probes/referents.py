@@ -76,7 +76,7 @@ def in_quotation(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether the token at ``i`` stands inside a direct quotation of the sentence (after an odd number of
     double quotes): a pronoun there may stand for anyone the speaker knows, not for the context's person.
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> toks = analyse('"He was my hero," his son wrote.')
     >>> in_quotation(toks, 1), in_quotation(toks, 7)
     (True, False)
@@ -96,7 +96,7 @@ def speech_attribution(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether the pronoun at ``i`` is the speaker of a report (*he said*, *he says the survey*, *said he*):
     organisations say things too, so *it said* may find its referent in a news text.
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> toks = analyse('"It is over," he said.')
     >>> speech_attribution(toks, 6), speech_attribution(toks, 1)
     (True, False)
@@ -114,7 +114,7 @@ def opener_referent(tokens: tuple[Token, ...], i: int) -> bool:
     subject the pronoun looks forward to (*For much of its history, Novgorod was*, *Despite his illness, the
     king*).
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> opener_referent(analyse("For much of its history, Novgorod was a city."), 3)
     True
     >>> opener_referent(analyse("Known under his rule as Il Duce, he founded fascism."), 2)
@@ -244,7 +244,7 @@ def named_before(
     she`` is no referent; ``Prosecutor Fatou Bensouda said her`` and ``consecrated the church and proclaimed
     it`` are).
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> toks = analyse("Prosecutor Fatou Bensouda said her office would appeal.")
     >>> named_before(toks, 4)
     True
@@ -430,7 +430,7 @@ def expletive_it(tokens: tuple[Token, ...], i: int) -> bool:
     that``, ``it is hard to``, ``it is Facebook that``, ``it was in 1990 that``), ``it takes ... to``, or an
     object ``it`` before an adjective (``made it clear that``).
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> s = analyse("It was reported that it sank.")
     >>> expletive_it(s, 0), expletive_it(s, 4)
     (True, False)

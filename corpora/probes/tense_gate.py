@@ -20,7 +20,7 @@ would keep a past verb beside a future one:
   verb made future (*will not consider ... but viewed it*). A participle the tagger marks as one (``VBN``) joined to
   *will be*/*will have* is fine.
 
->>> from corpora.probes.verbs import past_to_future
+>>> from incoherent.corpora.probes.verbs import past_to_future
 >>> past_to_future("The tools he used in the shop are now in a museum.")
 NoSite('uncertain_finite')
 >>> past_to_future("Of the 58 members, 48 voted in favour, eight abstained, and two did not vote.")

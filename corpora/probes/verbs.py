@@ -116,7 +116,7 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     to the present (English keeps them there: *after a video surfaces*); participles, adjectives and reduced
     relatives are not verbs of a clause and never change.
 
-    >>> from corpora.probes.edits import apply_edits
+    >>> from incoherent.corpora.probes.edits import apply_edits
     >>> s = "The bridge was built in 1890 and led to the town."
     >>> apply_edits(s, past_to_future(s))
     'The bridge will be built in 1890 and will lead to the town.'

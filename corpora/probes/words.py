@@ -284,7 +284,7 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
     """The first singular demonstrative determiner to the plural: the determiner alone (INSteD's released
     probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description).
 
-    >>> from corpora.probes.edits import apply_edits
+    >>> from incoherent.corpora.probes.edits import apply_edits
     >>> s = "In that year this small city was renamed."
     >>> apply_edits(s, demonstrative(s)), apply_edits(s, demonstrative(s, agree=True))
     ('In those year this small city was renamed.', 'In those years this small city was renamed.')

@@ -46,7 +46,7 @@ def install_command() -> str:
     try:
         dist = importlib.metadata.distribution("incoherent")
         installed = str(getattr(dist, "_path", "")).endswith(".dist-info") and (  # not a clone's egg-info
-            os.path.realpath(str(dist.locate_file("pipelines/runtime/model_stack.py"))) == here
+            os.path.realpath(str(dist.locate_file("incoherent/pipelines/runtime/model_stack.py"))) == here
         )
         requirements = [
             r.split(";", 1)[0].strip()

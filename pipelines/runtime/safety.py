@@ -16,7 +16,7 @@
 
 This module imports neither Beam nor any other heavy package: the CLI runs its checks before a command starts.
 
->>> from sources.paths import check_name
+>>> from incoherent.sources.paths import check_name
 >>> check_name("wiki.en_2022-08", "--source")
 'wiki.en_2022-08'
 >>> check_name("../../VICTIM", "sources")

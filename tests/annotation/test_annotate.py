@@ -477,7 +477,7 @@ def test_documented_commands_parse():
     for argv in commands:
         parser = build_parser(selected_module(argv))
         args, unknown = parser.parse_known_args(argv)
-        assert not unknown and args._module.startswith("pipelines.annotate."), argv
+        assert not unknown and args._module.startswith("incoherent.pipelines.annotate."), argv
 
 
 def test_platform_formats_of_pairs_and_script_safety():

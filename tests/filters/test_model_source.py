@@ -162,7 +162,7 @@ def test_a_missing_model_is_refused_at_once_with_the_offline_routes(tmp_path, ar
     args = [a.format(data=tmp_path / "data", out=tmp_path / "out") for a in argv]
     code = (
         "import sys, time\n"
-        "from pipelines.cli import main\n"
+        "from incoherent.pipelines.cli import main\n"
         "start = time.perf_counter()\n"
         f"rc = main({args!r})\n"
         "print(rc, round(time.perf_counter() - start, 3), sorted(m for m in ('torch', 'transformers', "

@@ -334,7 +334,7 @@ def test_parallel_reader_left_open_does_not_abort_the_interpreter(tmp_path):
     # indexed_bzip2 aborts the process when its threads still run at exit; the reader closes them first
     script = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from sources import mediawiki\n"
+        "from incoherent.sources import mediawiki\n"
         "pages = mediawiki.read_pages(sys.argv[2], threads=2)\n"
         "next(pages)\n"
         "keep = pages  # never finished, never closed\n"

@@ -57,7 +57,7 @@ def test_punkt_is_loaded_without_importing_all_of_nltk():
     import sys
 
     code = (
-        "import sys; from sources.sentences import split_sentences; "
+        "import sys; from incoherent.sources.sentences import split_sentences; "
         "print(split_sentences('It rose. It fell.'), sorted(m for m in sys.modules if m.startswith(('nltk', 'scipy')))); "
         "import nltk; from nltk.tokenize.punkt import PunktSentenceTokenizer; "
         "print(nltk.tokenize.punkt.PunktSentenceTokenizer is PunktSentenceTokenizer)"

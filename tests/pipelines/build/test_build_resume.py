@@ -188,7 +188,7 @@ def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
         for n in range(150_000):
             f.write(json.dumps({"id": str(n), "text": texts[n % len(texts)]}) + "\n")
     out = tmp_path / "docs"
-    code = "import sys; from pipelines.build.processes import run_isolated; run_isolated(sys.argv[1:], [])"
+    code = "import sys; from incoherent.pipelines.build.processes import run_isolated; run_isolated(sys.argv[1:], [])"
     argv = ["ingest", "text", str(corpus), "--out", str(out)]
     caller = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.DEVNULL)
     try:

@@ -131,7 +131,7 @@ def test_a_job_server_started_through_the_wrapper_ends_when_its_starter_is_kille
 
     starter = (
         "import subprocess, sys, time\n"
-        "from pipelines.runtime.job_servers import dying_with_this_process\n"
+        "from incoherent.pipelines.runtime.job_servers import dying_with_this_process\n"
         "child = subprocess.Popen(dying_with_this_process(['sleep', '300']))\n"
         "print(child.pid, flush=True)\n"
         "time.sleep(300)\n"

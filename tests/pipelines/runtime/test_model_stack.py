@@ -57,7 +57,7 @@ def incoherent(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
 
 
 def test_the_blocker_hides_the_stack(light_env, tmp_path):
-    code = "from pipelines.runtime.model_stack import missing_model_stack; print(missing_model_stack())"
+    code = "from incoherent.pipelines.runtime.model_stack import missing_model_stack; print(missing_model_stack())"
     out = subprocess.run(
         [sys.executable, "-c", code], env=light_env, cwd=tmp_path, capture_output=True, text=True, timeout=60
     )

@@ -238,7 +238,7 @@ def test_the_list_of_beam_flags_is_generated_from_the_installed_beam():
 
     page = (ROOT / "pipelines" / "runtime" / "beam_flags.py").read_text(encoding="utf-8")
     assert page == beam_flags_module(), (
-        "pipelines/runtime/beam_flags.py is out of date: run `python -c 'from pipelines.runtime.options import "
+        "pipelines/runtime/beam_flags.py is out of date: run `python -c 'from incoherent.pipelines.runtime.options import "
         'beam_flags_module as m; print(m(), end="")\' > pipelines/runtime/beam_flags.py`'
     )
 
@@ -273,7 +273,7 @@ def test_an_unknown_flag_is_refused_before_beam_or_the_command_is_imported(tmp_p
 
     code = (
         "import sys\n"
-        "from pipelines.cli import main\n"
+        "from incoherent.pipelines.cli import main\n"
         f"rc = main(['shuffle', {CNN!r}, '--out', {str(tmp_path / 'out')!r}, '--no-such-flag', '1'])\n"
         "print(rc, sorted(m for m in ('apache_beam', 'torch') if m in sys.modules))\n"
     )

@@ -83,9 +83,9 @@ def test_importing_storage_leaves_beams_credentials_alone():
     """The emulator's anonymous connection is an explicit call (pipelines.runtime.options.use_gcs_emulator)."""
     code = (
         "from apache_beam.internal.gcp import auth\n"
-        "import pipelines.runtime.storage\n"
+        "import incoherent.pipelines.runtime.storage\n"
         "assert not auth._Credentials._credentials_init\n"
-        "from pipelines.runtime.options import use_gcs_emulator\n"
+        "from incoherent.pipelines.runtime.options import use_gcs_emulator\n"
         "assert use_gcs_emulator()\n"
         "assert auth._Credentials._credentials_init and auth._Credentials._credentials is None\n"
     )
