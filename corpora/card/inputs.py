@@ -149,25 +149,6 @@ def default_config(configs) -> str:
     return names[0]
 
 
-def ingest_runs(summaries: list[dict]):
-    """``(summary, kind, params)`` of each ingest run: ``command: "ingest cnn"`` -> kind ``"cnn"``."""
-    for summary in summaries:
-        command = str(summary.get("command", ""))
-        if command.startswith("ingest "):
-            yield summary, command.split(" ", 1)[1], summary.get("params") or {}
-
-
-def source_kinds(summaries: list[dict]) -> dict[str, str]:
-    """``{source: kind}`` from the ingest runs: ``incoherent ingest wikipedia --source w`` -> ``{"w": "wikipedia"}``."""
-    kinds: dict[str, str] = {}
-    for summary, kind, params in ingest_runs(summaries):
-        names = list(summary.get("outputs") or {})
-        sources = [n.removeprefix("documents-") for n in names if n.startswith("documents-")]
-        for source in sources or [params.get("source") or kind]:
-            kinds[source] = kind
-    return kinds
-
-
 def config_sources(configs: dict[str, dict[str, list[str]]], stats: dict) -> dict[str, set[str]]:
     """The sources whose text each config holds (``intruder-cnn`` -> ``{"cnn"}``; candidates: the sources its
     statistics counted rows of)."""

@@ -17,7 +17,6 @@ from incoherent.corpora.card.inputs import (
     find_configs,
     load_build_summary,
     load_summaries,
-    source_kinds,
 )
 from incoherent.corpora.card.metadata import (
     CITATIONS,
@@ -40,6 +39,7 @@ from incoherent.corpora.card.statistics import (
     statistics_section,
     write_figures,
 )
+from incoherent.corpora.kinds import source_kinds
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.sources.outputs import replace_text
 from incoherent.sources.paths import Files

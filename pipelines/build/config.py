@@ -25,7 +25,7 @@ import yaml
 
 from incoherent.corpora.sampling import parse_sample
 from incoherent.pipelines.build.plan import history_label
-from incoherent.pipelines.commands import COMMANDS, module_of
+from incoherent.pipelines.commands import COMMANDS, INGEST_KINDS, module_of
 from incoherent.pipelines.runtime import storage
 from incoherent.pipelines.runtime.model_stack import require_model_stack
 from incoherent.schemas.records import InputError
@@ -45,7 +45,7 @@ SECTION_COMMANDS = {
     "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
 }
 INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
-KINDS = tuple(INGEST_MODULES)  # ("wikipedia", "cnn", "text")
+KINDS = INGEST_KINDS  # ("wikipedia", "cnn", "text")
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
@@ -382,8 +382,6 @@ def check_config(config: dict, config_path: str) -> dict:
         kind = spec.get("kind")
         if kind not in KINDS:
             raise InputError(f"{config_path}: {where}.kind must be one of {list(KINDS)}, got {kind!r}")
-        if kind == "cnn" and name != "cnn":
-            raise InputError(f"{config_path}: {where}: CNN documents are named `cnn`; call the source cnn")
         inputs = spec.get("inputs")
         if not isinstance(inputs, list) or not inputs:
             raise InputError(f"{config_path}: {where}.inputs must be a non-empty list of paths")

@@ -147,7 +147,7 @@ def _all_stages(config: dict, work: str) -> list[Stage]:
     k = str(config["neighbors"].get("k", 10))
     for name, spec in config["sources"].items():
         docs = storage.join(work, "documents", name)
-        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
+        source_flag = ["--source", name]  # any name for any kind (the kind is the ingest command)
         ingest = f"ingest/{name}"
         indexes = spec.get("multistream_index", [])  # one per input (pipelines.build.config)
         stages.append(
