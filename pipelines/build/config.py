@@ -41,8 +41,8 @@ CORPORA = ("intruders", "shuffle")  # what a config may ask for under `corpora` 
 # From the one table of commands (pipelines.commands.COMMANDS): config section -> (module, keys the build sets).
 SECTION_COMMANDS = {
     "index": (module_of("index"), {"out", "overwrite"}),
-    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
-    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),
+    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite", "queries"}),
+    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite", "kind"}),
     "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
 }
 INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
