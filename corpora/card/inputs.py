@@ -139,10 +139,17 @@ def split_info(split: str, paths: list[str], files: Files = LOCAL) -> dict:
     }
 
 
-def default_config(configs) -> str:
-    """The config ``load_dataset(REPO)`` loads: ``intruder-wikipedia``, else the first intruder, shuffle, any."""
+def default_config(configs, kinds: dict[str, str] | None = None) -> str:
+    """The config ``load_dataset(REPO)`` loads: the intruder table of the first source of kind ``wikipedia``
+    (``kinds``: source -> kind, from the ingest runs; without them, the source named ``wikipedia``), else the
+    first intruder, shuffle, any.
+
+    >>> default_config({"intruder-news": {}, "intruder-enwiki": {}}, {"enwiki": "wikipedia", "news": "cnn"})
+    'intruder-enwiki'
+    """
     names = sorted(configs)
-    for prefix in ("intruder-wikipedia", "intruder-", "shuffle-"):
+    wikipedia = sorted(s for s, kind in kinds.items() if kind == "wikipedia") if kinds else ["wikipedia"]
+    for prefix in (*(f"intruder-{source}" for source in wikipedia), "intruder-", "shuffle-"):
         for name in names:
             if name == prefix or (prefix.endswith("-") and name.startswith(prefix)):
                 return name

@@ -74,7 +74,7 @@ def render_card(
     all_sources = set().union(*by_config.values())
     derived, reason = derive_license(all_sources, kinds)
     chosen = license_id or derived
-    meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files)
+    meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files, kinds)
     default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
     first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
     intruders = next((s for s in summaries if s.get("command") == "intruders"), None)

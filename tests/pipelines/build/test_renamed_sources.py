@@ -68,3 +68,5 @@ def test_renamed_quickstart_builds_the_same_row_counts(tmp_path_factory, tmp_pat
     assert all(row["id"].startswith("news:") and row["source"] == "news" for row in news)
     card = (out / "dataset" / "README.md").read_text()
     assert "CNN stories" in card and "`intruder-news`" in card  # the card knows news is of kind cnn
+    front = yaml.safe_load(card.split("---", 2)[1])
+    assert next(c["config_name"] for c in front["configs"] if c.get("default")) == "intruder-enwiki"
