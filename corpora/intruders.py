@@ -3,9 +3,10 @@
 The steps, each a function here and each seeded by ``(seed, purpose, document id)`` through
 :mod:`corpora.seeding`, so the rows never depend on the runner:
 
-1. **Length rule** (:func:`apply_length_rule`). Wikipedia leads (and any source but CNN) are kept when they
-   have 3-8 sentences, dropped otherwise; CNN articles are truncated to their first ``n`` sentences,
-   ``n ~ U{3..8}`` drawn per article. Documents whose sentences are all identical are dropped.
+1. **Length rule** (:func:`apply_length_rule`), chosen by the source's *kind* (:data:`KIND_POLICIES`, never
+   its name): Wikipedia leads (and every kind but ``cnn``) are kept when they have 3-8 sentences, dropped
+   otherwise; CNN articles are truncated to their first ``n`` sentences, ``n ~ U{3..8}`` drawn per article.
+   Documents whose sentences are all identical are dropped.
 2. **Which documents become incoherent** (:func:`wants_intruder`): half of them, by a draw per id.
 3. **The sentence to replace** (:func:`replaced_index`): a uniform non-opening position ``1..n-1``.
 4. **Candidates** (:func:`make_candidates`): from each of the top-``k`` neighbours ``D'`` of the same source
@@ -29,7 +30,7 @@ The steps, each a function here and each seeded by ``(seed, purpose, document id
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from incoherent.corpora import drift, sampling
@@ -44,10 +45,32 @@ MAX_SENTENCES = 8
 INCOHERENT_RATE = 0.5
 SIMILARITY_THRESHOLD = 0.6
 DEFAULT_K = 10
-TEST_FRACTIONS = {"wikipedia": 0.08, "cnn": 0.2}
-DEFAULT_TEST_FRACTION = 0.2  # sources other than Wikipedia and CNN
-
 FILTER, TRUNCATE = "filter", "truncate"
+
+
+@dataclass(frozen=True)
+class KindPolicy:
+    """What the intruder method does differently per *kind* of source (``ingest wikipedia``, ``ingest cnn``,
+    ``ingest text``): the share of documents in the test split and the length rule. A source's name never
+    chooses it: a Wikipedia source named ``enwiki`` and one named ``wikipedia`` get the same policy."""
+
+    test_fraction: float
+    length_rule: str
+
+
+# Shen et al. (2021): 8% of Wikipedia leads and 20% of CNN articles are test documents.
+KIND_POLICIES = {"wikipedia": KindPolicy(0.08, FILTER), "cnn": KindPolicy(0.2, TRUNCATE)}
+DEFAULT_POLICY = KindPolicy(0.2, FILTER)  # every other kind (``text``)
+
+
+def policy(kind: str) -> KindPolicy:
+    """The policy of a kind of source.
+
+    >>> policy("wikipedia"), policy("text")
+    (KindPolicy(test_fraction=0.08, length_rule='filter'), KindPolicy(test_fraction=0.2, length_rule='filter'))
+    """
+    return KIND_POLICIES.get(kind, DEFAULT_POLICY)
+
 
 # Length-rule outcomes (counter names).
 KEPT_IN_RANGE = "kept_in_range"  # filter rule, 3-8 sentences
@@ -88,9 +111,9 @@ def normalise(sentence: str) -> str:
 # --------------------------------------------------------------------------------------------- length rule
 
 
-def length_mode(source: str) -> str:
-    """``truncate`` for CNN (first n ~ U{3..8} sentences), ``filter`` (keep 3-8) for everything else."""
-    return TRUNCATE if source == "cnn" else FILTER
+def length_mode(kind: str) -> str:
+    """``truncate`` for the kind ``cnn`` (first n ~ U{3..8} sentences), ``filter`` (keep 3-8) for every other."""
+    return policy(kind).length_rule
 
 
 def truncation_length(seed: int, doc_id: str, lo: int = MIN_SENTENCES, hi: int = MAX_SENTENCES) -> int:
@@ -99,9 +122,10 @@ def truncation_length(seed: int, doc_id: str, lo: int = MIN_SENTENCES, hi: int =
 
 
 def apply_length_rule(
-    doc: dict, seed: int, mode: str | None = None, lo: int = MIN_SENTENCES, hi: int = MAX_SENTENCES
+    doc: dict, seed: int, mode: str = FILTER, lo: int = MIN_SENTENCES, hi: int = MAX_SENTENCES
 ) -> tuple[dict, str] | Rejected:
-    """``(document, outcome)`` with the document cut to its kept sentences, or a :class:`Rejected`.
+    """``(document, outcome)`` with the document cut to its kept sentences, or a :class:`Rejected`; ``mode``:
+    the length rule of the document's kind (:func:`length_mode`).
 
     >>> d = {"id": "w:1", "source": "wikipedia", "sentences": ["a", "b"]}
     >>> apply_length_rule(d, 0).reason
@@ -109,7 +133,6 @@ def apply_length_rule(
     >>> apply_length_rule(dict(d, sentences=["a", "b", "c"]), 0)[1]
     'kept_in_range'
     """
-    mode = mode or length_mode(doc["source"])
     sentences = list(doc["sentences"])
     n = len(sentences)
     if n < lo:
@@ -137,22 +160,23 @@ def apply_length_rule(
 # --------------------------------------------------------------------------------------------- splits
 
 
-def test_fraction(source: str) -> float:
-    """Share of a source's documents in the test split: CNN 20%, Wikipedia 8% (Shen et al., 2021)."""
-    return TEST_FRACTIONS.get(source, DEFAULT_TEST_FRACTION)
+def test_fraction(kind: str) -> float:
+    """Share of a kind's documents in the test split: CNN 20%, Wikipedia 8% (Shen et al., 2021), others 20%."""
+    return policy(kind).test_fraction
 
 
-def split_fractions(source: str, validation_fraction: float = 0.0) -> dict[str, float]:
+def split_fractions(kind: str, validation_fraction: float = 0.0) -> dict[str, float]:
     """``{"test": ..., "validation": ...}`` for :func:`corpora.seeding.assign_split`."""
-    fractions = {"test": test_fraction(source)}
+    fractions = {"test": test_fraction(kind)}
     if validation_fraction:
         fractions["validation"] = validation_fraction
     return fractions
 
 
-def plain_split(doc_id: str, source: str, validation_fraction: float = 0.0) -> str:
-    """Split by a hash of the id (no protection against text a model saw in pre-training)."""
-    return assign_split(doc_id, split_fractions(source, validation_fraction))
+def plain_split(doc_id: str, kind: str, validation_fraction: float = 0.0) -> str:
+    """Split by a hash of the id (no protection against text a model saw in pre-training), at the test share
+    of the document's kind."""
+    return assign_split(doc_id, split_fractions(kind, validation_fraction))
 
 
 # --------------------------------------------------------------------------------------------- draws
@@ -374,6 +398,7 @@ def choose_version(
     history_sources: Collection[str] = (),
     similarities: Callable[[str], Callable[[list[str], list[str]], Sequence[float]]] | None = None,
     drift_threshold: float = drift.DRIFT_THRESHOLD,
+    kinds: Mapping[str, str] | None = None,
     tally: Tally,
 ) -> list[tuple[str, tuple[str, dict, dict | None]]]:
     """``[(tag, (source, newest copy, eligible older version or None))]`` for the copies of one id.
@@ -382,7 +407,8 @@ def choose_version(
     ``"unsampled"`` for a document left out by the sample (:func:`corpora.sampling.in_sample` with
     ``sample_threshold(source)``: a candidate source only), ``"versions"`` otherwise. For the
     ``history_sources`` (those with older dumps) the most drifted usable older version is chosen
-    (:func:`corpora.drift.choose_old_version` with the cosines ``similarities(source)``).
+    (:func:`corpora.drift.choose_old_version` with the cosines ``similarities(source)``); an older version is
+    usable when it passes the length rule of its source's kind (``kinds``: source -> kind).
 
     >>> seen = []
     >>> doc = {"id": "a", "source": "cnn", "sentences": ["A.", "B.", "C."]}
@@ -414,8 +440,10 @@ def choose_version(
         tally(source, "history_matched")
         tally(source, "history_versions_compared", len(olds))
 
+    mode = length_mode((kinds or {})[source])
+
     def usable(version):
-        return not isinstance(apply_length_rule(version, seed), Rejected)
+        return not isinstance(apply_length_rule(version, seed, mode), Rejected)
 
     version, info = drift.choose_old_version(doc, olds, similarities(source), drift_threshold, usable)
     if info["drifted"]:
@@ -431,6 +459,7 @@ def place_split(
     version: dict | None,
     counts: dict[tuple[str, str], int],
     *,
+    kind: str,
     history: bool,
     validation_fraction: float = 0.0,
     tally: Tally,
@@ -438,14 +467,14 @@ def place_split(
     """``(the document to use, its split)``. Without history the split is :func:`plain_split` of the newest
     document; with history a document with an eligible older ``version`` goes to ``test`` at the rate that
     keeps the test share (``counts``: ``{(source, "eligible" | "total"): n}`` over the whole collection), and
-    then the older version is the document.
+    then the older version is the document. The test share is that of the source's ``kind``.
 
-    >>> place_split("cnn", {"id": "a"}, None, {}, history=False, tally=print)
+    >>> place_split("news", {"id": "a"}, None, {}, kind="cnn", history=False, tally=print)
     ({'id': 'a'}, 'train')
     """
     if not history:
-        return doc, plain_split(doc["id"], source, validation_fraction)
-    fraction = test_fraction(source)
+        return doc, plain_split(doc["id"], kind, validation_fraction)
+    fraction = test_fraction(kind)
     rate = drift.test_rate(fraction, counts.get((source, "eligible"), 0), counts.get((source, "total"), 0))
     split = drift.drift_split(doc["id"], version is not None, rate, fraction, validation_fraction)
     if split == "test":
@@ -461,23 +490,31 @@ def place_document(
     counts: dict[tuple[str, str], int],
     *,
     seed: int,
+    kind: str,
     history: bool,
     validation_fraction: float = 0.0,
     tally: Tally,
 ) -> Rejected | tuple[str, dict, str]:
     """The split (:func:`place_split`), the length rule and the draw for one chosen document: a
     :class:`Rejected` (dead letter), ``("coherent", coherent row, split)`` or ``("target", kept document,
-    split)`` for a document meant to receive an intruder.
+    split)`` for a document meant to receive an intruder. Split share and length rule: those of ``kind``.
 
-    >>> doc = {"id": "d", "source": "wikipedia", "sentences": ["A."]}
-    >>> place_document("wikipedia", doc, None, {}, seed=0, history=False, tally=print).reason
-    wikipedia too_few_sentences
+    >>> doc = {"id": "d", "source": "enwiki", "sentences": ["A."]}
+    >>> place_document("enwiki", doc, None, {}, seed=0, kind="wikipedia", history=False, tally=print).reason
+    enwiki too_few_sentences
     'too_few_sentences'
     """
     doc, split = place_split(
-        source, newest, version, counts, history=history, validation_fraction=validation_fraction, tally=tally
+        source,
+        newest,
+        version,
+        counts,
+        kind=kind,
+        history=history,
+        validation_fraction=validation_fraction,
+        tally=tally,
     )
-    result = apply_length_rule(doc, seed)
+    result = apply_length_rule(doc, seed, length_mode(kind))
     if isinstance(result, Rejected):
         tally(doc["source"], result.reason)
         return result

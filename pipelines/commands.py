@@ -157,6 +157,9 @@ COMMANDS: list[Command] = [
     ),
 ]
 
+# The kinds of source (`ingest KIND`): what a source's kind may be, in the build config and `intruders --kind`.
+INGEST_KINDS: tuple[str, ...] = tuple(c.words[1] for c in COMMANDS if c.words[0] == "ingest")
+
 # The options every command shares, with one meaning everywhere (docs/commands.md#common-behaviour).
 QUIET_HELP = (
     "nothing but the result on the terminal: no progress bars, no model-loading bars or library warnings "

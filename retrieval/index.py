@@ -75,6 +75,8 @@ class IndexParams:
     tokenizer: str = TOKENIZER
     stopwords_sha256: str = STOPWORDS_SHA256
 
+    TUNABLE = ("ngram", "hash_size")  # flags of `incoherent index`; the rest is fixed by this code
+
     def mismatches(self, other: IndexParams) -> list[str]:
         """``["hash_size: index has 1024, requested 16777216", ...]``; empty when they agree."""
         mine, theirs = asdict(self), asdict(other)
@@ -246,12 +248,13 @@ class TfidfIndex:
 
     @classmethod
     def load(cls, path: str, expect: IndexParams | None = None, opener: Opener | None = None) -> TfidfIndex:
-        """Open the index in directory ``path``; ``expect`` (default: this code's parameters) must match.
+        """Open the index in directory ``path``; ``expect`` must match. Without ``expect`` the index's own
+        tunable parameters (:attr:`IndexParams.TUNABLE`: n-gram order, hash size, read from its ``index.json``,
+        never assumed) are used, and its tokenizer and stopwords must be this code's.
 
         Files are read through ``opener`` (default: the local disk). Raises :class:`InputError` naming the
         file for a missing directory, corrupt files or mismatched parameters.
         """
-        expect = expect or IndexParams()
         opener = opener or local_open
         meta_path = join(path, META_FILE)
         if not is_remote(path) and not os.path.isdir(path):
@@ -271,6 +274,8 @@ class TfidfIndex:
                 f"(format={meta.get('format')!r}, version={meta.get('format_version')!r})"
             )
         try:
+            if expect is None:
+                expect = IndexParams(**{k: meta[k] for k in IndexParams.TUNABLE})
             params = IndexParams(**{k: meta[k] for k in asdict(expect)})
         except KeyError as exc:
             raise InputError(f"{meta_path}: missing field {exc}") from None

@@ -54,35 +54,38 @@ def clean_body(body: str) -> list[str]:
     return cleaned
 
 
-def parse_story(name: str, data: bytes, origin: str, limits: Limits = DEFAULT) -> Iterator[dict | Rejected]:
-    """One ``.story`` file's bytes -> a document row, or a Rejected with the reason.
+def parse_story(
+    name: str, data: bytes, origin: str, limits: Limits = DEFAULT, source: str = SOURCE
+) -> Iterator[dict | Rejected]:
+    """One ``.story`` file's bytes -> a document row of ``source``, or a Rejected with the reason.
 
-    ``name`` is the file name (its stem, the sha1 of the story's URL, becomes the id ``cnn:<sha1>``). A story
-    longer than ``limits.max_text_chars`` characters is a Rejected (``text_too_long``).
+    ``name`` is the file name (its stem, the sha1 of the story's URL, becomes the id ``<source>:<sha1>``,
+    ``cnn:<sha1>`` by default). A story longer than ``limits.max_text_chars`` characters is a Rejected
+    (``text_too_long``).
     """
-    doc_id = f"{SOURCE}:{_stem(name)}"
+    doc_id = f"{source}:{_stem(name)}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        yield Rejected("not_utf8", id=doc_id, source=SOURCE, detail=f"{origin}: {exc}")
+        yield Rejected("not_utf8", id=doc_id, source=source, detail=f"{origin}: {exc}")
         return
     over = limits.over_record(len(data)) or limits.over_text(len(text))
     if over:
         yield Rejected(
-            over, id=doc_id, source=SOURCE, detail=f"{origin}: {len(text)} characters", record=text[:500]
+            over, id=doc_id, source=source, detail=f"{origin}: {len(text)} characters", record=text[:500]
         )
         return
     if not text.strip():
-        yield Rejected("empty_story", id=doc_id, source=SOURCE, detail=origin)
+        yield Rejected("empty_story", id=doc_id, source=source, detail=origin)
         return
     body = text.split("@highlight", 1)[0]
     paragraphs = clean_body(body)
     # FRANK-style stories put every sentence in its own paragraph, so a lone quote can be a paragraph.
     sentences = merge_fragments([s for p in paragraphs for s in split_sentences(p)])
     if not sentences:
-        yield Rejected("empty_body", id=doc_id, source=SOURCE, detail=origin, record=text[:500])
+        yield Rejected("empty_body", id=doc_id, source=source, detail=origin, record=text[:500])
         return
-    yield document(doc_id, SOURCE, sentences, dump=os.path.basename(origin))
+    yield document(doc_id, source, sentences, dump=os.path.basename(origin))
 
 
 def list_inputs(paths: list[str], files: Files | None = None) -> list[str]:
@@ -114,7 +117,7 @@ def _member_kind(member: tarfile.TarInfo) -> str | None:
 
 
 def read_input(
-    path: str, limits: Limits = DEFAULT, count: Counter = _no_count
+    path: str, limits: Limits = DEFAULT, count: Counter = _no_count, source: str = SOURCE
 ) -> Iterator[tuple[str, bytes, str] | Rejected]:
     """``(name, bytes, origin)`` of every story in a ``.story`` file or an archive such as ``cnn_stories.tgz``.
 
@@ -128,7 +131,7 @@ def read_input(
             over = limits.over_record(size)
             if over:
                 yield Rejected(
-                    over, id=f"{SOURCE}:{_stem(path)}", source=SOURCE, detail=f"{path}: {size} bytes"
+                    over, id=f"{source}:{_stem(path)}", source=source, detail=f"{path}: {size} bytes"
                 )
                 return
             yield os.path.basename(path), f.read(limits.max_record_bytes + 1), path
@@ -139,7 +142,7 @@ def read_input(
                 origin = f"{path}!{member.name}"
                 kind = _member_kind(member)
                 if kind is not None:
-                    yield Rejected(kind, source=SOURCE, detail=f"{origin}: not a regular file, not read")
+                    yield Rejected(kind, source=source, detail=f"{origin}: not a regular file, not read")
                     continue
                 if member.isdir() or not member.name.endswith(".story"):
                     continue
@@ -149,7 +152,7 @@ def read_input(
                         target = archive._find_link_target(member)  # what extractfile reads for a hard link
                     except KeyError:
                         yield Rejected(
-                            "archive_broken_hardlinks", source=SOURCE, detail=f"{origin} -> {member.linkname}"
+                            "archive_broken_hardlinks", source=source, detail=f"{origin} -> {member.linkname}"
                         )
                         continue
                     size = target.size
@@ -159,7 +162,7 @@ def read_input(
                 if over:
                     stem = _stem(member.name)
                     yield Rejected(
-                        over, id=f"{SOURCE}:{stem}", source=SOURCE, detail=f"{origin}: {size} bytes"
+                        over, id=f"{source}:{stem}", source=source, detail=f"{origin}: {size} bytes"
                     )
                     continue
                 handle = archive.extractfile(member)
@@ -168,9 +171,12 @@ def read_input(
         raise InputError(f"{path}: unreadable archive ({exc})") from None
 
 
-def stories(path: str, limits: Limits = DEFAULT, count: Counter = _no_count) -> Iterator[dict | Rejected]:
-    for item in read_input(path, limits, count):
+def stories(
+    path: str, limits: Limits = DEFAULT, count: Counter = _no_count, source: str = SOURCE
+) -> Iterator[dict | Rejected]:
+    """The documents (ids ``<source>:<sha1>``) and Rejected records of one story file or archive."""
+    for item in read_input(path, limits, count, source):
         if isinstance(item, Rejected):
             yield item
         else:
-            yield from parse_story(*item, limits=limits)
+            yield from parse_story(*item, limits=limits, source=source)

@@ -139,33 +139,21 @@ def split_info(split: str, paths: list[str], files: Files = LOCAL) -> dict:
     }
 
 
-def default_config(configs) -> str:
-    """The config ``load_dataset(REPO)`` loads: ``intruder-wikipedia``, else the first intruder, shuffle, any."""
+def default_config(configs, kinds: dict[str, str] | None = None) -> str:
+    """The config ``load_dataset(REPO)`` loads: the intruder table of the first source of kind ``wikipedia``
+    (``kinds``: source -> kind, from the ingest runs; without them, the source named ``wikipedia``), else the
+    first intruder, shuffle, any.
+
+    >>> default_config({"intruder-news": {}, "intruder-enwiki": {}}, {"enwiki": "wikipedia", "news": "cnn"})
+    'intruder-enwiki'
+    """
     names = sorted(configs)
-    for prefix in ("intruder-wikipedia", "intruder-", "shuffle-"):
+    wikipedia = sorted(s for s, kind in kinds.items() if kind == "wikipedia") if kinds else ["wikipedia"]
+    for prefix in (*(f"intruder-{source}" for source in wikipedia), "intruder-", "shuffle-"):
         for name in names:
             if name == prefix or (prefix.endswith("-") and name.startswith(prefix)):
                 return name
     return names[0]
-
-
-def ingest_runs(summaries: list[dict]):
-    """``(summary, kind, params)`` of each ingest run: ``command: "ingest cnn"`` -> kind ``"cnn"``."""
-    for summary in summaries:
-        command = str(summary.get("command", ""))
-        if command.startswith("ingest "):
-            yield summary, command.split(" ", 1)[1], summary.get("params") or {}
-
-
-def source_kinds(summaries: list[dict]) -> dict[str, str]:
-    """``{source: kind}`` from the ingest runs: ``incoherent ingest wikipedia --source w`` -> ``{"w": "wikipedia"}``."""
-    kinds: dict[str, str] = {}
-    for summary, kind, params in ingest_runs(summaries):
-        names = list(summary.get("outputs") or {})
-        sources = [n.removeprefix("documents-") for n in names if n.startswith("documents-")]
-        for source in sources or [params.get("source") or kind]:
-            kinds[source] = kind
-    return kinds
 
 
 def config_sources(configs: dict[str, dict[str, list[str]]], stats: dict) -> dict[str, set[str]]:

@@ -214,9 +214,10 @@ def card_metadata(
     license_id: str,
     configs: dict[str, dict[str, list[str]]] | None = None,
     files: Files = LOCAL,
+    kinds: dict[str, str] | None = None,
 ) -> dict:
     configs = configs or find_configs(dataset_dir, files)
-    default = default_config(configs)
+    default = default_config(configs, kinds)
     meta: dict = {
         "pretty_name": pretty_name,
         "language": ["en"],

@@ -9,8 +9,9 @@ import os
 
 import yaml
 
-from incoherent.corpora.card.inputs import BUILD_SUMMARY, LOCAL, SUMMARIES, ingest_runs, read_json
+from incoherent.corpora.card.inputs import BUILD_SUMMARY, LOCAL, SUMMARIES, read_json
 from incoherent.corpora.card.metadata import VERSIONED, package_version
+from incoherent.corpora.kinds import ingest_runs
 from incoherent.corpora.provenance import describe_input, relativise
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.sources.outputs import make_folder, replace_text

@@ -17,7 +17,6 @@ from incoherent.corpora.card.inputs import (
     find_configs,
     load_build_summary,
     load_summaries,
-    source_kinds,
 )
 from incoherent.corpora.card.metadata import (
     CITATIONS,
@@ -40,6 +39,7 @@ from incoherent.corpora.card.statistics import (
     statistics_section,
     write_figures,
 )
+from incoherent.corpora.kinds import source_kinds
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.sources.outputs import replace_text
 from incoherent.sources.paths import Files
@@ -74,7 +74,7 @@ def render_card(
     all_sources = set().union(*by_config.values())
     derived, reason = derive_license(all_sources, kinds)
     chosen = license_id or derived
-    meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files)
+    meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files, kinds)
     default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
     first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
     intruders = next((s for s in summaries if s.get("command") == "intruders"), None)

@@ -25,7 +25,7 @@ import yaml
 
 from incoherent.corpora.sampling import parse_sample
 from incoherent.pipelines.build.plan import history_label
-from incoherent.pipelines.commands import COMMANDS, module_of
+from incoherent.pipelines.commands import COMMANDS, INGEST_KINDS, module_of
 from incoherent.pipelines.runtime import storage
 from incoherent.pipelines.runtime.model_stack import require_model_stack
 from incoherent.schemas.records import InputError
@@ -40,12 +40,13 @@ CORPORA = ("intruders", "shuffle")  # what a config may ask for under `corpora` 
 # Config sections whose keys become flags of one command, and the flags the build sets itself.
 # From the one table of commands (pipelines.commands.COMMANDS): config section -> (module, keys the build sets).
 SECTION_COMMANDS = {
-    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite"}),
-    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite"}),
+    "index": (module_of("index"), {"out", "overwrite"}),
+    "neighbors": (module_of("neighbors"), {"out", "index", "overwrite", "queries"}),
+    "intruders": (module_of("intruders"), {"out", "index", "neighbors", "history", "overwrite", "kind"}),
     "shuffle": (module_of("shuffle"), {"out", "overwrite"}),
 }
 INGEST_MODULES = {c.words[1]: c.module for c in COMMANDS if c.words[0] == "ingest"}  # source kind -> module
-KINDS = tuple(INGEST_MODULES)  # ("wikipedia", "cnn", "text")
+KINDS = INGEST_KINDS  # ("wikipedia", "cnn", "text")
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
@@ -204,7 +205,7 @@ def check_types(config: dict, path: str) -> None:
                 ):
                     raise _fault(path, f"sources.{name}.{key}", "must be a list of paths")
             _check_flat(spec.get("options"), path, f"sources.{name}.options")
-    for section in ("neighbors", "intruders", "shuffle"):
+    for section in ("index", "neighbors", "intruders", "shuffle"):
         _check_flat(config.get(section), path, section, nested=("sample",))
     card = config.get("card")
     _check_flat(card, path, "card")
@@ -361,121 +362,166 @@ def check_keys(
             )
 
 
+STAGE_SECTIONS = ("index", "neighbors", "intruders", "shuffle")  # config sections of a stage's flags
+SOURCE_KEYS = {"kind", "inputs", "history", "options", "optional", "get", "license"}
+
+
 def check_config(config: dict, config_path: str) -> dict:
     """The config with every input path resolved and checked; raises :class:`InputError` on the first fault."""
-    known = {"base", "out", "seed", "corpora", "sources", "neighbors", "intruders", "shuffle", "card"}
+    known = {"base", "out", "seed", "corpora", "sources", *STAGE_SECTIONS, "card"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise InputError(f"{config_path}: unknown keys {unknown} (known: {sorted(known)})")
     config_dir = os.path.dirname(os.path.abspath(config_path))
     base = bundled_base(config_dir, os.path.normpath(os.path.join(config_dir, str(config.get("base", ".")))))
-    sources = config.get("sources")
+    resolved, skipped = check_sources(config.get("sources"), base, config_path)
+    sections = {name: _section(config, name, config_path) for name in STAGE_SECTIONS}
+    for name, (module, reserved) in SECTION_COMMANDS.items():
+        check_keys(sections[name], module, name, config_path, reserved)
+    check_agreements(sections, config_path)
+    card = _section(config, "card", config_path)
+    unknown_card = sorted(set(card) - {"name", "license"})
+    if unknown_card:
+        raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
+    for name in ("intruders", "shuffle"):
+        check_samples(sections[name].get("sample"), name, resolved, skipped, config_path)
+    sections["intruders"] = resolve_filter(sections["intruders"], base, config_path)
+    return {
+        "sources": resolved,
+        **({"skipped_sources": skipped} if skipped else {}),
+        "seed": int(config.get("seed", 0)),
+        "corpora": check_corpora(config.get("corpora"), config_path),
+        **sections,
+        "card": {
+            "name": str(card.get("name", "incoherent coherence corpora")),
+            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
+        },
+    }
+
+
+def check_sources(sources, base: str, config_path: str) -> tuple[dict, dict]:
+    """``(resolved sources, skipped optional sources: why)``: every source's kind, keys and inputs checked."""
     if not isinstance(sources, dict) or not sources:
         raise InputError(f"{config_path}: `sources` must map source names to {{kind, inputs}}")
     resolved, skipped = {}, {}
     for name in sources:
         check_name(name, f"{config_path}: sources")  # a path is built from it: before any other check
     for name, spec in sources.items():
-        where = f"sources.{name}"
-        if not isinstance(spec, dict):
-            raise InputError(f"{config_path}: {where} must be a mapping with `kind` and `inputs`")
-        kind = spec.get("kind")
-        if kind not in KINDS:
-            raise InputError(f"{config_path}: {where}.kind must be one of {list(KINDS)}, got {kind!r}")
-        if kind == "cnn" and name != "cnn":
-            raise InputError(f"{config_path}: {where}: CNN documents are named `cnn`; call the source cnn")
-        inputs = spec.get("inputs")
-        if not isinstance(inputs, list) or not inputs:
-            raise InputError(f"{config_path}: {where}.inputs must be a non-empty list of paths")
-        history = spec.get("history") or []
-        if history and kind != "wikipedia":
-            raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
-        unknown_keys = sorted(
-            set(spec) - {"kind", "inputs", "history", "options", "optional", "get", "license"}
-        )
-        if unknown_keys:
-            raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
-        options = spec.get("options") or {}
-        if not isinstance(options, dict):
-            raise InputError(f"{config_path}: {where}.options must map flag names to values")
-        check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite"})
-        for path in history:
-            check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
-        options, indexes = multistream_indexes(options, inputs, f"{where}.options", config_path)
-        if spec.get("optional"):
-            missing = missing_inputs(inputs + history + indexes, base)
-            if missing:
-                how = f"; get it: {spec['get']}" if spec.get("get") else ""
-                skipped[name] = f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
-                continue
-        resolved[name] = {
-            "kind": kind,
-            "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
-            "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
-            "options": options,
-        }
-        if spec.get("license") is not None:  # the terms of the source's text, for the card
-            terms = spec["license"]
-            if not isinstance(terms, str) or not terms.strip() or len(terms) > MAX_TEXT:
-                raise InputError(
-                    f"{config_path}: {where}.license: must be text of at most {MAX_TEXT} characters"
-                )
-            resolved[name]["license"] = terms.strip()
-        if indexes:  # resolved like the inputs; the ingest stage gets one --multistream-index per dump
-            resolved[name]["multistream_index"] = [
-                resolve_index(p, base, config_path, f"{where}.options.multistream_index") for p in indexes
-            ]
+        checked = check_source(name, spec, base, config_path)
+        if isinstance(checked, str):
+            skipped[name] = checked
+        else:
+            resolved[name] = checked
     if not resolved:
         raise InputError(
             f"{config_path}: every source is optional and missing ({'; '.join(skipped.values())})"
         )
-    neighbors = _section(config, "neighbors", config_path)
-    intruders = _section(config, "intruders", config_path)
-    shuffle = _section(config, "shuffle", config_path)
-    card = _section(config, "card", config_path)
-    for name, (module, reserved) in SECTION_COMMANDS.items():
-        check_keys(_section(config, name, config_path), module, name, config_path, reserved)
-    unknown_card = sorted(set(card) - {"name", "license"})
-    if unknown_card:
-        raise InputError(f"{config_path}: card: unknown keys {unknown_card} (known: name, license)")
-    for name, section in (("intruders", intruders), ("shuffle", shuffle)):
-        sample = section.get("sample")
-        if isinstance(sample, dict):
-            for source, value in sample.items():
-                if source in skipped:
-                    continue
-                if source not in resolved:
-                    raise InputError(
-                        f"{config_path}: {name}.sample.{source}: no such source ({sorted(resolved)})"
-                    )
-                parse_sample(value, f"{config_path}: {name}.sample.{source}")
-        elif sample is not None:
-            parse_sample(sample, f"{config_path}: {name}.sample")
-    model = intruders.get("filter", "none")
-    if model not in (None, "none"):
-        require_model_stack("build", f"intruders.filter in {config_path}")
-        try:
-            found = resolve_path(model, base, config_path, "intruders.filter")
-        except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error
-            from incoherent.filters.model_source import cached_snapshot
+    return resolved, skipped
 
-            found = cached_snapshot(str(model))
-            if found is None:
-                raise
-        intruders = dict(intruders, filter=found)
-    return {
-        "sources": resolved,
-        **({"skipped_sources": skipped} if skipped else {}),
-        "seed": int(config.get("seed", 0)),
-        "corpora": check_corpora(config.get("corpora"), config_path),
-        "neighbors": neighbors,
-        "intruders": intruders,
-        "shuffle": shuffle,
-        "card": {
-            "name": str(card.get("name", "incoherent coherence corpora")),
-            "license": str(card["license"]) if card.get("license") else None,  # None: from the sources
-        },
+
+def check_source(name: str, spec, base: str, config_path: str) -> dict | str:
+    """One source of any name: its kind (an ``ingest`` command: the kind, never the name, chooses what differs
+    per source), inputs, history, options and licence, resolved; or why an optional source is skipped."""
+    where = f"sources.{name}"
+    if not isinstance(spec, dict):
+        raise InputError(f"{config_path}: {where} must be a mapping with `kind` and `inputs`")
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise InputError(f"{config_path}: {where}.kind must be one of {list(KINDS)}, got {kind!r}")
+    inputs = spec.get("inputs")
+    if not isinstance(inputs, list) or not inputs:
+        raise InputError(f"{config_path}: {where}.inputs must be a non-empty list of paths")
+    history = spec.get("history") or []
+    if history and kind != "wikipedia":
+        raise InputError(f"{config_path}: {where}.history is only for Wikipedia dumps")
+    unknown_keys = sorted(set(spec) - SOURCE_KEYS)
+    if unknown_keys:
+        raise InputError(f"{config_path}: {where}: unknown keys {unknown_keys}")
+    options = spec.get("options") or {}
+    if not isinstance(options, dict):
+        raise InputError(f"{config_path}: {where}.options must map flag names to values")
+    check_keys(options, INGEST_MODULES[kind], f"{where}.options", config_path, {"out", "overwrite", "source"})
+    for path in history:
+        check_name(history_label(str(path)), f"{config_path}: {where}.history ({path}): its label")
+    options, indexes = multistream_indexes(options, inputs, f"{where}.options", config_path)
+    if spec.get("optional"):
+        missing = missing_inputs(inputs + history + indexes, base)
+        if missing:
+            how = f"; get it: {spec['get']}" if spec.get("get") else ""
+            return f"{where}: {', '.join(missing)} not found, optional source skipped{how}"
+    source = {
+        "kind": kind,
+        "inputs": [resolve_path(p, base, config_path, f"{where}.inputs") for p in inputs],
+        "history": [resolve_path(p, base, config_path, f"{where}.history") for p in history],
+        "options": options,
     }
+    if spec.get("license") is not None:  # the terms of the source's text, for the card
+        terms = spec["license"]
+        if not isinstance(terms, str) or not terms.strip() or len(terms) > MAX_TEXT:
+            raise InputError(f"{config_path}: {where}.license: must be text of at most {MAX_TEXT} characters")
+        source["license"] = terms.strip()
+    if indexes:  # resolved like the inputs; the ingest stage gets one --multistream-index per dump
+        source["multistream_index"] = [
+            resolve_index(p, base, config_path, f"{where}.options.multistream_index") for p in indexes
+        ]
+    return source
+
+
+def flag_default(module: str, key: str):
+    """The default of one flag of a command (``flag_default(module_of("index"), "hash_size")`` -> 2**24)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    importlib.import_module(module).add_arguments(parser)
+    return parser.get_default(key)
+
+
+def check_agreements(sections: dict[str, dict], config_path: str) -> None:
+    """A stage's value that must be an earlier stage's (the module's ``AGREE_WITH``: ``neighbors.hash_size``
+    is the index's, which ``neighbors`` reads from the index's ``index.json``) is refused before any work when
+    the config sets it otherwise; it is set once, in the earlier stage's section (``index: {hash_size: ...}``)."""
+    for name, (module, _reserved) in SECTION_COMMANDS.items():
+        for key, earlier in getattr(importlib.import_module(module), "AGREE_WITH", {}).items():
+            if sections[name].get(key) is None:
+                continue
+            theirs = sections[earlier].get(key, flag_default(SECTION_COMMANDS[earlier][0], key))
+            if str(sections[name][key]) != str(theirs):
+                raise _fault(
+                    config_path,
+                    f"{name}.{key}",
+                    f"{sections[name][key]} differs from the {earlier} stage's {key} ({theirs}); set it once, "
+                    f"as {earlier}.{key} (the {name} stage reads it from the {earlier}'s output)",
+                )
+
+
+def check_samples(sample, section: str, resolved: dict, skipped: dict, config_path: str) -> None:
+    """``intruders.sample`` / ``shuffle.sample``: one sample for every source or one per (known) source."""
+    if isinstance(sample, dict):
+        for source, value in sample.items():
+            if source in skipped:
+                continue
+            if source not in resolved:
+                raise InputError(
+                    f"{config_path}: {section}.sample.{source}: no such source ({sorted(resolved)})"
+                )
+            parse_sample(value, f"{config_path}: {section}.sample.{source}")
+    elif sample is not None:
+        parse_sample(sample, f"{config_path}: {section}.sample")
+
+
+def resolve_filter(intruders: dict, base: str, config_path: str) -> dict:
+    """``intruders.filter``: ``none``, a model folder (resolved like an input) or a Hub name in the local cache."""
+    model = intruders.get("filter", "none")
+    if model in (None, "none"):
+        return intruders
+    require_model_stack("build", f"intruders.filter in {config_path}")
+    try:
+        found = resolve_path(model, base, config_path, "intruders.filter")
+    except InputError:  # not a folder: a Hub name in the local Hugging Face cache, or the error
+        from incoherent.filters.model_source import cached_snapshot
+
+        found = cached_snapshot(str(model))
+        if found is None:
+            raise
+    return dict(intruders, filter=found)
 
 
 def multistream_indexes(options: dict, inputs: list, where: str, config_path: str) -> tuple[dict, list[str]]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from incoherent.corpora.sampling import SampleSpec, parse_sample
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas import SCHEMA_VERSION
+from incoherent.sources.cnn import SOURCE as CNN_SOURCE
 
 DATASET, WORK = "dataset", "work"
 QUERIES_FILE = "ids.txt"
@@ -137,120 +138,150 @@ def _wanted(stage: Stage, corpora: list[str]) -> bool:
 
 
 def _all_stages(config: dict, work: str) -> list[Stage]:
+    """Every stage a config can ask for: per source its ingest (and older dumps), index, sample and neighbours;
+    then the shuffle stages; then the one intruder stage over every source."""
     stages: list[Stage] = []
-    seed = str(config["seed"])
-    names = list(config["sources"])
-    intruder_samples = sample_specs(config, "intruders", names)
-    shuffle_samples = sample_specs(config, "shuffle", names)
-    docs_dirs, history_dirs, history_stages, index_args, neighbor_args = {}, [], [], [], []
-    retrieval_stages = []
-    k = str(config["neighbors"].get("k", 10))
+    intruder_samples = sample_specs(config, "intruders", list(config["sources"]))
+    docs_dirs, history, retrieval = {}, [], []
     for name, spec in config["sources"].items():
-        docs = storage.join(work, "documents", name)
-        source_flag = [] if spec["kind"] == "cnn" else ["--source", name]
-        ingest = f"ingest/{name}"
-        indexes = spec.get("multistream_index", [])  # one per input (pipelines.build.config)
-        stages.append(
-            Stage(
-                ingest,
-                docs,
-                [
-                    "ingest",
-                    spec["kind"],
-                    *spec["inputs"],
-                    "--out",
-                    docs,
-                    *source_flag,
-                    *_flags(spec["options"]),
-                    *(flag for index in indexes for flag in ("--multistream-index", index)),
-                ],
-                inputs=[*spec["inputs"], *indexes],
-            )
-        )
-        docs_dirs[name] = docs
-        for old in spec["history"]:
-            label = history_label(old)
-            old_docs = storage.join(work, "history", name, label)
-            stages.append(
-                Stage(
-                    f"ingest-history/{name}/{label}",
-                    old_docs,
-                    ["ingest", spec["kind"], old, "--out", old_docs, *source_flag],
-                    inputs=[old],
-                )
-            )
-            history_dirs.append(old_docs)
-            history_stages.append(stages[-1].name)
-        index = storage.join(work, "retrieval", name, "index")
-        neighbors = storage.join(work, "retrieval", name, "neighbors")
-        stages.append(Stage(f"index/{name}", index, ["index", docs, "--out", index], upstream=[ingest]))
-        queries, upstream = [], [ingest, f"index/{name}"]
-        if name in intruder_samples:
-            sample_dir = storage.join(work, "sample", name)
-            sample = parse_sample(intruder_samples[name], f"intruders.sample ({name})")
-            stages.append(
-                Stage(
-                    f"sample/{name}",
-                    sample_dir,
-                    argv=["sample", docs, "--sample", str(sample), "--seed", seed],
-                    make=write_queries(docs, sample, config["seed"]),
-                    upstream=[ingest],
-                )
-            )
-            queries = ["--queries", storage.join(sample_dir, QUERIES_FILE)]
-            upstream.append(f"sample/{name}")
-        neighbor_flags = _flags({key: v for key, v in config["neighbors"].items() if key != "k"})
-        stages.append(
-            Stage(
-                f"neighbors/{name}",
-                neighbors,
-                [
-                    "neighbors",
-                    docs,
-                    "--index",
-                    index,
-                    "--k",
-                    k,
-                    *queries,
-                    "--out",
-                    neighbors,
-                    *neighbor_flags,
-                ],
-                upstream=upstream,
-            )
-        )
-        retrieval_stages += upstream + [f"neighbors/{name}"]
-        index_args += ["--index", f"{name}={index}"]
-        neighbor_args += ["--neighbors", f"{name}={neighbors}"]
+        ingest, olds = _ingest_stages(name, spec, work)
+        stages += [ingest, *olds]
+        docs_dirs[name] = ingest.out
+        history += olds
+        source_retrieval = _retrieval_stages(name, ingest, config, work, intruder_samples.get(name))
+        stages += source_retrieval
+        retrieval.append(source_retrieval)
     # The shuffle stages need only the documents: they run before the intruder stage, the longest, so a build
     # killed during it has only that stage left to redo.
-    for name, docs in docs_dirs.items():
-        shuffle_dir = storage.join(work, "shuffle", name)
-        options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
-        sample = ["--sample", str(shuffle_samples[name])] if name in shuffle_samples else []
+    stages += _shuffle_stages(config, docs_dirs, work)
+    stages.append(_intruders_stage(config, docs_dirs, history, retrieval, intruder_samples, work))
+    return stages
+
+
+def _ingest_stages(name: str, spec: dict, work: str) -> tuple[Stage, list[Stage]]:
+    """``(ingest stage, one stage per older dump)`` of a source: ``incoherent ingest KIND ... --source NAME``."""
+    docs = storage.join(work, "documents", name)
+    # Any name for any kind (the kind is the ingest command); `ingest cnn` without --source names it cnn,
+    # and the Quickstart's pinned card lists the commands as they were.
+    source_flag = [] if (spec["kind"], name) == ("cnn", CNN_SOURCE) else ["--source", name]
+    indexes = spec.get("multistream_index", [])  # one per input (pipelines.build.config)
+    argv = [
+        "ingest",
+        spec["kind"],
+        *spec["inputs"],
+        "--out",
+        docs,
+        *source_flag,
+        *_flags(spec["options"]),
+        *(flag for index in indexes for flag in ("--multistream-index", index)),
+    ]
+    ingest = Stage(f"ingest/{name}", docs, argv, inputs=[*spec["inputs"], *indexes])
+    olds = []
+    for old in spec["history"]:
+        label = history_label(old)
+        old_docs = storage.join(work, "history", name, label)
+        argv = ["ingest", spec["kind"], old, "--out", old_docs, *source_flag]
+        olds.append(Stage(f"ingest-history/{name}/{label}", old_docs, argv, inputs=[old]))
+    return ingest, olds
+
+
+def _retrieval_stages(name: str, ingest: Stage, config: dict, work: str, sample: object) -> list[Stage]:
+    """The index of a source (``index:`` flags), its sampled query ids (with ``intruders.sample``) and its
+    neighbours (``neighbors:`` flags; the index's parameters it reads from the index's ``index.json``)."""
+    docs = ingest.out
+    index = storage.join(work, "retrieval", name, "index")
+    neighbors = storage.join(work, "retrieval", name, "neighbors")
+    index_argv = ["index", docs, "--out", index, *_flags(config.get("index") or {})]
+    stages = [Stage(f"index/{name}", index, index_argv, upstream=[ingest.name])]
+    queries, upstream = [], [ingest.name, f"index/{name}"]
+    if sample is not None:
+        sample_dir = storage.join(work, "sample", name)
+        spec = parse_sample(sample, f"intruders.sample ({name})")
+        seed = str(config["seed"])
         stages.append(
             Stage(
-                f"shuffle/{name}",
-                shuffle_dir,
-                ["shuffle", docs, "--out", shuffle_dir, "--seed", seed, *sample, *_flags(options)],
-                upstream=[f"ingest/{name}"],
-                tables=[f"shuffle-{name}"],
+                f"sample/{name}",
+                sample_dir,
+                argv=["sample", docs, "--sample", str(spec), "--seed", seed],
+                make=write_queries(docs, spec, config["seed"]),
+                upstream=[ingest.name],
             )
         )
-    history_flag = ["--history", *history_dirs] if history_dirs else []
+        queries = ["--queries", storage.join(sample_dir, QUERIES_FILE)]
+        upstream.append(f"sample/{name}")
+    flags = _flags({key: v for key, v in config["neighbors"].items() if key != "k"})
+    argv = ["neighbors", docs, "--index", index, "--k", _k(config), *queries, "--out", neighbors, *flags]
+    stages.append(Stage(f"neighbors/{name}", neighbors, argv, upstream=upstream))
+    return stages
+
+
+def _k(config: dict) -> str:
+    return str(config["neighbors"].get("k", 10))
+
+
+def _shuffle_stages(config: dict, docs_dirs: dict[str, str], work: str) -> list[Stage]:
+    """One ``incoherent shuffle`` per source (``shuffle:`` flags, the sample of its source)."""
+    samples = sample_specs(config, "shuffle", list(docs_dirs))
+    options = {key: value for key, value in config["shuffle"].items() if key != "sample"}
+    stages = []
+    for name, docs in docs_dirs.items():
+        shuffle_dir = storage.join(work, "shuffle", name)
+        sample = ["--sample", str(samples[name])] if name in samples else []
+        argv = [
+            "shuffle",
+            docs,
+            "--out",
+            shuffle_dir,
+            "--seed",
+            str(config["seed"]),
+            *sample,
+            *_flags(options),
+        ]
+        stages.append(Stage(f"shuffle/{name}", shuffle_dir, argv, upstream=[f"ingest/{name}"],
+                            tables=[f"shuffle-{name}"]))  # fmt: skip
+    return stages
+
+
+def _intruders_stage(
+    config: dict,
+    docs_dirs: dict[str, str],
+    history: list[Stage],
+    retrieval: list[list[Stage]],
+    samples: dict,
+    work: str,
+) -> Stage:
+    """The one ``incoherent intruders`` over every source, with each source's index and neighbours."""
+    index_args = [f for stages in retrieval for f in ("--index", f"{_source(stages[0])}={stages[0].out}")]
+    neighbor_args = [
+        f for stages in retrieval for f in ("--neighbors", f"{_source(stages[-1])}={stages[-1].out}")
+    ]
+    history_flag = ["--history", *(stage.out for stage in history)] if history else []
     options = {key: value for key, value in config["intruders"].items() if key != "sample"}
-    sample_flags = [f for name, v in intruder_samples.items() for f in ("--sample", f"{name}={v}")]
+    sample_flags = [f for name, v in samples.items() for f in ("--sample", f"{name}={v}")]
     model = options.get("filter", "none")
     intruders_dir = storage.join(work, "intruders")
-    stages.append(
-        Stage(
-            "intruders",
-            intruders_dir,
-            ["intruders", *docs_dirs.values(), "--out", intruders_dir, *index_args, *neighbor_args,
-             *history_flag, "--seed", seed, "--k", k, *sample_flags, *_flags(options)],
-            inputs=[] if model in (None, "none") else [model],
-            upstream=list(dict.fromkeys(retrieval_stages + history_stages)),
-            tables=[*(f"intruder-{name}" for name in names), "candidates"],
-        )
+    return Stage(
+        "intruders",
+        intruders_dir,
+        ["intruders", *docs_dirs.values(), "--out", intruders_dir, *index_args, *neighbor_args,
+         *history_flag, "--seed", str(config["seed"]), "--k", _k(config), *sample_flags, *_flags(options)],
+        inputs=[] if model in (None, "none") else [model],
+        upstream=_ordered_upstream(docs_dirs, retrieval, history),
+        tables=[*(f"intruder-{name}" for name in docs_dirs), "candidates"],
     )  # fmt: skip
-    return stages
+
+
+def _source(stage: Stage) -> str:
+    """``index/wiki`` -> ``wiki``."""
+    return stage.name.split("/", 1)[1]
+
+
+def _ordered_upstream(
+    docs_dirs: dict[str, str], retrieval: list[list[Stage]], history: list[Stage]
+) -> list[str]:
+    """What the intruder stage reads, in plan order: per source its ingest, index, sample and neighbours; then
+    the older dumps."""
+    names = []
+    for stages in retrieval:
+        names += [f"ingest/{_source(stages[0])}", *(stage.name for stage in stages)]
+    return list(dict.fromkeys(names + [stage.name for stage in history]))

@@ -47,12 +47,17 @@ def check_params(ngram: int, hash_size: int) -> IndexParams:
     return IndexParams(ngram=ngram, hash_size=hash_size)
 
 
+def check_options(args: argparse.Namespace) -> IndexParams:
+    """The checks of the flags that need no input (``build`` runs them on its config first); the parameters."""
+    return check_params(args.ngram, args.hash_size)
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.pipelines.index.transforms import STAGE, BuildIndex, read_meta
     from incoherent.pipelines.runtime.run import print_report, run_pipeline
     from incoherent.pipelines.runtime.tables import ReadDocuments, document_files
 
-    params = check_params(args.ngram, args.hash_size)
+    params = check_options(args)
     files = document_files(args.docs_dir)
 
     def build(pipeline):

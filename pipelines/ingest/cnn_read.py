@@ -18,19 +18,22 @@ def _count(name: str, n: int = 1) -> None:
     count(STAGE, name, n)
 
 
-def read_stories(path: str, read_limits: limits.Limits = limits.DEFAULT):
+def read_stories(path: str, read_limits: limits.Limits = limits.DEFAULT, source: str = cnn.SOURCE):
     """:func:`sources.cnn.stories` of a local or remote (gs://, s3://) story file or archive."""
     with storage.local_copy(path) as local:
-        yield from cnn.stories(local, read_limits, _count)
+        yield from cnn.stories(local, read_limits, _count, source)
 
 
 class IngestCnn(beam.PTransform):
     """Story files and archives -> ``(documents, rejected)``."""
 
-    def __init__(self, inputs: list[str], read_limits: limits.Limits = limits.DEFAULT):
+    def __init__(
+        self, inputs: list[str], read_limits: limits.Limits = limits.DEFAULT, source: str = cnn.SOURCE
+    ):
         super().__init__()
         self._inputs = inputs
         self._limits = read_limits
+        self._source = source
 
     def expand(self, pbegin):
         docs, rejected = (
@@ -38,7 +41,9 @@ class IngestCnn(beam.PTransform):
             | "Inputs" >> beam.Create(self._inputs)
             | "Spread" >> beam.Reshuffle()
             | "ParseStories"
-            >> ApplyWithRejects(functools.partial(read_stories, read_limits=self._limits), STAGE)
+            >> ApplyWithRejects(
+                functools.partial(read_stories, read_limits=self._limits, source=self._source), STAGE
+            )
         )
         unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
         return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()

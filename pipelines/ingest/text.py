@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         params=params,
         beam_args=beam_args,
         overwrite=args.overwrite,
-        extra_summary=lambda _summary: collect_descriptions(args.out),
+        extra_summary=lambda _summary: {"kind": "text", **collect_descriptions(args.out)},
     )
     print_ingest_report(summary, args.out, STAGE)
     return 0

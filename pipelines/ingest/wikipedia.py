@@ -134,7 +134,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             },
             beam_args=beam_args,
             overwrite=args.overwrite,
-            extra_summary=lambda _summary: collect_descriptions(out),
+            extra_summary=lambda _summary: {"kind": "wikipedia", **collect_descriptions(out)},
         )
     finally:
         bz2decode.stop_started_decoders()  # one no read took over (the run failed before reading)

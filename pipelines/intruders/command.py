@@ -18,10 +18,12 @@ summary :mod:`pipelines.intruders.summary`, the adversarial filter :mod:`pipelin
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from incoherent.corpora import drift
 from incoherent.corpora import intruders as logic
-from incoherent.pipelines.commands import DEVICE_HELP, add_overwrite, list_flag
+from incoherent.corpora.kinds import source_kinds
+from incoherent.pipelines.commands import DEVICE_HELP, INGEST_KINDS, add_overwrite, list_flag
 from incoherent.pipelines.runtime import storage
 from incoherent.pipelines.runtime.model_stack import require_model_stack
 from incoherent.pipelines.runtime.options import parse_per_source
@@ -67,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="OLD_DOCS_DIR",
         help="documents ingested from older Wikipedia dumps: drift-based test split (DOCS_DIR is the newest)",
+    )
+    list_flag(
+        parser,
+        "--kind",
+        metavar="[SOURCE=]KIND",
+        help="the kind of a source (wikipedia, cnn, text: its test share and length rule) whose DOCS_DIR does "
+        "not say it; default: the kind its `incoherent ingest` run wrote in DOCS_DIR/run_summary.json",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     parser.add_argument(
@@ -138,6 +147,40 @@ def parse_mapping(values: list[str], option: str, sources: list[str]) -> dict[st
     return mapping
 
 
+def parse_kinds(values: list[str], sources: list[str]) -> dict[str, str]:
+    """``--kind [SOURCE=]KIND``: the kind of sources whose documents folder does not say it."""
+
+    def kind(value: str, where: str) -> str:
+        if value not in INGEST_KINDS:
+            raise InputError(f"{where}: unknown kind {value!r} (kinds: {', '.join(INGEST_KINDS)})")
+        return value
+
+    return parse_per_source(values, "--kind", sources, kind, metavar="KIND")
+
+
+def document_kinds(sources_by_dir: dict[str, list[str]], given: dict[str, str]) -> dict[str, str]:
+    """``{source: kind}`` of the documents folders, from each folder's ``run_summary.json`` of ``incoherent
+    ingest`` (:func:`corpora.kinds.source_kinds`), else from ``--kind`` (``given``); a folder that says one kind
+    and ``--kind`` another, or a source whose kind nothing says, is one line."""
+    from incoherent.pipelines.runtime.summary import read_summary
+
+    kinds = {}
+    for docs_dir, sources in sources_by_dir.items():
+        summary = read_summary(docs_dir)
+        said = source_kinds([summary]) if summary else {}
+        for source in sources:
+            kind = said.get(source) or given.get(source)
+            if kind is None:
+                raise InputError(
+                    f"{docs_dir}: does not say the kind of source {source!r} (no run_summary.json of "
+                    f"`incoherent ingest` naming it); pass --kind {source}=KIND ({'|'.join(INGEST_KINDS)})"
+                )
+            if given.get(source, kind) != kind:
+                raise InputError(f"--kind {source}={given[source]}: {docs_dir} was ingested as kind {kind!r}")
+            kinds[source] = kind
+    return kinds
+
+
 def neighbor_files(neighbors_dir: str) -> list[str]:
     from incoherent.pipelines.runtime.tables import require_tables
 
@@ -160,73 +203,91 @@ def shares_an_id(files_a: list[str], files_b: list[str], sample: int = 100_000) 
 # --------------------------------------------------------------------------------------------- running
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    import apache_beam as beam
+@dataclass
+class Inputs:
+    """What ``run`` reads, resolved and checked before any work: the documents, their sources and kinds, the
+    older versions, the retrieval directories given."""
 
-    from incoherent.pipelines.intruders.retrieval import retrieval_for
-    from incoherent.pipelines.intruders.summary import print_table, summary_fields
-    from incoherent.pipelines.intruders.transforms import STAGE, BuildIntruders, Options, rows_of
-    from incoherent.pipelines.runtime.run import print_report, run_pipeline
-    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable, document_files, source_of_file
-    from incoherent.pipelines.sampling import parse_samples, sample_thresholds
+    doc_files: list[str]
+    sources_by_dir: dict[str, list[str]]
+    sources: list[str]
+    kinds: dict[str, str]
+    history_files: list[str]
+    history_sources: list[str]
+    index_map: dict[str, str]
+    neighbor_map: dict[str, str]
 
-    check_options(args)
-    if args.filter != "none":
-        require_model_stack("intruders", "--filter")  # before any work: one line when the extra is missing
+
+def resolve_inputs(args: argparse.Namespace) -> Inputs:
+    """The documents (each source with its kind), the history and the retrieval directories of ``args``; one
+    line (:class:`InputError`) for the first fault."""
+    from incoherent.pipelines.runtime.tables import document_files, source_of_file
+
     sources_by_dir = {d: sorted({source_of_file(f) for f in document_files(d)}) for d in args.docs}
     doc_files = sorted(f for d in args.docs for f in document_files(d))
     sources = sorted({s for ss in sources_by_dir.values() for s in ss})
     if len(doc_files) != len(set(doc_files)):
         raise InputError("DOCS_DIR: the same directory is given twice")
+    kinds = document_kinds(sources_by_dir, parse_kinds(args.kind, sources))
     history_files = sorted(f for d in args.history for f in document_files(d))
     history_sources = sorted({source_of_file(f) for f in history_files})
+    check_history(args.history, history_sources, sources, doc_files)
+    index_map = parse_mapping(args.index, "--index", sources)
+    neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
+    if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
+        raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
+    return Inputs(
+        doc_files, sources_by_dir, sources, kinds, history_files, history_sources, index_map, neighbor_map
+    )
+
+
+def check_history(history: list[str], history_sources: list[str], sources: list[str], doc_files) -> None:
+    """Every older dump is of a source of DOCS_DIR and shares an article with it."""
+    from incoherent.pipelines.runtime.tables import document_files, source_of_file
+
     for source in history_sources:
         if source not in sources:
             raise InputError(
                 f"--history: documents of source {source!r}, but DOCS_DIR has none (sources: {sources})"
             )
-    if args.history:
-        newest = [f for f in doc_files if source_of_file(f) in history_sources]
-        for old_dir in args.history:
-            if not shares_an_id(document_files(old_dir), newest):
-                raise InputError(
-                    f"--history {old_dir}: shares no article with DOCS_DIR (ids differ; wrong dump?)"
-                )
-    index_map = parse_mapping(args.index, "--index", sources)
-    neighbor_map = parse_mapping(args.neighbors, "--neighbors", sources)
-    filtered = args.filter != "none"
-    if filtered:
-        from incoherent.filters.model_source import resolve_model
+    newest = [f for f in doc_files if source_of_file(f) in history_sources]
+    for old_dir in history:
+        if not shares_an_id(document_files(old_dir), newest):
+            raise InputError(
+                f"--history {old_dir}: shares no article with DOCS_DIR (ids differ; wrong dump?)"
+            )
 
-        args.filter = storage.absolute(resolve_model(args.filter, "--filter"))
-    if filtered and not storage.exists(args.filter):
+
+def resolve_filter(args: argparse.Namespace) -> bool:
+    """Whether ``--filter`` names a model; ``args.filter`` becomes its absolute directory."""
+    if args.filter == "none":
+        return False
+    from incoherent.filters.model_source import resolve_model
+
+    args.filter = storage.absolute(resolve_model(args.filter, "--filter"))
+    if not storage.exists(args.filter):
         raise InputError(f"--filter {args.filter}: no such model directory (or pass --filter none)")
-    if storage.is_remote(args.out) and (set(index_map) != set(sources) or set(neighbor_map) != set(sources)):
-        raise InputError("--index/--neighbors: required for every source when --out is not a local directory")
-    samples = parse_samples(args.sample, "--sample", sources)
-    thresholds = sample_thresholds(samples, doc_files, args.seed)
-    options = Options(
-        sample_thresholds=tuple(sorted(thresholds.items())),
-        seed=args.seed,
-        k=args.k,
-        similarity_threshold=args.similarity_threshold,
-        drift_threshold=args.drift_threshold,
-        validation_fraction=args.validation_fraction,
-        filtered=filtered,
-    )
-    score = None
-    if filtered:
-        from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
+    return True
 
-        threads = torch_threads(beam_args, args.torch_threads)
-        score = ScoreCandidates(
-            args.filter,
-            device=args.device,
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            easy_threshold=args.easy_threshold,
-            threads=threads,
-        )
+
+def filter_scorer(args: argparse.Namespace, beam_args: list[str]):
+    """``(the ScoreCandidates transform, torch threads)`` of ``--filter MODEL_DIR``."""
+    from incoherent.pipelines.intruders.filter_stage import ScoreCandidates
+
+    threads = torch_threads(beam_args, args.torch_threads)
+    score = ScoreCandidates(
+        args.filter,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        easy_threshold=args.easy_threshold,
+        threads=threads,
+    )
+    return score, threads
+
+
+def run_params(args: argparse.Namespace, kinds: dict[str, str], samples: dict, threads: int | None) -> dict:
+    """The ``params`` of ``run_summary.json``: the flags, the kind of each source, the sample, the filter's."""
     params = {
         "docs": args.docs,
         "index": args.index,
@@ -238,10 +299,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "drift_threshold": args.drift_threshold,
         "validation_fraction": args.validation_fraction,
         "k": args.k,
+        "kinds": kinds,
     }
     if samples:
         params["sample"] = {source: str(spec) for source, spec in samples.items()}
-    if filtered:
+    if threads is not None:
         params.update(
             device=args.device,
             batch_size=args.batch_size,
@@ -249,40 +311,83 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             easy_threshold=args.easy_threshold,
             torch_threads=threads,
         )
-    with retrieval_for(args.docs, sources_by_dir, index_map, neighbor_map, args.k, beam_args) as (
-        indexes,
-        nbrs,
-    ):
-        n_files = sorted({f for source in sources for f in neighbor_files(nbrs[source])})
+    return params
 
-        def build(p):
-            rows, candidates, rejected = p | "BuildIntruders" >> BuildIntruders(
-                doc_files, n_files, indexes, options, history_files, score
-            )
-            for source in sources:
-                (
-                    rows
-                    | f"Rows-{source}" >> beam.Map(rows_of, source)
-                    | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}", batched=True)
-                )
-            candidates | "WriteCandidates" >> WriteTable(
-                args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id"), batched=True
-            )
-            rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
 
-        def extra(summary):
-            retrieval = {"index": indexes, "neighbors": nbrs}
-            return summary_fields(summary, args.out, sources, history_sources, samples, retrieval)
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from incoherent.pipelines.intruders.retrieval import retrieval_for
+    from incoherent.pipelines.intruders.summary import print_table
+    from incoherent.pipelines.intruders.transforms import Options
+    from incoherent.pipelines.runtime.run import print_report
+    from incoherent.pipelines.sampling import parse_samples, sample_thresholds
 
-        summary = run_pipeline(
-            build,
-            command="intruders",
-            out_dir=args.out,
-            params=params,
-            beam_args=beam_args,
-            overwrite=args.overwrite,
-            extra_summary=extra,
-        )
+    check_options(args)
+    if args.filter != "none":
+        require_model_stack("intruders", "--filter")  # before any work: one line when the extra is missing
+    found = resolve_inputs(args)
+    filtered = resolve_filter(args)
+    samples = parse_samples(args.sample, "--sample", found.sources)
+    thresholds = sample_thresholds(samples, found.doc_files, args.seed)
+    options = Options(
+        sample_thresholds=tuple(sorted(thresholds.items())),
+        seed=args.seed,
+        k=args.k,
+        similarity_threshold=args.similarity_threshold,
+        drift_threshold=args.drift_threshold,
+        validation_fraction=args.validation_fraction,
+        filtered=filtered,
+        kinds=tuple(sorted(found.kinds.items())),
+    )
+    score, threads = filter_scorer(args, beam_args) if filtered else (None, None)
+    params = run_params(args, found.kinds, samples, threads)
+    with retrieval_for(
+        args.docs, found.sources_by_dir, found.index_map, found.neighbor_map, args.k, beam_args
+    ) as (indexes, nbrs):
+        summary = run_intruders(args, beam_args, found, options, samples, score, params, indexes, nbrs)
     print_report(summary, args.out)
     print_table(summary)
     return 0
+
+
+def run_intruders(args, beam_args, found: Inputs, options, samples, score, params, indexes, nbrs) -> dict:
+    """The intruder pipeline on retrieval ``indexes`` and ``nbrs`` (source -> directory): its summary."""
+    import apache_beam as beam
+
+    from incoherent.pipelines.intruders.summary import summary_fields
+    from incoherent.pipelines.intruders.transforms import STAGE, BuildIntruders, rows_of
+    from incoherent.pipelines.runtime.run import run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
+
+    sources = found.sources
+    n_files = sorted({f for source in sources for f in neighbor_files(nbrs[source])})
+
+    def build(p):
+        rows, candidates, rejected = p | "BuildIntruders" >> BuildIntruders(
+            found.doc_files, n_files, indexes, options, found.history_files, score
+        )
+        for source in sources:
+            (
+                rows
+                | f"Rows-{source}" >> beam.Map(rows_of, source)
+                | f"Write-{source}" >> WriteTable(args.out, f"intruder-{source}", batched=True)
+            )
+        candidates | "WriteCandidates" >> WriteTable(
+            args.out, "candidates", sort_keys=("id", "neighbor_rank", "candidate_source_id"), batched=True
+        )
+        rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
+
+    def extra(summary):
+        retrieval = {"index": indexes, "neighbors": nbrs}
+        return summary_fields(
+            summary, args.out, sources, found.history_sources, samples, retrieval, found.kinds
+        )
+
+    return run_pipeline(
+        build,
+        command="intruders",
+        out_dir=args.out,
+        params=params,
+        beam_args=beam_args,
+        overwrite=args.overwrite,
+        extra_summary=extra,
+    )

@@ -47,16 +47,18 @@ def artefact_sample(files: list[str], limit: int = MAX_DOCUMENTS) -> tuple[list[
     return sample, seen["rows"], seen["positives"]
 
 
-def source_summary(out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool) -> dict:
+def source_summary(
+    out_dir: str, source: str, counters: dict[str, int], outputs: dict, history: bool, kind: str
+) -> dict:
     """The per-source block of ``run_summary.json``: :func:`source_block` of the source's counters, splits
     (``outputs``: the written tables) and the artefact check's sample of its intruder table under ``out_dir``."""
     rows, total, positives = artefact_sample(list_tables(out_dir, f"intruder-{source}"))
     splits = outputs.get(f"intruder-{source}", {})
-    return source_block(source, counters, splits, rows, total, positives, history)
+    return source_block(kind, counters, splits, rows, total, positives, history)
 
 
 def source_block(
-    source: str,
+    kind: str,
     counters: dict[str, int],
     splits: dict,
     rows: list[dict],
@@ -64,15 +66,17 @@ def source_block(
     positives: int,
     history: bool,
 ) -> dict:
-    """The per-source block of ``run_summary.json``: the counters regrouped (length rule, neighbours, fallbacks,
-    history), the ``splits``, the positive rate (``positives`` of ``total`` rows) and the artefact check of the
+    """The per-source block of ``run_summary.json`` of a source of ``kind``: its kind, policy (length rule, test
+    share), the counters regrouped (length rule, neighbours, fallbacks, history), the ``splits``, the positive rate (``positives`` of ``total`` rows) and the artefact check of the
     sampled ``rows``."""
     kept = {k: counters.get(k, 0) for k in (logic.KEPT_IN_RANGE, logic.KEPT_TRUNCATED, logic.KEPT_WHOLE)}
     dropped = {k: counters.get(k, 0) for k in (logic.TOO_FEW, logic.TOO_MANY, logic.IDENTICAL)}
     fallback = {k.removeprefix("fallback_"): v for k, v in counters.items() if k.startswith("fallback_")}
     summary = {
+        "kind": kind,
         "documents_read": counters.get("read", 0),
-        "length_rule": logic.length_mode(source),
+        "length_rule": logic.length_mode(kind),
+        "test_fraction": logic.test_fraction(kind),
         "kept": kept,
         "dropped": dropped,
         "incoherent_attempted": counters.get("incoherent_attempted", 0),
@@ -124,14 +128,16 @@ def summary_fields(
     history_sources: list[str],
     samples: dict[str, SampleSpec],
     retrieval: dict[str, dict[str, str]],
+    kinds: dict[str, str],
 ) -> dict:
     """What ``intruders`` adds to ``run_summary.json``: a block per source (:func:`source_summary`, with the
-    sample when ``--sample`` chose one), the retrieval directories used and, with Wikipedia, its test split."""
+    sample when ``--sample`` chose one), the retrieval directories used and, with a source of kind ``wikipedia``,
+    the test split of the first one."""
     per_source = {}
     for source in sources:
         counters = summary["counters"].get(namespace(source), {})
         per_source[source] = source_summary(
-            out_dir, source, counters, summary["outputs"], source in history_sources
+            out_dir, source, counters, summary["outputs"], source in history_sources, kinds[source]
         )
         if source in samples:
             per_source[source]["sample"] = {
@@ -140,8 +146,9 @@ def summary_fields(
                 "pool": counters.get("read", 0),
             }
     extra_fields = {"sources": per_source, "retrieval": retrieval}
-    if "wikipedia" in per_source:
-        extra_fields["wikipedia_test_split"] = per_source["wikipedia"]["test_split"]
+    wikipedia = [source for source in sources if kinds[source] == "wikipedia"]
+    if wikipedia:
+        extra_fields["wikipedia_test_split"] = per_source[wikipedia[0]]["test_split"]
     return extra_fields
 
 

@@ -49,9 +49,16 @@ class Options:
     validation_fraction: float = 0.0
     filtered: bool = False
     sample_thresholds: tuple[tuple[str, int], ...] = ()  # (source, key threshold) of sampled sources
+    kinds: tuple[
+        tuple[str, str], ...
+    ] = ()  # (source, kind): the kind chooses the split share and length rule
 
     def sample_threshold(self, source: str) -> int | None:
         return dict(self.sample_thresholds).get(source)
+
+    def kind(self, source: str) -> str:
+        """The kind of ``source`` (``wikipedia``, ``cnn``, ``text``): every source read has one."""
+        return dict(self.kinds)[source]
 
 
 def parquet_rows(files: list[str]) -> int:
@@ -112,6 +119,7 @@ class ChooseVersion(beam.DoFn):
         total: int | None = None,
     ):
         self._indexes, self._options, self._history_sources = indexes, options, history_sources
+        self._kinds = dict(options.kinds)
         self._total = total  # documents to read, for the progress bar
 
     def process(self, element):
@@ -147,6 +155,7 @@ class ChooseVersion(beam.DoFn):
             history_sources=self._history_sources,
             similarities=self._similarities,
             drift_threshold=self._options.drift_threshold,
+            kinds=self._kinds,
             tally=tally.for_namespace(namespace),
         )
 
@@ -175,6 +184,7 @@ class PlaceDocuments(beam.DoFn):
             version,
             counts,
             seed=self._options.seed,
+            kind=self._options.kind(source),
             history=source in self._history_sources,
             validation_fraction=self._options.validation_fraction,
             tally=tally.for_namespace(namespace),

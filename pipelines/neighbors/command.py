@@ -39,13 +39,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=10, help="neighbours per document (default: 10)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument(
-        "--ngram", type=int, default=NGRAM, help=f"n-gram order the index must have ({NGRAM})"
+        "--ngram",
+        type=int,
+        default=None,
+        help=f"n-gram order the index must have (default: the index's own, from its index.json; {NGRAM} "
+        "unless `incoherent index --ngram` said otherwise)",
     )
     parser.add_argument(
         "--hash-size",
         type=int,
-        default=HASH_SIZE,
-        help=f"hash buckets the index must have (default: 2**24 = {HASH_SIZE})",
+        default=None,
+        help=f"hash buckets the index must have (default: the index's own, from its index.json; 2**24 = "
+        f"{HASH_SIZE} unless `incoherent index --hash-size` said otherwise)",
     )
     parser.add_argument(
         "--threads",
@@ -140,10 +145,16 @@ def clamp_k(k: int, num_docs: int) -> int:
     return max(1, min(k, num_docs - 1))
 
 
-def check_options(args: argparse.Namespace) -> IndexParams:
-    """The checks of the flags that need no input (``build`` runs them on its config first); the index
-    parameters."""
-    params = check_params(args.ngram, args.hash_size)
+# What this stage must share with an earlier one (``incoherent build`` checks a config against it before any
+# work): flag key -> the stage whose output says it (the index's index.json, read by ``run``, never assumed).
+AGREE_WITH = {"ngram": "index", "hash_size": "index"}
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """The checks of the flags that need no input (``build`` runs them on its config first)."""
+    check_params(
+        NGRAM if args.ngram is None else args.ngram, HASH_SIZE if args.hash_size is None else args.hash_size
+    )
     if args.k < 1:
         raise InputError(f"--k: must be >= 1, got {args.k}")
     if args.k > MAX_K:
@@ -152,7 +163,19 @@ def check_options(args: argparse.Namespace) -> IndexParams:
         raise InputError(f"--block-rows: must be >= 1, got {args.block_rows}")
     if args.threads < 0:
         raise InputError(f"--threads: must be >= 0 (0 = auto), got {args.threads}")
-    return params
+
+
+def check_agreement(args: argparse.Namespace, params: IndexParams, index_dir: str) -> None:
+    """``--ngram``/``--hash-size``, when given, must be those of the index in ``index_dir`` (``params``, from
+    its ``index.json``): one line naming the flag and the index's value otherwise."""
+    for key in AGREE_WITH:
+        requested = getattr(args, key)
+        if requested is not None and requested != getattr(params, key):
+            flag = "--" + key.replace("_", "-")
+            raise InputError(
+                f"{flag} {requested}: the index {index_dir} was built with {key} {getattr(params, key)} "
+                f"(its index.json); leave {flag} out to use the index's"
+            )
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -162,9 +185,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.retrieval.index import TfidfIndex
     from incoherent.retrieval.topk import block_size, blocks
 
-    params = check_options(args)
+    check_options(args)
     args.index = storage.absolute(args.index)
-    index = TfidfIndex.load(args.index, expect=params, opener=storage.open_file)  # no matrix: fail early
+    index = TfidfIndex.load(args.index, opener=storage.open_file)  # its own parameters; no matrix: fail early
+    params = index.params
+    check_agreement(args, params, args.index)
     files = document_files(args.docs_dir)
     threads, workers = scoring_threads(args.threads, beam_args)
     query_rows = None

@@ -34,3 +34,14 @@ def write_summary(out_dir: str, summary: dict) -> None:
 
     with FileSystems.create(posixpath.join(out_dir, SUMMARY_FILE)) as f:
         f.write((json.dumps(summary, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
+
+
+def read_summary(out_dir: str) -> dict | None:
+    """``OUT/run_summary.json`` of a finished run (local or remote), or ``None`` when there is none or it is not
+    a JSON object."""
+    path = storage.join(out_dir, SUMMARY_FILE)
+    try:
+        value = json.loads(storage.read_bytes(path))
+    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: no summary
+        return None
+    return value if isinstance(value, dict) else None

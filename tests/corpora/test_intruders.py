@@ -42,18 +42,42 @@ def test_cnn_is_truncated_to_a_seeded_uniform_length():
     assert set(lengths) == {3, 4, 5, 6, 7, 8}
     assert all(abs(lengths.count(n) / 2000 - 1 / 6) < 0.03 for n in range(3, 9))
     story = doc("cnn:abc", "cnn", [f"S{i}." for i in range(30)])
-    kept, outcome = logic.apply_length_rule(story, seed=0)
+    kept, outcome = logic.apply_length_rule(story, seed=0, mode=logic.length_mode("cnn"))
     n = logic.truncation_length(0, "cnn:abc")
     assert outcome == logic.KEPT_TRUNCATED and kept["sentences"] == story["sentences"][:n]
-    assert logic.apply_length_rule(story, seed=0) == (kept, outcome)  # same seed, same cut
+    assert logic.apply_length_rule(story, seed=0, mode=logic.TRUNCATE) == (kept, outcome)  # same cut
 
 
 def test_cnn_shorter_than_its_draw_is_kept_whole_and_too_short_is_dropped():
     ids = [f"cnn:{i}" for i in range(50)]
     long_draw = next(i for i in ids if logic.truncation_length(0, i) >= 5)
-    kept, outcome = logic.apply_length_rule(doc(long_draw, "cnn", ["A.", "B.", "C.", "D."]), seed=0)
+    story = doc(long_draw, "cnn", ["A.", "B.", "C.", "D."])
+    kept, outcome = logic.apply_length_rule(story, seed=0, mode=logic.TRUNCATE)
     assert outcome == logic.KEPT_WHOLE and kept["sentences"] == ["A.", "B.", "C.", "D."]
-    assert logic.apply_length_rule(doc("cnn:x", "cnn", ["A.", "B."]), seed=0).reason == logic.TOO_FEW
+    short = doc("cnn:x", "cnn", ["A.", "B."])
+    assert logic.apply_length_rule(short, seed=0, mode=logic.TRUNCATE).reason == logic.TOO_FEW
+
+
+def test_policy_follows_the_kind_never_the_name():
+    """A source's test share and length rule are its kind's, whatever it is called (issue 49: a Wikipedia
+    source named ``enwiki`` got CNN's 20% test split, and any source called ``cnn`` was truncated)."""
+    assert (logic.test_fraction("wikipedia"), logic.length_mode("wikipedia")) == (0.08, logic.FILTER)
+    assert (logic.test_fraction("cnn"), logic.length_mode("cnn")) == (0.2, logic.TRUNCATE)
+    assert (logic.test_fraction("text"), logic.length_mode("text")) == (0.2, logic.FILTER)
+    story = doc("news:abc", "news", [f"S{i}." for i in range(30)])  # a CNN source called news
+    placed = [
+        logic.place_document("news", dict(story, id=f"news:{i}"), None, {}, seed=0, kind="cnn",
+                             history=False, tally=lambda *a: None)
+        for i in range(400)
+    ]  # fmt: skip
+    assert all(len(p[1]["sentences"]) <= 8 for p in placed)  # truncated, not dropped as too long
+    as_cnn = [p[2] for p in placed]
+    enwiki = [logic.place_split("enwiki", {"id": f"news:{i}"}, None, {}, kind="wikipedia", history=False,
+                                tally=print)[1] for i in range(400)]  # fmt: skip
+    assert as_cnn.count("test") > 2 * enwiki.count("test") > 0  # 20% against 8% of the same ids
+    named_cnn = logic.place_document("cnn", story, None, {}, seed=0, kind="text", history=False,
+                                     tally=lambda *a: None)  # fmt: skip
+    assert isinstance(named_cnn, Rejected) and named_cnn.reason == logic.TOO_MANY  # a text source called cnn
 
 
 def test_documents_whose_sentences_are_all_identical_are_dropped():
@@ -309,6 +333,7 @@ def test_choose_version_picks_a_drifted_usable_older_version():
         seed=0,
         history_sources={"wikipedia"},
         similarities=similarities,
+        kinds={"wikipedia": "wikipedia"},
         tally=tally,
     )
     assert chosen == [("versions", ("wikipedia", new, drifted))]
@@ -326,11 +351,12 @@ def test_place_split_takes_the_older_version_for_test_documents():
     seen, tally = _tally()
     counts = {("wikipedia", "eligible"): 1, ("wikipedia", "total"): 1000}  # the rate is capped at 1: all test
     new, old = _doc("w:1", dump="2022"), _doc("w:1", dump="2019")
-    assert logic.place_split("wikipedia", new, old, counts, history=True, tally=tally) == (old, "test")
+    wiki = {"kind": "wikipedia", "history": True, "tally": tally}
+    assert logic.place_split("wikipedia", new, old, counts, **wiki) == (old, "test")
     assert seen == {("wikipedia", "test_from_history"): 1}
-    doc, split = logic.place_split("wikipedia", new, None, counts, history=True, tally=tally)
+    doc, split = logic.place_split("wikipedia", new, None, counts, **wiki)
     assert doc is new and split != "test"
-    assert logic.place_split("cnn", new, None, {}, history=False, tally=tally) == (
+    assert logic.place_split("cnn", new, None, {}, kind="cnn", history=False, tally=tally) == (
         new,
         logic.plain_split("w:1", "cnn"),
     )
@@ -359,11 +385,20 @@ def test_select_row_counts_produced_or_the_fallback():
 def test_place_document_rejects_keeps_or_draws():
     seen, tally = _tally()
     rejected = logic.place_document(
-        "wikipedia", _doc("w:1", sentences=("A a.",)), None, {}, seed=0, history=False, tally=tally
+        "wikipedia",
+        _doc("w:1", sentences=("A a.",)),
+        None,
+        {},
+        seed=0,
+        kind="wikipedia",
+        history=False,
+        tally=tally,
     )
     assert isinstance(rejected, Rejected) and rejected.reason == logic.TOO_FEW
     placed = [
-        logic.place_document("wikipedia", _doc(f"w:{i}"), None, {}, seed=0, history=False, tally=tally)
+        logic.place_document(
+            "wikipedia", _doc(f"w:{i}"), None, {}, seed=0, kind="wikipedia", history=False, tally=tally
+        )
         for i in range(40)
     ]
     kinds = {kind for kind, _value, _split in placed}

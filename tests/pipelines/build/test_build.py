@@ -68,7 +68,6 @@ def test_relative_paths_resolve_against_base_then_the_current_directory(tmp_path
         ({"sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/nowhere"]}}}, "sources.cnn.inputs: samples/cnn/nowhere not found"),
         ({"sources": {"w": {"kind": "wikipedia", "inputs": ["samples/wikipedia/history"], "history": ["old.xml.bz2"]}}}, "sources.w.history: old.xml.bz2 not found"),
         ({"sources": {"cnn": {"kind": "pdf", "inputs": ["x"]}}}, "sources.cnn.kind must be one of"),
-        ({"sources": {"news": {"kind": "cnn", "inputs": ["samples/cnn/frank"]}}}, "call the source cnn"),
         ({"sources": {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/frank"], "history": ["samples/cnn"]}}}, "only for Wikipedia"),
         ({"sources": {}}, "`sources` must map"),
         ({"shufle": {}}, "unknown keys ['shufle']"),
@@ -80,6 +79,22 @@ def test_config_faults_are_input_errors_naming_the_key(tmp_path, change, message
     with pytest.raises(InputError, match=None) as error:
         check_config(load_config(str(path)), str(path))
     assert message in str(error.value) and str(path) in str(error.value)
+
+
+def test_any_name_for_any_kind_and_two_sources_of_one_kind(tmp_path):
+    """CNN and Daily Mail stories as two sources of kind ``cnn`` (issue 49: a CNN source had to be named
+    ``cnn``): each is ingested under its own name by ``ingest cnn``, and the intruder stage reads both."""
+    stories = {"kind": "cnn", "inputs": ["samples/cnn/frank"]}
+    config = sample_config(
+        sources={"news": stories, "dailymail": dict(stories, inputs=["samples/cnn/allennlp"])}
+    )
+    path = write_config(tmp_path / "build.yaml", config)
+    resolved = check_config(load_config(str(path)), str(path))
+    stages = {stage.name: stage for stage in plan(resolved, str(tmp_path / "work"))}
+    for name in ("news", "dailymail"):
+        argv = stages[f"ingest/{name}"].argv
+        assert argv[:2] == ["ingest", "cnn"] and argv[argv.index("--source") + 1] == name
+    assert {"intruder-news", "intruder-dailymail"} <= set(stages["intruders"].tables)
 
 
 def test_missing_files_fail_before_any_work_starts(tmp_path, capsys):

@@ -8,6 +8,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
+from incoherent.corpora import intruders as logic
 from incoherent.corpora.intruders import normalise
 from incoherent.corpora.sampling import parse_sample
 from incoherent.pipelines.intruders import transforms
@@ -269,13 +270,14 @@ def test_too_few_documents_for_ten_neighbours_and_identical_sentences(tmp_path):
     write_docs(docs, rows, "tiny")
     retrieval(docs, tmp_path / "index", tmp_path / "nbrs")
     out = tmp_path / "out"
-    assert (
-        run_cli(
-            "intruders", docs, "--out", out, "--index", tmp_path / "index", "--neighbors", tmp_path / "nbrs"
-        )
-        == 0
-    )
+    retrieved = ["--index", tmp_path / "index", "--neighbors", tmp_path / "nbrs"]
+    # A documents folder not written by `incoherent ingest` does not say its kind: one line, nothing written.
+    assert run_cli("intruders", docs, "--out", out, *retrieved) == 2
+    assert not out.exists()
+    assert run_cli("intruders", docs, "--out", out, *retrieved, "--kind", "tiny=wiki") == 2
+    assert run_cli("intruders", docs, "--out", out, *retrieved, "--kind", "tiny=text") == 0
     summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["params"]["kinds"] == {"tiny": "text"}
     tiny = summary["sources"]["tiny"]
     assert tiny["dropped"]["identical_sentences"] == 1
     attempted = tiny["incoherent_attempted"]
@@ -284,6 +286,29 @@ def test_too_few_documents_for_ten_neighbours_and_identical_sentences(tmp_path):
     )
     rejected = read_rows(out, "rejected/intruders")
     assert [(r["id"], r["reason"]) for r in rejected] == [("tiny:3", "identical_sentences")]
+
+
+def test_a_cnn_source_of_any_name_gets_the_cnn_policy(built, tmp_path, capsys):
+    """``ingest cnn --source news``: ids ``news:<sha1>``, the run summary says kind cnn, and ``intruders`` run
+    alone reads it: the articles are truncated (CNN's rule), not dropped as too long (issue 49)."""
+    root, _history, built_out, _args = built
+    docs = tmp_path / "news"
+    stories = [SAMPLES / "cnn" / "allennlp", SAMPLES / "cnn" / "frank"]
+    assert run_cli("ingest", "cnn", *stories, "--out", docs, "--source", "news") == 0
+    assert json.loads((docs / "run_summary.json").read_text())["kind"] == "cnn"
+    rows = read_rows(docs, "documents-news")
+    assert rows and all(r["id"].startswith("news:") and r["source"] == "news" for r in rows)
+    out = tmp_path / "out"
+    assert run_cli("intruders", docs, "--out", out) == 0
+    news = json.loads((out / "run_summary.json").read_text())["sources"]["news"]
+    cnn = json.loads((built_out / "run_summary.json").read_text())["sources"]["cnn"]
+    assert (news["kind"], news["length_rule"], news["test_fraction"]) == ("cnn", "truncate", 0.2)
+    # The same stories under the same rule: as many kept (truncated or whole: the draw follows the id)
+    assert sum(news["kept"].values()) == sum(cnn["kept"].values()) > 0
+    assert news["kept"][logic.KEPT_TRUNCATED] > 0 and news["dropped"][logic.TOO_MANY] == 0
+    capsys.readouterr()
+    assert run_cli("intruders", docs, "--out", tmp_path / "o2", "--kind", "news=text") == 2
+    assert "was ingested as kind 'cnn'" in capsys.readouterr().err
 
 
 def test_history_sharing_no_article_is_an_input_error(corpus, tmp_path, capsys):
@@ -325,7 +350,7 @@ def test_filter_seam_prefers_hard_candidates(corpus, tmp_path):
     from incoherent.pipelines.runtime.tables import document_files
 
     root, _ = corpus
-    options = transforms.Options(filtered=True)
+    options = transforms.Options(filtered=True, kinds=(("cnn", "cnn"),))
     indexes = {"cnn": str(root / "index-cnn")}
     score = ScoreCandidates(None, handler=FixedScoreHandler(prefer_first_neighbour))
     nbr_files = sorted(str(p) for p in (root / "nbrs-cnn").glob("neighbors*/*.parquet"))

@@ -52,10 +52,23 @@ def test_summary_fields_per_source_with_the_sample_and_the_retrieval(tmp_path, c
     summary = {"counters": {"intruders/wikipedia": COUNTERS}, "outputs": {}}
     retrieval = {"index": {"wikipedia": "I"}, "neighbors": {"wikipedia": "N"}}
     samples = {"wikipedia": parse_sample("6", "--sample")}
-    fields = summary_fields(summary, str(tmp_path), ["cnn", "wikipedia"], [], samples, retrieval)
+    kinds = {"cnn": "cnn", "wikipedia": "wikipedia"}
+    fields = summary_fields(summary, str(tmp_path), ["cnn", "wikipedia"], [], samples, retrieval, kinds)
     assert list(fields) == ["sources", "retrieval", "wikipedia_test_split"]
+    assert fields["sources"]["cnn"]["kind"] == "cnn" and fields["sources"]["cnn"]["length_rule"] == "truncate"
     assert fields["sources"]["wikipedia"]["sample"] == {"requested": "6", "documents": 6, "pool": 10}
     assert fields["sources"]["cnn"]["documents_read"] == 0 and "sample" not in fields["sources"]["cnn"]
     assert fields["retrieval"] == retrieval and fields["wikipedia_test_split"] == NO_PROTECTION
     print_table(fields)
     assert capsys.readouterr().out.splitlines()[1].startswith("wikipedia: read 10, produced 2 of 3")
+
+
+def test_summary_fields_follow_the_kind_of_each_source(tmp_path):
+    """A Wikipedia source called ``enwiki`` and CNN called ``news``: the blocks say the kinds' policies."""
+    summary = {"counters": {"intruders/enwiki": COUNTERS}, "outputs": {}}
+    kinds = {"enwiki": "wikipedia", "news": "cnn"}
+    fields = summary_fields(summary, str(tmp_path), ["enwiki", "news"], [], {}, {}, kinds)
+    enwiki, news = fields["sources"]["enwiki"], fields["sources"]["news"]
+    assert (enwiki["kind"], enwiki["length_rule"], enwiki["test_fraction"]) == ("wikipedia", "filter", 0.08)
+    assert (news["kind"], news["length_rule"], news["test_fraction"]) == ("cnn", "truncate", 0.2)
+    assert fields["wikipedia_test_split"] == NO_PROTECTION
