@@ -148,10 +148,17 @@ def outputs(args: argparse.Namespace, module) -> dict[str, str]:
 def check_out(args: argparse.Namespace, module=None) -> None:
     """Before any work: every path the command writes (``--out``, ``--predictions``, ...) must be apart from
     every input and from each other (:func:`pipelines.runtime.safety.check_outputs`), and ``--source`` a safe
-    name."""
+    name. No written path, and no existing input path, may hold a character Beam reads as a wildcard
+    (:func:`pipelines.runtime.safety.check_no_wildcards`)."""
     written = outputs(args, module)
     skip = NOT_PATHS + tuple(o[2:].replace("-", "_") for o in written)
-    safety.check_outputs(written, safety.path_arguments(vars(args), skip=skip))
+    inputs = safety.path_arguments(vars(args), skip=skip)
+    for option, path in written.items():
+        safety.check_no_wildcards(path, option)
+    for path in inputs:  # an existing path (a pattern the user meant, `data/*.jsonl`, exists under no name)
+        if not safety.is_remote(path):
+            safety.check_no_wildcards(path, "input")
+    safety.check_outputs(written, inputs)
     if isinstance(getattr(args, "source", None), str):
         check_name(args.source, "--source")
 
