@@ -186,11 +186,17 @@ def command_name(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     with interrupts.signals_as_interrupts():  # Ctrl-C and `kill` alike: one line, the lock let go
-        return _main(argv)
+        try:
+            return _main(argv)
+        # before the command's own `try` (its parser) or in its last `finally`
+        except KeyboardInterrupt as exc:
+            print("interrupted", file=sys.stderr)
+            return interrupts.exit_status(exc)
 
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    interrupts.pause_for_test("parser")
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
     if args._help_of is not None:  # no command, or a group without its subcommand: its help, exit status 0
@@ -242,5 +248,7 @@ def _main(argv: list[str] | None) -> int:
         progress.close_all()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # `python -m incoherent.pipelines.cli`: the same entry as `incoherent`
+    from incoherent.__main__ import main as entry
+
+    sys.exit(entry(cli=main))
