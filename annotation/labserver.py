@@ -114,6 +114,19 @@ def _guarded_channel(base, request_seconds: float, per_client: int):
     return GuardedChannel
 
 
+def serve(server) -> None:
+    """Serve until Ctrl-C or ``kill``, which reach the caller. Waitress's own ``run()`` catches
+    ``KeyboardInterrupt`` and returns, so ``annotate serve`` ended with exit status 0 and no word; here its loop
+    runs as ``run()`` runs it, and the interrupt goes on to the CLI (one line, 130 or 143)."""
+    # one socket: the server's own map; several: MultiSocketServer.map
+    loop_map = getattr(server, "_map", None)
+    if loop_map is None:
+        loop_map = server.map
+    server.asyncore.loop(
+        timeout=server.adj.asyncore_loop_timeout, map=loop_map, use_poll=server.adj.asyncore_use_poll
+    )
+
+
 def make_server(
     app,
     host: str,
