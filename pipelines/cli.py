@@ -179,6 +179,31 @@ def out_lock(args: argparse.Namespace, module):
     return safety.command_lock(out, command_name(args))
 
 
+def check_printable_arguments(argv: list[str]) -> None:
+    """No argument may hold a control or format character (``ESC``, ``BEL``, a newline, a right-to-left
+    override): ``card --name $'\\e]0;X\\a'`` wrote them raw into the card's heading, where ``cat README.md``
+    retitles the terminal. One line naming the option, the value shown escaped
+    (:func:`schemas.terminal.printable`).
+
+    >>> check_printable_arguments(["card", "ds", "--name", "Corpora \\u00e9t\\u00e9"])
+    >>> check_printable_arguments(["card", "ds", "--name", "\\x1b]0;X\\x07"])
+    Traceback (most recent call last):
+    ...
+    incoherent.schemas.records.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
+escaped); leave them out
+    """
+    for number, value in enumerate(argv):
+        if printable(value) == value:
+            continue
+        option, _, given = value.partition("=") if value.startswith("--") else ("", "", value)
+        if not option and number and argv[number - 1].startswith("--"):
+            option = argv[number - 1]
+        raise InputError(
+            f"{option or 'argument'} '{printable(given)}': holds control or format characters (shown "
+            "escaped); leave them out"
+        )
+
+
 def command_name(args: argparse.Namespace) -> str:
     """``ingest cnn``, ``shuffle``, ... for messages."""
     return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
@@ -211,6 +236,7 @@ def _main(argv: list[str] | None) -> int:
     progress.configure(quiet=getattr(args, "quiet", False))
     module = None
     try:
+        check_printable_arguments(argv)  # a card's --name, a path: text that lands in files people read
         # before the command's module and Beam are imported: a mistyped flag is refused at once
         check_flag_names(beam_args, command_name(args), getattr(parser, "selected_flags", ()))
         module = importlib.import_module(args._module)
