@@ -10,7 +10,9 @@ long as they stay. So a lab app's server here:
   whole request in time nor being answered is closed (a browser opens a new one when it needs it);
 - lets one client address hold at most :data:`PER_CLIENT` connections (a browser opens about six, a lab behind
   one NAT address many more); more are closed as they come;
-- has :data:`CONNECTION_LIMIT` slots in all.
+- has :data:`CONNECTION_LIMIT` slots in all; a connection arriving when they are all held takes the place of
+  an idle connection of the address that holds the most (:class:`Holders`), so addresses that keep their
+  connections alive with a request every few seconds never lock out an annotator holding a few.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections import OrderedDict
 REQUEST_SECONDS = 10.0
 PER_CLIENT = 100  # a lab behind one NAT address still seats 50 annotators at once (bench_lab.py)
 CONNECTION_LIMIT = 500
+EVICTION_SLACK = 50  # connections over the limit for a moment: evicted ones close on the loop's next turn
 CACHED_ANNOTATORS = 256  # annotators whose item order is kept in memory (drawn again when needed)
 
 
@@ -63,22 +66,69 @@ class BoundedCache:
             return list(self._items)
 
 
-def _guarded_channel(base, request_seconds: float, per_client: int):
-    """Waitress's channel class with the request deadline and the per-client limit of this module."""
-    counts: dict[str, int] = {}
-    lock = threading.Lock()
+class Holders:
+    """Who holds the server's connections, by client address (the loop thread's accounting): a connection that
+    arrives while :data:`CONNECTION_LIMIT` are held takes the place of an idle one of the address holding the
+    most (:meth:`make_room`), so a crowd of addresses keeping connections alive with a request every few
+    seconds (never past :data:`REQUEST_SECONDS`) no longer locks an annotator out."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.by_client: dict[str, dict[int, object]] = {}
+        self.total = 0
+        self.evicted = 0
+        self.lock = threading.Lock()
+
+    def add(self, client: str, channel) -> None:
+        self.by_client.setdefault(client, {})[id(channel)] = channel
+        self.total += 1
+
+    def remove(self, client: str, channel) -> bool:
+        held = self.by_client.get(client, {})
+        if held.pop(id(channel), None) is None:
+            return False
+        self.total -= 1
+        if not held:
+            self.by_client.pop(client, None)
+        return True
+
+    def count(self, client: str) -> int:
+        return len(self.by_client.get(client, ()))
+
+    def make_room(self, newcomer) -> None:
+        """While more than ``limit`` are held: close an idle connection (no request in progress, the longest
+        idle) of the largest holder, the next largest if it has none idle; never ``newcomer``."""
+        while self.total > self.limit:
+            victim = None
+            for client in sorted(self.by_client, key=lambda c: -len(self.by_client[c])):
+                idle = [c for c in self.by_client[client].values() if c is not newcomer and not c.requests]
+                if idle:
+                    victim = min(idle, key=lambda c: c.idle_since)
+                    break
+            if victim is None:
+                return  # every connection is being answered: waitress's own limit (with slack) holds
+            self.remove(victim.client, victim)
+            victim.will_close = True  # closed on the loop's next turn
+            self.evicted += 1
+
+
+def _guarded_channel(base, request_seconds: float, per_client: int, holders: Holders):
+    """Waitress's channel class with the request deadline, the per-client limit and the eviction of this
+    module."""
 
     class GuardedChannel(base):
         def __init__(self, server, sock, addr, adj, map=None):
             self.idle_since = time.monotonic()
             self.client = addr[0] if isinstance(addr, tuple) else str(addr)
-            with lock:
-                counts[self.client] = counts.get(self.client, 0) + 1
-                self.over_limit = counts[self.client] > per_client
-            self.counted = True
+            with holders.lock:
+                self.over_limit = holders.count(self.client) >= per_client
             super().__init__(server, sock, addr, adj, map)
             if self.over_limit:
                 self.will_close = True  # closed on the loop's next turn, before a byte is read
+                return
+            with holders.lock:
+                holders.add(self.client, self)
+                holders.make_room(self)
 
         def readable(self):
             if (
@@ -101,17 +151,24 @@ def _guarded_channel(base, request_seconds: float, per_client: int):
                 self.idle_since = time.monotonic()  # the next request's time starts with this answer sent
 
         def del_channel(self, map=None):
-            with lock:
-                if self.counted:
-                    self.counted = False
-                    left = counts.get(self.client, 1) - 1
-                    if left:
-                        counts[self.client] = left
-                    else:
-                        counts.pop(self.client, None)
+            with holders.lock:
+                holders.remove(self.client, self)
             super().del_channel(map)
 
     return GuardedChannel
+
+
+def serve(server) -> None:
+    """Serve until Ctrl-C or ``kill``, which reach the caller. Waitress's own ``run()`` catches
+    ``KeyboardInterrupt`` and returns, so ``annotate serve`` ended with exit status 0 and no word; here its loop
+    runs as ``run()`` runs it, and the interrupt goes on to the CLI (one line, 130 or 143)."""
+    # one socket: the server's own map; several: MultiSocketServer.map
+    loop_map = getattr(server, "_map", None)
+    if loop_map is None:
+        loop_map = server.map
+    server.asyncore.loop(
+        timeout=server.adj.asyncore_loop_timeout, map=loop_map, use_poll=server.adj.asyncore_use_poll
+    )
 
 
 def make_server(
@@ -122,6 +179,7 @@ def make_server(
     max_body: int,
     request_seconds: float = REQUEST_SECONDS,
     per_client: int = PER_CLIENT,
+    connection_limit: int = CONNECTION_LIMIT,
 ):
     """A waitress server of ``app`` (not yet running; ``.run()`` serves, ``.close()`` stops); port 0 picks a
     free one.
@@ -136,12 +194,14 @@ def make_server(
         port=port,
         threads=4,
         max_request_body_size=max_body,
-        connection_limit=CONNECTION_LIMIT,
+        connection_limit=connection_limit + EVICTION_SLACK,  # ours is `connection_limit` (Holders)
         cleanup_interval=max(1, int(request_seconds)),
         channel_timeout=max(1, int(request_seconds)),
     )
     servers = getattr(server, "map", {}).values() if not hasattr(server, "channel_class") else [server]
+    holders = Holders(connection_limit)
     for one in servers:
         if hasattr(one, "channel_class"):
-            one.channel_class = _guarded_channel(one.channel_class, request_seconds, per_client)
+            one.channel_class = _guarded_channel(one.channel_class, request_seconds, per_client, holders)
+    server.holders = holders
     return server

@@ -8,6 +8,11 @@ Run: ``.venv/bin/python bench/bench_lab.py [--annotators 50] [--answers 20] [--s
    answers files), latency per answer (the POST and the next page), p50/p99, and the server's RSS.
 2. **Slow clients**: ``--slow`` connections from another loopback address (127.0.0.2) send a partial header
    line and a byte every second while 10 annotators answer; baseline: the same 10 annotators without them.
+3. **Keep-alive crowd**: ``--crowd-addresses`` loopback addresses (127.0.0.2, ...) hold ``--crowd-connections``
+   connections each, every connection sending a whole request every ``--crowd-every`` seconds (never past the
+   10 s request deadline) and reconnecting when closed; once every crowd connection has had an answer and 500
+   more were answered (a second round), one annotator answers ``--crowd-answers`` items, each request allowed 10 s. Reported: the
+   annotator's answers and latency, the crowd's answers. ``--parts keepalive`` runs this part alone.
 
 The tasks are built from real text (``samples/wsj/wsj.jsonl``, the Penn Treebank sample of NLTK): 20 items per
 task, documents of 4-6 sentences. Each part runs a fresh ``incoherent annotate serve`` on 127.0.0.1:0 in its
@@ -105,14 +110,14 @@ _FORM = re.compile(r'<form[^>]*action="([^"]+)"')
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)"(?: id="[^"]*")? value="([^"]*)"')
 
 
-def annotator(base: str, name: str, answers: int, latencies: list, errors: list) -> int:
+def annotator(base: str, name: str, answers: int, latencies: list, errors: list, timeout: float = 60) -> int:
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
     headers = {"Origin": base}
 
     def post(url: str, fields: dict) -> str:
         data = urllib.parse.urlencode(fields).encode()
         request = urllib.request.Request(base + url, data=data, headers=headers)
-        with opener.open(request, timeout=60) as response:
+        with opener.open(request, timeout=timeout) as response:
             return response.read().decode()
 
     def form(page: str) -> tuple[str, dict]:
@@ -123,7 +128,7 @@ def annotator(base: str, name: str, answers: int, latencies: list, errors: list)
 
     posted = 0
     try:
-        with opener.open(base + "/", timeout=60) as response:
+        with opener.open(base + "/", timeout=timeout) as response:
             page = response.read().decode()
         action, fields = form(page)
         page = post(action, {**fields, "annotator": name})
@@ -138,13 +143,13 @@ def annotator(base: str, name: str, answers: int, latencies: list, errors: list)
     return posted
 
 
-def crowd(base: str, count: int, answers: int, prefix: str) -> dict:
+def crowd(base: str, count: int, answers: int, prefix: str, timeout: float = 60) -> dict:
     latencies: list[float] = []
     errors: list[str] = []
     posted = [0] * count
 
     def one(n: int) -> None:
-        posted[n] = annotator(base, f"{prefix}{n}", answers, latencies, errors)
+        posted[n] = annotator(base, f"{prefix}{n}", answers, latencies, errors, timeout)
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(count)]
     started = time.perf_counter()
@@ -214,15 +219,122 @@ class SlowClients:
                 "still_open_at_end": still}  # fmt: skip
 
 
+class KeepAliveCrowd:
+    """``connections`` keep-alive connections from ``source``, each sending a whole ``GET /`` every ``every``
+    seconds and opening a new one when the server closes it."""
+
+    REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    def __init__(self, port: int, source: str, connections: int, every: float):
+        self.port, self.source, self.every = port, source, every
+        self.stop, self.lock = threading.Event(), threading.Lock()
+        self.answered = self.reconnects = 0
+        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(connections)]
+        for thread in self.threads:
+            thread.start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            (
+                int(h.split(b":", 1)[1])
+                for h in head.split(b"\r\n")
+                if h.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            body += chunk
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with socket.socket() as conn:
+                    conn.settimeout(30)
+                    conn.bind((self.source, 0))
+                    conn.connect(("127.0.0.1", self.port))
+                    while not self.stop.is_set():
+                        conn.sendall(self.REQUEST)
+                        self._answer(conn)
+                        with self.lock:
+                            self.answered += 1
+                        if self.stop.wait(self.every):
+                            return
+            except (OSError, ConnectionError):
+                with self.lock:
+                    self.reconnects += 1
+            self.stop.wait(0.1)
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=35)
+
+
+def keepalive_part(tmp: str, args) -> dict:
+    make_tasks(os.path.join(tmp, "keepalive"), args.crowd_answers)
+    server = Serve(os.path.join(tmp, "keepalive"))
+    crowds: list[KeepAliveCrowd] = []
+    try:
+        baseline = crowd(server.base, 1, args.crowd_answers, "alone", timeout=10)
+        crowds = [
+            KeepAliveCrowd(server.port, f"127.0.0.{2 + n}", args.crowd_connections, args.crowd_every)
+            for n in range(args.crowd_addresses)
+        ]
+        deadline = time.monotonic() + 120
+        wanted = (
+            args.crowd_addresses * args.crowd_connections + 500
+        )  # every connection in, then a second round
+        while sum(c.answered for c in crowds) < wanted and time.monotonic() < deadline:
+            time.sleep(0.1)
+        filled = round(time.monotonic() - deadline + 120, 1)
+        under = crowd(server.base, 1, args.crowd_answers, "under", timeout=10)
+        answers_before = sum(c.answered for c in crowds)
+        return {
+            "crowd": f"{args.crowd_addresses} addresses x {args.crowd_connections} connections, a request every "
+            f"{args.crowd_every:g} s",
+            "seconds_to_fill": filled,
+            "annotator_alone": baseline,
+            "annotator_under_crowd": under,
+            "crowd_answers": answers_before,
+            "crowd_reconnects": sum(c.reconnects for c in crowds),
+        }
+    finally:
+        for c in crowds:
+            c.stop.set()
+        for c in crowds:
+            c.close()
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--answers", type=int, default=20)
     parser.add_argument("--slow", type=int, default=150)
     parser.add_argument("--slow-annotators", type=int, default=10)
+    parser.add_argument("--crowd-addresses", type=int, default=6)
+    parser.add_argument("--crowd-connections", type=int, default=100)
+    parser.add_argument("--crowd-every", type=float, default=8.0)
+    parser.add_argument("--crowd-answers", type=int, default=8)
+    parser.add_argument("--parts", nargs="+", default=["load", "slow", "keepalive"])
     args = parser.parse_args()
     result: dict = {"machine": f"{os.cpu_count()} cores", "python": sys.version.split()[0]}
     with tempfile.TemporaryDirectory(prefix="bench_lab_") as tmp:
+        if "keepalive" in args.parts:
+            result["keepalive"] = keepalive_part(tmp, args)
+        if "load" not in args.parts:
+            print(json.dumps(result, indent=1))
+            return
         make_tasks(os.path.join(tmp, "load"), args.answers)
         server = Serve(os.path.join(tmp, "load"))
         try:

@@ -172,6 +172,7 @@ def publish(
     import httpx2
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_session
 
+    use_same_host_client()
     get_session().timeout = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -203,3 +204,70 @@ def publish(
         )
     url = f"{api.endpoint}/datasets/{repo_id}" + (f"/tree/{revision}" if revision else "")
     return {"uploaded": upload, "deleted": delete, "commit": commit, "files": len(files), "url": url}
+
+
+HUB_HOSTS = {"huggingface.co", "hf.co"}  # the Hub's own hosts: a redirect between them stays on the Hub
+
+
+class CrossHostRedirect(Exception):
+    """The Hub answered with a redirect to another host, which :func:`use_same_host_client` does not follow."""
+
+    def __init__(self, target: str):
+        super().__init__(f"redirected to {target}, another host (not followed)")
+        self.target = target
+
+
+def same_host(source, target) -> bool:
+    """Whether a redirect from URL ``source`` to ``target`` stays on one origin (scheme, host, port), or on the
+    Hub's own hosts over https.
+
+    >>> same_host("https://huggingface.co/api/x", "https://huggingface.co/api/y")
+    True
+    >>> same_host("https://huggingface.co/api/x", "https://hf.co/api/y")
+    True
+    >>> same_host("http://127.0.0.1:8000/api", "http://127.0.0.1:9000/api"), same_host("https://a/x", "http://a/x")
+    (False, False)
+    """
+    from urllib.parse import urlsplit
+
+    ports = {"http": 80, "https": 443}
+
+    def origin(url):
+        parts = urlsplit(str(url))
+        return parts.scheme, (parts.hostname or "").lower(), parts.port or ports.get(parts.scheme, 0)
+
+    one, two = origin(source), origin(target)
+    return one == two or (one[0] == two[0] == "https" and {one[1], two[1]} <= HUB_HOSTS)
+
+
+def use_same_host_client() -> None:
+    """The Hub client follows redirects on the Hub's own host only: one to another host ends the publish with
+    :class:`CrossHostRedirect` (huggingface_hub's client followed it, and the upload went there; the token
+    stayed behind, the build's files did not). The client is huggingface_hub's default otherwise (its request
+    hook, redirects followed on the same host)."""
+    import weakref
+
+    import httpx2
+    from huggingface_hub.utils import _http
+
+    class SameHostClient(httpx2.Client):
+        crossing: weakref.WeakSet = weakref.WeakSet()
+
+        def _build_redirect_request(self, request, response):
+            redirect = super()._build_redirect_request(request, response)
+            if not same_host(request.url, redirect.url):
+                self.crossing.add(redirect)  # refused when it is sent (a redirect merely reported is fine)
+            return redirect
+
+    def refuse_crossing(request) -> None:
+        if request in SameHostClient.crossing:
+            raise CrossHostRedirect(str(request.url.copy_with(query=None)))
+
+    def factory() -> httpx2.Client:
+        return SameHostClient(
+            event_hooks={"request": [refuse_crossing, _http.hf_request_event_hook]},
+            follow_redirects=True,
+            timeout=None,
+        )
+
+    _http.set_client_factory(factory)

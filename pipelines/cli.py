@@ -148,10 +148,17 @@ def outputs(args: argparse.Namespace, module) -> dict[str, str]:
 def check_out(args: argparse.Namespace, module=None) -> None:
     """Before any work: every path the command writes (``--out``, ``--predictions``, ...) must be apart from
     every input and from each other (:func:`pipelines.runtime.safety.check_outputs`), and ``--source`` a safe
-    name."""
+    name. No written path, and no existing input path, may hold a character Beam reads as a wildcard
+    (:func:`pipelines.runtime.safety.check_no_wildcards`)."""
     written = outputs(args, module)
     skip = NOT_PATHS + tuple(o[2:].replace("-", "_") for o in written)
-    safety.check_outputs(written, safety.path_arguments(vars(args), skip=skip))
+    inputs = safety.path_arguments(vars(args), skip=skip)
+    for option, path in written.items():
+        safety.check_no_wildcards(path, option)
+    for path in inputs:  # an existing path (a pattern the user meant, `data/*.jsonl`, exists under no name)
+        if not safety.is_remote(path):
+            safety.check_no_wildcards(path, "input")
+    safety.check_outputs(written, inputs)
     if isinstance(getattr(args, "source", None), str):
         check_name(args.source, "--source")
 
@@ -172,6 +179,31 @@ def out_lock(args: argparse.Namespace, module):
     return safety.command_lock(out, command_name(args))
 
 
+def check_printable_arguments(argv: list[str]) -> None:
+    """No argument may hold a control or format character (``ESC``, ``BEL``, a newline, a right-to-left
+    override): ``card --name $'\\e]0;X\\a'`` wrote them raw into the card's heading, where ``cat README.md``
+    retitles the terminal. One line naming the option, the value shown escaped
+    (:func:`schemas.terminal.printable`).
+
+    >>> check_printable_arguments(["card", "ds", "--name", "Corpora \\u00e9t\\u00e9"])
+    >>> check_printable_arguments(["card", "ds", "--name", "\\x1b]0;X\\x07"])
+    Traceback (most recent call last):
+    ...
+    incoherent.schemas.records.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
+escaped); leave them out
+    """
+    for number, value in enumerate(argv):
+        if printable(value) == value:
+            continue
+        option, _, given = value.partition("=") if value.startswith("--") else ("", "", value)
+        if not option and number and argv[number - 1].startswith("--"):
+            option = argv[number - 1]
+        raise InputError(
+            f"{option or 'argument'} '{printable(given)}': holds control or format characters (shown "
+            "escaped); leave them out"
+        )
+
+
 def command_name(args: argparse.Namespace) -> str:
     """``ingest cnn``, ``shuffle``, ... for messages."""
     return " ".join(w for w in (args.command, getattr(args, "subcommand", None)) if w)
@@ -179,11 +211,17 @@ def command_name(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     with interrupts.signals_as_interrupts():  # Ctrl-C and `kill` alike: one line, the lock let go
-        return _main(argv)
+        try:
+            return _main(argv)
+        # before the command's own `try` (its parser) or in its last `finally`
+        except KeyboardInterrupt as exc:
+            print("interrupted", file=sys.stderr)
+            return interrupts.exit_status(exc)
 
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    interrupts.pause_for_test("parser")
     parser = build_parser(selected_module(argv))
     args, beam_args = parser.parse_known_args(argv)
     if args._help_of is not None:  # no command, or a group without its subcommand: its help, exit status 0
@@ -198,6 +236,7 @@ def _main(argv: list[str] | None) -> int:
     progress.configure(quiet=getattr(args, "quiet", False))
     module = None
     try:
+        check_printable_arguments(argv)  # a card's --name, a path: text that lands in files people read
         # before the command's module and Beam are imported: a mistyped flag is refused at once
         check_flag_names(beam_args, command_name(args), getattr(parser, "selected_flags", ()))
         module = importlib.import_module(args._module)
@@ -235,5 +274,7 @@ def _main(argv: list[str] | None) -> int:
         progress.close_all()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # `python -m incoherent.pipelines.cli`: the same entry as `incoherent`
+    from incoherent.__main__ import main as entry
+
+    sys.exit(entry(cli=main))

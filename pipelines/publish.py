@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from incoherent.corpora.publish import TIMEOUT, check_repo_id, files_to_upload, publish
+from incoherent.corpora.publish import TIMEOUT, CrossHostRedirect, check_repo_id, files_to_upload, publish
 from incoherent.schemas.deadline import DeadlinePassed, within
 from incoherent.schemas.records import InputError
 from incoherent.schemas.terminal import printable
@@ -103,6 +103,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             publish,
             args.dataset_dir, args.repo_id, token, files, args.private, args.revision, args.timeout,
         )  # fmt: skip
+    except CrossHostRedirect as exc:
+        raise InputError(
+            f"--repo-id {args.repo_id}: the Hub ({constants.ENDPOINT}) {printable(exc)}: nothing was uploaded "
+            "there; check HF_ENDPOINT"
+        ) from None
     except DeadlinePassed:  # a per-request timeout bounds each read only: a Hub that drips never ends
         raise InputError(
             f"--repo-id {args.repo_id}: the publish did not finish within {max_time:g} s (--max-time); a commit is "

@@ -12,6 +12,8 @@ with sha1 ids computed from their tree and parent, so an unchanged tree gives no
 Writes need ``Authorization: Bearer <token>`` with the token the fixture chose. ``fail_commits = n`` makes the
 next n commit requests fail with a 500 after the upload was received (the repository is left unchanged), which
 is how a server failing mid-upload looks to the client. ``requests`` records (method, path) of every request.
+``redirect_to = URL`` answers every request with a 307 to the same path there (a Hub redirecting elsewhere); a
+token of ``None`` lets anyone write (another host, which needs no token to take an upload).
 """
 
 from __future__ import annotations
@@ -83,12 +85,13 @@ class Repo:
 class FakeHub(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, root: str, token: str):
+    def __init__(self, root: str, token: str | None):
         super().__init__(("127.0.0.1", 0), Handler)
         self.root = root
         self.token = token
         self.repos: dict[str, Repo] = {}
         self.fail_commits = 0
+        self.redirect_to: str | None = None
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
@@ -136,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.body
 
     def _authorised(self) -> bool:
-        return self.headers.get("Authorization") == f"Bearer {self.server.token}"
+        return self.server.token is None or self.headers.get("Authorization") == f"Bearer {self.server.token}"
 
     def _repo(self, kind: str, org: str, name: str) -> Repo | None:
         return self.server.repos.get(f"{org}/{name}") if kind == "datasets" else None
@@ -159,6 +162,9 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         self.body = self.rfile.read(length) if length else b""  # always read: the connection is kept alive
         self.server.requests.append((method, url.path))
+        if self.server.redirect_to:
+            self._send(307, b"", {"Location": self.server.redirect_to + self.path})
+            return
         with self.server.lock:
             try:
                 self._dispatch(method, parts, query)

@@ -41,6 +41,7 @@ from incoherent.corpora.card.statistics import (
 )
 from incoherent.corpora.kinds import source_kinds
 from incoherent.schemas import SCHEMA_VERSION
+from incoherent.schemas.terminal import printable
 from incoherent.sources.outputs import replace_text
 from incoherent.sources.paths import Files
 
@@ -169,7 +170,9 @@ def render_card(
         CITATIONS,
         "",
     ]
-    text = "\n".join(lines)
+    # text from the user (--name, --license, a config's licence terms) and from the data, never raw control
+    # characters: a reader `cat`s the card (schemas.terminal.printable; newlines and tabs kept)
+    text = printable("\n".join(lines), lines=True)
     validate_card(text)
     return text
 

@@ -74,7 +74,7 @@ def check_answers_place(tasks_dir: str, answers: str) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.annotation.lab_store import answers_folder, load_tasks
-    from incoherent.annotation.labserver import make_server
+    from incoherent.annotation.labserver import make_server, serve
     from incoherent.annotation.webapp import MAX_BODY, create_app
     from incoherent.pipelines.runtime.safety import command_lock
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             print(
                 f"annotation study on http://{shown}:{server.effective_port}/ (Ctrl-C stops it)", flush=True
             )
-            server.run()  # ends on Ctrl-C and on `kill` (pipelines.cli: SIGTERM is an interrupt there too)
+            serve(server)  # ends on Ctrl-C and `kill`, raised on to the CLI (SIGTERM is one there too)
         finally:
             server.close()
     return 0

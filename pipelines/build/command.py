@@ -75,6 +75,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config = check_config(raw, config_path)
     check_before_run(raw, config, plan(config, WORK), config_path)  # every value, no work yet
     out = storage.absolute(args.out or str(raw.get("out", "out/build")))  # local, gs:// or s3://
+    safety.check_no_wildcards(out, "--out")  # from the config's `out:` too
+    for path in config_inputs(config):
+        if os.path.exists(path):
+            safety.check_no_wildcards(path, "input")
     safety.check_out_vs_inputs(out, [os.path.abspath(config_path), *config_inputs(config)])
     for line in config.get("skipped_sources", {}).values():
         progress.write(f"[build] {line}")

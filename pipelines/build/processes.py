@@ -36,6 +36,7 @@ PR_SET_PDEATHSIG = 1
 # the log filters it installs on import: a worker's InputError traceback and, without the dataflow extra, Beam's
 # "apitools not found" warning stay off the terminal)
 PRELOAD = [
+    "incoherent.pipelines.build.fork_server",  # first: Ctrl-C ignored from the server's first moment
     "incoherent.pipelines.cli",
     "apache_beam",
     "incoherent.pipelines.build.processes",
@@ -81,7 +82,22 @@ def _context():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)  # no effect once this process's fork server runs
+    start_fork_server()
     return context
+
+
+def start_fork_server() -> None:
+    """Start the fork server now (nothing if it runs), with :data:`pipelines.build.fork_server.VARIABLE` set in
+    its environment only: it ignores Ctrl-C while it imports its preload list."""
+    from multiprocessing import forkserver
+
+    from incoherent.pipelines.build.fork_server import VARIABLE
+
+    os.environ[VARIABLE] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.environ.pop(VARIABLE, None)
 
 
 def peak_rss_mb() -> int:
@@ -145,6 +161,7 @@ def run_isolated(argv: list[str], beam_args: list[str]) -> int:
 
 
 def _child(argv, beam_args, state, send, lifeline) -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the fork server ignores it (fork_server.py)
     _die_with_parent(os.getppid(), lifeline)
     bars, outer, quiet, level, cwd, environ = state
     os.chdir(cwd)

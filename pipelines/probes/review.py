@@ -12,6 +12,7 @@ import posixpath
 
 from incoherent.corpora.probes.review import html_page, markdown, sample
 from incoherent.pipelines.runtime import storage
+from incoherent.schemas.terminal import printable
 
 REVIEW_DIR = "review"
 COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence", "probed_sentence", "edits"]
@@ -38,6 +39,8 @@ def write_review(out: str, phenomena: list[str], n: int, seed: int) -> dict[str,
     sampled = {p: rows for p, rows in sampled.items() if rows}
     title = f"Probe review: {n} random probes per phenomenon"
     files = {"index.html": html_page(sampled, title, seed), "review.md": markdown(sampled, title, seed)}
+    # sentences from the data, read by people (`cat review.md` too): control characters escaped
+    files = {name: printable(text, lines=True) for name, text in files.items()}
     folder = posixpath.join(out, REVIEW_DIR)
     if storage.is_remote(out):
         for name, text in files.items():

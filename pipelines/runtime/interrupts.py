@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
+import sys
 import threading
+import time
 
 from incoherent.schemas.terminal import printable
 
@@ -59,6 +62,48 @@ def signals_as_interrupts(sigterm: bool = True):
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def handle_for_whole_life() -> None:
+    """From the first line of the ``incoherent`` entry point (``incoherent.__main__``) to its last: SIGINT and
+    SIGTERM raise the interrupts above, so a signal while the CLI's own modules are still being imported, its
+    parser built or its exit status returned ends with one line and 130/143 too. The signals are blocked while
+    the handlers are put in place: one that comes meanwhile is delivered after, to them."""
+    both = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, both)
+    try:
+        signal.signal(signal.SIGINT, _interrupted)
+        signal.signal(signal.SIGTERM, _terminated)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, both)
+
+
+def ignore_from_now() -> None:
+    """The command's exit status is decided: a signal from here to the interpreter's end changes nothing
+    (Python's own handler would print a KeyboardInterrupt traceback while it shuts down)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+# tests only: a phase where the process says so and waits for a signal
+PAUSE_VARIABLE = "INCOHERENT_TEST_PAUSE"
+
+
+def pause_for_test(phase: str) -> None:
+    """Tests only (``INCOHERENT_TEST_PAUSE=<phase>``): say ``paused: <phase>`` on stderr and wait there for a
+    signal, so a test signals the process at a known moment of its life, not after a guessed sleep. A no-op
+    unless the variable names this phase. The wait ends when a handler raises (the CLI's phases), or, where
+    signals are ignored (the fork server's preload), when the process that started this one is gone; at most
+    60 s either way."""
+    if os.environ.get(PAUSE_VARIABLE) != phase:
+        return
+    print(f"paused: {phase}", file=sys.stderr, flush=True)
+    parent, deadline = os.getppid(), time.monotonic() + 60
+    while os.getppid() == parent and time.monotonic() < deadline:
+        time.sleep(0.05)  # a signal's handler raises out of this; a poll of the parent otherwise
 
 
 def terminal_record(record: logging.LogRecord) -> bool:

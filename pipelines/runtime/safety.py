@@ -127,6 +127,32 @@ def check_outputs(outputs: dict[str, str], inputs: list[str]) -> None:
         seen[option] = path
 
 
+WILDCARDS = "[*?"  # what Beam's FileSystems.match (and so its delete) reads as a pattern, in any path
+
+
+def check_no_wildcards(path: str, option: str) -> None:
+    """A path a command writes or reads as a folder of its own files may not hold ``[``, ``*`` or ``?``
+    anywhere in its full path (the working folder too): Beam's file systems match every path they delete or
+    list as a glob, so ``OUT/.spill`` under ``o[1]`` is "not found" and a table folder under it holds "no
+    files". Escaping (``[[]``) cannot help: Beam's local match then walks the whole parent folder and never
+    matches a folder. Refused in one line, before any work.
+
+    >>> check_no_wildcards("/tmp/runs/o[1]", "--out")
+    Traceback (most recent call last):
+    ...
+    incoherent.schemas.records.InputError: --out /tmp/runs/o[1]: the path holds '[', which Apache Beam's file \
+systems read as a wildcard (as '*' and '?'); use a path without them
+    """
+    full = path if is_remote(path) else os.path.abspath(path)
+    found = [c for c in WILDCARDS if c in full]
+    if found:
+        where = "" if full == path else f" (full path {full})"
+        raise InputError(
+            f"{option} {path}{where}: the path holds {found[0]!r}, which Apache Beam's file systems read as "
+            "a wildcard (as '*' and '?'); use a path without them"
+        )
+
+
 def path_arguments(values: dict, skip: tuple[str, ...] = ("out",)) -> list[str]:
     """Every string argument of a parsed command that names an existing path or a URL (``NAME=PATH`` too)."""
     found = []

@@ -50,19 +50,20 @@ def test_the_build_maps_derive_from_the_table():
 
 
 def test_the_fork_server_preloads_the_stage_modules():
-    assert stage_process.PRELOAD[:3] == [
+    assert stage_process.PRELOAD[:4] == [
+        "incoherent.pipelines.build.fork_server",  # first: Ctrl-C ignored while the rest loads
         "incoherent.pipelines.cli",
         "apache_beam",
         "incoherent.pipelines.build.processes",
     ]
     stages = stage_modules()
-    assert stage_process.PRELOAD[3 : 3 + len(stages)] == stages
+    assert stage_process.PRELOAD[4 : 4 + len(stages)] == stages
     # then what the stages import when they run (their Beam transforms), read from their run()
     assert {
         "incoherent.pipelines.index.transforms",
         "incoherent.pipelines.intruders.transforms",
         "incoherent.pipelines.runtime.run",
-    } <= set(stage_process.PRELOAD[3 + len(stages) :])
+    } <= set(stage_process.PRELOAD[4 + len(stages) :])
     assert not any(m.startswith("filters") for m in stage_process.PRELOAD)
     for module in stage_process.PRELOAD:
         assert importlib.util.find_spec(module) is not None, module
