@@ -36,7 +36,7 @@ from incoherent.pipelines.build.dry_run import dry_run_build, wants_dry_run
 from incoherent.pipelines.build.execute import build, prepare_build_dir
 from incoherent.pipelines.build.plan import WORK, plan
 from incoherent.pipelines.runtime import progress, safety, storage
-from incoherent.pipelines.runtime.job_servers import check_runner_services
+from incoherent.pipelines.runtime.job_servers import SharedJobServer, check_runner_services
 from incoherent.pipelines.runtime.options import bound_driver_retries, check_beam_args
 
 ON_INTERRUPT = (
@@ -85,9 +85,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if wants_dry_run(beam_args):
         return dry_run_build(config, out, beam_args)
     earlier, lock = prepare_build_dir(out, args.force or args.overwrite)
+    job_server = SharedJobServer(beam_args)  # Flink, Spark: one job server for every stage
     try:
-        return build(beam_args, config_path, raw, config, out, earlier)
+        return build(beam_args, config_path, raw, config, out, earlier, job_server.args)
     finally:
+        job_server.stop()  # on success, failure and Ctrl-C alike
         if lock is not None:
             lock.release()
 

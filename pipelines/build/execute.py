@@ -16,6 +16,7 @@ import os
 import posixpath
 import shutil
 import time
+from collections.abc import Callable
 
 from incoherent.pipelines.build import remote_resume
 from incoherent.pipelines.build.plan import DATASET, WORK, Stage, plan
@@ -236,8 +237,13 @@ def build(
     config: dict,
     out: str,
     earlier: dict[str, dict],
+    stage_args: Callable[[], list[str]] | None = None,
 ) -> int:
-    """Run the stages of a checked config into a prepared ``out`` (see :func:`run`)."""
+    """Run the stages of a checked config into a prepared ``out`` (see :func:`run`). ``stage_args()`` gives
+    the Beam flags a stage runs with (default: ``beam_args``; a Flink or Spark build's adds the one job server
+    it starts when a stage first needs it, :class:`pipelines.runtime.job_servers.SharedJobServer`); the
+    summary and the card record ``beam_args``."""
+    stage_args = stage_args or (lambda: list(beam_args))
     remote = storage.is_remote(out)
     work, dataset = storage.join(out, WORK), storage.join(out, DATASET)
     stages = plan(config, work)
@@ -307,7 +313,7 @@ def build(
                 if stage.make is not None:
                     stage.make(partial)
                 else:
-                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
                 remote_resume.publish(stage.out, stage_print)
             else:
                 clean(stage.out)
@@ -317,7 +323,7 @@ def build(
                 if stage.make is not None:
                     stage.make(partial)
                 else:
-                    stage_peak = run_isolated(_with_out(stage.argv, partial), beam_args)
+                    stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
                 publish(stage.out)
             if stage.tables:
                 move_tables(stage.out, dataset, tuple(stage.tables))
@@ -332,7 +338,9 @@ def build(
         progress.close(bar)
     started = time.time()
     write_summary()  # the card reads the stage commands from it
-    card_path = build_card(out, dataset, config["card"]["name"], config["card"]["license"], beam_args)
+    card_path = build_card(
+        out, dataset, config["card"]["name"], config["card"]["license"], stage_args() if remote else beam_args
+    )
     timings["card"] = round(time.time() - started, 2)
     progress.note(f"[build] card: {card_path}")
     intruders_file = storage.join(work, "intruders", SUMMARY_FILE)

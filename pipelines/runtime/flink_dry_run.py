@@ -13,6 +13,7 @@ says so. With ``--job_endpoint`` (a job server already running) nothing of this 
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import urllib.error
@@ -36,14 +37,31 @@ def flink_version_of_jar(jar: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _read_json(url: str, seconds: float) -> object:
+    with urllib.request.urlopen(url, timeout=seconds) as response:
+        return json.loads(response.read(1 << 20))
+
+
 def cluster_overview(host: str, port: int, seconds: float = REST_SECONDS) -> dict:
-    """Flink's REST ``/overview`` of the master at ``host:port`` (version, TaskManagers, slots)."""
+    """Flink's REST ``/overview`` of the master at ``host:port`` (version, TaskManagers, slots), asked within
+    ``seconds`` in all: a server that accepts and never answers, or drips its answer, is given up at the
+    deadline (a socket timeout bounds each read only), and one that answers something else is not Flink."""
+    from incoherent.schemas.deadline import DeadlinePassed, within
+
     url = f"http://{host}:{port}/overview"
     try:
-        with urllib.request.urlopen(url, timeout=seconds) as response:
-            overview = json.loads(response.read(1 << 20))
-    except (OSError, ValueError) as exc:
-        why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        overview = within(seconds, _read_json, url, seconds)
+    except DeadlinePassed:
+        raise InputError(
+            f"--flink_master {host}:{port}: no Flink REST API answered at {url} within {seconds:g} s"
+        ) from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        if isinstance(exc, http.client.HTTPException):  # its text quotes the server's bytes
+            why = f"not an HTTP answer: {type(exc).__name__}"
+        elif isinstance(exc, ValueError):
+            why = "not JSON"
+        else:
+            why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         raise InputError(
             f"--flink_master {host}:{port}: no Flink REST API answers at {url} ({why})"
         ) from None

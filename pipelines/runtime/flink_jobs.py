@@ -10,8 +10,9 @@ request, and prints one line on stderr (not with ``--quiet``) as soon as it is t
 That address is Flink's web UI when the cluster serves it (Flink's own distribution); the cluster
 ``tools/flink-cluster.sh`` starts from the job server's jars has no ``flink-runtime-web`` and answers there with
 ``{"errors":["Not found: /"]}``, but its REST API answers at ``/jobs/<id>`` (state, vertices, exceptions),
-which the line names as well. Nothing is printed for another runner, a ``--job_endpoint`` (no master known
-here) or Beam's ``[local]``/``[auto]`` masters.
+which the line names as well. With ``--job_endpoint`` (``build`` gives its stages the one job server it
+starts), the job is looked for at ``--flink_master``, to which Beam's Flink job server submits it. Nothing is
+printed for another runner or Beam's ``[local]``/``[auto]`` masters (none given: no master known here).
 """
 
 from __future__ import annotations
@@ -37,14 +38,12 @@ def flink_rest_address(options) -> str | None:
     >>> flink_rest_address(PipelineOptions(["--runner=FlinkRunner", "--flink_master=[local]"])) is None
     True
     """
-    from apache_beam.options.pipeline_options import FlinkRunnerOptions, PortableOptions, StandardOptions
+    from apache_beam.options.pipeline_options import FlinkRunnerOptions, StandardOptions
 
     from incoherent.pipelines.runtime.job_servers import _master_address
     from incoherent.pipelines.runtime.options import runner_key
 
     if runner_key(options.view_as(StandardOptions).runner) not in ("flinkrunner", "flink"):
-        return None
-    if options.view_as(PortableOptions).job_endpoint:
         return None
     address = _master_address(options.view_as(FlinkRunnerOptions).flink_master or "")
     return None if address is None else f"http://{address[0]}:{address[1]}"

@@ -76,9 +76,105 @@ def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
     return None
 
 
+def _is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (the workers of a cluster there are on this machine).
+
+    >>> _is_loopback("127.0.0.1"), _is_loopback("localhost"), _is_loopback("10.0.0.2")
+    (True, True, False)
+    """
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _grpc_problem(address: str, seconds: float) -> str | None:
+    """Why no gRPC server (a worker pool) answers at ``address`` within ``seconds`` in all, else None: the
+    HTTP/2 handshake must complete (a bare TCP accept, or bytes that are not HTTP/2, do not)."""
+    import grpc
+
+    channel = grpc.insecure_channel(address)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=seconds)
+        return None
+    except grpc.FutureTimeoutError:
+        return f"no gRPC server answered within {seconds:g} s"
+    finally:
+        channel.close()
+
+
+DOCKER_DEFAULT = "Beam's default image (apache/beam_python3.x_sdk) has no incoherent"
+ENVIRONMENTS = (
+    "LOOPBACK (SDK workers in this process: a cluster on this machine), EXTERNAL with --environment_config "
+    "HOST:PORT of an SDK worker pool on each TaskManager host, or PROCESS (docs/scale-out.md#sdk-workers)"
+)
+
+
+def environment_problem(options, workers_here: bool, seconds: float = CONNECT_SECONDS) -> str | None:
+    """One line saying why the SDK worker environment of ``options`` cannot work, else None.
+
+    ``workers_here``: the SDK workers would run on this machine (the local runner, a cluster on loopback), so
+    Docker and a worker pool on a loopback address can be checked from here. Beam's default for a Flink or
+    Spark cluster is ``DOCKER`` with its own SDK image, which has no ``incoherent``: the job fails on the
+    cluster after the job server started (48 s, a 23-line traceback), so a cluster run must name one.
+    """
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    portable = options.view_as(PortableOptions)
+    kind = (portable.environment_type or "").upper()
+    config = portable.environment_config or ""
+    if kind == "DOCKER":
+        if not config:
+            return f"--environment_type DOCKER without --environment_config IMAGE: {DOCKER_DEFAULT}"
+        if workers_here:
+            import shutil
+            import subprocess
+
+            if shutil.which("docker") is None:
+                return (
+                    f"--environment_type DOCKER: no docker command on this machine, where the SDK workers of "
+                    f"this run would start ({ENVIRONMENTS})"
+                )
+            try:
+                done = subprocess.run(
+                    ["docker", "run", "--rm", "--entrypoint", "python", config, "-c", "import incoherent"],
+                    capture_output=True,
+                    timeout=120,
+                )
+            except subprocess.TimeoutExpired:
+                return f"--environment_config {config}: docker did not run the image within 120 s"
+            if done.returncode != 0:
+                return (
+                    f"--environment_config {config}: the image does not import incoherent (docker run exited "
+                    f"{done.returncode}); build a worker image from docker/cpu-worker.Dockerfile"
+                )
+    elif kind == "EXTERNAL":
+        address = _master_address(config)
+        if address is None:
+            return "--environment_type EXTERNAL needs --environment_config HOST:PORT of an SDK worker pool"
+        if workers_here or not _is_loopback(address[0]):
+            why = _grpc_problem(config, seconds)
+            if why:
+                return f"--environment_config {config}: no SDK worker pool answers there ({why})"
+    return None
+
+
+def _master_here(master: str) -> bool:
+    address = _master_address(master)
+    return address is None or _is_loopback(address[0])  # [local], [auto], local[4]: this machine
+
+
 def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SECONDS) -> str | None:
-    """One line saying why a ``FlinkRunner``/``SparkRunner`` run cannot start, else None (any other runner)."""
-    if not any("flink" in a.lower() or "spark" in a.lower() for a in beam_args):
+    """One line saying why a run cannot start, else None: for ``FlinkRunner``/``SparkRunner``, the job server
+    jar, the master (Flink's: its REST API must answer as Flink within ``seconds`` in all) and the SDK worker
+    environment; for any runner given ``--environment_type``, that environment (in dry runs too)."""
+    if not any(
+        "flink" in a.lower() or "spark" in a.lower() or "environment_" in a.lower() for a in beam_args
+    ):
         return None  # no Flink or Spark runner named: Beam is not imported (a missing model fails in under a second)
     from apache_beam.options.pipeline_options import (
         FlinkRunnerOptions,
@@ -89,12 +185,32 @@ def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SE
         TestOptions,
     )
 
+    from incoherent.pipelines.runtime.options import runner_key
+
     options = PipelineOptions(list(beam_args))
+    key = runner_key(options.view_as(StandardOptions).runner)
+    portable = options.view_as(PortableOptions)
+    if key == "flinkrunner":
+        master = options.view_as(FlinkRunnerOptions).flink_master
+        here = _master_here(master)
+        if not portable.environment_type and "[" not in master:
+            return (
+                f"--runner FlinkRunner with --flink_master {master} needs --environment_type: {ENVIRONMENTS}"
+            )
+    elif key == "sparkrunner":
+        master = options.view_as(SparkRunnerOptions).spark_master_url
+        here = _master_here(master)
+        if not portable.environment_type and not master.startswith("local"):
+            return f"--runner SparkRunner with --spark_master_url {master} needs --environment_type: {ENVIRONMENTS}"
+    elif key in ("directrunner", "fnapirunner"):
+        here = True
+    else:
+        here = False  # Dataflow and others: workers elsewhere, their own checks
+    problem = environment_problem(options, here, seconds) if key != "dataflowrunner" else None
+    if problem:
+        return problem
     if str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes"):  # nothing is started
-        return None
-    runner = options.view_as(StandardOptions).runner
-    key = runner.rsplit(".", 1)[-1].lower() if isinstance(runner, str) else ""
-    key = key if key.endswith("runner") else key + "runner"
+        return None  # (a dry run checks the jar and the master itself: pipelines.runtime.flink_dry_run)
     if key == "flinkrunner":
         flink = options.view_as(FlinkRunnerOptions)
         jar, option, master, master_option = (
@@ -115,12 +231,19 @@ def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SE
         name = "SparkRunner"
     else:
         return None  # fmt: skip
-    if not options.view_as(PortableOptions).job_endpoint:
+    if not portable.job_endpoint:
         problem = _jar_problem(option, jar, name)
         if problem:
             return problem
         address = _master_address(master)
-        if address is not None:
+        if address is not None and name == "FlinkRunner":
+            from incoherent.pipelines.runtime.flink_dry_run import cluster_overview
+
+            try:
+                cluster_overview(*address, seconds=seconds)
+            except InputError as exc:
+                return str(exc)
+        elif address is not None:
             why = _unreachable(address, seconds)
             if why is not None:
                 host, port = address
@@ -161,6 +284,91 @@ def dying_with_this_process(command: Sequence[str]) -> list[str]:
     return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
+def _jar_server_classes(key: str):
+    """Beam's jar job server class for a runner key, and the runner class (None, None for another key)."""
+    if key == "flinkrunner":
+        from apache_beam.runners.portability.flink_runner import FlinkJarJobServer as JarServer
+        from apache_beam.runners.portability.flink_runner import FlinkRunner as Runner
+    elif key == "sparkrunner":
+        from apache_beam.runners.portability.spark_runner import SparkJarJobServer as JarServer
+        from apache_beam.runners.portability.spark_runner import SparkRunner as Runner
+    else:
+        return None, None
+    return JarServer, Runner
+
+
+def _dying(jar_server_class):
+    """``jar_server_class`` whose JVM ends with the process that starts it, and that keeps its endpoint."""
+
+    class DyingJarServer(jar_server_class):
+        endpoint: str | None = None
+
+        def subprocess_cmd_and_endpoint(self):
+            command, endpoint = super().subprocess_cmd_and_endpoint()
+            self.endpoint = endpoint
+            return dying_with_this_process(command), endpoint
+
+    return DyingJarServer
+
+
+class SharedJobServer:
+    """One Flink or Spark job server for every stage of a ``build`` (issue #52).
+
+    Left to Beam, each stage's ``FlinkRunner`` starts its own job server (a JVM, 40-65 s on 2 busy cores) and
+    stops it when the stage ends: eleven for the Quickstart. :meth:`args` starts one, the first time a stage
+    needs it, and returns the build's Beam flags plus ``--job_endpoint`` at it, so that every stage's runner
+    submits its job there (Beam's runners use a given job endpoint and start nothing); ``--flink_master`` is
+    passed on as given, and Beam's Flink job server submits each job to that master. :meth:`stop` stops it
+    (the build calls it on success, failure and Ctrl-C); its JVM also ends with the build's process if that is
+    killed (:func:`dying_with_this_process`). With any other runner, or a ``--job_endpoint`` given by the
+    user, :meth:`args` returns the flags as they are and starts nothing.
+
+    >>> SharedJobServer(["--runner=DirectRunner"]).args()
+    ['--runner=DirectRunner']
+    """
+
+    def __init__(self, beam_args: Sequence[str]):
+        self.beam_args = list(beam_args)
+        self.server = None
+        self.endpoint: str | None = None
+
+    def _key(self):
+        from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions, StandardOptions
+
+        from incoherent.pipelines.runtime.options import runner_key
+
+        options = PipelineOptions(self.beam_args)
+        if options.view_as(PortableOptions).job_endpoint:
+            return None, options
+        return runner_key(options.view_as(StandardOptions).runner), options
+
+    def args(self) -> list[str]:
+        if self.endpoint is not None:
+            return [*self.beam_args, f"--job_endpoint={self.endpoint}"]
+        if not any("flink" in a.lower() or "spark" in a.lower() for a in self.beam_args):
+            return list(self.beam_args)  # Beam not imported for nothing
+        key, options = self._key()
+        jar_server, runner = _jar_server_classes(key or "")
+        if jar_server is None:
+            return list(self.beam_args)
+        if key == "flinkrunner":  # what FlinkRunner.default_job_server does before starting its own
+            from apache_beam.options.pipeline_options import FlinkRunnerOptions
+
+            flink = options.view_as(FlinkRunnerOptions)
+            flink.flink_master = runner.add_http_scheme(flink.flink_master)
+        server = _dying(jar_server)(options)
+        self.server = server
+        server.start()  # waits until its gRPC endpoint answers
+        self.endpoint = server.endpoint
+        return [*self.beam_args, f"--job_endpoint={self.endpoint}"]
+
+    def stop(self) -> None:
+        server, self.server, self.endpoint = self.server, None, None
+        if server is not None:
+            with contextlib.suppress(Exception):  # already stopped, or its JVM already gone
+                server.stop()
+
+
 def stopping_runner(key: str):
     """A ``FlinkRunner`` (``key`` ``flinkrunner``) or ``SparkRunner`` (``sparkrunner``) that keeps the job servers
     it starts, so that :func:`stop_job_servers` stops them when the command's pipeline ends; None for another key.
@@ -171,20 +379,12 @@ def stopping_runner(key: str):
     the pipeline ends, on success, failure and Ctrl-C, and its JVM also ends with the process that started it
     (:func:`dying_with_this_process`) when that process is killed.
     """
-    if key == "flinkrunner":
-        from apache_beam.runners.portability.flink_runner import FlinkJarJobServer as JarServer
-        from apache_beam.runners.portability.flink_runner import FlinkRunner as Runner
-    elif key == "sparkrunner":
-        from apache_beam.runners.portability.spark_runner import SparkJarJobServer as JarServer
-        from apache_beam.runners.portability.spark_runner import SparkRunner as Runner
-    else:
+    JarServer, Runner = _jar_server_classes(key)
+    if JarServer is None:
         return None
     from apache_beam.runners.portability import job_server
 
-    class DyingJarServer(JarServer):
-        def subprocess_cmd_and_endpoint(self):
-            command, endpoint = super().subprocess_cmd_and_endpoint()
-            return dying_with_this_process(command), endpoint
+    DyingJarServer = _dying(JarServer)
 
     class StoppingRunner(Runner):
         def __init__(self):

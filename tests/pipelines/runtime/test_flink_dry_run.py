@@ -14,7 +14,12 @@ from tests.services import free_port
 
 
 def flink(jar, master: str) -> list[str]:
-    return ["--runner=FlinkRunner", f"--flink_master={master}", f"--flink_job_server_jar={jar}"]
+    return [
+        "--runner=FlinkRunner",
+        f"--flink_master={master}",
+        f"--flink_job_server_jar={jar}",
+        "--environment_type=LOOPBACK",
+    ]
 
 
 @pytest.fixture

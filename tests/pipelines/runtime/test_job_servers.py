@@ -3,9 +3,12 @@ instead of Beam's HTTP download of a job server jar at run time (a traceback her
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -65,16 +68,27 @@ def test_an_absent_master_is_named_in_seconds_and_a_listening_one_passes(runner,
     runner_service_problem([f"--runner={runner}"])  # Beam's options imported: what is timed is the probe
     args = [f"--runner={runner}", f"--{kind}_job_server_jar={jar}", f"--{option}={scheme}127.0.0.1:{port}"]
     start = time.monotonic()
-    problem = runner_service_problem(args)
+    problem = runner_service_problem([*args, "--environment_type=LOOPBACK"])
     assert time.monotonic() - start < 6
-    assert (
-        problem
-        == f"--{option} {scheme}127.0.0.1:{port}: no master answers at 127.0.0.1:{port} (Connection refused)"
-    )
-    with listening() as s:
-        up = s.getsockname()[1]
-        args[-1] = f"--{option}={scheme}127.0.0.1:{up}"
-        assert runner_service_problem(args) is None
+    if runner == "FlinkRunner":
+        assert problem == (
+            f"--flink_master 127.0.0.1:{port}: no Flink REST API answers at http://127.0.0.1:{port}/overview "
+            "([Errno 111] Connection refused)"
+        )
+    else:
+        assert (
+            problem
+            == f"--{option} {scheme}127.0.0.1:{port}: no master answers at 127.0.0.1:{port} (Connection refused)"
+        )
+    if runner == "FlinkRunner":  # Flink's master must answer as Flink's REST API (a bare accept does not)
+        with fake_server(flink_rest) as up:
+            args[-1] = f"--{option}=127.0.0.1:{up}"
+            assert runner_service_problem([*args, "--environment_type=LOOPBACK"]) is None
+    else:
+        with listening() as s:
+            up = s.getsockname()[1]
+            args[-1] = f"--{option}={scheme}127.0.0.1:{up}"
+            assert runner_service_problem([*args, "--environment_type=LOOPBACK"]) is None
     # Beam's own masters ([local], [auto]) start in the job server: nothing to reach
     assert (
         runner_service_problem(
@@ -102,7 +116,11 @@ def test_build_on_flink_or_spark_without_a_job_server_is_one_line_in_seconds(run
         runner,
     ]
     done = subprocess.run(
-        [*command, f"{option}={master}"], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [*command, f"{option}={master}", "--environment_type=LOOPBACK"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
@@ -152,3 +170,239 @@ def test_a_job_server_started_through_the_wrapper_ends_when_its_starter_is_kille
     if alive:
         child.kill()
     assert not alive
+
+
+# ------------------------------------------------------------------------- masters and SDK workers that cannot work
+
+
+@contextlib.contextmanager
+def fake_server(serve):
+    """A server on 127.0.0.1 that hands each connection to ``serve(conn, stop)`` in a thread of its own; yields
+    its port; ``stop`` is set (and every thread ends) when the test ends."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.1)
+    stop = threading.Event()
+    threads = []
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                continue
+            thread = threading.Thread(target=serve, args=(conn, stop), daemon=True)
+            thread.start()
+            threads.append(thread)
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        acceptor.join(timeout=5)
+        for thread in threads:
+            thread.join(timeout=5)
+        server.close()
+
+
+def silent(conn, stop):  # accepts and never answers
+    with conn:
+        stop.wait()
+
+
+def dripping(conn, stop):  # an HTTP answer, one byte every 0.2 s, for ever
+    with conn:
+        conn.settimeout(1)
+        with contextlib.suppress(OSError):
+            conn.recv(4096)
+            answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"{" * 100000
+            for byte in answer:
+                if stop.wait(0.2):
+                    return
+                conn.sendall(bytes([byte]))
+
+
+def garbage(conn, stop):  # answers at once, but not HTTP
+    with conn, contextlib.suppress(OSError):
+        conn.settimeout(1)
+        conn.recv(4096)
+        conn.sendall(b"\x00\x17 hello, this is not HTTP \xff\xfe\n" * 20)
+
+
+def not_flink(conn, stop):  # HTTP and JSON, but not Flink's
+    with conn, contextlib.suppress(OSError):
+        conn.settimeout(1)
+        conn.recv(4096)
+        body = json.dumps({"status": "ok"}).encode()
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+            + body
+        )
+
+
+def flink_rest(conn, stop):  # what a Flink 1.19 JobManager's /overview answers
+    with conn, contextlib.suppress(OSError):
+        conn.settimeout(1)
+        conn.recv(4096)
+        body = json.dumps({"taskmanagers": 1, "slots-total": 2, "flink-version": "1.19.0"}).encode()
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+            + body
+        )
+
+
+@pytest.fixture
+def jar(tmp_path):
+    path = tmp_path / "beam-runners-flink-1.19-job-server-2.62.0.jar"
+    path.write_bytes(b"")
+    return path
+
+
+@pytest.mark.parametrize(
+    "serve, why",
+    [
+        (silent, "no Flink REST API answered at {url} within 3 s"),
+        (dripping, "no Flink REST API answered at {url} within 3 s"),
+        (garbage, "no Flink REST API answers at {url} (not an HTTP answer: BadStatusLine)"),
+        (not_flink, "{url} is not Flink's REST API (no flink-version)"),
+    ],
+)
+def test_a_master_that_is_not_flink_is_one_line_within_the_deadline(serve, why, jar):
+    # Before: a bare TCP connect passed all four; the build then hung past 300 s (silent), hung with a thread
+    # traceback (dripping) or ended in a RuntimeError traceback after 80 s (garbage)
+    runner_service_problem(["--runner=FlinkRunner"])  # Beam's options imported: what is timed is the probe
+    with fake_server(serve) as port:
+        url = f"http://127.0.0.1:{port}/overview"
+        args = ["--runner=FlinkRunner", f"--flink_job_server_jar={jar}", f"--flink_master=127.0.0.1:{port}"]
+        start = time.monotonic()
+        problem = runner_service_problem([*args, "--environment_type=LOOPBACK"], seconds=3)
+        assert time.monotonic() - start < 5
+    assert problem.startswith(f"--flink_master 127.0.0.1:{port}: " + why.format(url=url)), problem
+    assert "\n" not in problem and "\x00" not in problem
+
+
+def test_a_flink_dry_run_asks_the_master_within_the_deadline(jar):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from incoherent.pipelines.runtime import flink_dry_run
+    from incoherent.schemas.records import InputError
+
+    with fake_server(dripping) as port:
+        options = PipelineOptions(
+            ["--runner=FlinkRunner", f"--flink_job_server_jar={jar}", f"--flink_master=127.0.0.1:{port}"]
+        )
+        start = time.monotonic()
+        with pytest.raises(InputError, match="within 5 s"):
+            flink_dry_run.check_flink(options)
+        assert time.monotonic() - start < 8
+    with fake_server(flink_rest) as port:
+        options = PipelineOptions(
+            ["--runner=FlinkRunner", f"--flink_job_server_jar={jar}", f"--flink_master=127.0.0.1:{port}"]
+        )
+        assert "Flink 1.19.0, 1 TaskManager(s), 2 slots" in flink_dry_run.check_flink(options)
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_flink_without_an_environment_type_is_refused_in_one_line_dry_run_too(dry_run, jar, tmp_path):
+    # Before: --dry-run passed (rc 0) and the run failed 48 s later with a 23-line traceback from
+    # `docker run apache/beam_python3.11_sdk`, an image without incoherent
+    with fake_server(flink_rest) as port:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "incoherent.pipelines.cli",
+                "build",
+                "--out",
+                str(tmp_path / "out"),
+                *dry_run,
+                "--runner=FlinkRunner",
+                f"--flink_master=127.0.0.1:{port}",
+                f"--flink_job_server_jar={jar}",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        f"error: --runner FlinkRunner with --flink_master 127.0.0.1:{port} needs --environment_type: LOOPBACK "
+        "(SDK workers in this process: a cluster on this machine), EXTERNAL with --environment_config HOST:PORT "
+        "of an SDK worker pool on each TaskManager host, or PROCESS (docs/scale-out.md#sdk-workers)"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_spark_on_a_cluster_needs_an_environment_type_too(tmp_path):
+    problem = runner_service_problem(["--runner=SparkRunner", "--spark_master_url=spark://10.1.2.3:7077"])
+    assert problem.startswith(
+        "--runner SparkRunner with --spark_master_url spark://10.1.2.3:7077 needs --environment_type"
+    )
+
+
+def test_docker_without_an_image_or_without_docker_is_one_line(monkeypatch, tmp_path):
+    problem = runner_service_problem(["--environment_type=DOCKER"])
+    assert problem == (
+        "--environment_type DOCKER without --environment_config IMAGE: Beam's default image "
+        "(apache/beam_python3.x_sdk) has no incoherent"
+    )
+    monkeypatch.setenv("PATH", str(tmp_path))  # no docker command here
+    problem = runner_service_problem(["--environment_type=DOCKER", "--environment_config=my/worker:1"])
+    assert problem.startswith("--environment_type DOCKER: no docker command on this machine")
+    # a cluster elsewhere starts its workers' containers on its own hosts: nothing to check from here
+    problem = runner_service_problem(
+        [
+            "--runner=FlinkRunner",
+            "--flink_master=10.1.2.3:8081",
+            "--environment_type=DOCKER",
+            "--environment_config=my/worker:1",
+            "--dry_run=True",
+        ]
+    )
+    assert problem is None
+
+
+@pytest.mark.parametrize("serve", [silent, garbage])
+def test_an_external_worker_pool_that_does_not_answer_is_one_line_in_seconds(serve):
+    runner_service_problem(["--environment_type=LOOPBACK"])
+    with fake_server(serve) as port:
+        start = time.monotonic()
+        problem = runner_service_problem(
+            ["--environment_type=EXTERNAL", f"--environment_config=127.0.0.1:{port}"], seconds=2
+        )
+        assert time.monotonic() - start < 4
+    assert problem == (
+        f"--environment_config 127.0.0.1:{port}: no SDK worker pool answers there "
+        "(no gRPC server answered within 2 s)"
+    )
+    port = closed_port()
+    problem = runner_service_problem(
+        ["--environment_type=EXTERNAL", f"--environment_config=127.0.0.1:{port}"], seconds=2
+    )
+    assert problem.startswith(f"--environment_config 127.0.0.1:{port}: no SDK worker pool answers there")
+
+
+def test_a_real_worker_pool_passes():
+    from concurrent import futures
+
+    import grpc
+    from apache_beam.portability.api import beam_fn_api_pb2_grpc
+    from apache_beam.runners.worker.worker_pool_main import BeamFnExternalWorkerPoolServicer
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    beam_fn_api_pb2_grpc.add_BeamFnExternalWorkerPoolServicer_to_server(
+        BeamFnExternalWorkerPoolServicer(), server
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        assert (
+            runner_service_problem(["--environment_type=EXTERNAL", f"--environment_config=127.0.0.1:{port}"])
+            is None
+        )
+    finally:
+        server.stop(0)
