@@ -24,6 +24,15 @@ if [ -f "$dir/$JAR" ] && [ -f "$dir/COMPLETE" ]; then
   echo "$dir/$JAR"
   exit 0
 fi
+# DIR's jars/ is emptied and its pom.xml written: only in a folder this script made (its mark, MARK, written
+# first) or an empty or new one, never in a folder of someone else's (a Flink or Spark install's jars/)
+MARK=".incoherent-spark-job-server"
+if [ -e "$dir" ] && [ ! -f "$dir/$MARK" ] && [ -n "$(ls -A "$dir" 2>/dev/null || echo unreadable)" ]; then
+  echo "error: $dir: not empty and not made by $(basename "$0") (no $MARK there); give a new or empty folder" >&2
+  exit 2
+fi
+mkdir -p "$dir"
+echo "made by incoherent's tools/$(basename "$0"): its jars/ and pom.xml are replaced when it runs again" >"$dir/$MARK"
 mkdir -p "$dir/conf"
 pom="$dir/pom.xml"
 cat >"$pom" <<POM
