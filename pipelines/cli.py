@@ -71,11 +71,18 @@ def _grpc_status(raised: BaseException | None) -> str | None:
     return code().name if callable(code) else type(raised).__name__
 
 
+def _verbose() -> bool:
+    return logging.getLogger().isEnabledFor(logging.INFO)
+
+
 def _lost_runner_in_one_line(record: logging.LogRecord) -> bool:
     """Beam's SDK worker (in this process with ``LOOPBACK``) logs a gRPC stream that the runner dropped with its
     traceback; on Flink that is a TaskManager going away, which Flink's restart strategy handles. One line instead:
-    the message and the gRPC status."""
+    the message and the gRPC status; none for ``CANCELLED`` (the runner ending the streams of a job that is
+    done: every Flink job ends so) unless ``--verbose``."""
     status = _grpc_status(record.exc_info[1] if record.exc_info else None)
+    if status == "CANCELLED" and not _verbose():
+        return False
     if status is not None:
         record.msg, record.args = (
             f"{record.getMessage()} (gRPC {status}: the runner closed the connection)",
@@ -96,7 +103,18 @@ def _job_server_command_shown(record: logging.LogRecord) -> bool:
     return True
 
 
+# Beam's chatter around a job server, at WARNING: started, waited for (every second), stopped. What a user of a
+# Flink or Spark run sees is the stage lines and the job lines; --verbose shows these too.
+BEAM_CHATTER = ("Really starting service at", "Really destroying service at", "Waiting for grpc channel")
+
+
+def _no_beam_chatter(record: logging.LogRecord) -> bool:
+    return _verbose() or not (isinstance(record.msg, str) and record.msg.startswith(BEAM_CHATTER))
+
+
 logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_job_server_command_shown)
+logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_no_beam_chatter)
+logging.getLogger().addFilter(_no_beam_chatter)  # "Waiting for grpc channel" is logged on the root logger
 for _worker_logger in ("data_plane", "sdk_worker", "sdk_worker_main", "log_handler", "worker_status"):
     logging.getLogger(f"apache_beam.runners.worker.{_worker_logger}").addFilter(_lost_runner_in_one_line)
 
@@ -106,6 +124,8 @@ def _thread_ended_by_lost_runner(args: threading.ExceptHookArgs, default=threadi
     with the gRPC error, which Python prints with its traceback at the end of every Flink job; one line instead.
     Any other exception of a thread keeps Python's own report."""
     status = _grpc_status(args.exc_value)
+    if status == "CANCELLED" and not _verbose():  # a job that is done (see _lost_runner_in_one_line)
+        return
     if status is not None:
         name = args.thread.name if args.thread is not None else "a thread"
         logging.getLogger("apache_beam.runners.worker").warning(

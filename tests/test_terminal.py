@@ -67,8 +67,9 @@ def test_the_terminal_log_of_the_cli_and_of_each_stage_process():
     assert "interrupted" not in done.stderr and "KeyboardInterrupt" not in done.stderr
 
 
-def dropped_grpc_error() -> Exception:
-    """A real error of gRPC (UNAVAILABLE): a call to a port nothing listens on."""
+def dropped_grpc_error(code: str = "UNAVAILABLE") -> Exception:
+    """A real error of gRPC: UNAVAILABLE (a call to a port nothing listens on) or CANCELLED (a stream cancelled,
+    as a runner ends the streams of a finished job)."""
     import socket
 
     import grpc
@@ -78,6 +79,16 @@ def dropped_grpc_error() -> Exception:
         port = s.getsockname()[1]
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
+        if code == "CANCELLED":
+            call = channel.unary_stream("/x.Y/Z")(
+                b"", timeout=30, wait_for_ready=True
+            )  # waits: then cancelled
+            call.cancel()
+            try:
+                next(call)
+            except grpc.RpcError as exc:
+                assert exc.code() == grpc.StatusCode.CANCELLED
+                return exc
         channel.unary_unary("/x.Y/Z")(b"", timeout=2)
     except grpc.RpcError as exc:
         return exc
@@ -94,24 +105,33 @@ def test_a_runner_s_dropped_grpc_stream_is_one_log_line_not_a_traceback():
     import incoherent.pipelines.cli  # noqa: F401 - installs the filters
 
     dropped = dropped_grpc_error()
+    cancelled = dropped_grpc_error("CANCELLED")  # the runner ending a finished job's streams: not shown
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     logger = logging.getLogger("apache_beam.runners.worker.data_plane")
     logger.addHandler(handler)
+    root, level = logging.getLogger(), logging.getLogger().level
+    root.setLevel(logging.WARNING)  # not --verbose
     try:
         for error in (dropped, ValueError("a bug")):
             try:
                 raise error
             except Exception:
                 logger.exception("Failed to read inputs in the data plane.")
+        try:
+            raise cancelled
+        except Exception:
+            logger.exception("Failed to read inputs in the data plane.")
     finally:
         logger.removeHandler(handler)
+        root.setLevel(level)
     lines = stream.getvalue().splitlines()
     assert lines[0] == (
         "Failed to read inputs in the data plane. (gRPC UNAVAILABLE: the runner closed the connection)"
     )
     assert lines[1] == "Failed to read inputs in the data plane." and lines[2].startswith("Traceback")
     assert lines[-1] == "ValueError: a bug" and "UNAVAILABLE" not in "\n".join(lines[1:])
+    assert "CANCELLED" not in stream.getvalue()
 
 
 def test_the_job_server_s_command_is_logged_without_its_launcher():
@@ -124,13 +144,24 @@ def test_the_job_server_s_command_is_logged_without_its_launcher():
     handler = logging.StreamHandler(stream)
     logger = logging.getLogger("apache_beam.utils.subprocess_server")
     logger.addHandler(handler)
+    root, level = logging.getLogger(), logging.getLogger().level
     try:
         command = dying_with_this_process(["java", "-jar", "job-server.jar", "--job-port", "8099"])
+        root.setLevel(logging.INFO)  # --verbose: Beam's job server lines are shown
         logger.warning("Really starting service at %s with cmd: %s", "localhost:8099", tuple(command))
+        root.setLevel(logging.WARNING)  # by default they are not (issue #52: 22 of them in a Flink build)
+        logger.warning("Really starting service at %s with cmd: %s", "localhost:8099", tuple(command))
+        logger.warning("Really destroying service at %s with cmd: %s", "localhost:8099", tuple(command))
+        root.warning("Waiting for grpc channel to be ready at %s.", "localhost:8099")
+        logger.warning("another warning")
     finally:
         logger.removeHandler(handler)
+        root.setLevel(level)
     expected = "('java', '-jar', 'job-server.jar', '--job-port', '8099')"
-    assert stream.getvalue() == f"Really starting service at localhost:8099 with cmd: {expected}\n"
+    assert (
+        stream.getvalue()
+        == f"Really starting service at localhost:8099 with cmd: {expected}\nanother warning\n"
+    )
 
 
 def test_a_worker_thread_ended_by_a_dropped_grpc_stream_is_one_log_line():

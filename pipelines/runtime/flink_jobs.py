@@ -5,13 +5,13 @@ the Python side a job id of that name plus ``_<uuid>``. While the pipeline runs,
 the cluster's REST API (the ``--flink_master`` address) for the job of that name, every 2 s with a 5 s bound per
 request, and prints one line on stderr (not with ``--quiet``) as soon as it is there::
 
-    [flink] job 684f837fe77016061b2cde563c389351: http://127.0.0.1:8081/#/job/684f837fe77016061b2cde563c389351/overview
+    [flink] job 684f837fe77016061b2cde563c389351: http://127.0.0.1:8081/jobs/684f837fe77016061b2cde563c389351
 
-That address is Flink's web UI when the cluster serves it (Flink's own distribution); the cluster
-``tools/flink-cluster.sh`` starts from the job server's jars has no ``flink-runtime-web`` and answers there with
-``{"errors":["Not found: /"]}``, but its REST API answers at ``/jobs/<id>`` (state, vertices, exceptions),
-which the line names as well. With ``--job_endpoint`` (``build`` gives its stages the one job server it
-starts), the job is looked for at ``--flink_master``, to which Beam's Flink job server submits it. Nothing is
+the job's REST address (state, vertices, exceptions). Where the cluster serves Flink's web UI (Flink's own
+distribution) the line gives the job's page there first; the cluster ``tools/flink-cluster.sh`` starts from
+the job server's jars has no ``flink-runtime-web`` (its ``/`` answers 404), so the line gives no such link.
+Each request is bounded in total time (a server that drips its answer is given up). With ``--job_endpoint``
+(``build`` gives its stages the one job server it starts), the job is looked for at ``--flink_master``, to which Beam's Flink job server submits it. Nothing is
 printed for another runner or Beam's ``[local]``/``[auto]`` masters (none given: no master known here).
 """
 
@@ -49,19 +49,46 @@ def flink_rest_address(options) -> str | None:
     return None if address is None else f"http://{address[0]}:{address[1]}"
 
 
-def job_line(rest: str, job_id: str) -> str:
-    """The line the user sees.
+def job_line(rest: str, job_id: str, web_ui: bool = False) -> str:
+    """The line the user sees: the job's REST address, and its page of Flink's web UI where the cluster serves
+    one (a link that answers 404 is not given).
 
     >>> job_line("http://127.0.0.1:8081", "ab12")
+    '[flink] job ab12: http://127.0.0.1:8081/jobs/ab12'
+    >>> job_line("http://127.0.0.1:8081", "ab12", web_ui=True)
     '[flink] job ab12: http://127.0.0.1:8081/#/job/ab12/overview (REST: http://127.0.0.1:8081/jobs/ab12)'
     """
-    return f"[flink] job {job_id}: {rest}/#/job/{job_id}/overview (REST: {rest}/jobs/{job_id})"
+    if web_ui:
+        return f"[flink] job {job_id}: {rest}/#/job/{job_id}/overview (REST: {rest}/jobs/{job_id})"
+    return f"[flink] job {job_id}: {rest}/jobs/{job_id}"
+
+
+def serves_web_ui(rest: str) -> bool:
+    """Whether the cluster at ``rest`` serves Flink's web UI (its ``/`` an HTML page, not 404)."""
+    from incoherent.schemas.deadline import DeadlinePassed, within
+
+    def ask() -> bool:
+        with urllib.request.urlopen(f"{rest}/", timeout=REQUEST_SECONDS) as response:
+            return "html" in response.headers.get("Content-Type", "")
+
+    try:
+        return within(REQUEST_SECONDS, ask)
+    except (OSError, ValueError, DeadlinePassed):
+        return False
 
 
 def find_job(rest: str, beam_job_id: str) -> str | None:
     """The id of the Flink job that Beam's job ``beam_job_id`` became, if the cluster lists it yet."""
-    with urllib.request.urlopen(f"{rest}/jobs/overview", timeout=REQUEST_SECONDS) as response:
-        jobs = json.loads(response.read()).get("jobs", [])
+    from incoherent.schemas.deadline import DeadlinePassed, within
+
+    def ask() -> list:
+        with urllib.request.urlopen(f"{rest}/jobs/overview", timeout=REQUEST_SECONDS) as response:
+            return json.loads(response.read(1 << 24)).get("jobs", [])
+
+    try:
+        jobs = within(REQUEST_SECONDS, ask)
+    except DeadlinePassed:
+        return None
     for job in jobs:
         name = str(job.get("name", ""))
         if name and (beam_job_id == name or beam_job_id.startswith(name + "_")):
@@ -88,7 +115,8 @@ def announce_flink_job(result, options, quiet: bool) -> Callable[[], None]:
             ):  # the REST API busy or not there: asked again, until the pipeline ends
                 found = None
             if found:  # the id and the address came from a server: printed with control characters escaped
-                print(printable(job_line(rest, found)), file=sys.stderr, flush=True)
+                line = job_line(rest, found, serves_web_ui(rest))
+                print(printable(line), file=sys.stderr, flush=True)
                 return
             done.wait(POLL_SECONDS)
 

@@ -28,6 +28,8 @@ def configure(quiet: bool, stream=None) -> bool:
     """Turn bars on when ``stream`` (default: stdout) is a terminal and not ``quiet``; returns whether on."""
     global _ENABLED, _QUIET
     _QUIET = quiet
+    if quiet:
+        quiet_beam()
     stream = sys.stdout if stream is None else stream
     _ENABLED = not quiet and hasattr(stream, "isatty") and stream.isatty()
     if not _ENABLED:
@@ -41,6 +43,14 @@ QUIET_ENVIRONMENT = {
     "TRANSFORMERS_VERBOSITY": "error",
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
 }
+
+
+def quiet_beam() -> None:
+    """``--quiet``: Beam's own warnings (its runners, job servers and SDK workers) are not printed; its errors
+    are, and so is every line of ``incoherent``'s."""
+    import logging
+
+    logging.getLogger("apache_beam").setLevel(logging.ERROR)
 
 
 def quiet_libraries() -> None:
@@ -78,6 +88,8 @@ def inherit(on: bool, outer: int, quiet: bool = False) -> None:
     ``outer`` open bars."""
     global _ENABLED, _OUTER, _QUIET
     _ENABLED, _OUTER, _QUIET = on, outer, quiet
+    if quiet:
+        quiet_beam()
     if not on:
         quiet_libraries()
 

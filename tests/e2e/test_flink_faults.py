@@ -124,7 +124,7 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
         assert managers and killed not in managers
         assert "restart 1" in (work / "taskmanager.log").read_text()
         # the user was told which Flink job ran the stage and where to look
-        assert f"[flink] job {job['jid']}: http://127.0.0.1:{port}/#/job/{job['jid']}/overview" in stderr
+        assert f"[flink] job {job['jid']}: http://127.0.0.1:{port}/jobs/{job['jid']}" in stderr
         # nothing lost, nothing extra: every Parquet file of the build byte-identical to the local runner's
         expected, got = parquet_bytes(local), parquet_bytes(remote)
         assert len(expected) == 18 and sorted(got) == sorted(expected)
