@@ -19,7 +19,7 @@ FROM apache/beam_python3.11_sdk:2.77.0
 COPY --from=wheel /dist /dist
 RUN set -e; wheel="$(ls /dist/incoherent-*.whl)"; \
     pip install --no-cache-dir "${wheel}[dataflow,models]"; \
-    python -c "import torch, transformers, apache_beam, pipelines.cli; print(torch.__version__, apache_beam.__version__)"
+    python -c "import torch, transformers, apache_beam, incoherent.pipelines.cli; print(torch.__version__, apache_beam.__version__)"
 
 # Beam's SDK harness stays the entry point.
 ENTRYPOINT ["/opt/apache/beam/boot"]

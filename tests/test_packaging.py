@@ -85,12 +85,15 @@ def docker_context(target: Path) -> list[str]:
     return copied
 
 
-def test_the_dockerfile_builds_its_wheel_from_the_build_context():
-    dockerfile = (ROOT / "docker" / "gpu-worker.Dockerfile").read_text()
+@pytest.mark.parametrize("name, extras", [("gpu", "dataflow,models"), ("cpu", "aws,dataflow")])
+def test_the_dockerfile_builds_its_wheel_from_the_build_context(name, extras):
+    dockerfile = (ROOT / "docker" / f"{name}-worker.Dockerfile").read_text()
     copies = re.findall(r"^COPY (.+)$", dockerfile, flags=re.M)
     assert copies == [". .", "--from=wheel /dist /dist"]  # the whole context, then only the wheel
     assert "pip wheel --no-cache-dir --no-deps --wheel-dir /dist ." in dockerfile
-    assert '"${wheel}[dataflow,models]"' in dockerfile
+    assert f'"${{wheel}}[{extras}]"' in dockerfile
+    assert "import incoherent" in dockerfile or "incoherent.pipelines.cli" in dockerfile
+    assert not re.search(r"import [^\n]*\bpipelines\.cli", dockerfile.replace("incoherent.pipelines", ""))
 
 
 @pytest.fixture(scope="module")
