@@ -209,8 +209,8 @@ def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SE
     problem = environment_problem(options, here, seconds) if key != "dataflowrunner" else None
     if problem:
         return problem
-    if str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes"):  # nothing is started
-        return None  # (a dry run checks the jar and the master itself: pipelines.runtime.flink_dry_run)
+    if key == "flinkrunner" and str(options.view_as(TestOptions).dry_run).lower() in ("true", "1", "yes"):
+        return None  # a Flink dry run checks the jar, the master and its version itself (flink_dry_run)
     if key == "flinkrunner":
         flink = options.view_as(FlinkRunnerOptions)
         jar, option, master, master_option = (

@@ -35,7 +35,28 @@ def test_other_runners_and_dry_runs_are_not_checked():
     assert runner_service_problem([]) is None
     assert runner_service_problem(["--runner=DirectRunner"]) is None
     assert runner_service_problem(["--runner=DataflowRunner", "--project=p"]) is None
-    assert runner_service_problem(["--runner=FlinkRunner", "--dry_run=True"]) is None
+    assert (
+        runner_service_problem(["--runner=FlinkRunner", "--dry_run=True"]) is None
+    )  # checked by flink_dry_run
+
+
+def test_a_spark_dry_run_checks_the_jar_and_the_master(tmp_path):
+    # Before: a Spark dry run passed whatever the master (issue #52)
+    jar = tmp_path / "job-server.jar"
+    jar.write_bytes(b"")
+    port = closed_port()
+    args = [
+        "--runner=SparkRunner",
+        f"--spark_master_url=spark://127.0.0.1:{port}",
+        "--environment_type=LOOPBACK",
+    ]
+    assert runner_service_problem([*args, "--dry_run=True"]).startswith(
+        "--runner SparkRunner needs a job server"
+    )
+    problem = runner_service_problem([*args, f"--spark_job_server_jar={jar}", "--dry_run=True"])
+    assert problem == (
+        f"--spark_master_url spark://127.0.0.1:{port}: no master answers at 127.0.0.1:{port} (Connection refused)"
+    )
 
 
 @pytest.mark.parametrize("runner", ["FlinkRunner", "flink", "SparkRunner"])
