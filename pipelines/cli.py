@@ -23,7 +23,7 @@ import warnings
 from incoherent.pipelines.commands import build_parser, selected_module, with_dry_run
 from incoherent.pipelines.runtime import interrupts, progress, safety
 from incoherent.pipelines.runtime.errors import disk_full_message
-from incoherent.pipelines.runtime.job_servers import check_runner_services
+from incoherent.pipelines.runtime.job_servers import check_runner_services, local_paths_problem
 from incoherent.pipelines.runtime.options import (
     DryRun,
     StageFailed,
@@ -183,6 +183,19 @@ def check_out(args: argparse.Namespace, module=None) -> None:
         check_name(args.source, "--source")
 
 
+def check_paths_for_workers(args: argparse.Namespace, module, beam_args: list[str]) -> None:
+    """Local paths (outputs and inputs) refused in one line when the SDK workers run on other hosts
+    (:func:`pipelines.runtime.job_servers.local_paths_problem`); ``build`` checks its config's own."""
+    if getattr(module, "CHECKS_OWN_BEAM_ARGS", False):
+        return
+    written = outputs(args, module)
+    skip = NOT_PATHS + tuple(o[2:].replace("-", "_") for o in written)
+    paths = [*written.items(), *(("", path) for path in safety.path_arguments(vars(args), skip=skip))]
+    problem = local_paths_problem(beam_args, paths)
+    if problem:
+        raise InputError(problem)
+
+
 def out_lock(args: argparse.Namespace, module):
     """The ``--out`` lock of a command that writes a folder there (:func:`pipelines.runtime.safety.command_lock`);
     ``build`` takes its own, and a command whose ``--out`` is a file (``OUT_IS_FILE``) takes none. A command
@@ -267,6 +280,7 @@ def _main(argv: list[str] | None) -> int:
         use_storage_options(beam_args)
         use_dataset_of_build(args)
         check_out(args, module)
+        check_paths_for_workers(args, module, beam_args)
         if beam_args and not getattr(module, "TAKES_BEAM_ARGS", True):
             raise InputError(f"{command_name(args)}: unrecognized arguments: {' '.join(beam_args)}")
         with out_lock(args, module):

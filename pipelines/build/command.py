@@ -36,8 +36,13 @@ from incoherent.pipelines.build.dry_run import dry_run_build, wants_dry_run
 from incoherent.pipelines.build.execute import build, prepare_build_dir
 from incoherent.pipelines.build.plan import WORK, plan
 from incoherent.pipelines.runtime import progress, safety, storage
-from incoherent.pipelines.runtime.job_servers import SharedJobServer, check_runner_services
+from incoherent.pipelines.runtime.job_servers import (
+    SharedJobServer,
+    check_runner_services,
+    local_paths_problem,
+)
 from incoherent.pipelines.runtime.options import bound_driver_retries, check_beam_args
+from incoherent.schemas.records import InputError
 
 ON_INTERRUPT = (
     "interrupted: run the same command again to resume (finished stages are kept; the stage that was running "
@@ -80,6 +85,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if os.path.exists(path):
             safety.check_no_wildcards(path, "input")
     safety.check_out_vs_inputs(out, [os.path.abspath(config_path), *config_inputs(config)])
+    problem = local_paths_problem(beam_args, [("--out", out), *(("", p) for p in config_inputs(config))])
+    if problem:  # SDK workers on other hosts cannot read this machine's disk
+        raise InputError(problem)
     for line in config.get("skipped_sources", {}).values():
         progress.write(f"[build] {line}")
     if wants_dry_run(beam_args):

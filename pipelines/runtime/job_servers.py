@@ -251,6 +251,127 @@ def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SE
     return None
 
 
+# Filesystems that several hosts mount at once: a path on one is read by workers on other hosts too.
+NETWORK_FILESYSTEMS = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "ceph",
+    "glusterfs",
+    "lustre",
+    "gpfs",
+    "beegfs",
+)
+NETWORK_FILESYSTEMS += (
+    "9p",
+    "afs",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "fuse.gcsfuse",
+    "fuse.juicefs",
+    "fuse.glusterfs",
+)
+
+
+def workers_elsewhere(beam_args: Sequence[str]) -> str | None:
+    """Where the SDK workers of a run are when that is on other hosts than this one (they cannot read its local
+    disk), in words; None when they run here (the local runner, ``LOOPBACK``, a cluster on loopback) or the
+    runner is not one whose workers are known here (Dataflow has its own checks).
+
+    >>> workers_elsewhere(["--runner=FlinkRunner", "--flink_master=10.0.0.1:8081", "--environment_type=EXTERNAL",
+    ...                    "--environment_config=localhost:50000"])
+    "the SDK workers of the Flink cluster at 10.0.0.1:8081's TaskManagers"
+    >>> workers_elsewhere(["--runner=FlinkRunner", "--flink_master=10.0.0.1:8081", "--environment_type=LOOPBACK"])
+    >>> workers_elsewhere(["--environment_type=EXTERNAL", "--environment_config=10.0.0.2:50000"])
+    'the SDK workers of the pool at 10.0.0.2:50000'
+    """
+    if not any(
+        "flink" in a.lower() or "spark" in a.lower() or "environment_" in a.lower() for a in beam_args
+    ):
+        return None
+    from apache_beam.options.pipeline_options import (
+        FlinkRunnerOptions,
+        PipelineOptions,
+        PortableOptions,
+        SparkRunnerOptions,
+        StandardOptions,
+    )
+
+    from incoherent.pipelines.runtime.options import runner_key
+
+    options = PipelineOptions(list(beam_args))
+    portable = options.view_as(PortableOptions)
+    kind = (portable.environment_type or "").upper()
+    if kind in ("", "LOOPBACK"):
+        return None
+    key = runner_key(options.view_as(StandardOptions).runner)
+    master, name = None, None
+    if key == "flinkrunner":
+        master, name = options.view_as(FlinkRunnerOptions).flink_master, "Flink"
+    elif key == "sparkrunner":
+        master, name = options.view_as(SparkRunnerOptions).spark_master_url, "Spark"
+    if master is not None:
+        address = _master_address(master)
+        if address is not None and not _is_loopback(address[0]):
+            return f"the SDK workers of the {name} cluster at {address[0]}:{address[1]}'s TaskManagers"
+        if address is None or kind != "EXTERNAL":
+            return None
+    elif key not in ("directrunner", "fnapirunner"):
+        return None
+    if kind == "EXTERNAL":
+        address = _master_address(portable.environment_config or "")
+        if address is not None and not _is_loopback(address[0]):
+            return f"the SDK workers of the pool at {address[0]}:{address[1]}"
+    return None
+
+
+def filesystem_type(path: str) -> str:
+    """The type of the filesystem ``path`` (or its nearest existing folder) is on, from ``/proc/self/mounts``
+    ("" where that cannot be read)."""
+    existing = os.path.realpath(os.path.abspath(path))
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    best, kind = "", ""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = existing == point or existing.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        return ""
+    return kind
+
+
+def local_paths_problem(beam_args: Sequence[str], paths: Sequence[tuple[str, str]]) -> str | None:
+    """One line when a path of ``paths`` (``(option, path)``; option "" for an input) is on this machine's own disk while the SDK workers run on
+    other hosts (:func:`workers_elsewhere`), else None. Paths on a network filesystem (NFS, CephFS, ...) pass:
+    mounted at the same path on every host, the workers read them too."""
+    where = workers_elsewhere(beam_args)
+    if where is None:
+        return None
+    from incoherent.pipelines.runtime import storage
+
+    for option, path in paths:
+        if storage.is_remote(path):
+            continue
+        kind = filesystem_type(path)
+        if kind in NETWORK_FILESYSTEMS:
+            continue
+        return (
+            f"{option + ' ' if option else ''}{path}: on this machine's disk ({kind or 'a local'} filesystem), which {where} cannot "
+            "read: give gs:// or s3:// paths, or a shared filesystem mounted at the same path on every host "
+            "(docs/scale-out.md#a-cluster)"
+        )
+    return None
+
+
 def check_runner_services(beam_args: Sequence[str]) -> None:
     """Raise :class:`InputError` with :func:`runner_service_problem`'s line, if any."""
     problem = runner_service_problem(beam_args)

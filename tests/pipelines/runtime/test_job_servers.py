@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from incoherent.pipelines.runtime.job_servers import runner_service_problem
+from incoherent.pipelines.runtime.job_servers import local_paths_problem, runner_service_problem
 from tests.conftest import ROOT
 
 
@@ -427,3 +427,51 @@ def test_a_real_worker_pool_passes():
         )
     finally:
         server.stop(0)
+
+
+# ------------------------------------------------------------------ local paths, SDK workers on other hosts
+
+
+def test_local_paths_with_workers_on_other_hosts_are_named(tmp_path):
+    remote_flink = ["--runner=FlinkRunner", "--flink_master=10.0.0.1:8081", "--environment_type=EXTERNAL"]
+    remote_flink.append("--environment_config=localhost:50000")  # each TaskManager host's own pool
+    problem = local_paths_problem(remote_flink, [("--out", str(tmp_path / "out")), ("", "gs://b/docs")])
+    assert problem.startswith(f"--out {tmp_path / 'out'}: on this machine's disk (")
+    assert problem.endswith(
+        "which the SDK workers of the Flink cluster at 10.0.0.1:8081's TaskManagers cannot read: give gs:// or "
+        "s3:// paths, or a shared filesystem mounted at the same path on every host (docs/scale-out.md#a-cluster)"
+    )
+    assert local_paths_problem(remote_flink, [("--out", "s3://b/out"), ("", "gs://b/docs")]) is None
+    # SDK workers here: LOOPBACK, a cluster on loopback, the local runner
+    assert local_paths_problem([*remote_flink[:2], "--environment_type=LOOPBACK"], [("--out", "o")]) is None
+    on_loopback = ["--runner=FlinkRunner", "--flink_master=127.0.0.1:8081", *remote_flink[2:]]
+    assert local_paths_problem(on_loopback, [("--out", "o")]) is None
+    assert local_paths_problem(["--runner=DirectRunner"], [("--out", "o")]) is None
+    pool = ["--environment_type=EXTERNAL", "--environment_config=10.0.0.2:50000"]
+    assert local_paths_problem(pool, [("", str(tmp_path))]).startswith(f"{tmp_path}: on this machine's disk")
+
+
+def test_a_network_filesystem_is_read_from_proc_mounts():
+    from incoherent.pipelines.runtime.job_servers import filesystem_type
+
+    assert filesystem_type("/proc/self/status") == "proc"
+    assert filesystem_type("/proc/no/such/file") == "proc"  # its nearest existing folder's
+
+
+@pytest.mark.skipif(
+    subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0,
+    reason="needs unshare -n (a network namespace of its own: nothing of this test leaves the machine)",
+)
+def test_a_command_with_local_paths_and_workers_elsewhere_stops_in_one_line(jar, tmp_path):
+    # Run in a network namespace of its own (no route anywhere): the cluster address is never reached. Before,
+    # the dry run went on to ask that master and failed on it; the local paths were never named.
+    out = tmp_path / "out"
+    command = ["unshare", "-n", "--", sys.executable, "-m", "incoherent.pipelines.cli", "shuffle"]
+    command += [str(ROOT / "samples" / "wsj"), "--out", str(out), "--dry-run", "--runner=FlinkRunner"]
+    command += ["--flink_master=10.0.0.1:8081", f"--flink_job_server_jar={jar}", "--environment_type=PROCESS"]
+    command += ['--environment_config={"command": "/opt/apache/beam/boot"}']
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: --out {out}: on this machine's disk"), lines
+    assert "Flink cluster at 10.0.0.1:8081's TaskManagers cannot read" in lines[0] and not out.exists()
