@@ -139,15 +139,12 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
 @pytest.mark.slow
 def test_an_interrupted_build_leaves_no_job_server_running(tmp_path):
     """SIGINT to the build alone (not to its process group, as a terminal's Ctrl-C would be): the build stops
-    its stage process with SIGTERM, which runs no clean-up, so the job server that stage started is ended by the
-    kernel (the job server's JVM was started to die with its starter). A listener stands in for the Flink
-    master: nothing is submitted before the interruption."""
-    import socket
+    its stage process and then the one job server it started for its stages, before it exits (and the kernel
+    would end that JVM had the build been killed: it was started to die with its starter). A fake Flink REST
+    API (its /overview) stands in for the Flink master: nothing is submitted before the interruption."""
+    from tests.pipelines.runtime.test_job_servers import fake_server, flink_rest
 
-    with socket.socket() as master:
-        master.bind(("127.0.0.1", 0))
-        master.listen()
-        port = master.getsockname()[1]
+    with fake_server(flink_rest) as port:
         command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(tmp_path / "out"), "--quiet",
                    "--runner=FlinkRunner", f"--flink_master=127.0.0.1:{port}", f"--flink_job_server_jar={HOME / JAR}",
                    "--environment_type=LOOPBACK"]  # fmt: skip
