@@ -458,6 +458,7 @@ def test_a_network_filesystem_is_read_from_proc_mounts():
     assert filesystem_type("/proc/no/such/file") == "proc"  # its nearest existing folder's
 
 
+@pytest.mark.slow  # a network namespace (the lead aligns the markers of such tests)
 @pytest.mark.skipif(
     subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0,
     reason="needs unshare -n (a network namespace of its own: nothing of this test leaves the machine)",
