@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -460,7 +461,8 @@ def test_a_network_filesystem_is_read_from_proc_mounts():
 
 @pytest.mark.slow  # a network namespace (the lead aligns the markers of such tests)
 @pytest.mark.skipif(
-    subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0,
+    shutil.which("unshare") is None
+    or subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode,
     reason="needs unshare -n (a network namespace of its own: nothing of this test leaves the machine)",
 )
 def test_a_command_with_local_paths_and_workers_elsewhere_stops_in_one_line(jar, tmp_path):
