@@ -13,15 +13,10 @@ says so. With ``--job_endpoint`` (a job server already running) nothing of this 
 
 from __future__ import annotations
 
-import http.client
-import json
 import re
-import urllib.error
-import urllib.request
 
 from incoherent.schemas.records import InputError
 
-REST_SECONDS = 5.0
 NOT_TRANSLATED = "Flink's own translation not run: Beam's job service translates a job only when it runs it"
 
 
@@ -37,46 +32,13 @@ def flink_version_of_jar(jar: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _read_json(url: str, seconds: float) -> object:
-    with urllib.request.urlopen(url, timeout=seconds) as response:
-        return json.loads(response.read(1 << 20))
-
-
-def cluster_overview(host: str, port: int, seconds: float = REST_SECONDS) -> dict:
-    """Flink's REST ``/overview`` of the master at ``host:port`` (version, TaskManagers, slots), asked within
-    ``seconds`` in all: a server that accepts and never answers, or drips its answer, is given up at the
-    deadline (a socket timeout bounds each read only), and one that answers something else is not Flink."""
-    from incoherent.schemas.deadline import DeadlinePassed, within
-
-    url = f"http://{host}:{port}/overview"
-    try:
-        overview = within(seconds, _read_json, url, seconds)
-    except DeadlinePassed:
-        raise InputError(
-            f"--flink_master {host}:{port}: no Flink REST API answered at {url} within {seconds:g} s"
-        ) from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        if isinstance(exc, http.client.HTTPException):  # its text quotes the server's bytes
-            why = f"not an HTTP answer: {type(exc).__name__}"
-        elif isinstance(exc, ValueError):
-            why = "not JSON"
-        else:
-            why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        raise InputError(
-            f"--flink_master {host}:{port}: no Flink REST API answers at {url} ({why})"
-        ) from None
-    if not isinstance(overview, dict) or "flink-version" not in overview:
-        raise InputError(f"--flink_master {host}:{port}: {url} is not Flink's REST API (no flink-version)")
-    return overview
-
-
 def check_flink(options) -> str | None:
     """For a ``FlinkRunner`` dry run, check what can be checked without running (module docstring) and return
     one line saying what was checked and what was not; None for any other runner. Raise :class:`InputError`
     for a missing jar, a master that does not answer, or a cluster of another Flink version."""
     from apache_beam.options.pipeline_options import FlinkRunnerOptions, PortableOptions, StandardOptions
 
-    from incoherent.pipelines.runtime.job_servers import _jar_problem, _master_address
+    from incoherent.pipelines.runtime.job_servers import _jar_problem, _master_address, cluster_overview
 
     runner = options.view_as(StandardOptions).runner
     if not isinstance(runner, str) or runner.rsplit(".", 1)[-1].lower() not in ("flinkrunner", "flink"):

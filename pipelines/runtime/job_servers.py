@@ -12,9 +12,13 @@ True
 from __future__ import annotations
 
 import contextlib
+import http.client
+import json
 import os
 import socket
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 
 from incoherent.schemas.records import InputError
@@ -52,6 +56,39 @@ def _unreachable(address: tuple[str, int], seconds: float) -> str | None:
             return None
     except OSError as exc:
         return exc.strerror or type(exc).__name__
+
+
+def _read_json(url: str, seconds: float) -> object:
+    with urllib.request.urlopen(url, timeout=seconds) as response:
+        return json.loads(response.read(1 << 20))
+
+
+def cluster_overview(host: str, port: int, seconds: float = CONNECT_SECONDS) -> dict:
+    """Flink's REST ``/overview`` of the master at ``host:port`` (version, TaskManagers, slots), asked within
+    ``seconds`` in all: a server that accepts and never answers, or drips its answer, is given up at the
+    deadline (a socket timeout bounds each read only), and one that answers something else is not Flink."""
+    from incoherent.schemas.deadline import DeadlinePassed, within
+
+    url = f"http://{host}:{port}/overview"
+    try:
+        overview = within(seconds, _read_json, url, seconds)
+    except DeadlinePassed:
+        raise InputError(
+            f"--flink_master {host}:{port}: no Flink REST API answered at {url} within {seconds:g} s"
+        ) from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        if isinstance(exc, http.client.HTTPException):  # its text quotes the server's bytes
+            why = f"not an HTTP answer: {type(exc).__name__}"
+        elif isinstance(exc, ValueError):
+            why = "not JSON"
+        else:
+            why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise InputError(
+            f"--flink_master {host}:{port}: no Flink REST API answers at {url} ({why})"
+        ) from None
+    if not isinstance(overview, dict) or "flink-version" not in overview:
+        raise InputError(f"--flink_master {host}:{port}: {url} is not Flink's REST API (no flink-version)")
+    return overview
 
 
 def _jar_problem(option: str, jar: str | None, runner: str) -> str | None:
@@ -237,8 +274,6 @@ def runner_service_problem(beam_args: Sequence[str], seconds: float = CONNECT_SE
             return problem
         address = _master_address(master)
         if address is not None and name == "FlinkRunner":
-            from incoherent.pipelines.runtime.flink_dry_run import cluster_overview
-
             try:
                 cluster_overview(*address, seconds=seconds)
             except InputError as exc:
