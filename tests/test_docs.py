@@ -352,7 +352,7 @@ def page_folder(tmp_path: Path, quickstart: Path) -> tuple[Path, dict]:
     return work, env
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_unmarked_blocks_run(page, quickstart, tmp_path):
     """Every unmarked ``bash`` block that is not a synopsis runs, in page order, needing only the repository's
@@ -376,7 +376,7 @@ def test_unmarked_blocks_run(page, quickstart, tmp_path):
         assert named == {name for name in written if not name.startswith(".")}, (named, written)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_shard_names_shown_are_those_a_build_writes(quickstart):
     """Every ``-NNNNN-of-NNNNN.parquet`` name on a page ends like a file of the Quickstart build."""
     written = {SHARD.search(p.name).group(0) for p in quickstart.rglob("*.parquet")}

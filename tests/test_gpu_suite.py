@@ -24,7 +24,7 @@ runpy.run_path("bench/gpu_suite.py", run_name="__main__")
 """
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_smoke_suite_runs_every_measurement_and_peer(tmp_path):
     out = tmp_path / "suite.json"
     env = {**os.environ, "PYTHONPATH": ROOT}

@@ -25,7 +25,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow  # builds a wheel (and a venv): 20-90 s
+pytestmark = pytest.mark.e2e  # builds a wheel (and a venv): 20-90 s
 
 
 def dockerignore_patterns() -> list[str]:

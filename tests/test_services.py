@@ -59,7 +59,7 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_sigterm_leaves_no_service_running(tmp_path):
     (tmp_path / "test_inner.py").write_text(INNER)
     pids = tmp_path / "pids.json"

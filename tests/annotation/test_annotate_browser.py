@@ -20,10 +20,13 @@ from tests.conftest import run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER),
-    reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +234,6 @@ def test_back_button_never_submits_and_an_answer_can_be_corrected(dataset, brows
     assert kept == {first: -1, second: 2}
 
 
-@pytest.mark.slow
 def test_order_per_annotator_and_practice_items(dataset, browser, tmp_path):  # noqa: F811
     """Two annotators see the items in two orders, each drawn from the seed and the name (the same on a second
     export); the practice item comes first, shows the right answer and is not counted."""

@@ -80,7 +80,7 @@ def expected_review(key: dict, subs: list[dict]) -> dict[str, tuple[str, str]]:
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "kind, export_args",
     [

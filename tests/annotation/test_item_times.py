@@ -31,10 +31,13 @@ from tests.annotation.test_annotate_browser import (
 from tests.annotation.test_mturk_results import open_hit
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER),
-    reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
+    ),
+]
 
 
 def export(dataset, tasks, *extra: str) -> dict:  # noqa: F811
@@ -66,7 +69,6 @@ def answers(tasks, name: str) -> list[dict]:
     return [json.loads(line) for line in (tasks / "answers" / f"{name}.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.slow
 def test_lab_time_survives_a_reload_and_a_correction_adds(dataset, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 

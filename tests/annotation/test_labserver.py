@@ -37,7 +37,7 @@ def _partial(port: int, source: str) -> socket.socket:
     return conn
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_idle_partial_header_connections_do_not_lock_annotators_out(tasks):  # noqa: F811
     """150 connections from another address that drip a header line: annotators are still served at once,
     and the slow connections are closed once their request time is up."""
@@ -146,6 +146,7 @@ def test_per_name_caches_are_bounded(tasks):  # noqa: F811
     assert first.page() == page_before
 
 
+@pytest.mark.e2e  # kills servers at random moments of their start
 def test_kill_at_any_moment_of_its_start_lets_the_answers_folder_go(tasks):  # noqa: F811
     """`kill` while the server starts (after it took the answers folder's lock, before or just after its
     address line): it ends with 143 and one line, ``interrupted``, and leaves no lock file. The address line

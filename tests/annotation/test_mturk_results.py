@@ -27,10 +27,13 @@ import pytest
 from tests.annotation.test_annotate import ACCURACY, alpha_nominal, cli, dataset, expected_intruder, scripted  # noqa: F401
 from tests.annotation.test_annotate_browser import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401
 
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER),
-    reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="no headless browser: install Debian's chromium and chromium-driver (.ci/run does) to run this test",
+    ),
+]
 
 # A stand-in for crowd-html-elements.js's <crowd-form>: a Submit button that checks required radio groups and
 # serialises the form as crowd-form does (taskAnswers JSON, flatten-objects keys) and as a plain form would.
@@ -291,7 +294,6 @@ def test_results_without_answers_stop_with_one_line(dataset, tmp_path, capsys): 
     assert not (tmp_path / "s" / "answers.jsonl").exists()
 
 
-@pytest.mark.slow
 def test_hit_times_each_item_not_since_page_load(dataset, browser, tmp_path):  # noqa: F811
     """seconds_<n> is the time spent on item n (from the previous answer), paused while the page is hidden."""
     from selenium.webdriver.common.by import By

@@ -114,7 +114,7 @@ def answer_all(app, name: str, choose) -> None:
         assert lab.answer(lambda f: choose(f["item_id"]), seconds=3.0).status_code == 303
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_path, capsys):  # noqa: F811
     """The whole route on the sample build: probes, a probe study and its --unprobed baseline answered in the
     lab app by three scripted annotators, imported, and the human Table 7 row; then the card shows it."""

@@ -508,7 +508,7 @@ def test_instructions_are_shown_everywhere_and_escaped(dataset, tmp_path, capsys
         assert capsys.readouterr().err.strip() == f"error: --instructions: {path}: {why}"
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_two_tabs_answering_at_once_store_one_answer(tasks, monkeypatch):
     """Eight tabs of one session send the expected item at the same moment (on a slow disk, where the answers
     file may change while it is read): one answer is stored."""

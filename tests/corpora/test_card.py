@@ -4,6 +4,7 @@ import glob
 import hashlib
 import json
 import re
+import shutil
 
 import pyarrow.parquet as pq
 import pytest
@@ -83,7 +84,7 @@ def _front_matter(text: str) -> dict:
     return yaml.safe_load(text.split("---\n", 2)[1])
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_card_validates_marks_the_default_and_licenses_wikipedia_as_cc_by_sa(build):
     from huggingface_hub import DatasetCard
 
@@ -102,7 +103,7 @@ def test_build_card_validates_marks_the_default_and_licenses_wikipedia_as_cc_by_
     )
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_card_has_no_local_paths_anywhere_it_publishes(build):
     published = [build / "dataset" / "README.md"] + [
         p for p in (build / "dataset" / "summaries").rglob("*.json")
@@ -133,7 +134,7 @@ def test_build_card_has_no_local_paths_anywhere_it_publishes(build):
     assert re.search(r"- apache-beam \d", text) and re.search(r"- datasets \d", text)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_card_statistics_are_those_of_the_rows(build):
     dataset = build / "dataset"
     text = (dataset / "README.md").read_text()
@@ -162,7 +163,7 @@ def test_build_card_statistics_are_those_of_the_rows(build):
     assert "taken from older dumps" in text and "### Artefact check" in text
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_card_figures_are_pngs_linked_relatively(build):
     dataset = build / "dataset"
     text = (dataset / "README.md").read_text()
@@ -177,9 +178,12 @@ def test_build_card_figures_are_pngs_linked_relatively(build):
         assert data.startswith(PNG_MAGIC) and len(data) > 5000
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_card_is_deterministic(build, tmp_path):
-    dataset = build / "dataset"
+    shutil.copytree(
+        build, tmp_path / "out", symlinks=True
+    )  # the card is rewritten: in a copy of the shared build
+    dataset = tmp_path / "out" / "dataset"
     before = {p: p.read_bytes() for p in [dataset / "README.md", *sorted((dataset / "figures").iterdir())]}
     # no --build-dir: OUT/dataset of a build finds its build folder, so the card comes out the same
     assert run_cli("card", dataset, "--name", "Wikipedia intruders (test build)", beam=[]) == 0
@@ -187,7 +191,7 @@ def test_card_is_deterministic(build, tmp_path):
     assert before == after
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_intruder_stats_read_in_small_batches_equal_whole_table_counts(build, monkeypatch):
     files = sorted(glob.glob(str(build / "dataset" / "intruder-wikipedia" / "*.parquet")))
     whole = card_stats.intruder_stats(files)
@@ -346,7 +350,7 @@ def test_provenance_names_the_filter_model_and_its_validation_metrics(tmp_path):
     assert "seed: `3`" in text and str(tmp_path) not in text
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_card_statistics_from_a_pipeline_equal_those_read_in_process(build, tmp_path):
     """A remote build's card counts rows in a pipeline, file by file, and merges the counts: the same numbers."""
     from incoherent.corpora.card.inputs import find_configs
@@ -386,7 +390,7 @@ def test_a_remote_card_copies_only_the_summaries_to_the_driver():
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_what_a_remote_card_copies_does_not_grow_with_the_documents(build):
     """Of a real build's JSON files, the card's driver copies the run and build summaries, whose size does not
     depend on the number of documents, and leaves the index's ids (36 bytes a document) where they lie."""
@@ -414,7 +418,7 @@ def test_statistics_merge_file_by_file_and_survive_json(shuffled):
     assert back["hist"].tolist() == [0, 1, 2, 3] and back["by_k"] == {2: 7}
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_ingest_records_every_input_hashed_where_it_lies(build):
     """The card's inputs table comes from the ingest runs' summaries, not from reading the inputs again."""
     from incoherent.corpora.provenance import describe_input
@@ -457,7 +461,7 @@ def licence_section(text: str) -> str:
     return text.split("## Sources and licences", 1)[1].split("## Citation", 1)[0]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_laban_card_names_only_what_was_built_with_each_sources_terms(tmp_path):
     """With only the bundled WSJ sample (BillSum and Reddit TIFU absent), the card claims WSJ alone."""
     out = tmp_path / "out"
@@ -477,7 +481,7 @@ def test_laban_card_names_only_what_was_built_with_each_sources_terms(tmp_path):
     assert "BillSum" not in licences and "Reddit" not in licences
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_card_gives_the_terms_of_each_source_it_holds(build):
     text = (build / "dataset" / "README.md").read_text()
     licences = licence_section(text)

@@ -78,7 +78,7 @@ def local_files(dataset) -> dict[str, bytes]:
     return {rel: (dataset / rel).read_bytes() for rel in files_to_upload(str(dataset), False)}
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_publish_uploads_the_build_byte_identical_and_a_second_publish_commits_nothing(
     dataset, hub, capsys, monkeypatch
 ):
@@ -106,7 +106,7 @@ def test_publish_uploads_the_build_byte_identical_and_a_second_publish_commits_n
     assert not [r for r in hub.requests if r[0] == "POST" and "/commit/" in r[1]]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_changed_build_commits_only_what_changed_and_removes_what_is_gone(dataset, hub, capsys):
     assert publish(dataset, "--token", TOKEN) == 0
     (dataset / "figures" / "similarity.png").unlink()
@@ -120,7 +120,7 @@ def test_a_changed_build_commits_only_what_changed_and_removes_what_is_gone(data
     assert len(hub.commits_of("me/insted")) == 3
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_load_dataset_through_the_hub_gives_the_built_rows_and_features(dataset, hub, tmp_path, monkeypatch):
     assert publish(dataset, "--token", TOKEN) == 0
     script = """
@@ -175,7 +175,7 @@ print(json.dumps({
                in hub.requests for c in hub.commits_of("me/insted"))  # fmt: skip
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_server_failing_mid_upload_is_one_line_and_a_rerun_completes(dataset, hub, capsys):
     hub.fail_commits = 1
     assert publish(dataset, "--token", TOKEN) == 2
@@ -191,7 +191,7 @@ def test_server_failing_mid_upload_is_one_line_and_a_rerun_completes(dataset, hu
     assert remote == local_files(dataset)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_the_token_is_never_printed_or_logged(dataset, hub, capsys, caplog, monkeypatch, request):
     hf_logger = logging.getLogger("huggingface_hub")
     monkeypatch.setattr(hf_logger, "propagate", True)
@@ -262,7 +262,7 @@ def test_failed_incomplete_or_old_builds_and_missing_cards_are_refused(dataset, 
     assert hub.requests == []  # refused before talking to the Hub
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_publish_to_a_branch_leaves_main_alone(dataset, hub, capsys):
     assert publish(dataset, "--token", TOKEN, "--revision", "v1") == 0
     assert capsys.readouterr().out.strip().endswith(f"{hub.url}/datasets/me/insted/tree/v1")

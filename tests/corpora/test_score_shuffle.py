@@ -86,7 +86,7 @@ def test_scores_pairs_and_scores_each_original_once(tiny_gpt2_dir, data_dir, tmp
     assert "k=1" in printed and "k=2" in printed and "wsj" in printed
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_ties_empty_documents_and_laban_masked(tiny_bert_dir, tmp_path):  # noqa: F811
     rows = shuffle_rows(permutations=1, docs=2)[:3]
     one_block = dict(rows[0], block_size=5, original=rows[0]["original"], shuffled=rows[0]["original"])
@@ -110,7 +110,7 @@ def test_ties_empty_documents_and_laban_masked(tiny_bert_dir, tmp_path):  # noqa
     assert dead["reason"] == "empty_document" and dead["id"] == rows[-1]["id"]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_same_files_in_process_and_with_two_workers(tiny_gpt2_dir, data_dir, tmp_path):  # noqa: F811
     # the same torch threads on both (by default each of two workers gets half the cores of one): scores are
     # bit for bit the same at the same thread count, within ~1e-9 across thread counts
@@ -131,7 +131,7 @@ def error_of(capsys, *argv) -> str:
     return err
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_bad_input(tiny_gpt2_dir, tiny_bert_dir, data_dir, tmp_path, capsys):  # noqa: F811
     from tests.tiny_model import build_model, build_tokenizer
 

@@ -81,7 +81,7 @@ def test_identical_blocks_cannot_be_shuffled():
     assert isinstance(out, Rejected) and out.reason == "identical_blocks_k2"
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_cli_shuffle_is_identical_across_runners(tmp_path):
     docs = tmp_path / "docs"
     assert run_cli("ingest", "cnn", SAMPLES / "cnn", "--out", docs) == 0

@@ -47,7 +47,7 @@ def config(prefix: str) -> dict:
     }
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_gcs_build_through_the_job_service_and_a_worker_pool_is_byte_identical_to_local(services, tmp_path):
     local_config = tmp_path / "local.yaml"
     local_config.write_text(yaml.safe_dump(dict(config(str(ROOT) + "/")), sort_keys=False))
@@ -115,7 +115,7 @@ def test_gcs_build_through_the_job_service_and_a_worker_pool_is_byte_identical_t
     assert not list((tmp_path / "remote").rglob("_inputs")) and not list((tmp_path / "remote").rglob("_card"))
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_relative_paths_work_with_workers_in_another_directory(services, tmp_path, monkeypatch):
     """The worker pool runs in another working directory: relative paths must reach it as absolute ones.
 
@@ -139,7 +139,7 @@ def test_relative_paths_work_with_workers_in_another_directory(services, tmp_pat
     assert file_bytes(tmp_path / "shuffled") == file_bytes(local) != {}
 
 
-@pytest.mark.slow  # starts the services (10-30 s on 2 cores) when run alone
+@pytest.mark.e2e  # starts the services (10-30 s on 2 cores) when run alone
 def test_a_missing_remote_path_is_one_line_naming_it(services, tmp_path, capsys):
     started = time.time()
     missing = f"gs://{BUCKET}/no/such/docs"

@@ -40,9 +40,10 @@ def job_server_home() -> Path | None:
 
 
 HOME = job_server_home()
-pytestmark = pytest.mark.skipif(
-    HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"),
+]
 
 
 def overview(port: int) -> dict:
@@ -153,7 +154,6 @@ def local_docs(multistream, tmp_path_factory) -> Path:
     return out
 
 
-@pytest.mark.slow
 def test_a_multistream_dump_is_split_over_both_slots_with_the_rows_of_one_worker(
     flink, multistream, local_docs, tmp_path
 ):
@@ -178,7 +178,6 @@ def test_a_multistream_dump_is_split_over_both_slots_with_the_rows_of_one_worker
     assert sum(p for _, p in shares) == read["pages_read"] == 120
 
 
-@pytest.mark.slow
 def test_shuffle_on_flink_with_an_external_worker_pool_is_byte_identical_to_local(
     flink, local_docs, tmp_path
 ):
@@ -202,7 +201,6 @@ def test_shuffle_on_flink_with_an_external_worker_pool_is_byte_identical_to_loca
     assert_same_output(tmp_path / "local", tmp_path / "flink")
 
 
-@pytest.mark.slow
 def test_probes_on_flink_are_byte_identical_to_local(flink, tiny_data_dir, tmp_path):  # noqa: F811
     # all eight phenomena, one Flink job: its tables are written in one pass (WriteTables); one pass per table
     # made a job of 78 vertices whose TaskManager missed its heartbeats in 3 runs of 3 on 2 shared cores
@@ -217,7 +215,6 @@ def test_probes_on_flink_are_byte_identical_to_local(flink, tiny_data_dir, tmp_p
     assert len(list((tmp_path / "flink").glob("probe-*/*.parquet"))) == 6
 
 
-@pytest.mark.slow
 def test_score_shuffle_with_a_tiny_model_on_flink_is_byte_identical_to_local(flink, tiny_gpt2_dir, tmp_path):  # noqa: F811
     data = write_shuffles(tmp_path / "shuffles", shuffle_rows())
     threads = (
@@ -232,7 +229,6 @@ def test_score_shuffle_with_a_tiny_model_on_flink_is_byte_identical_to_local(fli
     assert (tmp_path / "flink" / "results.json").is_file()
 
 
-@pytest.mark.slow
 def test_a_dry_run_checks_the_cluster_and_its_flink_version_and_runs_nothing(flink, tmp_path, capsys):
     before = job_ids(flink["port"])
     argv = ("ingest", "cnn", ROOT / "samples" / "cnn" / "frank", "--out", tmp_path / "out", "--dry-run")

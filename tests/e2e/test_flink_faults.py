@@ -34,9 +34,10 @@ from tests.e2e.test_flink import JAR, job_server_home, wait_for_slots
 from tests.services import free_port, start, stop
 
 HOME = job_server_home()
-pytestmark = pytest.mark.skipif(
-    HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"),
+]
 
 
 def rest(port: int, path: str) -> dict:
@@ -59,7 +60,6 @@ def parquet_bytes(build: Path) -> dict[str, bytes]:
     return {k: v for k, v in file_bytes(build).items() if k.endswith(".parquet")}
 
 
-@pytest.mark.slow
 def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identical(tmp_path):
     work, port = tmp_path / "flink", free_port()
     work.mkdir()
@@ -136,7 +136,6 @@ def test_a_killed_taskmanager_mid_stage_is_replaced_and_the_build_is_byte_identi
         stop(cluster)
 
 
-@pytest.mark.slow
 def test_an_interrupted_build_leaves_no_job_server_running(tmp_path):
     """SIGINT to the build alone (not to its process group, as a terminal's Ctrl-C would be): the build stops
     its stage process and then the one job server it started for its stages, before it exits (and the kernel

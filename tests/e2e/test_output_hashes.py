@@ -40,7 +40,7 @@ def tree_hashes(root: Path) -> dict[str, str]:
     return hashes
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(BUILDS))
 def test_build_output_bytes_are_pinned(name, tmp_path, tmp_path_factory):
     if name == "default":  # the Quickstart build the tests share (the default config)

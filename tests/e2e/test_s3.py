@@ -20,6 +20,7 @@ pytest.importorskip("boto3", reason="needs boto3 (the `aws` extra)")
 MOTO = Path(sys.executable).with_name("moto_server")
 if not MOTO.exists():
     pytest.skip("needs moto_server (the `test` extra)", allow_module_level=True)
+pytestmark = pytest.mark.e2e  # a moto S3 server
 
 BUCKET = "incoherent-test"
 WSJ = ROOT / "samples" / "wsj" / "wsj.jsonl"
@@ -63,7 +64,6 @@ def s3_flags(url: str) -> list[str]:
     return [f"--s3_endpoint_url={url}", *CREDENTIALS]
 
 
-@pytest.mark.slow
 def test_s3_inputs_and_outputs_give_the_bytes_of_local_ones(endpoint, tmp_path):
     import hashlib
     import json
@@ -124,7 +124,6 @@ def test_s3_bad_paths_are_one_line_in_seconds(endpoint, tmp_path, capsys, argv, 
     assert time.time() - started < 60
 
 
-@pytest.mark.slow
 def test_s3_out_is_replaced_only_when_that_command_wrote_it(endpoint, capsys):
     """docs/safety.md: a remote --out that holds someone else's files, or another command's output, is never
     deleted, even with --overwrite; an --out that contains an input is refused."""

@@ -28,8 +28,8 @@ if not EMULATOR.exists():
     pytest.skip("needs gcp-storage-emulator (the `test` extra)", allow_module_level=True)
 
 # every test here runs pipelines on the services (a GCS emulator, Beam's job service, a worker pool): 1.5-5 min
-# each on 2 cores, so the whole module is left out of the fast set (pytest -m "not slow")
-pytestmark = pytest.mark.slow
+# each on 2 cores, so the whole module is left out of the fast set (the default run, pytest -m "not e2e")
+pytestmark = pytest.mark.e2e
 
 NAME = "mini-pages-articles-multistream.xml.bz2"
 INDEX = "mini-pages-articles-multistream-index.txt.bz2"

@@ -32,9 +32,10 @@ def job_server_home() -> Path | None:
 
 
 HOME = job_server_home()
-pytestmark = pytest.mark.skipif(
-    HOME is None, reason="Beam's Spark job server not fetched: tools/spark-job-server.sh"
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(HOME is None, reason="Beam's Spark job server not fetched: tools/spark-job-server.sh"),
+]
 
 
 def master_state(ui_port: int) -> dict:
@@ -64,7 +65,6 @@ def spark(tmp_path_factory):
         stop(cluster)
 
 
-@pytest.mark.slow
 def test_ingest_on_a_spark_standalone_cluster_is_byte_identical_to_local(spark, tmp_path):
     assert run_cli("ingest", "wikipedia", ROOT / DUMP, "--out", tmp_path / "local") == 0
     flags = [

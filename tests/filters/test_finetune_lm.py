@@ -64,7 +64,7 @@ def test_finetuning_lowers_heldout_perplexity(finetuned_gpt2, wsj_shuffle_dir): 
     assert not any(n.endswith(".bin") for n in os.listdir(finetuned_gpt2))
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_scored_like_any_model_and_labelled_zero_shot(finetuned_gpt2, wsj_shuffle_dir, tmp_path, capsys):  # noqa: F811
     out = tmp_path / "scores"
     assert run_cli("score-shuffle", finetuned_gpt2, wsj_shuffle_dir, "--out", out, "--device", "cpu") == 0

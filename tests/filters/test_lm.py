@@ -80,7 +80,7 @@ def one_token_at_a_time(model, tokenizer, text: str, context_start) -> tuple[flo
     return total / (len(seq) - 1), len(seq) - 1
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_exact_causal_equals_one_token_at_a_time_with_full_context(tiny_gpt2_dir):  # noqa: F811
     s = scorer(tiny_gpt2_dir, stride=1)  # stride 1: every token sees window - 1 tokens of context
     got, _ = s.score_texts(texts())
@@ -90,7 +90,7 @@ def test_exact_causal_equals_one_token_at_a_time_with_full_context(tiny_gpt2_dir
     assert max(n for _, n in got) > 3 * GPT2_POSITIONS  # documents much longer than the window
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_exact_causal_equals_one_token_at_a_time_with_default_stride(tiny_gpt2_dir):  # noqa: F811
     s = scorer(tiny_gpt2_dir)
     w, stride = GPT2_POSITIONS, GPT2_POSITIONS // 2
@@ -346,7 +346,7 @@ def test_nothing_to_score_is_nan_with_zero_tokens(tiny_gpt2_dir):  # noqa: F811
     assert tokens == 0 and math.isnan(score)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_bad_models(tiny_gpt2_dir, tiny_bert_dir, tmp_path):  # noqa: F811
     from tests.tiny_model import build_model, build_tokenizer
 

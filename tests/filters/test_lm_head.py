@@ -67,7 +67,7 @@ def test_token_nll_in_bf16_agrees_with_the_float32_logits_path():
             assert float(per_text) < 1e-3
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_llama_scores_equal_a_direct_forward(tiny_llama_dir):  # noqa: F811
     model, tokenizer, kind = load_language_model(tiny_llama_dir)
     assert kind == "causal" and model.config.model_type == "llama" and model.config.vocab_size == LLAMA_VOCAB

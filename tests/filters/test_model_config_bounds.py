@@ -64,7 +64,7 @@ CASES = [  # (loader, fixture, config changes, expected start of the message aft
 ]  # fmt: skip
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_config_that_does_not_fit_its_weights_or_a_huge_vocab_is_refused_in_small_memory(request, tmp_path):
     """A nested ``text_config`` in a text model's config passed the checks and failed inside RunInference.
     Every case loads in one fresh interpreter (one import of torch): each is refused with its one line,

@@ -356,7 +356,7 @@ def silent_hub(monkeypatch):
         yield url
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_publish_to_a_hub_that_never_answers_times_out_with_one_line(dataset, silent_hub, capsys):
     import time
 

@@ -105,7 +105,7 @@ def test_classifier_scorer_refusals(classifier, wsj_shuffle_dir, tmp_path, capsy
     assert len(err.splitlines()) == 1 and "no sequence-classification head" in err
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_an_xlnet_base_model_trains_and_scores(tmp_path, wsj_shuffle_dir, tiny_base_dir, capsys):  # noqa: F811
     """XLNet has relative positions and no length limit (``max_position_embeddings: -1``): it failed with an
     OverflowError (``max_length``); any sequence classifier train-filter accepts trains here too."""

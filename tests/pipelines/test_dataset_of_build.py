@@ -34,7 +34,7 @@ def build(tmp_path_factory):
     return copy
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_every_dataset_command_takes_the_build_folder(build, tmp_path, capsys):
     dataset = build / "dataset"
     assert run_cli("export", "insted", build, "--out", tmp_path / "a.jsonl", beam=[]) == 0
@@ -53,7 +53,7 @@ def test_every_dataset_command_takes_the_build_folder(build, tmp_path, capsys):
     assert run_cli("probes", build, "--out", tmp_path / "probes") == 0
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_quiet_prints_no_stage_lines(tmp_path_factory):
     """The Quickstart build runs with --quiet: nothing but the result, no "[build] stage 2 of 9, ..." lines."""
     _, result = quickstart_build(tmp_path_factory)

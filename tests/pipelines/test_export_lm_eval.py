@@ -205,7 +205,7 @@ def lm_eval_samples(model_dir: str, tasks_dir, tasks: str, out) -> dict[str, lis
     return samples
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tiny_data_dir, tmp_path):  # noqa: F811
     """The real ``lm_eval`` on the exported tasks, with the tiny Llama (8,192 positions: every document in one
     window, as lm-eval reads it): its per-choice log-likelihoods are score-shuffle's summed NLLs, and its
@@ -287,7 +287,7 @@ def test_lm_eval_agrees_with_score_shuffle_pair_for_pair(tiny_llama_dir, tiny_da
           f"{token_changes} with another token count, {by_mean} decided otherwise by the mean")  # fmt: skip
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_compare_sum_changes_only_the_decisions(tiny_gpt2_dir, tmp_path, capsys):  # noqa: F811
     """``score-shuffle``'s default writes what it wrote before ``--compare`` existed (no ``compare`` key in
     ``results.json`` or the run summary's params); ``--compare sum`` keeps the score columns (mean NLL) and

@@ -67,7 +67,7 @@ def test_neighbors_rows_are_topk_by_dot_product(built):
     assert summary["outputs"] == {"neighbors": {"neighbors": 199}}
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_two_workers_and_small_blocks_give_identical_files(built, tmp_path):
     docs, index, nbrs = built
     out = tmp_path / "nb"

@@ -156,7 +156,7 @@ def test_every_phenomenon_yields_probes_on_an_insted_jsonl(tmp_path):
     assert any("official_wsj.jsonl:" in (r["detail"] or "") for r in rejected)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_same_input_and_seed_give_the_same_bytes_on_any_runner(build, tmp_path):
     data = tmp_path / "insted.jsonl"
     insted_jsonl(data)
@@ -170,7 +170,7 @@ def test_same_input_and_seed_give_the_same_bytes_on_any_runner(build, tmp_path):
         assert len(a.splitlines()) <= 3
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_per_phenomenon_keeps_a_stable_sample_by_seed(tmp_path):
     data = tmp_path / "insted.jsonl"
     insted_jsonl(data)
@@ -230,7 +230,7 @@ def test_unusable_inputs_are_one_line_errors(build, tmp_path, capsys):
     assert "inside the input" in capsys.readouterr().err or True
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_evaluate_on_a_probes_folder_gives_table7(tiny_base_dir, tiny_data_dir, tmp_path, capsys):  # noqa: F811
     out = tmp_path / "probes"
     assert run_cli("probes", tiny_data_dir, "--out", out, "--phenomena", "negation", "number", "gender") == 0
@@ -318,7 +318,7 @@ def test_card_of_a_probes_folder_has_a_probes_section(build, tmp_path):
             assert f"config_name: probe-{phenomenon}" in card
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_builds_card_gains_the_probes_section_when_probes_are_written_in_its_folder(build, tmp_path):
     import shutil
 

@@ -66,7 +66,7 @@ def test_rejected_lines_are_located_by_byte_offset(tmp_path):
     assert bad.reason == "bad_json" and bad.detail.startswith(f"{path}: byte 32: ")
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_cli_output_is_the_same_whatever_the_ranges_and_workers(tmp_path):
     wsj = (SAMPLES / "wsj" / "wsj.jsonl").read_bytes()
     long_text = " ".join(f"Sentence {i} of a long record." for i in range(400))  # ~12 KB: crosses many ranges

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 
 import pytest
 import yaml
@@ -14,6 +15,7 @@ from incoherent.pipelines.build.config import check_config, config_inputs, defau
 from incoherent.pipelines.build.plan import _flags, plan
 from incoherent.schemas.records import InputError
 from tests.conftest import ROOT, read_rows, run_cli
+from tests.sample_build import quickstart_build
 
 RETRIEVAL_COMMANDS = all(
     importlib.util.find_spec(m)
@@ -200,12 +202,16 @@ def test_a_bad_multistream_index_option_is_one_line_before_any_work(tmp_path, ca
     assert len(err) == 1 and message in err[0] and not out.exists()
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.skipif(not RETRIEVAL_COMMANDS, reason="needs the `index` and `neighbors` commands")
-def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert run_cli("build") == 0
+def test_default_build_from_the_bundled_samples(tmp_path, tmp_path_factory, monkeypatch):
+    """The Quickstart's build (the default config, made once per test run by :func:`quickstart_build`), then
+    ``incoherent build`` again in a copy of it, which resumes it."""
+    built, done = quickstart_build(tmp_path_factory)
+    assert done.returncode == 0, done.stderr[-3000:]
     out = tmp_path / "out" / "sample"
+    shutil.copytree(built, out, symlinks=True)  # the second build writes into it
+    monkeypatch.chdir(tmp_path)
     summary = json.loads((out / "build_summary.json").read_text())
     assert summary["complete"] is True
     dataset = out / "dataset"
@@ -234,7 +240,7 @@ def test_default_build_from_the_bundled_samples(tmp_path, monkeypatch):
     assert "config_name: intruder-wikipedia" in card and "## Statistics" in card
     assert "license: other" in card and "not only Wikipedia text: cnn (cnn)" in card  # CNN is not CC BY-SA
     assert "| history (older dump) | wikipedia |" in card and "taken from older dumps" in card
-    assert str(tmp_path) not in card and "#   incoherent ingest cnn samples/cnn/allennlp" in card
+    assert str(built.parent) not in card and "#   incoherent ingest cnn samples/cnn/allennlp" in card
     assert sorted(p.name for p in (dataset / "figures").iterdir()) == [
         "intruder_position.png", "sentences_per_document.png", "similarity.png",
     ]  # fmt: skip

@@ -17,7 +17,7 @@ import yaml
 from incoherent.pipelines.build.plan import plan
 from tests.conftest import ROOT, file_bytes, read_rows, run_cli
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 CNN = {"cnn": {"kind": "cnn", "inputs": ["samples/cnn/allennlp", "samples/cnn/frank"]}}
 

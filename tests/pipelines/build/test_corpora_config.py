@@ -84,7 +84,7 @@ def test_unknown_corpora_are_one_line_errors(tmp_path, capsys, value, message):
     assert err.startswith(f"error: {path}: {message}") and err.count("\n") == 1
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_resumed_build_drops_the_corpora_no_longer_wanted(tmp_path, capsys):
     out = tmp_path / "out"
     both = write_config(tmp_path / "both.yaml")

@@ -105,7 +105,7 @@ def test_ingest_text_head_tail_and_row_ids(tmp_path):
     )
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.usefixtures("one_thread")
 def test_score_shuffle_prints_table1_over_several_domains(tmp_path, tiny_gpt2_dir, capsys):  # noqa: F811
     hub_like_files(tmp_path)
@@ -134,7 +134,7 @@ def test_score_shuffle_prints_table1_over_several_domains(tmp_path, tiny_gpt2_di
     assert "k=2" in printed  # Table 2's per-k rows
 
 
-@pytest.mark.slow  # a whole laban.yaml build with a tiny LM: 30-40 s on 2 idle cores, 185 s at load 18
+@pytest.mark.e2e  # a whole laban.yaml build with a tiny LM: 30-40 s on 2 idle cores, 185 s at load 18
 @pytest.mark.usefixtures("one_thread")
 def test_laban_builds_with_the_wsj_sample_alone(tmp_path, capsys, tiny_gpt2_dir):  # noqa: F811
     out = tmp_path / "laban"

@@ -88,7 +88,7 @@ print(json.dumps({"code": code, "events": events}))
 """
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_the_read_takes_over_the_decoder_started_before_beam_is_imported(tmp_path):
     import subprocess
     import sys
@@ -201,7 +201,7 @@ def test_a_dump_cut_after_its_header_fails_with_one_line_inside_the_pipeline(tmp
     assert "Traceback" not in stderr and not (tmp_path / "out" / "run_summary.json").exists()
 
 
-@pytest.mark.slow  # two Beam worker processes: 40 s at load 18
+@pytest.mark.e2e  # two Beam worker processes: 40 s at load 18
 def test_multistream_two_workers_match_in_process(tmp_path):
     dump = build_multistream(GENSIM, tmp_path / "mini-pages-articles-multistream.xml.bz2", 40, 4)
     single, multi = tmp_path / "single", tmp_path / "multi"

@@ -22,7 +22,7 @@ from incoherent.schemas.records import document
 from tests.conftest import MULTI_PROCESS, SAMPLES, file_bytes, read_rows, run_cli
 from tests.tiny_model import tiny_base_dir  # noqa: F401
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 WIKI_NEW = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
 WIKI_GENSIM = SAMPLES / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

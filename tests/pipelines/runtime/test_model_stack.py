@@ -103,7 +103,7 @@ def test_build_with_a_model_filter_prints_one_line(light_env, tmp_path):
     )
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_corpora_build_without_the_model_stack(tmp_path_factory):
     """The Quickstart build (ingest, index, neighbours, unfiltered intruders, shuffle, card) never imports the
     model stack: every stage process runs under the blocker (the shared build is made that way)."""

@@ -102,7 +102,7 @@ def test_dry_run_builds_the_graph_writes_nothing_and_says_so(tmp_path, capsys):
     assert not out.exists()
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_build_dry_run_builds_every_stage_graph_and_writes_nothing(tmp_path, capsys):
     path = write_config(
         tmp_path / "build.yaml",
@@ -139,7 +139,7 @@ DATAFLOW = [
 ]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_dataflow_dry_run_of_every_stage_builds_the_job_and_the_package_offline(tmp_path, capsys):
     pytest.importorskip("google.cloud.storage", reason="needs the `dataflow` extra")
     pytest.importorskip("build", reason="needs the `dataflow` extra")
@@ -166,7 +166,7 @@ def test_dataflow_dry_run_of_every_stage_builds_the_job_and_the_package_offline(
     assert not (tmp_path / "i").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_dataflow_dry_run_of_a_whole_build(tmp_path, capsys):
     pytest.importorskip("google.cloud.storage", reason="needs the `dataflow` extra")
     pytest.importorskip("build", reason="needs the `dataflow` extra")

@@ -51,7 +51,7 @@ def noise(output: str) -> list[str]:
     return [line for line in output.splitlines() if any(word in line for word in NOISE)]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_model_loading_and_training_print_no_bars_or_warnings(tmp_path, tiny_gpt2_dir, wsj_docs_dir):  # noqa: F811
     # Control: the same load outside the CLI draws transformers' bar, so the check below can fail.
     load = (
@@ -71,7 +71,7 @@ def test_model_loading_and_training_print_no_bars_or_warnings(tmp_path, tiny_gpt
     assert (out / "model.safetensors").is_file()  # it did load, train and write a model
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_beam_worker_processes_print_no_staging_warnings(tmp_path):
     beam = ["--direct_running_mode", "multi_processing", "--direct_num_workers", "2"]
     run = incoherent("ingest", "cnn", "samples/cnn/frank", "--out", tmp_path / "docs", *beam)
@@ -92,7 +92,7 @@ SUMMARY = re.compile(
         (["text", "samples/wsj/wsj.jsonl"], "records", False),
     ],
 )  # fmt: skip
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_ingest_commands_print_one_summary_format(tmp_path, argv, unit, rejected):
     out = tmp_path / "docs"
     run = incoherent("ingest", *argv, "--out", out, *IN_PROCESS)

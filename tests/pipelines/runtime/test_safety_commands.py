@@ -87,7 +87,7 @@ def test_evaluate_out_and_predictions_must_differ(model_and_data, tmp_path, caps
     assert tree(tmp_path) == before
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_evaluate_replaces_only_its_own_files(model_and_data, tmp_path, capsys):
     """``--out`` and ``--predictions`` on a user's file, a link (dangling too) or evaluate's own file edited
     since: refused, with or without ``--overwrite``, before any model is loaded; evaluate's own earlier files
@@ -187,7 +187,7 @@ sys.exit(cli.main(sys.argv[3:]))
 """
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_two_commands_on_one_out_the_second_names_the_holder(tmp_path):
     """``ingest text A --out oc & ingest text B --out oc``: two real processes. The second ends at once with
     one line naming the first; the first finishes and its output is whole."""

@@ -476,7 +476,7 @@ def test_a_second_build_says_who_holds_the_lock(tmp_path, capsys):
     assert (out / safety.LOCK_FILE).read_text() == ""  # released: emptied, the same bytes every time
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_two_concurrent_builds(tmp_path):
     out = tmp_path / "OUT"
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", "--out", str(out), "--quiet"]
@@ -524,7 +524,7 @@ def test_remove_stale_keeps_exactly_what_the_plan_writes(tmp_path):
     }  # fmt: skip
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_smaller_config_leaves_no_stale_tables_and_force_keeps_user_files(tmp_path):
     """D4 and D2 on real builds: Wikipedia + CNN, then CNN only into the same --out, then --force."""
     out = tmp_path / "OUT"

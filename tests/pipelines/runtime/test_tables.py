@@ -33,7 +33,7 @@ def build_into(out, rows, shard_rows):
 
 @pytest.mark.parametrize(
     "beam_args",
-    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.slow)],
+    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.e2e)],
     ids=["in-process", "multi-process"],
 )
 def test_sharded_output_is_sorted_complete_and_counted(tmp_path, beam_args):
@@ -53,7 +53,7 @@ def test_sharded_output_is_sorted_complete_and_counted(tmp_path, beam_args):
     assert json.loads((out / "run_summary.json").read_text())["complete"] is True
 
 
-@pytest.mark.slow  # every runner in turn: 39 s at load 18
+@pytest.mark.e2e  # every runner in turn: 39 s at load 18
 def test_output_bytes_do_not_depend_on_runner_or_input_order(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     run_pipeline(build_into(a, docs(30), 7), command="t", out_dir=str(a), params={}, beam_args=IN_PROCESS)
@@ -86,7 +86,7 @@ def fail_on_three(row):
 
 @pytest.mark.parametrize(
     "beam_args",
-    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.slow)],
+    [IN_PROCESS, pytest.param(MULTI_PROCESS, marks=pytest.mark.e2e)],
     ids=["in-process", "multi-process"],
 )
 def test_input_error_inside_a_worker_surfaces_as_one_line(tmp_path, beam_args):
