@@ -242,6 +242,35 @@ def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
     return posixpath.join(storage.absolute(out_dir), spill.SPILL_DIR)
 
 
+# Tests only (tests/pipelines/test_sigterm.py, tests/pipelines/build/test_build_resume.py): a test that signals or
+# kills a command while its pipeline runs sets INCOHERENT_TEST_PAUSE=PATH (and INCOHERENT_TEST_PAUSE_COMMAND=NAME to
+# pause only the pipeline of `run_pipeline(command=NAME)`); that pipeline then gets one more step, which creates
+# PATH when it runs and waits there (at most PAUSE_SECONDS, then goes on), so the test signals at a known point
+# instead of after a sleep. Unset, as everywhere else, nothing is added: not a step, not a check per record.
+PAUSE_ENV, PAUSE_COMMAND_ENV, PAUSE_SECONDS = "INCOHERENT_TEST_PAUSE", "INCOHERENT_TEST_PAUSE_COMMAND", 300.0
+
+
+def _pause_here(path: str) -> None:
+    mine = f"{path}.{os.getpid()}"
+    with open(mine, "w") as f:
+        f.write(f"{os.getpid()}\n")  # the waiting process
+    try:
+        os.link(mine, path)  # whole when it appears; only the first pipeline to get here waits
+    except FileExistsError:
+        return
+    finally:
+        os.unlink(mine)
+    deadline = time.monotonic() + PAUSE_SECONDS
+    while time.monotonic() < deadline:  # a signal's handler raises here: inside a transform
+        time.sleep(0.05)
+
+
+def _add_test_pause(pipeline: beam.Pipeline, command: str) -> None:
+    path = os.environ.get(PAUSE_ENV)
+    if path and os.environ.get(PAUSE_COMMAND_ENV, command) == command:
+        _ = pipeline | "TestPause" >> beam.Create([path]) | "PauseHere" >> beam.Map(_pause_here)
+
+
 def run_pipeline(
     build: Callable[[beam.Pipeline], None],
     *,
@@ -269,6 +298,7 @@ def run_pipeline(
     spill_dir = spill_dir_for(out_dir, options)
     spill.use_spill_dir(pipeline, spill_dir)
     build(pipeline)
+    _add_test_pause(pipeline, command)
     stop_announcing = lambda: None  # noqa: E731
     try:
         result = pipeline.run()

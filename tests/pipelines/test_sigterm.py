@@ -1,6 +1,7 @@
 """Ctrl-C and ``kill`` (SIGTERM: a batch scheduler's stop, ``docker stop``, CI's timeout) ends every command the same way:
 exit status 130 or 143, one line, the ``--out`` lock let go, no run summary (a stopped run is never presented as
-complete). Real processes, signalled while their pipeline runs."""
+complete). Real processes, signalled while their pipeline runs: a test hook of :func:`run_pipeline` (``INCOHERENT_TEST_PAUSE``)
+holds the pipeline inside a transform until the signal comes, so a corpus of 50 records is enough."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from tests.conftest import ROOT
 
 
-def _corpus(path, n: int = 30_000) -> None:  # many seconds of pipeline: the signal lands inside it
+def _corpus(path, n: int = 50) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             text = f"Document {i} opens here. It goes on for a while. It ends on its own sentence number {i}."
@@ -31,6 +32,7 @@ def _wait_for(path, process, seconds: float = 120) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.e2e  # a signal test
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["kill", "ctrl-c"])
 def test_a_signal_stops_a_pipeline_command_with_one_line(tmp_path, signum):
     """Inside a transform, too: Beam re-raises what a transform raised with its step's name, and Python's own
@@ -39,10 +41,13 @@ def test_a_signal_stops_a_pipeline_command_with_one_line(tmp_path, signum):
     _corpus(corpus)
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "ingest", "text", str(corpus), "--out", str(out),
                "--quiet", "--runner", "DirectRunner"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    paused = tmp_path / "paused"  # the pipeline's test hook (pipelines/runtime/run.py) creates it, then waits
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
-        _wait_for(out / ".incoherent-build.lock", process)  # the command holds --out: it is running
-        time.sleep(1.5)  # into Beam's start and the pipeline
+        _wait_for(paused, process)  # the pipeline runs: a transform of it waits for the signal
         process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=120)
     finally:

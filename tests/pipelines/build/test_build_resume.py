@@ -180,27 +180,27 @@ def test_a_stage_process_that_fails_on_its_input_raises_the_same_one_line_error(
 
 def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
     """The fork server outlives its client while a child it forked runs, so the stage must watch the build
-    itself: kill the process that called ``run_isolated`` in the middle of a long ingest."""
-    lines = (ROOT / "samples" / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()
-    texts = [json.loads(line)["text"][:400] for line in lines]
-    corpus = tmp_path / "big.jsonl"
-    with open(corpus, "w", encoding="utf-8") as f:  # long enough to take many seconds to ingest
-        for n in range(150_000):
-            f.write(json.dumps({"id": str(n), "text": texts[n % len(texts)]}) + "\n")
-    out = tmp_path / "docs"
-    code = "import sys; from incoherent.pipelines.build.processes import run_isolated; run_isolated(sys.argv[1:], [])"
-    argv = ["ingest", "text", str(corpus), "--out", str(out)]
-    caller = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.DEVNULL)
+    itself: kill the process that called ``run_isolated`` while the stage's pipeline runs (held by the test hook
+    of pipelines/runtime/run.py until then)."""
+    out, paused = tmp_path / "docs", tmp_path / "paused"
+    code = (
+        "import sys; from incoherent.pipelines.build.processes import run_isolated; "
+        "run_isolated(sys.argv[1:], [])"
+    )
+    argv = ["ingest", "text", str(ROOT / "samples" / "wsj" / "wsj.jsonl"), "--out", str(out)]
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    caller = subprocess.Popen(
+        [sys.executable, "-c", code, *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
     try:
         deadline, stage = time.time() + 120, None
-        while stage is None and caller.poll() is None and time.time() < deadline:
-            # the stage is the fork server's child: the caller's grandchild
-            grandchildren = [p for c in psutil.Process(caller.pid).children() for p in c.children()]
-            stage = grandchildren[0] if grandchildren else None
+        while not paused.exists() and caller.poll() is None and time.time() < deadline:
             time.sleep(0.05)
+        # the stage is the fork server's child (the caller's grandchild), inside its pipeline
+        stage = psutil.Process(int(paused.read_text())) if paused.exists() else None
         assert stage is not None, "no stage process started"
         fork_server = stage.parent()
-        time.sleep(1.0)  # inside the stage's pipeline
+        assert fork_server.ppid() == caller.pid
         os.kill(caller.pid, signal.SIGKILL)
         caller.wait(timeout=30)
         _gone, alive = psutil.wait_procs([stage, fork_server], timeout=5)
@@ -234,17 +234,18 @@ def test_a_build_stopped_in_a_stage_says_so_in_one_line(tmp_path, how):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", str(config), "--out", str(out), "--quiet",
                "--runner", "DirectRunner"]  # fmt: skip
-    build = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    paused = tmp_path / "paused"  # the first stage's pipeline creates it and waits (pipelines/runtime/run.py)
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    build = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)  # fmt: skip
     try:
-        deadline, stage = time.monotonic() + 180, None
-        while stage is None:
+        deadline = time.monotonic() + 180
+        while not paused.exists():
             assert build.poll() is None, build.communicate()
-            assert time.monotonic() < deadline, "no stage process started"
-            found = [p for c in psutil.Process(build.pid).children() for p in c.children()]
-            stage = found[0] if found else None
+            assert time.monotonic() < deadline, "no stage's pipeline started"
             time.sleep(0.05)
-        time.sleep(2.0)  # inside the stage's pipeline
+        stage = psutil.Process(int(paused.read_text()))  # the stage process, inside its pipeline
+        assert stage.pid in [p.pid for p in psutil.Process(build.pid).children(recursive=True)]
         if how == "ctrl-c":
             os.killpg(build.pid, signal.SIGINT)
         else:
