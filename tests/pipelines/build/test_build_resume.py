@@ -47,12 +47,19 @@ def test_a_build_killed_in_the_intruder_stage_resumes_to_the_same_bytes(full, tm
     out = tmp_path / "out"
     partial = out / "work" / "intruders.partial"
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", str(config), "--out", str(out)]
-    build = subprocess.Popen(command + ["--runner", "DirectRunner"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    paused = (
+        tmp_path / "paused"
+    )  # the intruder stage's pipeline creates it and waits (pipelines/runtime/run.py)
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
+    build = subprocess.Popen(
+        command + ["--runner", "DirectRunner"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
     try:
         deadline = time.time() + 240
-        while not partial.exists() and build.poll() is None and time.time() < deadline:
+        while not paused.exists() and build.poll() is None and time.time() < deadline:
             time.sleep(0.02)
         assert build.poll() is None, "the build ended before its intruder stage started"
+        assert paused.exists(), "the intruder stage's pipeline never started"
         stage_processes = psutil.Process(build.pid).children(recursive=True)  # the stage runs in a child
         assert stage_processes
         os.kill(build.pid, signal.SIGKILL)  # a real kill, in the middle of the stage
