@@ -252,14 +252,19 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
         "--runner",
         "DirectRunner",
     ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")  # STORAGE_EMULATOR_HOST is set by the fixture
-    build = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    paused = (
+        tmp_path / "paused"
+    )  # the intruder stage's pipeline creates it and waits (pipelines/runtime/run.py)
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
+    build = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )  # STORAGE_EMULATOR_HOST: set
     try:
-        for line in build.stdout:
-            if ", intruders:" in line:
-                break
-        assert build.poll() is None, "the build ended before its intruder stage started"
-        time.sleep(1.0)  # into the stage
+        deadline = time.monotonic() + 600
+        while not paused.exists():
+            assert build.poll() is None, "the build ended before its intruder stage's pipeline ran"
+            assert time.monotonic() < deadline, "the intruder stage's pipeline never started"
+            time.sleep(0.05)
         stage_processes = psutil.Process(build.pid).children(recursive=True)
         os.kill(build.pid, signal.SIGKILL)
         build.wait(timeout=30)
@@ -267,7 +272,6 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
     finally:
         if build.poll() is None:
             build.kill()
-        build.stdout.close()
     interrupted = remote_json(f"{out}/build_summary.json")
     assert interrupted["complete"] is False and "intruders" not in interrupted["stages"]
     assert not exists(f"{out}/work/intruders.complete")
