@@ -163,6 +163,7 @@ def test_a_spark_run_without_its_jar_names_the_script_that_fetches_it(tmp_path):
     )
 
 
+@pytest.mark.e2e  # kills a real process
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_job_server_started_through_the_wrapper_ends_when_its_starter_is_killed(tmp_path):
     """Beam starts the job server's JVM with Popen and stops it only at a clean exit: a stage process killed

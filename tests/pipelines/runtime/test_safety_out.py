@@ -222,6 +222,7 @@ def _group_of(pid: int) -> int | None:
         return None
 
 
+@pytest.mark.e2e  # kills a real build
 def test_the_marker_is_written_first_by_a_real_build(tmp_path):
     """D13: kill a real build as soon as its output folder appears; resume and --force both accept it."""
     out = tmp_path / "OUT"
