@@ -1,10 +1,7 @@
 """Real builds shared by every test of a run, each built once per run (not once per pytest-xdist worker).
 
-The first process that needs a build takes a lock (``fcntl.flock``) on a file beside the shared folder,
-builds into that folder and writes ``shared.json`` there; the others wait on the lock and read the folder. The
-folder is under the run's base temporary directory: under xdist its parent, which every worker of the run
-shares (pytest-xdist's documented pattern for session fixtures). Tests only read a shared build; a test that
-writes into one works on its own copy.
+:func:`tests.run_once.shared` makes each of them once per run, for every xdist worker. Tests only read a shared
+build; a test that writes into one works on its own copy.
 
 - :func:`wikipedia_build` (the card and publish tests): Wikipedia only (a 2022 minidump, its 2019 version as
   history), built with ``incoherent build`` from a config in a temporary folder.
@@ -14,22 +11,15 @@ writes into one works on its own copy.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
 
 from tests.conftest import ROOT, run_cli
 from tests.no_model_stack import env_without_model_stack
-
-_BUILT: dict[str, object] = {}
+from tests.run_once import shared
 
 CONFIG = {
     "base": str(ROOT),
@@ -44,40 +34,6 @@ CONFIG = {
     "shuffle": {"block_sizes": [1, 3]},
     "card": {"name": "Wikipedia intruders (test build)"},
 }
-
-
-def run_root(tmp_path_factory) -> Path:
-    """The folder every process of this test run shares: the base temp directory, or under pytest-xdist its
-    parent (each worker has its own base directory beneath it)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file is closed, and by the kernel if we die
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def shared(tmp_path_factory, name: str, make: Callable[[Path], dict]) -> tuple[Path, dict]:
-    """``(FOLDER, facts)``: ``make(FOLDER)`` run once per test run, by whichever process asks first, its
-    returned facts (JSON) kept in ``FOLDER/shared.json``; every later call, in any worker, reads them. A
-    ``make`` that raised leaves no ``shared.json``: the next caller builds again (and fails the same way)."""
-    if name not in _BUILT:
-        folder = run_root(tmp_path_factory) / f"shared-{name}"
-        with _locked(folder.with_name(folder.name + ".lock")):
-            facts = folder / "shared.json"
-            if not facts.exists():
-                shutil.rmtree(folder, ignore_errors=True)
-                folder.mkdir()
-                made = make(folder)
-                facts.write_text(json.dumps(made))
-            _BUILT[name] = (folder, json.loads(facts.read_text()))
-    return _BUILT[name]
 
 
 def _build_wikipedia(root: Path) -> dict:

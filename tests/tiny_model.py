@@ -4,8 +4,8 @@ Nothing is downloaded: a Unigram tokenizer is trained with the ``tokenizers`` li
 the CNN sample stories, wrapped as transformers' ``XLNetTokenizer``; the model is a 2-layer, width-32
 ``XLNetForSequenceClassification``. Both are saved with ``save_pretrained`` (safetensors). Test modules
 import the fixtures they use: ``from tests.tiny_model import tiny_base_dir  # noqa: F401``. Builds are cached
-per test session (a module-level cache, since a fixture imported into several modules is set up once per
-module).
+once per test run, for every pytest-xdist worker (:mod:`tests.run_once`: a fixture imported into several modules
+is set up once per module, so the fixtures alone would not do).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import pyarrow.parquet as pq
 from incoherent.schemas import INTRUDER_SCHEMA
 from incoherent.schemas.tables import empty_row
 from tests.fixture import fixture, needs_model_stack
+from tests.run_once import shared
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
 VOCAB_SIZE = 1000
-_CACHE: dict[str, str] = {}
 
 
 def sample_texts() -> list[str]:
@@ -130,11 +130,14 @@ def build_model(out_dir: str, tokenizer, head: bool = True, num_labels: int = 2,
 
 
 def _cached(name: str, factory, tmp_path_factory) -> str:
-    if name not in _CACHE:
-        path = str(tmp_path_factory.mktemp(name))
-        factory(path)
-        _CACHE[name] = path
-    return _CACHE[name]
+    """``factory(FOLDER)`` once per test run, whichever xdist worker asks first (:func:`tests.run_once.shared`)."""
+
+    def make(folder) -> dict:
+        factory(str(folder))
+        return {}
+
+    folder, _ = shared(tmp_path_factory, name, make)
+    return str(folder)
 
 
 @fixture(scope="session")
