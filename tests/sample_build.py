@@ -36,7 +36,9 @@ CONFIG = {
 }
 
 
-def _build_wikipedia(root: Path) -> dict:
+def build_wikipedia(root: Path) -> dict:
+    """``ROOT/build.yaml`` and its build, ``ROOT/out``: what :func:`wikipedia_build` shares, for a test that
+    needs a build of its own."""
     config = root / "build.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
     assert run_cli("build", config, "--out", root / "out") == 0
@@ -45,7 +47,7 @@ def _build_wikipedia(root: Path) -> dict:
 
 def wikipedia_build(tmp_path_factory) -> Path:
     """The build's output folder (``OUT``); ``OUT/dataset`` holds the card, figures and tables."""
-    root, _ = shared(tmp_path_factory, "wikipedia-build", _build_wikipedia)
+    root, _ = shared(tmp_path_factory, "wikipedia-build", build_wikipedia)
     return root / "out"
 
 
