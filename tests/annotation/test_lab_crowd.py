@@ -103,7 +103,7 @@ class Crowd:
             thread.join(timeout=10)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_keep_alive_crowds_from_many_addresses_do_not_lock_an_annotator_out(tasks):  # noqa: F811
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = SERVER.format(per=PER_CLIENT, limit=LIMIT)

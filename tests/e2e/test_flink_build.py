@@ -19,9 +19,10 @@ from tests.conftest import ROOT
 from tests.e2e.test_flink import HOME, JAR, flags, flink  # noqa: F401  (the module's cluster fixture)
 from tests.e2e.test_output_hashes import HASHES, tree_hashes
 
-pytestmark = pytest.mark.skipif(
-    HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"),
+]
 
 
 def job_servers(master: str) -> set[int]:
@@ -34,7 +35,6 @@ def job_servers(master: str) -> set[int]:
     return found
 
 
-@pytest.mark.slow
 def test_the_quickstart_build_on_flink_starts_one_job_server(flink, tmp_path):  # noqa: F811
     master = f"http://127.0.0.1:{flink['port']}"
     out = tmp_path / "out"

@@ -110,7 +110,7 @@ def value_at(summary: dict, where: str):
     return summary
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_every_build_parameter_reaches_the_output_the_summary_and_the_card(tmp_path):
     sections = {
         section: {key: value for key, (value, _) in values.items()} for section, values in SWEEP.items()

@@ -22,7 +22,7 @@ from incoherent.corpora import intruders as logic
 from tests.conftest import ROOT, read_rows, run_cli
 from tests.sample_build import quickstart_build
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 RENAMED = {"wikipedia": "enwiki", "cnn": "news"}
 

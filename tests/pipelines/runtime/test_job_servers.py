@@ -460,7 +460,7 @@ def test_a_network_filesystem_is_read_from_proc_mounts():
     assert filesystem_type("/proc/no/such/file") == "proc"  # its nearest existing folder's
 
 
-@pytest.mark.slow  # a network namespace (the lead aligns the markers of such tests)
+@pytest.mark.e2e  # a network namespace
 @pytest.mark.skipif(
     shutil.which("unshare") is None
     or subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode,
