@@ -255,7 +255,7 @@ def test_a_remote_build_killed_in_its_intruder_stage_resumes_to_the_same_bytes(s
     paused = (
         tmp_path / "paused"
     )  # the intruder stage's pipeline creates it and waits (pipelines/runtime/run.py)
-    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE_FILE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
     build = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL
     )  # STORAGE_EMULATOR_HOST: set

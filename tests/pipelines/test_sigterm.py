@@ -1,6 +1,6 @@
 """Ctrl-C and ``kill`` (SIGTERM: a batch scheduler's stop, ``docker stop``, CI's timeout) ends every command the same way:
 exit status 130 or 143, one line, the ``--out`` lock let go, no run summary (a stopped run is never presented as
-complete). Real processes, signalled while their pipeline runs: a test hook of :func:`run_pipeline` (``INCOHERENT_TEST_PAUSE``)
+complete). Real processes, signalled while their pipeline runs: a test hook of :func:`run_pipeline` (``INCOHERENT_TEST_PAUSE_FILE``)
 holds the pipeline inside a transform until the signal comes, so a corpus of 50 records is enough."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_a_signal_stops_a_pipeline_command_with_one_line(tmp_path, signum):
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "ingest", "text", str(corpus), "--out", str(out),
                "--quiet", "--runner", "DirectRunner"]  # fmt: skip
     paused = tmp_path / "paused"  # the pipeline's test hook (pipelines/runtime/run.py) creates it, then waits
-    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE_FILE=str(paused))
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

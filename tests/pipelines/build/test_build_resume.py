@@ -50,7 +50,7 @@ def test_a_build_killed_in_the_intruder_stage_resumes_to_the_same_bytes(full, tm
     paused = (
         tmp_path / "paused"
     )  # the intruder stage's pipeline creates it and waits (pipelines/runtime/run.py)
-    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE_FILE=str(paused), INCOHERENT_TEST_PAUSE_COMMAND="intruders")
     build = subprocess.Popen(
         command + ["--runner", "DirectRunner"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
     )
@@ -203,7 +203,7 @@ def test_a_long_stage_process_ends_with_the_build_that_started_it(tmp_path):
         "run_isolated(sys.argv[1:], [])"
     )
     argv = ["ingest", "text", str(ROOT / "samples" / "wsj" / "wsj.jsonl"), "--out", str(out)]
-    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE_FILE=str(paused))
     caller = subprocess.Popen(
         [sys.executable, "-c", code, *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
     )
@@ -251,7 +251,7 @@ def test_a_build_stopped_in_a_stage_says_so_in_one_line(tmp_path, how):
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", str(config), "--out", str(out), "--quiet",
                "--runner", "DirectRunner"]  # fmt: skip
     paused = tmp_path / "paused"  # the first stage's pipeline creates it and waits (pipelines/runtime/run.py)
-    env = dict(os.environ, INCOHERENT_TEST_PAUSE=str(paused))
+    env = dict(os.environ, INCOHERENT_TEST_PAUSE_FILE=str(paused))
     build = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)  # fmt: skip
     try:

@@ -20,7 +20,10 @@ import time
 
 import pytest
 
+
 from tests.conftest import ROOT, SAMPLES
+
+pytestmark = pytest.mark.e2e  # signals real processes at each phase of their start
 
 WSJ = SAMPLES / "wsj" / "wsj.jsonl"
 

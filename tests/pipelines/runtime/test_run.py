@@ -1,4 +1,4 @@
-"""The test hook of :func:`incoherent.pipelines.runtime.run.run_pipeline` (``INCOHERENT_TEST_PAUSE``): nothing is
+"""The test hook of :func:`incoherent.pipelines.runtime.run.run_pipeline` (``INCOHERENT_TEST_PAUSE_FILE``): nothing is
 added to a pipeline unless it is set, and then only to the named command's; the step creates its file whole,
 once, and waits at most its bound. The signal tests that use it: tests/pipelines/test_sigterm.py."""
 
