@@ -20,7 +20,6 @@ import time
 
 import pytest
 
-
 from tests.conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.e2e  # signals real processes at each phase of their start
