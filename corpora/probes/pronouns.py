@@ -124,6 +124,50 @@ def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list
     return [] if any(in_quotation(tokens, i) for i in positions) else positions
 
 
+_PREDICATING = frozenset({"is", "was", "are", "were", "be", "been", "being", "became", "becomes", "become",
+                          "as", "remained", "remains"})  # fmt: skip
+_CALLING = frozenset({"consider", "considers", "considered", "call", "calls", "called", "name", "names", "named",
+                      "crowned", "declared", "proclaimed", "elected", "made", "makes"})  # fmt: skip
+_IN_PREDICATE = frozenset({"DT", "JJ", "JJR", "JJS", "CD", "RB", "CC", "NN", "NNS", "NNP", "PRP$", "VBN", "VBG",
+                           "IN", "``", "''", ","})  # fmt: skip
+
+
+def _gendered_noun(token: Token) -> bool:
+    """A lower-case gendered noun (*son*, *sons*, *female*); a capitalised one is a name or a title (*King George
+    IV's Coronation Medal*, *Miss America*, *Men's Journal*, *Duke University*)."""
+    word = token.text
+    if not word.islower():
+        return False
+    return word in GENDERED_NOUNS or (word.endswith("s") and word[:-1] in GENDERED_NOUNS)
+
+
+def _gender_tell(tokens: tuple[Token, ...]) -> bool:
+    """Whether a gendered noun in the sentence is said of its subject, so that the sentence gives its gender away
+    without the context: the noun phrase after *be* or *as* (*She was the son of*, *was last seen ... as the main
+    female lead*, *born as their fourth child and only daughter*). A gendered noun of another person is no tell
+    (*earned him King George IV's Coronation Medal*, *her role as Mary, the mother of Jesus*, *he and his wife*,
+    *married to a daughter of the king*).
+
+    >>> from corpora.probes.text import analyse
+    >>> _gender_tell(analyse("She was the son of a farmer.")), _gender_tell(analyse("He and his wife left."))
+    (True, False)
+    """
+    for i, token in enumerate(tokens):
+        if not _gendered_noun(token) or (i + 1 < len(tokens) and tokens[i + 1].tag == "POS"):
+            continue
+        j = i - 1
+        while j >= 0 and tokens[j].tag in _IN_PREDICATE and tokens[j].text.lower() not in _PREDICATING:
+            word = tokens[j].text.lower()
+            if word in ("his", "her", "its") or (word == "," and tokens[j + 1].tag != "CC"):
+                break  # his wife; Mary, the mother of Jesus: another person
+            j -= 1
+        if j >= 0 and tokens[j].text.lower() in _PREDICATING:
+            return True
+        if j > 0 and tokens[j].tag == "PRP" and tokens[j - 1].text.lower() in _CALLING:
+            return True  # Many scholars consider her the unifier of Egypt ... and the first king
+    return False
+
+
 def _flipped(tokens: tuple[Token, ...], i: int) -> str:
     word = tokens[i].text.lower()
     if word in ("his", "her"):
@@ -169,12 +213,10 @@ def gender(
         positions = _outside_quotations(tokens, positions)
         if not positions:
             return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
-        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
+        if named_before(tokens, positions[0]) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")
-        if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
-            return NoSite(
-                "gendered_word_in_intruder"
-            )  # She was the son of King Edward: a tell in the sentence
+        if _gender_tell(tokens):  # She was the son of King Edward: a tell in the sentence
+            return NoSite("gendered_word_in_intruder")
     return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
 
 
@@ -203,7 +245,7 @@ def animacy_down(
         positions = _outside_quotations(tokens, positions)
         if not positions:
             return NoSite("in_quotation")
-        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
+        if named_before(tokens, positions[0]) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
             kind = she_referent(sentence, context)
