@@ -114,7 +114,31 @@ def _referent_inside(tokens: tuple[Token, ...], positions: list[int]) -> bool:
     reflexive binds to its clause's subject (*a suicide bomber tried to blow himself up*), a pronoun in an
     opening phrase looks forward to the subject after its comma (*Despite his illness, the king*)."""
     first = positions[0]
-    return tokens[first].text.lower() in ("himself", "herself", "itself") or opener_referent(tokens, first)
+    if tokens[first].text.lower() in ("himself", "herself", "itself"):
+        # its referent is its clause's subject: one of our pronouns if one follows (as an artist herself, she)
+        return all(tokens[i].text.lower() in ("himself", "herself", "itself") for i in positions)
+    return opener_referent(tokens, first)
+
+
+def _after_opener(tokens: tuple[Token, ...], i: int) -> int:
+    """Where the clause of the subject pronoun at ``i`` starts when an opening phrase without a finite verb and
+    a comma come before it (*A member of the Republican Party, he*; *Initially a friend of Lenin, in 1921 he*;
+    *Having resigned command of the station, he*): the phrase is said of the pronoun, its nouns are no other
+    referent; else 0.
+
+    >>> from corpora.probes.text import analyse
+    >>> _after_opener(analyse("A member of the Republican Party, he served."), 7)
+    7
+    >>> _after_opener(analyse("The company said he left."), 3)
+    0
+    """
+    comma = max((j for j in range(i) if tokens[j].text == ","), default=None)
+    if comma is None or any(tokens[j].tag in ("VBD", "VBZ", "VBP", "MD") for j in range(comma)):
+        return 0
+    between = tokens[comma + 1 : i]  # in 1921 he
+    if len(between) > 3 or any(t.tag.startswith(("NN", "PRP")) and not t.text[:1].isdigit() for t in between):
+        return 0
+    return comma + 1
 
 
 def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list[int]:
@@ -248,12 +272,12 @@ def animacy_down(
         if named_before(tokens, positions[0]) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
-            kind = she_referent(sentence, context)
+            kind = she_referent(sentence, context, upto=tokens[positions[0]].start)
             if kind is not None:
                 return NoSite(f"she_{kind}")
         if any(speech_attribution(tokens, i) for i in positions):
             return NoSite("speech_attribution")  # "...," it said: the bureau or the club of the context
-        if named_before(tokens, positions[0], common=True):
+        if named_before(tokens, positions[0], common=True, start_at=_after_opener(tokens, positions[0])):
             return NoSite("referent_in_intruder")  # picked up the signal and tried to find it: the signal
         if any(t.text.lower() in ("its", "itself") or (t.text.lower() == "it" and not expletive_it(tokens, i))
                for i, t in enumerate(tokens)):  # fmt: skip
