@@ -38,10 +38,13 @@ pronoun (-> hers).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.referents import (
+    _COUNTRIES,
+    _unknown_name,
     context_about_thing,
     context_gender,
     expletive_it,
@@ -213,7 +216,9 @@ def gender(
     sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
 ) -> list[Edit]:
     """Flip the intruder's pronouns of the context's gender (of the sentence's first gendered pronoun when there
-    is no context).
+    is no context); where a person's name is the intruder's subject, the name becomes the pronoun of the other
+    gender and the pronouns standing for it are flipped with it, as INSteD's authors edited (*Stinson was
+    selected ..., where he played* -> *She was selected ..., where she played*).
 
     >>> [e.after for e in gender("He thanked her and gave her friend his book.", context=["He was a poet."])]
     ['She', 'her']
@@ -221,27 +226,105 @@ def gender(
     NoSite('would_repair')
     >>> [e.after for e in gender("She gave him her book, which was hers.")]
     ['He', 'his', 'his']
+    >>> [e.after for e in gender("Stinson moved to Chicago in 1988, where he played.", context=["He was a poet."])]
+    ['She', 'she']
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
-        return NoSite("no_pronoun")
     if context is None:
+        if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
+            return NoSite("no_pronoun")
         positions = _gendered(tokens)
-    else:
-        referent, reason = context_gender(context)
-        if referent is None:
-            return NoSite(reason)
-        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
-        if not positions:
-            return NoSite("would_repair")
-        positions = _outside_quotations(tokens, positions)
-        if not positions:
-            return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
-        if named_before(tokens, positions[0]) or _referent_inside(tokens, positions):
-            return NoSite("referent_in_intruder")
-        if _gender_tell(tokens):  # She was the son of King Edward: a tell in the sentence
-            return NoSite("gendered_word_in_intruder")
-    return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+        return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+    referent, reason = context_gender(context)
+    name = _name_subject(tokens, context) if referent is not None else None
+    if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens) and name is None:
+        return NoSite("no_pronoun")
+    if referent is None:
+        return NoSite(reason)
+    positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
+    if not positions and name is None:
+        return NoSite("would_repair")
+    if positions and not _outside_quotations(tokens, positions):
+        return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
+    if name is None and (named_before(tokens, positions[0]) or _referent_inside(tokens, positions)):
+        return NoSite("referent_in_intruder")
+    if name is not None and positions and named_before(tokens, positions[0], start_at=name[1]):
+        return NoSite("referent_in_intruder")  # another name between the subject and the pronoun
+    if _gender_tell(tokens):  # She was the son of King Edward: a tell in the sentence
+        return NoSite("gendered_word_in_intruder")
+    edits = [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+    if name is not None:
+        start, end = name
+        pronoun = "she" if referent == "m" else "he"
+        edits.append(Edit(tokens[start].start, tokens[end - 1].end, sentence[tokens[start].start : tokens[end - 1].end],
+                          pronoun.capitalize() if start == 0 else pronoun))  # fmt: skip
+    return sorted(edits)
+
+
+_TITLES = frozenset({"professor", "dr.", "dr", "mr.", "mr", "mrs.", "mrs", "ms.", "ms", "sir", "dame", "judge",
+                     "senator", "president", "general", "captain", "coach"})  # fmt: skip
+
+
+def _name_subject(tokens: tuple[Token, ...], context: Sequence[str]) -> tuple[int, int] | None:
+    """The token span of a person's name that is the sentence's subject (at its start, or after an opening
+    phrase and its comma), before its finite verb: a person where the context names them too (the sentence in
+    its own document) or a he/she of the sentence stands for them (*Stinson was selected ..., where he
+    played*); else None.
+
+    >>> from corpora.probes.text import analyse
+    >>> _name_subject(analyse("In addition, Bassett co-wrote the song."), ["Kate Bassett (born 1970) is a singer."])
+    (3, 4)
+    >>> _name_subject(analyse("Microsoft released Windows."), ["He was a poet."]) is None
+    True
+    """
+    start = 0
+    comma = next((j for j, t in enumerate(tokens) if t.text == ","), None)
+    if comma is not None and not any(_finite_tag(t) for t in tokens[:comma]) and tokens[0].tag != "NNP":
+        start = comma + 1  # While at Boalt Hall, Werdegar served
+    end = start + (start < len(tokens) and tokens[start].text.lower() in _TITLES)
+    while (
+        end < len(tokens)
+        and tokens[end].text[:1].isupper()
+        and (
+            tokens[end].tag.startswith("NNP") or _unknown_name(tokens, end)  # Stinson (NN) moved
+        )
+    ):
+        end += 1
+    if not 1 <= end - start <= 3 or end >= len(tokens) or tokens[end - 1].tag == "NNPS":
+        return None
+    verb = end
+    if tokens[verb].text == "," and verb + 2 < len(tokens) and tokens[verb + 2].text == ",":
+        verb += 3  # Romero, however, failed
+    while verb < len(tokens) and tokens[verb].tag in ("RB", "RBR"):
+        verb += 1
+    if verb >= len(tokens) or not _finite_tag(tokens[verb]) or tokens[verb].text.lower() in ("were", "are"):
+        return None  # Club Brugge were: a team
+    words = [t.text for t in tokens[start:end]]
+    if any(
+        w.lower() in GENDERED_NOUNS or w.rstrip(".") in _COUNTRIES or (len(w) > 1 and w.isupper())
+        for w in words
+    ):
+        return None
+    surname = words[-1]
+    if surname in _PLACE_ENDINGS:
+        return None  # Saudi Arabia announced
+    if any(t.text == surname for t in tokens[end:]):
+        return None  # Enya continues ..., though Enya does not: the name again would clash with the pronoun
+    lead = context[0] if context else ""  # the context's person: a biography's lead names them with a year
+    biography = surname in re.findall(r"[\w'-]+", lead) and bool(_LIFE_DATES.search(lead))
+    pronoun_after = any(t.text.lower() in MASCULINE | FEMININE for t in tokens[verb:])
+    return (start, end) if biography or pronoun_after else None
+
+
+_PLACE_ENDINGS = frozenset("Arabia Africa Zealand Kingdom States Republic Emirates Lanka Leone Rica Salvador Guinea Islands "
+                           "City County Province District Council Club Party Union FC".split())  # fmt: skip
+_LIFE_DATES = re.compile(
+    r"\([^()]*(?:\bborn\b|\bb\.|\bdied\b|\bd\.|\d{3,4}\s*[-–]\s*(?:c\.\s*)?\d{3,4})[^()]*\)"
+)
+
+
+def _finite_tag(token: Token) -> bool:
+    return token.tag in ("VBD", "VBZ", "VBP", "MD")
 
 
 def animacy_down(

@@ -281,6 +281,8 @@ def named_before(
                 start -= 1
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
+        if token.tag.startswith("NNP") and tokens[start].text.lower() == "the" and _plural(token):
+            continue  # the Chicago Bears, the Browns: a plural is no referent of he, she or it
         governor = tokens[start - 1] if start > 0 else None
         subject = j + 1 < len(tokens) and (_finite(tokens[j + 1]) or tokens[j + 1].tag in ("POS", "VBG"))
         # after Jesus announces; a possessor is a referent whatever governs it (in Rachmaninoff's output), and so

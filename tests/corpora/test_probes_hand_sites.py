@@ -17,8 +17,8 @@ _SPEC.loader.exec_module(hand)
 
 # sites found / records with an edit, reached on the rules of this commit (issue #50's targets in comments)
 FLOORS = {
-    "gender": (74, 100),  # >= 80%
-    "animacy-down": (85, 100),  # >= 80%
+    "gender": (81, 100),  # >= 80%
+    "animacy-down": (86, 100),  # >= 80%
     "animacy-up": (76, 99),  # >= 80%
     "demonstrative": (77, 97),  # >= 80%
     "conjunction": (42, 99),  # >= 60%

@@ -103,7 +103,8 @@ ISSUE_CASES = [
     ("gender", "She has five children.", MAN, "skip:would_repair"),
     ("gender", "He has five children.", MAN, "She has five children."),
     ("gender", "He has five children.", ["The bridge opened in 1890."], "skip:no_context_gender"),
-    ("gender", "Prosecutor Fatou Bensouda said her office would appeal.", WOMAN, "skip:referent_in_intruder"),
+    # the referent named in the intruder is its subject: the name becomes the pronoun too (INSteD's own edit)
+    ("gender", "Prosecutor Fatou Bensouda said her office would appeal.", WOMAN, "He said his office would appeal."),
     ("gender", "They wear her clothes.", WOMAN, "They wear his clothes."),
     ("gender", "His poetically titled plays were staged.", MAN, "Her poetically titled plays were staged."),
     ("gender", "While the President continues to stay the course with his failed strategy, lives are lost.", MAN,
@@ -212,3 +213,31 @@ def test_probe_document_counts_skip_reasons_and_takes_the_demonstrative_variant(
 def test_no_site_is_an_empty_list_with_a_reason():
     skip = PHENOMENA["conjunction"]("It was designed and developed in Leeds.")
     assert isinstance(skip, NoSite) and skip == [] and skip.reason == "list_and"
+
+
+# Issue #50: a person's name that is the intruder's subject becomes the pronoun of the other gender, as INSteD's
+# authors edited (their hand sites: Stinson, Engle, Werdegar), and the pronouns standing for it flip with it;
+# never a place, a team or an organisation, nor a name the sentence repeats. Real sentences of INSteD's Wikipedia
+# test documents (the contexts shortened to the lead that decides).
+ENGLE = ["Charles Engle (born 1899) was an American football player.", "He played for Brown."]
+NAME_CASES = [
+    ("Stinson was selected in the sixth round of the 1988 NFL Draft by the Chicago Bears, where he played until "
+     "briefly joining the Atlanta Falcons in his final season, 1993.", MAN,
+     "She was selected in the sixth round of the 1988 NFL Draft by the Chicago Bears, where she played until "
+     "briefly joining the Atlanta Falcons in her final season, 1993."),
+    ("Engle served as the head football coach at Brown University from 1944 to 1949.", ENGLE,
+     "She served as the head football coach at Brown University from 1944 to 1949."),
+    ("In 2005, Gattis released his critically acclaimed record Big City Blues.", WOMAN,
+     "In 2005, he released his critically acclaimed record Big City Blues."),
+    ("Club Brugge were appearing in their first European Cup final.", MAN, "skip:no_pronoun"),
+    ("CBE was the first environmental organization to practice door-to-door canvassing.", MAN, "skip:no_pronoun"),
+    ("Saudi Arabia announced that Al-Rasheed was in custody, and he was charged.", MAN,
+     "skip:referent_in_intruder"),
+    ("Enya continues to display her sound, though Enya does not consider her music to be new age.", WOMAN,
+     "skip:referent_in_intruder"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "context", "expected"), NAME_CASES, ids=[c[0][:30] for c in NAME_CASES])
+def test_a_name_subject_becomes_the_pronoun(sentence, context, expected):
+    assert outcome(run("gender", sentence, context), sentence) == expected
