@@ -441,11 +441,13 @@ def animacy_up(
     if not sites:
         return NoSite("no_pronoun")
     if context is not None:
-        kind = she_referent(sentence, context)
-        if kind is not None:
-            return NoSite(kind)
         referent = context_gender(context)[0]  # the other gender: a pronoun no person of the context can take
         gender = {"m": "f", "f": "m"}.get(referent, gender)
+        kind = she_referent(sentence, context)
+        if kind is not None and referent == "m":
+            return NoSite(kind)  # she may stand for a ship or a country, and he for the context's man
+        if kind is not None:
+            gender = "m"  # a text about a ship or a country: he, which English never uses for one
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")

@@ -115,7 +115,7 @@ ISSUE_CASES = [
     ("animacy-up", "It is Facebook private messaging that matters.", MAN, "skip:expletive_it"),
     ("animacy-up", "It was reported that the talks failed.", MAN, "skip:expletive_it"),
     ("animacy-up", "It is hard to say.", MAN, "skip:expletive_it"),
-    ("animacy-up", "It can be self-deployed.", SHIP, "skip:vessel"),
+    ("animacy-up", "It can be self-deployed.", SHIP, "He can be self-deployed."),  # he: never a ship
     ("animacy-up", "It aims to show how people differ.", MAN, "She aims to show how people differ."),
     ("animacy-up", "It was founded in 1850.", WOMAN, "He was founded in 1850."),
     ("animacy-up", "It was reported that it sank.", MAN, "It was reported that she sank."),
