@@ -241,3 +241,29 @@ NAME_CASES = [
 @pytest.mark.parametrize(("sentence", "context", "expected"), NAME_CASES, ids=[c[0][:30] for c in NAME_CASES])
 def test_a_name_subject_becomes_the_pronoun(sentence, context, expected):
     assert outcome(run("gender", sentence, context), sentence) == expected
+
+
+# Issue #50: ", and" before a verb phrase with its own finite verb (or a participle after a passive) is a site,
+# as INSteD's authors edited it (their hand sites); never the last item of a list of nouns or verbs, nor after a
+# "but" (real sentences of INSteD's Wikipedia test documents).
+AND_CASES = [
+    ("The school was founded in 1908, and has been a non-profit organization since 1956.",
+     "The school was founded in 1908, but has been a non-profit organization since 1956."),
+    ("It was described in 1982 by Brandon, Maruska, and Rumph, and named for Edward Harrison Taylor.",
+     "It was described in 1982 by Brandon, Maruska, and Rumph, but named for Edward Harrison Taylor."),
+    ("AXN is seen in 60 countries across Asia, Latin America, Europe and the Middle East, and is part of Sony.",
+     "AXN is seen in 60 countries across Asia, Latin America, Europe and the Middle East, but is part of Sony."),
+    ("They became a leading provider of enterprise storage in the mid-1990s but fell behind NetApp in the field.",
+     "They became a leading provider of enterprise storage in the mid-1990s and therefore fell behind NetApp in "
+     "the field."),
+    ("In 1999, Bradford wrote, directed, and starred in the indie film Standing on Fishes.", "skip:list_and"),
+    ("Besides the languages of demonstrated genealogical groups, the database includes pidgins, creoles, mixed "
+     "languages, and constructed languages.", "skip:list_and"),
+    ("He writes extensively on such subjects as terrorism, conflict management, peacebuilding, national security, "
+     "and conflict hot spots throughout the world.", "skip:list_and"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "expected"), AND_CASES, ids=[c[0][:30] for c in AND_CASES])
+def test_and_before_a_verb_phrase(sentence, expected):
+    assert outcome(run("conjunction", sentence, None), sentence) == expected
