@@ -435,9 +435,10 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     perfect = base == "have" and _participle_follows(tokens, i) and not _adjectival_participle(tokens, i)
     if token.tag == "MD" or base == "be" or perfect:
-        if word in _NOT_ADD:
-            return [replace(token, match_case(token.text, _NOT_ADD[word]))]
-        return [replace(token, token.text + " not")]  # he's -> he's not
+        negated = match_case(token.text, _NOT_ADD[word]) if word in _NOT_ADD else token.text + " not"
+        if nxt_word == "also":  # It was also screened -> It was not screened (never: not also)
+            return [Edit(token.start, nxt.end, sentence[token.start : nxt.end], negated)]
+        return [Edit(token.start, token.end, token.text, negated)]  # he's -> he's not
     if base == "do" and nxt is not None and nxt.tag == "VB":
         return [replace(token, token.text + " not")]
     if base is None:
@@ -445,6 +446,16 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     do = _do_form(tokens, i, base)
     if do is None:
         return NoSite("unknown_verb")
+    if i > 0 and tokens[i - 1].text.lower() == "also":  # He also served -> He did not serve (never: not also)
+        also = tokens[i - 1]
+        return [
+            Edit(
+                also.start,
+                token.end,
+                sentence[also.start : token.end],
+                match_case(also.text, f"{do} not {base}"),
+            )
+        ]
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
 
 
