@@ -13,7 +13,8 @@ changed (an insertion: the tokens on either side of it).
 
     .venv/bin/python bench/probe_hand_sites.py [--data DIR] [--misses PHENOMENON]
 
-prints per phenomenon: sites found / records, and the skip reasons of the misses.
+prints per phenomenon: sites found / records, records with a probe at any site, and the skip reasons of the
+misses (``other_site``: a probe elsewhere in the sentence).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def hand_document(record: dict, number: int) -> dict:
 
 
 def hand_sites(phenomenon: str, data: Path = DATA, seed: int = 0) -> tuple[int, int, list[dict]]:
-    """(sites found, records, the misses: each record with our probe or our skip reason)."""
+    """(sites found, records, the misses: each record with our probe (``ours``, None: no probe) or our skip
+    reason)."""
     from incoherent.corpora.probes.rows import probe_document
 
     found, total, misses = 0, 0, []
@@ -120,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     for phenomenon in FILES:
         found, total, misses = hand_sites(phenomenon, args.data)
         reasons = Counter(m["reason"] for m in misses)
-        print(
-            f"| `{phenomenon}` | {found}/{total} | {', '.join(f'{k} {v}' for k, v in reasons.most_common())} |"
-        )
+        probed = found + sum(m["ours"] is not None for m in misses)  # a probe of this phenomenon, any site
+        print(f"| `{phenomenon}` | {found}/{total} | {probed}/{total} |", end=" ")
+        print(f"{', '.join(f'{k} {v}' for k, v in reasons.most_common())} |")
         if phenomenon == args.misses:
             for m in misses:
                 print(

@@ -267,3 +267,21 @@ AND_CASES = [
 @pytest.mark.parametrize(("sentence", "expected"), AND_CASES, ids=[c[0][:30] for c in AND_CASES])
 def test_and_before_a_verb_phrase(sentence, expected):
     assert outcome(run("conjunction", sentence, None), sentence) == expected
+
+
+# Issue #50: "that" before a time noun is a determiner (INSteD's hand sites: later that year, that season, that same
+# year), not a relative pronoun; a relative "that" before a verb phrase stays one (real sentences).
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("She was liberated in April 1945 and returned to Plzeň later that year.",
+         "She was liberated in April 1945 and returned to Plzeň later those year."),
+        ("He hit benchmarks of over 200 hits and tallied more than 100 RBI that season.",
+         "He hit benchmarks of over 200 hits and tallied more than 100 RBI those season."),
+        ("He also hit seven sixes in another ODI against India at Toronto that same year.",
+         "He also hit seven sixes in another ODI against India at Toronto those same year."),
+        ("The militia that conducted last year's coup was disbanded.", "skip:that_relative"),
+    ],
+)  # fmt: skip
+def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
+    assert outcome(run("demonstrative", sentence, None), sentence) == expected
