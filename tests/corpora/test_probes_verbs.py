@@ -301,3 +301,18 @@ def test_at_least_forty_real_sentences(cases):
 )  # fmt: skip
 def test_negation_never_not_also(sentence, expected):
     assert apply_edits(sentence, PHENOMENA["negation"](sentence)) == expected
+
+
+# Issue #50: "May" in a date is the month, not the modal (the tagger's MD had made "started" a reduced relative
+# before a main verb "May"); INSteD's hand site and a sentence of its Wikipedia test documents.
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("DMC started on 9 May 2002.", "DMC will start on 9 May 2002."),
+        ("The series premiered on August 20, 1989 and ended on May 22, 1993 with 86 episodes produced spanning "
+         "four seasons.", "The series will premiere on August 20, 1989 and will end on May 22, 1993 with 86 "
+         "episodes produced spanning four seasons."),
+    ],
+)  # fmt: skip
+def test_may_in_a_date_is_the_month(sentence, expected):
+    assert apply_edits(sentence, PHENOMENA["past-to-future"](sentence)) == expected
