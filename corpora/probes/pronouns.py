@@ -120,7 +120,24 @@ def _referent_inside(tokens: tuple[Token, ...], positions: list[int]) -> bool:
     if tokens[first].text.lower() in ("himself", "herself", "itself"):
         # its referent is its clause's subject: one of our pronouns if one follows (as an artist herself, she)
         return all(tokens[i].text.lower() in ("himself", "herself", "itself") for i in positions)
-    return opener_referent(tokens, first)
+    return opener_referent(tokens, first) or _appositive_opener(tokens, first)
+
+
+def _appositive_opener(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the pronoun at ``i`` stands in an opening phrase without a verb whose comma a name follows as the
+    subject: the name is its referent (*A musical continuation of her 2010 album Still Standing, Monica started*).
+
+    >>> from corpora.probes.text import analyse
+    >>> _appositive_opener(analyse("A continuation of her 2010 album, Monica started work."), 3)
+    True
+    """
+    comma = next((j for j in range(i + 1, len(tokens)) if tokens[j].text == ","), None)
+    if comma is None or comma + 2 >= len(tokens) or any(_finite_tag(t) for t in tokens[:comma]):
+        return False
+    k = comma + 1
+    while k < len(tokens) and tokens[k].text[:1].isupper() and tokens[k].tag.startswith(("NNP", "NN", "JJ")):
+        k += 1
+    return k > comma + 1 and k < len(tokens) and _finite_tag(tokens[k])
 
 
 def _after_opener(tokens: tuple[Token, ...], i: int) -> int:

@@ -235,6 +235,9 @@ NAME_CASES = [
      "skip:referent_in_intruder"),
     ("Enya continues to display her sound, though Enya does not consider her music to be new age.", WOMAN,
      "skip:referent_in_intruder"),
+    # the name after an opening phrase without a verb is the referent of its pronoun (seed 5050's reading)
+    ("A musical continuation of her commercially successful 2010 album Still Standing, Monica started working on "
+     "the album only weeks after the release of the former.", WOMAN, "skip:referent_in_intruder"),
 ]  # fmt: skip
 
 
