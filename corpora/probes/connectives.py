@@ -1,6 +1,6 @@
 """The ``conjunction`` phenomenon (INSteD, Shen et al. 2021, Table 7): the first connective joining clauses to
 one of the opposite relation, the paper's pairs both ways: contrast to consequence (but/yet -> and therefore,
-however/nevertheless -> therefore, although -> therefore, sentence-initially -> because) and back (and therefore
+however/nevertheless -> therefore, although -> and therefore, sentence-initially -> because) and back (and therefore
 -> but, therefore/thus/hence/consequently -> however, nevertheless or but by position, because -> although,
 so -> but, and -> but). Only connectives that join clauses are sites: never list *and* (``designed and
 developed``, ``metallophones and a set of hand-drums``), never *not X but Y*, never a connective before a
@@ -331,7 +331,7 @@ def _but_site(tokens: tuple[Token, ...], i: int) -> str | None:
 
 def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
-    but -> and therefore, and -> but, although -> therefore, and therefore -> but, therefore -> however,
+    but -> and therefore, and -> but, although -> and therefore, and therefore -> but, therefore -> however,
     because -> although.
 
     >>> [e.after for e in conjunction("He was injured, but he won the race.")]
@@ -376,7 +376,7 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
             if i > 0 and _parenthetical(tokens, i):
                 note("parenthetical")  # bosons and, although they have quanta, do not have rest mass
                 continue
-            after = "because" if i == 0 else "therefore"
+            after = "because" if i == 0 else "and therefore"  # , therefore X: a comma splice
         elif word in ("but", "yet") and i > 0:
             why = _but_site(tokens, i)
             if why is not None:

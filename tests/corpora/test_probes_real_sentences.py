@@ -170,7 +170,7 @@ CONJUNCTION_CASES = [
     ("He was injured, but he won the race.", "He was injured, and therefore he won the race."),
     ("He was injured, and therefore he missed the race.", "He was injured, but he missed the race."),
     ("The team lost the final, and the coach resigned.", "The team lost the final, but the coach resigned."),
-    ("The team won the final, although the coach resigned.", "The team won the final, therefore the coach resigned."),
+    ("The team won the final, although the coach resigned.", "The team won the final, and therefore the coach resigned."),
     ("Although it rained, the match went ahead.", "Because it rained, the match went ahead."),
     # the connective inside another clause: "therefore" there would not parse
     ("The particles, although they have quanta of energy, do not have rest mass.", "skip:parenthetical"),
