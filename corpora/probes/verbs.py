@@ -556,7 +556,10 @@ def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
     if past and (word != base or tag == "VBD"):
         return "did"
     if word == base or word == inflect(base, "VBP"):
-        return "does" if subject_is_plural(tokens, i) is False else "do"
+        plural = subject_is_plural(tokens, i)
+        if plural is False and past and third is False and tokens[i - 1].text.lower() not in ("i", "you"):
+            return "did"  # it cost: a singular subject's present is "costs", so this is the past
+        return "does" if plural is False else "do"
     return None
 
 

@@ -316,3 +316,14 @@ def test_negation_never_not_also(sentence, expected):
 )  # fmt: skip
 def test_may_in_a_date_is_the_month(sentence, expected):
     assert apply_edits(sentence, PHENOMENA["past-to-future"](sentence)) == expected
+
+
+# Issue #50: a verb whose past is its base after a singular subject is the past (a present would take -s): the
+# fresh reading's "it cost -> it does not cost"; a sentence of INSteD's Wikipedia test documents.
+def test_negation_keeps_the_past_of_cost():
+    sentence = "Located at 501 Old Choa Chu Kang Road, it cost about S$266 million to build."
+    assert apply_edits(sentence, PHENOMENA["negation"](sentence)) == (
+        "Located at 501 Old Choa Chu Kang Road, it did not cost about S$266 million to build."
+    )
+    present = "The company puts out a magazine."
+    assert apply_edits(present, PHENOMENA["negation"](present)) == "The company does not put out a magazine."
