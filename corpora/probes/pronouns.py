@@ -127,7 +127,7 @@ def _appositive_opener(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether the pronoun at ``i`` stands in an opening phrase without a verb whose comma a name follows as the
     subject: the name is its referent (*A musical continuation of her 2010 album Still Standing, Monica started*).
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> _appositive_opener(analyse("A continuation of her 2010 album, Monica started work."), 3)
     True
     """
@@ -146,7 +146,7 @@ def _after_opener(tokens: tuple[Token, ...], i: int) -> int:
     *Having resigned command of the station, he*): the phrase is said of the pronoun, its nouns are no other
     referent; else 0.
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> _after_opener(analyse("A member of the Republican Party, he served."), 7)
     7
     >>> _after_opener(analyse("The company said he left."), 3)
@@ -192,7 +192,7 @@ def _gender_tell(tokens: tuple[Token, ...]) -> bool:
     (*earned him King George IV's Coronation Medal*, *her role as Mary, the mother of Jesus*, *he and his wife*,
     *married to a daughter of the king*).
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> _gender_tell(analyse("She was the son of a farmer.")), _gender_tell(analyse("He and his wife left."))
     (True, False)
     """
@@ -288,7 +288,7 @@ def _name_subject(tokens: tuple[Token, ...], context: Sequence[str]) -> tuple[in
     its own document) or a he/she of the sentence stands for them (*Stinson was selected ..., where he
     played*); else None.
 
-    >>> from corpora.probes.text import analyse
+    >>> from incoherent.corpora.probes.text import analyse
     >>> _name_subject(analyse("In addition, Bassett co-wrote the song."), ["Kate Bassett (born 1970) is a singer."])
     (3, 4)
     >>> _name_subject(analyse("Microsoft released Windows."), ["He was a poet."]) is None
