@@ -102,50 +102,7 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         return "participle_clause"  # Founded in 1900, the club ...
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     if j >= 0 and tokens[j].text in (",", ";", ":", "(", "-", "–", "—"):
-        later = any(t.tag in FINITE_TAGS for t in tokens[i + 1 :])
-        earlier = any(t.tag in FINITE_TAGS for t in tokens[:j])  # She appeared in films, performed in ...
-        present = earlier and all(t.tag in ("VBZ", "VBP") for t in tokens[:j] if t.tag in FINITE_TAGS)
-        if present and nxt is not None and nxt.tag in ("IN", "TO"):
-            return "participle_clause"  # is a genus of plants, widely distributed throughout
-        if (
-            nxt is not None
-            and (nxt.tag in ("IN", "TO") or nxt.text == "," or base in _NAMING)
-            and later
-            and not earlier
-        ):
-            return "participle_clause"  # The club, founded in 1900, is ...
-        if _participle_form(word, base) and base not in _NOT_PASSIVE_BY and _agent_follows(tokens, i):
-            return (
-                "participle_clause"  # a significant minority, followed by Turks; Panina—composed entirely by
-            )
-        if nxt is not None and nxt.tag in ("NN", "NNS", "JJ") and (j == _first_comma(tokens) or earlier):
-            return "participle_clause"  # Violence, increased cost of living, and ...; ears, reduced hindlimbs
-        if (
-            nxt is not None
-            and nxt.tag in ("IN", "TO")
-            and j > 0
-            and tokens[_before_adverbs(tokens, j)].tag == "VBN"
-        ):
-            return "participle_clause"  # have been identified, grouped into 7 orders
-        if j > 0 and tokens[_before_adverbs(tokens, j)].tag == "VBN":
-            return "participle_clause"  # was arrested, charged and released
-        finite_before = any(
-            t.tag in FINITE_TAGS
-            and (t.tag != "VBD" or t.text.lower() in past_forms(lemma(t.text.lower()) or ""))
-            for t in tokens[:j]
-        )  # Go, also known as Weiqi, spread: "known" is no finite verb
-        if (
-            finite_before
-            and not later
-            and nxt is not None
-            and (nxt.tag in ("IN", "TO", "RP", "CD") or base in _NAMING or base in ("situate", "locate"))
-            and _participle_form(word, base)
-            and base not in _INTRANSITIVE
-            and not _verb_list_follows(tokens, i)
-            and not _closes_relative(tokens, j)
-        ):
-            return "participle_clause"  # a classical style, adapted to modern purposes; often called a blues harp
-        return None
+        return _after_punctuation(tokens, i, j, base)
     closing = tokens[j].text in ('"', "''", "”", ")") and nxt is not None and nxt.tag in ("IN", "TO", "RP")
     if closing and j > 0 and tokens[j - 1].tag.startswith("NN"):
         j -= 1  # in his book "Social Mobility" published in 1927
@@ -173,33 +130,83 @@ def nonfinite_reason(tokens: tuple[Token, ...], i: int, base: str | None = None)
         if m >= 0 and tokens[m].text.lower() in ("with", "without"):
             return "participle_clause"  # with Opening Day held during the last week
     if before.tag.startswith("NN") and _other_finite_verb(tokens, i):
-        if _reduced_after_noun(tokens, i, j, base, _nonfinite) or _in_present_sentence(tokens, i, j, base):
-            return "reduced_relative"
-        if _prenominal(tokens, i, base):
-            return "participle_clause"  # The white or pink flowered marsh worts ... are
-        k = _noun_phrase_start(tokens, j)
-        no_object = nxt is None or nxt.tag in ("IN", "RB", "TO", ",", ".") or nxt.text.lower() in _TIME_WORDS
-        predicative = (
-            nxt is not None
-            and nxt.tag == "JJ"
-            and i + 2 < len(tokens)
-            and tokens[i + 2].tag[:2] not in ("NN", "JJ")
-        )
-        if predicative and any(t.tag in FINITE_TAGS for t in tokens[i + 2 :]):
-            return "reduced_relative"  # a species presumed extinct abruptly reappears
-        if k >= 0 and _takes_object(tokens, k) and no_object:
-            return "reduced_relative"  # is a national park located in; containing 46 species found in
-        attached = k > 0 and tokens[k - 1].tag.startswith("NN") and tokens[k].text.lower() != "with"
-        # The Kingdom of Germany consisted of (but: forelimbs with large paws adapted for digging)
-        if (
-            k >= 0
-            and tokens[k].tag in ("IN", "TO")
-            and tokens[k].text.lower() not in _OPENERS
-            and not attached
-        ):
-            return "reduced_relative"  # In papers filed Friday, prosecutors said ...
-        if i + 1 < len(tokens) and tokens[i + 1].tag in ("IN", "TO") and _verb_follows_in_clause(tokens, i):
-            return "reduced_relative"  # The men killed in the attack were soldiers.
+        return _after_noun(tokens, i, j, base)
+    return None
+
+
+def _after_punctuation(tokens: tuple[Token, ...], i: int, j: int, base: str | None) -> str | None:
+    """:func:`nonfinite_reason` for a past form at ``i`` after a comma, colon, bracket or dash at ``j``."""
+    word = tokens[i].text.lower()
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    later = any(t.tag in FINITE_TAGS for t in tokens[i + 1 :])
+    earlier = any(t.tag in FINITE_TAGS for t in tokens[:j])  # She appeared in films, performed in ...
+    present = earlier and all(t.tag in ("VBZ", "VBP") for t in tokens[:j] if t.tag in FINITE_TAGS)
+    if present and nxt is not None and nxt.tag in ("IN", "TO"):
+        return "participle_clause"  # is a genus of plants, widely distributed throughout
+    if (
+        nxt is not None
+        and (nxt.tag in ("IN", "TO") or nxt.text == "," or base in _NAMING)
+        and later
+        and not earlier
+    ):
+        return "participle_clause"  # The club, founded in 1900, is ...
+    if _participle_form(word, base) and base not in _NOT_PASSIVE_BY and _agent_follows(tokens, i):
+        return "participle_clause"  # a significant minority, followed by Turks; Panina—composed entirely by
+    if nxt is not None and nxt.tag in ("NN", "NNS", "JJ") and (j == _first_comma(tokens) or earlier):
+        return "participle_clause"  # Violence, increased cost of living, and ...; ears, reduced hindlimbs
+    if (
+        nxt is not None
+        and nxt.tag in ("IN", "TO")
+        and j > 0
+        and tokens[_before_adverbs(tokens, j)].tag == "VBN"
+    ):
+        return "participle_clause"  # have been identified, grouped into 7 orders
+    if j > 0 and tokens[_before_adverbs(tokens, j)].tag == "VBN":
+        return "participle_clause"  # was arrested, charged and released
+    finite_before = any(
+        t.tag in FINITE_TAGS and (t.tag != "VBD" or t.text.lower() in past_forms(lemma(t.text.lower()) or ""))
+        for t in tokens[:j]
+    )  # Go, also known as Weiqi, spread: "known" is no finite verb
+    if (
+        finite_before
+        and not later
+        and nxt is not None
+        and (nxt.tag in ("IN", "TO", "RP", "CD") or base in _NAMING or base in ("situate", "locate"))
+        and _participle_form(word, base)
+        and base not in _INTRANSITIVE
+        and not _verb_list_follows(tokens, i)
+        and not _closes_relative(tokens, j)
+    ):
+        return "participle_clause"  # a classical style, adapted to modern purposes; often called a blues harp
+    return None
+
+
+def _after_noun(tokens: tuple[Token, ...], i: int, j: int, base: str | None) -> str | None:
+    """:func:`nonfinite_reason` for a past form at ``i`` after a noun at ``j``, another finite verb in the
+    sentence: a reduced relative or a participle clause, or None (a finite verb)."""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if _reduced_after_noun(tokens, i, j, base, _nonfinite) or _in_present_sentence(tokens, i, j, base):
+        return "reduced_relative"
+    if _prenominal(tokens, i, base):
+        return "participle_clause"  # The white or pink flowered marsh worts ... are
+    k = _noun_phrase_start(tokens, j)
+    no_object = nxt is None or nxt.tag in ("IN", "RB", "TO", ",", ".") or nxt.text.lower() in _TIME_WORDS
+    predicative = (
+        nxt is not None
+        and nxt.tag == "JJ"
+        and i + 2 < len(tokens)
+        and tokens[i + 2].tag[:2] not in ("NN", "JJ")
+    )
+    if predicative and any(t.tag in FINITE_TAGS for t in tokens[i + 2 :]):
+        return "reduced_relative"  # a species presumed extinct abruptly reappears
+    if k >= 0 and _takes_object(tokens, k) and no_object:
+        return "reduced_relative"  # is a national park located in; containing 46 species found in
+    attached = k > 0 and tokens[k - 1].tag.startswith("NN") and tokens[k].text.lower() != "with"
+    # The Kingdom of Germany consisted of (but: forelimbs with large paws adapted for digging)
+    if k >= 0 and tokens[k].tag in ("IN", "TO") and tokens[k].text.lower() not in _OPENERS and not attached:
+        return "reduced_relative"  # In papers filed Friday, prosecutors said ...
+    if i + 1 < len(tokens) and tokens[i + 1].tag in ("IN", "TO") and _verb_follows_in_clause(tokens, i):
+        return "reduced_relative"  # The men killed in the attack were soldiers.
     return None
 
 

@@ -1,6 +1,6 @@
 """The ``conjunction`` phenomenon (INSteD, Shen et al. 2021, Table 7): the first connective joining clauses to
 one of the opposite relation, the paper's pairs both ways: contrast to consequence (but/yet -> and therefore,
-however/nevertheless -> therefore, although -> therefore, sentence-initially -> because) and back (and therefore
+however/nevertheless -> therefore, although -> and therefore, sentence-initially -> because) and back (and therefore
 -> but, therefore/thus/hence/consequently -> however, nevertheless or but by position, because -> although,
 so -> but, and -> but). Only connectives that join clauses are sites: never list *and* (``designed and
 developed``, ``metallophones and a set of hand-drums``), never *not X but Y*, never a connective before a
@@ -195,7 +195,13 @@ def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
     an attorney``, ``visible, ultraviolet, and infrared``, ``cools plants, changes ..., and enables``,
     ``between the dose and the time elapsed``)."""
     comma = i > 0 and tokens[i - 1].text == ","
-    if i == 0 or i + 1 >= len(tokens) or not _segment_has_finite(tokens, i, strict=not comma):
+    if i == 0 or i + 1 >= len(tokens):
+        return "list_and"
+    if comma and _verb_phrase_follows(tokens, i):
+        return (
+            None  # The school was founded in 1908, and has been; It was described in 1982 ..., and named for
+        )
+    if not _segment_has_finite(tokens, i, strict=not comma):
         return "list_and"
     if comma and _serial(tokens, i):
         return "list_and"  # where A is the density, m is the mass, and V is the volume
@@ -208,6 +214,37 @@ def _and_joins_clauses(tokens: tuple[Token, ...], i: int) -> str | None:
     ):
         return "list_and"  # the relationship between the dose and the time elapsed
     return None if _clause_follows(tokens, i, bare=False, strict=not comma) else "list_and"
+
+
+def _verb_phrase_follows(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``, and`` at ``i`` joins a verb phrase to a clause before it: a finite verb follows at once
+    (adverbs apart: *The school was founded in 1908, and has been*; *..., Europe and the Middle East, and is
+    part of*), or a participle after a passive (*It was described in 1982 by Brandon, Maruska, and Rumph, and
+    named for*); not the last of a list of three or more (*has four seats, is rear mid-engined, and is*), and not
+    after a *but* (*not a grass but rather a pseudocereal ..., and originated*: but ..., but)."""
+    if (
+        _serial(tokens, i)
+        or not _finite_before(tokens, i)
+        or any(t.text.lower() == "but" for t in tokens[:i])
+    ):
+        return False
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR") and tokens[j].text.lower() != "not":
+        j += 1
+    if _verb_follows(tokens, i, strict=False):
+        # a verb with a noun reading or a participle form may end a list of nouns (pidgins, creoles, and
+        # constructed languages; national security, and conflict hot spots): only after a clause
+        if not _ambiguous_verb(tokens[j]) or _segment_has_finite(tokens, i, strict=True):
+            return True
+        item = next((k for k in range(i - 1) if tokens[i - 2 - k].text in (",", ";")), i)  # its last item
+        takes = j + 1 < len(tokens) and tokens[j + 1].tag in ("IN", "DT", "TO", "RP", "PRP$", "PRP", "CD")
+        return (
+            takes and item > 1
+        )  # aired in Mexico on April 24, 2007, and finished on (not: wrote, directed, and)
+    passive = any(t.text.lower() in ("was", "were", "is", "are") and t.tag in FINITE for t in tokens[:i])
+    return (
+        passive and j + 1 < len(tokens) and tokens[j].tag == "VBN" and tokens[j + 1].tag in ("IN", "TO", "RP")
+    )
 
 
 def _finite_before(tokens: tuple[Token, ...], i: int) -> bool:
@@ -287,12 +324,14 @@ def _but_site(tokens: tuple[Token, ...], i: int) -> str | None:
         return "not_a_clause"  # Atoms with the same number of protons but a different number of neutrons are
     if _verb_follows(tokens, i, strict=not comma) and _finite_before(tokens, i):
         return None  # he collaborated but has denied it (a verb phrase: the left one has its verb too)
+    if _verb_follows(tokens, i, strict=False) and _segment_has_finite(tokens, i, strict=True):
+        return None  # was released in August 1968 but failed to chart: its left conjunct a clause
     return "not_a_clause"  # Straddling the river, but spread chiefly west
 
 
 def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
-    but -> and therefore, and -> but, although -> therefore, and therefore -> but, therefore -> however,
+    but -> and therefore, and -> but, although -> and therefore, and therefore -> but, therefore -> however,
     because -> although.
 
     >>> [e.after for e in conjunction("He was injured, but he won the race.")]
@@ -315,7 +354,7 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
         nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
         if word == "and" and nxt in ("therefore", "thus", "hence", "so", "consequently"):
             if _clause_follows(tokens, i + 1) and (
-                i == 0 or _segment_has_finite(tokens, i)
+                i == 0 or _segment_has_finite(tokens, i) or (prev == "," and _finite_before(tokens, i))
             ):  # and therefore -> but
                 end = tokens[i + 1]
                 return [
@@ -337,7 +376,7 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
             if i > 0 and _parenthetical(tokens, i):
                 note("parenthetical")  # bosons and, although they have quanta, do not have rest mass
                 continue
-            after = "because" if i == 0 else "therefore"
+            after = "because" if i == 0 else "and therefore"  # , therefore X: a comma splice
         elif word in ("but", "yet") and i > 0:
             why = _but_site(tokens, i)
             if why is not None:

@@ -38,10 +38,13 @@ pronoun (-> hers).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.referents import (
+    _COUNTRIES,
+    _unknown_name,
     context_about_thing,
     context_gender,
     expletive_it,
@@ -114,7 +117,48 @@ def _referent_inside(tokens: tuple[Token, ...], positions: list[int]) -> bool:
     reflexive binds to its clause's subject (*a suicide bomber tried to blow himself up*), a pronoun in an
     opening phrase looks forward to the subject after its comma (*Despite his illness, the king*)."""
     first = positions[0]
-    return tokens[first].text.lower() in ("himself", "herself", "itself") or opener_referent(tokens, first)
+    if tokens[first].text.lower() in ("himself", "herself", "itself"):
+        # its referent is its clause's subject: one of our pronouns if one follows (as an artist herself, she)
+        return all(tokens[i].text.lower() in ("himself", "herself", "itself") for i in positions)
+    return opener_referent(tokens, first) or _appositive_opener(tokens, first)
+
+
+def _appositive_opener(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the pronoun at ``i`` stands in an opening phrase without a verb whose comma a name follows as the
+    subject: the name is its referent (*A musical continuation of her 2010 album Still Standing, Monica started*).
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> _appositive_opener(analyse("A continuation of her 2010 album, Monica started work."), 3)
+    True
+    """
+    comma = next((j for j in range(i + 1, len(tokens)) if tokens[j].text == ","), None)
+    if comma is None or comma + 2 >= len(tokens) or any(_finite_tag(t) for t in tokens[:comma]):
+        return False
+    k = comma + 1
+    while k < len(tokens) and tokens[k].text[:1].isupper() and tokens[k].tag.startswith(("NNP", "NN", "JJ")):
+        k += 1
+    return k > comma + 1 and k < len(tokens) and _finite_tag(tokens[k])
+
+
+def _after_opener(tokens: tuple[Token, ...], i: int) -> int:
+    """Where the clause of the subject pronoun at ``i`` starts when an opening phrase without a finite verb and
+    a comma come before it (*A member of the Republican Party, he*; *Initially a friend of Lenin, in 1921 he*;
+    *Having resigned command of the station, he*): the phrase is said of the pronoun, its nouns are no other
+    referent; else 0.
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> _after_opener(analyse("A member of the Republican Party, he served."), 7)
+    7
+    >>> _after_opener(analyse("The company said he left."), 3)
+    0
+    """
+    comma = max((j for j in range(i) if tokens[j].text == ","), default=None)
+    if comma is None or any(tokens[j].tag in ("VBD", "VBZ", "VBP", "MD") for j in range(comma)):
+        return 0
+    between = tokens[comma + 1 : i]  # in 1921 he
+    if len(between) > 3 or any(t.tag.startswith(("NN", "PRP")) and not t.text[:1].isdigit() for t in between):
+        return 0
+    return comma + 1
 
 
 def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list[int]:
@@ -122,6 +166,50 @@ def _outside_quotations(tokens: tuple[Token, ...], positions: list[int]) -> list
     for anyone the speaker knows, and editing only those outside it would split one referent in two (*Her
     legacy ... "under his direct impact"*)."""
     return [] if any(in_quotation(tokens, i) for i in positions) else positions
+
+
+_PREDICATING = frozenset({"is", "was", "are", "were", "be", "been", "being", "became", "becomes", "become",
+                          "as", "remained", "remains"})  # fmt: skip
+_CALLING = frozenset({"consider", "considers", "considered", "call", "calls", "called", "name", "names", "named",
+                      "crowned", "declared", "proclaimed", "elected", "made", "makes"})  # fmt: skip
+_IN_PREDICATE = frozenset({"DT", "JJ", "JJR", "JJS", "CD", "RB", "CC", "NN", "NNS", "NNP", "PRP$", "VBN", "VBG",
+                           "IN", "``", "''", ","})  # fmt: skip
+
+
+def _gendered_noun(token: Token) -> bool:
+    """A lower-case gendered noun (*son*, *sons*, *female*); a capitalised one is a name or a title (*King George
+    IV's Coronation Medal*, *Miss America*, *Men's Journal*, *Duke University*)."""
+    word = token.text
+    if not word.islower():
+        return False
+    return word in GENDERED_NOUNS or (word.endswith("s") and word[:-1] in GENDERED_NOUNS)
+
+
+def _gender_tell(tokens: tuple[Token, ...]) -> bool:
+    """Whether a gendered noun in the sentence is said of its subject, so that the sentence gives its gender away
+    without the context: the noun phrase after *be* or *as* (*She was the son of*, *was last seen ... as the main
+    female lead*, *born as their fourth child and only daughter*). A gendered noun of another person is no tell
+    (*earned him King George IV's Coronation Medal*, *her role as Mary, the mother of Jesus*, *he and his wife*,
+    *married to a daughter of the king*).
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> _gender_tell(analyse("She was the son of a farmer.")), _gender_tell(analyse("He and his wife left."))
+    (True, False)
+    """
+    for i, token in enumerate(tokens):
+        if not _gendered_noun(token) or (i + 1 < len(tokens) and tokens[i + 1].tag == "POS"):
+            continue
+        j = i - 1
+        while j >= 0 and tokens[j].tag in _IN_PREDICATE and tokens[j].text.lower() not in _PREDICATING:
+            word = tokens[j].text.lower()
+            if word in ("his", "her", "its") or (word == "," and tokens[j + 1].tag != "CC"):
+                break  # his wife; Mary, the mother of Jesus: another person
+            j -= 1
+        if j >= 0 and tokens[j].text.lower() in _PREDICATING:
+            return True
+        if j > 0 and tokens[j].tag == "PRP" and tokens[j - 1].text.lower() in _CALLING:
+            return True  # Many scholars consider her the unifier of Egypt ... and the first king
+    return False
 
 
 def _flipped(tokens: tuple[Token, ...], i: int) -> str:
@@ -145,7 +233,9 @@ def gender(
     sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
 ) -> list[Edit]:
     """Flip the intruder's pronouns of the context's gender (of the sentence's first gendered pronoun when there
-    is no context).
+    is no context); where a person's name is the intruder's subject, the name becomes the pronoun of the other
+    gender and the pronouns standing for it are flipped with it, as INSteD's authors edited (*Stinson was
+    selected ..., where he played* -> *She was selected ..., where she played*).
 
     >>> [e.after for e in gender("He thanked her and gave her friend his book.", context=["He was a poet."])]
     ['She', 'her']
@@ -153,29 +243,105 @@ def gender(
     NoSite('would_repair')
     >>> [e.after for e in gender("She gave him her book, which was hers.")]
     ['He', 'his', 'his']
+    >>> [e.after for e in gender("Stinson moved to Chicago in 1988, where he played.", context=["He was a poet."])]
+    ['She', 'she']
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
-        return NoSite("no_pronoun")
     if context is None:
+        if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
+            return NoSite("no_pronoun")
         positions = _gendered(tokens)
-    else:
-        referent, reason = context_gender(context)
-        if referent is None:
-            return NoSite(reason)
-        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
-        if not positions:
-            return NoSite("would_repair")
-        positions = _outside_quotations(tokens, positions)
-        if not positions:
-            return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
-        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
-            return NoSite("referent_in_intruder")
-        if any(t.text.lower() in GENDERED_NOUNS or t.text.lower()[:-1] in GENDERED_NOUNS for t in tokens):
-            return NoSite(
-                "gendered_word_in_intruder"
-            )  # She was the son of King Edward: a tell in the sentence
-    return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+        return [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+    referent, reason = context_gender(context)
+    name = _name_subject(tokens, context) if referent is not None else None
+    if not any(t.text.lower() in MASCULINE | FEMININE for t in tokens) and name is None:
+        return NoSite("no_pronoun")
+    if referent is None:
+        return NoSite(reason)
+    positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
+    if not positions and name is None:
+        return NoSite("would_repair")
+    if positions and not _outside_quotations(tokens, positions):
+        return NoSite("in_quotation")  # "I told him," she said: him may be anyone the speaker knows
+    if name is None and (named_before(tokens, positions[0]) or _referent_inside(tokens, positions)):
+        return NoSite("referent_in_intruder")
+    if name is not None and positions and named_before(tokens, positions[0], start_at=name[1]):
+        return NoSite("referent_in_intruder")  # another name between the subject and the pronoun
+    if _gender_tell(tokens):  # She was the son of King Edward: a tell in the sentence
+        return NoSite("gendered_word_in_intruder")
+    edits = [replace(tokens[i], match_case(tokens[i].text, _flipped(tokens, i))) for i in positions]
+    if name is not None:
+        start, end = name
+        pronoun = "she" if referent == "m" else "he"
+        edits.append(Edit(tokens[start].start, tokens[end - 1].end, sentence[tokens[start].start : tokens[end - 1].end],
+                          pronoun.capitalize() if start == 0 else pronoun))  # fmt: skip
+    return sorted(edits)
+
+
+_TITLES = frozenset({"professor", "dr.", "dr", "mr.", "mr", "mrs.", "mrs", "ms.", "ms", "sir", "dame", "judge",
+                     "senator", "president", "general", "captain", "coach"})  # fmt: skip
+
+
+def _name_subject(tokens: tuple[Token, ...], context: Sequence[str]) -> tuple[int, int] | None:
+    """The token span of a person's name that is the sentence's subject (at its start, or after an opening
+    phrase and its comma), before its finite verb: a person where the context names them too (the sentence in
+    its own document) or a he/she of the sentence stands for them (*Stinson was selected ..., where he
+    played*); else None.
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> _name_subject(analyse("In addition, Bassett co-wrote the song."), ["Kate Bassett (born 1970) is a singer."])
+    (3, 4)
+    >>> _name_subject(analyse("Microsoft released Windows."), ["He was a poet."]) is None
+    True
+    """
+    start = 0
+    comma = next((j for j, t in enumerate(tokens) if t.text == ","), None)
+    if comma is not None and not any(_finite_tag(t) for t in tokens[:comma]) and tokens[0].tag != "NNP":
+        start = comma + 1  # While at Boalt Hall, Werdegar served
+    end = start + (start < len(tokens) and tokens[start].text.lower() in _TITLES)
+    while (
+        end < len(tokens)
+        and tokens[end].text[:1].isupper()
+        and (
+            tokens[end].tag.startswith("NNP") or _unknown_name(tokens, end)  # Stinson (NN) moved
+        )
+    ):
+        end += 1
+    if not 1 <= end - start <= 3 or end >= len(tokens) or tokens[end - 1].tag == "NNPS":
+        return None
+    verb = end
+    if tokens[verb].text == "," and verb + 2 < len(tokens) and tokens[verb + 2].text == ",":
+        verb += 3  # Romero, however, failed
+    while verb < len(tokens) and tokens[verb].tag in ("RB", "RBR"):
+        verb += 1
+    if verb >= len(tokens) or not _finite_tag(tokens[verb]) or tokens[verb].text.lower() in ("were", "are"):
+        return None  # Club Brugge were: a team
+    words = [t.text for t in tokens[start:end]]
+    if any(
+        w.lower() in GENDERED_NOUNS or w.rstrip(".") in _COUNTRIES or (len(w) > 1 and w.isupper())
+        for w in words
+    ):
+        return None
+    surname = words[-1]
+    if surname in _PLACE_ENDINGS:
+        return None  # Saudi Arabia announced
+    if any(t.text == surname for t in tokens[end:]):
+        return None  # Enya continues ..., though Enya does not: the name again would clash with the pronoun
+    lead = context[0] if context else ""  # the context's person: a biography's lead names them with a year
+    biography = surname in re.findall(r"[\w'-]+", lead) and bool(_LIFE_DATES.search(lead))
+    pronoun_after = any(t.text.lower() in MASCULINE | FEMININE for t in tokens[verb:])
+    return (start, end) if biography or pronoun_after else None
+
+
+_PLACE_ENDINGS = frozenset("Arabia Africa Zealand Kingdom States Republic Emirates Lanka Leone Rica Salvador Guinea Islands "
+                           "City County Province District Council Club Party Union FC".split())  # fmt: skip
+_LIFE_DATES = re.compile(
+    r"\([^()]*(?:\bborn\b|\bb\.|\bdied\b|\bd\.|\d{3,4}\s*[-–]\s*(?:c\.\s*)?\d{3,4})[^()]*\)"
+)
+
+
+def _finite_tag(token: Token) -> bool:
+    return token.tag in ("VBD", "VBZ", "VBP", "MD")
 
 
 def animacy_down(
@@ -203,15 +369,15 @@ def animacy_down(
         positions = _outside_quotations(tokens, positions)
         if not positions:
             return NoSite("in_quotation")
-        if named_before(tokens, positions[0], anywhere=True) or _referent_inside(tokens, positions):
+        if named_before(tokens, positions[0]) or _referent_inside(tokens, positions):
             return NoSite("referent_in_intruder")  # Wu worked ..., where it helped: no context needed
         if tokens[positions[0]].text.lower() in FEMININE:
-            kind = she_referent(sentence, context)
+            kind = she_referent(sentence, context, upto=tokens[positions[0]].start)
             if kind is not None:
                 return NoSite(f"she_{kind}")
         if any(speech_attribution(tokens, i) for i in positions):
             return NoSite("speech_attribution")  # "...," it said: the bureau or the club of the context
-        if named_before(tokens, positions[0], common=True):
+        if named_before(tokens, positions[0], common=True, start_at=_after_opener(tokens, positions[0])):
             return NoSite("referent_in_intruder")  # picked up the signal and tried to find it: the signal
         if any(t.text.lower() in ("its", "itself") or (t.text.lower() == "it" and not expletive_it(tokens, i))
                for i, t in enumerate(tokens)):  # fmt: skip
@@ -292,11 +458,13 @@ def animacy_up(
     if not sites:
         return NoSite("no_pronoun")
     if context is not None:
-        kind = she_referent(sentence, context)
-        if kind is not None:
-            return NoSite(kind)
         referent = context_gender(context)[0]  # the other gender: a pronoun no person of the context can take
         gender = {"m": "f", "f": "m"}.get(referent, gender)
+        kind = she_referent(sentence, context)
+        if kind is not None and referent == "m":
+            return NoSite(kind)  # she may stand for a ship or a country, and he for the context's man
+        if kind is not None:
+            gender = "m"  # a text about a ship or a country: he, which English never uses for one
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")

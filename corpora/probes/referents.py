@@ -215,10 +215,11 @@ def _names_country(text: str) -> bool:
     )
 
 
-def she_referent(sentence: str, context: Sequence[str]) -> str | None:
+def she_referent(sentence: str, context: Sequence[str], upto: int | None = None) -> str | None:
     """``"vessel"`` or ``"country"`` when the intruder's pronouns may stand for something English calls
-    *she*: a ship or boat named in the intruder or its context, a country named in the intruder or opening the
-    context (the entity a text is about); else None.
+    *she*: a ship or boat named in the intruder or its context, a country named in the intruder (before
+    character ``upto``, the pronoun: a country after it is not its referent, *She resided in Spain*) or opening
+    the context (the entity a text is about); else None.
 
     >>> she_referent("She was launched in 1912.", ["HMS Dreadnought was a battleship."])
     'vessel'
@@ -230,7 +231,7 @@ def she_referent(sentence: str, context: Sequence[str]) -> str | None:
     texts = [sentence, *context]
     if any(_VESSEL.search(t) or _SHIP_PREFIX.search(t) for t in texts):
         return "vessel"
-    if _names_country(sentence) or (context and _names_country(" ".join(context[0].split()[:3]))):
+    if _names_country(sentence[:upto]) or (context and _names_country(" ".join(context[0].split()[:3]))):
         return "country"
     return None
 
@@ -280,6 +281,8 @@ def named_before(
                 start -= 1
         if start == 0 and tokens[0].text.lower() in _CAPITALISED_OPENERS:
             start = 1
+        if token.tag.startswith("NNP") and tokens[start].text.lower() == "the" and _plural(token):
+            continue  # the Chicago Bears, the Browns: a plural is no referent of he, she or it
         governor = tokens[start - 1] if start > 0 else None
         subject = j + 1 < len(tokens) and (_finite(tokens[j + 1]) or tokens[j + 1].tag in ("POS", "VBG"))
         # after Jesus announces; a possessor is a referent whatever governs it (in Rachmaninoff's output), and so

@@ -129,7 +129,13 @@ def insted_name(path: str) -> str:
 
 
 def _split_around(ctx: str, original: str, position: int) -> list[str] | None:
-    """The sentences of ``ctx`` with ``original`` as sentence ``position``, or None if it is not there."""
+    """The sentences of ``ctx`` with ``original`` as sentence ``position``, or None if it is not there.
+
+    ``original`` is placed by its text: where our splitter agrees, its sentences; where it does not (INSteD split
+    after *ca.* or *etc.*, or before a sentence without its full stop), the text before ``original`` is cut into
+    exactly ``position`` sentences (:func:`_sentences_before`) and the text after it split as ours. Only a text
+    that is not in ``ctx``, or in it more than once, is no placement.
+    """
     from incoherent.sources.sentences import split_sentences
 
     sentences = split_sentences(ctx)
@@ -138,8 +144,56 @@ def _split_around(ctx: str, original: str, position: int) -> list[str] | None:
     start = ctx.find(original)
     if start < 0 or ctx.find(original, start + 1) >= 0:
         return None
-    before, after = split_sentences(ctx[:start]), split_sentences(ctx[start + len(original) :])
-    return before + [original] + after if len(before) == position else None
+    before = _sentences_before(ctx[:start], position)
+    return None if before is None else before + [original] + split_sentences(ctx[start + len(original) :])
+
+
+_BOUNDARY = re.compile(r"(?<=[.!?;:])[\"'”’)\]]*\s+")  # every place a sentence may end, for _sentences_before
+_ABBREVIATION_END = re.compile(r"(?:\b\w{1,4}|\.\w+)\.$")  # ca. etc. e.g. Jr.: where INSteD did not split
+
+
+def _sentences_before(text: str, count: int) -> list[str] | None:
+    """``text`` (what comes before the replaced sentence) as exactly ``count`` sentences: our splitter's, with
+    the boundaries after an abbreviation (*ca.*, *etc.*) dropped first and then the shortest pieces joined where
+    we found too many; with more boundaries (every full stop, question mark, semicolon or colon before a space,
+    those before a capital first) where we found too few. None: fewer places to cut than sentences.
+
+    >>> _sentences_before("It was built ca. 1900. It fell.", 2)
+    ['It was built ca. 1900.', 'It fell.']
+    >>> _sentences_before("Its use is prevalent today; others say not. B.", 3)
+    ['Its use is prevalent today;', 'others say not.', 'B.']
+    """
+    from incoherent.sources.sentences import split_sentences
+
+    pieces = split_sentences(text)
+    if count <= 0:
+        return None if text.strip() else []
+    while len(pieces) > count:  # we split where INSteD did not
+        joins = [(not _ABBREVIATION_END.search(pieces[i].rstrip()), len(pieces[i]) + len(pieces[i + 1]), i)
+                 for i in range(len(pieces) - 1)]  # fmt: skip
+        i = min(joins)[2]
+        pieces[i : i + 2] = [f"{pieces[i]} {pieces[i + 1]}"]
+    if len(pieces) < count:  # INSteD split where we did not
+        ends, at = set(), 0
+        for (
+            piece
+        ) in pieces:  # the splitter changes spaces (folds runs, joins fragments): find each piece by the rest
+            found = re.compile(r"\s*".join(re.escape(c) for c in piece if not c.isspace())).search(text, at)
+            if found is None:
+                return None
+            at = found.end()
+            ends.add(at)
+        extra = sorted(
+            (not text[m.end() : m.end() + 1].isupper(), m.end())  # a capital after it first
+            for m in _BOUNDARY.finditer(text)
+            if text[m.end() :].strip() and not any(m.start() <= end <= m.end() for end in ends)
+        )[: count - len(pieces)]
+        if len(extra) < count - len(pieces):
+            return None
+        cuts = sorted(ends | {cut for _, cut in extra})
+        pieces = [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        pieces = [piece for piece in pieces if piece]
+    return pieces
 
 
 def insted_problem(record: dict) -> str:

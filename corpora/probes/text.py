@@ -150,6 +150,8 @@ def fix_tags(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
         tag_ = _FIXED.get(word, token.tag)
         if word == "her":
             tag_ = token.tag if token.tag in ("PRP", "PRP$") else "PRP"
+        if token.text == "May" and tag_ == "MD" and _in_date(tokens, i):
+            tag_ = "NNP"  # on 9 May 2002, in May 1968: the month, not the modal
         if (
             tag_ == "VBN"
             and i > 0
@@ -163,6 +165,17 @@ def fix_tags(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
                 tag_ = "VB"
         out.append(token._replace(tag=tag_))
     return tuple(out)
+
+
+def _in_date(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at ``i`` stands in a date: a number, or *in*/*of*/*since*/*until*, right before it, or a
+    number right after it (*9 May 2002*, *in May*, *May 2002*)."""
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    return (
+        before is not None
+        and (before.tag == "CD" or before.text.lower() in ("in", "of", "since", "until", "by"))
+    ) or (after is not None and after.tag == "CD")
 
 
 def _clause(tokens: tuple[Token, ...], i: int, step: int) -> list[int]:

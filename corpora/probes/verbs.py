@@ -140,7 +140,6 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             continue
         word = token.text.lower()
         nxt = _next_word(tokens, i)
-        negated = nxt is not None and nxt.text.lower() in ("not", "n't")
         base = "be" if word in _BE_PAST else lemma(word)
         if base is None:
             reasons.append("unknown_verb")
@@ -171,77 +170,16 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
         future += 1
         edited[i] = "be" if word in _BE_PAST else "auxiliary" if auxiliary else "lexical"
         if word in _BE_PAST:
-            if (
-                nxt is not None
-                and nxt.text.lower() == "to"
-                and i + 2 < len(tokens)
-                and tokens[i + 2].tag == "VB"
-            ):
-                future -= 1
-                del edited[i]
-                reasons.append("was_to")  # were to be made: a future in the past already
-                continue
-            late_not = _adverbs_then_not(tokens, i)
-            if late_not is not None:  # was probably not built -> will probably not be built
-                between = sentence[tokens[i + 1].start : tokens[late_not].end]
-                edits.append(
-                    _span(sentence, token, tokens[late_not], match_case(token.text, f"will {between} be"))
-                )
-                skip.update(range(i + 1, late_not + 1))
-            elif nxt is not None and nxt.text.lower() == "n't":  # wasn't -> won't be
-                edits.append(_span(sentence, token, nxt, match_case(token.text, "won't be")))
-                skip.add(i + 1)
-            elif negated:  # was not -> will not be
-                edits.append(_span(sentence, token, nxt, match_case(token.text, "will not be")))
-                skip.add(i + 1)
-            elif nxt is not None and nxt.text.lower() in _BE_ADVERBS:  # was also -> will also be
-                edits.append(_span(sentence, token, nxt, match_case(token.text, f"will {nxt.text} be")))
-                skip.add(i + 1)
-            elif question and i == 0 and nxt is not None and nxt.text.lower() in _PRONOUNS:
-                edits.append(replace(token, match_case(token.text, "will")))
-                edits.append(replace(nxt, nxt.text + " be"))
-                skip.add(i + 1)
-            else:
-                edits.append(replace(token, match_case(token.text, "will be")))
-            continue
-        if word == "did" and _auxiliary_did(tokens, i):
-            if nxt is not None and nxt.text.lower() == "n't":
-                edits.append(_span(sentence, token, nxt, match_case(token.text, "won't")))
-                skip.add(i + 1)
-            else:
-                edits.append(replace(token, match_case(token.text, "will")))
-            continue
-        if (
-            word == "had" and negated and _participle_follows(tokens, i + 1)
-        ):  # had not seen -> will not have seen
-            contracted = nxt.text.lower() == "n't"
-            after = "won't have" if contracted else "will not have"
-            edits.append(_span(sentence, token, nxt, match_case(token.text, after)))
-            skip.add(i + 1)
-            continue
-        if word == "used" and nxt is not None and nxt.text.lower() == "to":
+            result = _future_of_be(sentence, tokens, i, question)
+        else:
+            result = _future_of_verb(sentence, tokens, i, base)
+        if isinstance(result, str):  # a past verb left as it is, and why
             future -= 1
             del edited[i]
-            reasons.append("used_to")
+            reasons.append(result)
             continue
-        if base == word and inflect(base, "VBD") != word:  # put, split: past = base
-            future -= 1
-            del edited[i]
-            reasons.append("unknown_verb")
-            continue
-        adverb = tokens[i - 1] if i > 0 else None
-        if (
-            adverb is not None
-            and adverb.tag == "RB"
-            and adverb.text.lower() not in ("not", "n't")
-            and (i < 2 or tokens[i - 2].tag not in ("RB", "MD"))
-        ):  # originally consisted -> will originally consist
-            between = sentence[adverb.start : token.start]
-            edits.append(_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base)))
-            continue
-        edits.append(
-            replace(token, match_case(token.text, "will " + base))
-        )  # did -> will do, had -> will have
+        edits += result[0]
+        skip |= result[1]
     if not future and edits:
         return NoSite("temporal_clause_only")  # nothing in the future: the present alone is no probe
     if edits and (weak := gate(tokens, edited, kept)) is not None:
@@ -249,6 +187,61 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     if not edits:
         return NoSite(reasons[0] if reasons else "no_past_verb")
     return edits
+
+
+def _future_of_be(
+    sentence: str, tokens: tuple[Token, ...], i: int, question: bool
+) -> tuple[list[Edit], set[int]] | str:
+    """was/were at ``i`` to the future: the edits and the positions they consumed, or why not (``was_to``)."""
+    token, nxt = tokens[i], _next_word(tokens, i)
+    after = nxt.text.lower() if nxt is not None else ""
+    if after == "to" and i + 2 < len(tokens) and tokens[i + 2].tag == "VB":
+        return "was_to"  # were to be made: a future in the past already
+    late_not = _adverbs_then_not(tokens, i)
+    if late_not is not None:  # was probably not built -> will probably not be built
+        between = sentence[tokens[i + 1].start : tokens[late_not].end]
+        edit = _span(sentence, token, tokens[late_not], match_case(token.text, f"will {between} be"))
+        return [edit], set(range(i + 1, late_not + 1))
+    if after == "n't":  # wasn't -> won't be
+        return [_span(sentence, token, nxt, match_case(token.text, "won't be"))], {i + 1}
+    if after == "not":  # was not -> will not be
+        return [_span(sentence, token, nxt, match_case(token.text, "will not be"))], {i + 1}
+    if after in _BE_ADVERBS:  # was also -> will also be
+        return [_span(sentence, token, nxt, match_case(token.text, f"will {nxt.text} be"))], {i + 1}
+    if question and i == 0 and after in _PRONOUNS:
+        return [replace(token, match_case(token.text, "will")), replace(nxt, nxt.text + " be")], {i + 1}
+    return [replace(token, match_case(token.text, "will be"))], set()
+
+
+def _future_of_verb(
+    sentence: str, tokens: tuple[Token, ...], i: int, base: str
+) -> tuple[list[Edit], set[int]] | str:
+    """Any other past verb at ``i`` to the future (did -> will, had not seen -> will not have seen, played ->
+    will play, an adverb before it after *will*): the edits and the positions they consumed, or why not
+    (``used_to``, ``unknown_verb``)."""
+    token, nxt = tokens[i], _next_word(tokens, i)
+    word, after = token.text.lower(), nxt.text.lower() if nxt is not None else ""
+    if word == "did" and _auxiliary_did(tokens, i):
+        if after == "n't":
+            return [_span(sentence, token, nxt, match_case(token.text, "won't"))], {i + 1}
+        return [replace(token, match_case(token.text, "will"))], set()
+    if word == "had" and after in ("not", "n't") and _participle_follows(tokens, i + 1):
+        future = "won't have" if after == "n't" else "will not have"  # had not seen -> will not have seen
+        return [_span(sentence, token, nxt, match_case(token.text, future))], {i + 1}
+    if word == "used" and after == "to":
+        return "used_to"
+    if base == word and inflect(base, "VBD") != word:  # put, split: past = base
+        return "unknown_verb"
+    adverb = tokens[i - 1] if i > 0 else None
+    if (
+        adverb is not None
+        and adverb.tag == "RB"
+        and adverb.text.lower() not in ("not", "n't")
+        and (i < 2 or tokens[i - 2].tag not in ("RB", "MD"))
+    ):  # originally consisted -> will originally consist
+        between = sentence[adverb.start : token.start]
+        return [_span(sentence, adverb, token, match_case(adverb.text, "will " + between + base))], set()
+    return [replace(token, match_case(token.text, "will " + base))], set()  # did -> will do, had -> will have
 
 
 _NOT_VERBS = frozenset(
@@ -435,9 +428,10 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     perfect = base == "have" and _participle_follows(tokens, i) and not _adjectival_participle(tokens, i)
     if token.tag == "MD" or base == "be" or perfect:
-        if word in _NOT_ADD:
-            return [replace(token, match_case(token.text, _NOT_ADD[word]))]
-        return [replace(token, token.text + " not")]  # he's -> he's not
+        negated = match_case(token.text, _NOT_ADD[word]) if word in _NOT_ADD else token.text + " not"
+        if nxt_word == "also":  # It was also screened -> It was not screened (never: not also)
+            return [Edit(token.start, nxt.end, sentence[token.start : nxt.end], negated)]
+        return [Edit(token.start, token.end, token.text, negated)]  # he's -> he's not
     if base == "do" and nxt is not None and nxt.tag == "VB":
         return [replace(token, token.text + " not")]
     if base is None:
@@ -445,6 +439,16 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     do = _do_form(tokens, i, base)
     if do is None:
         return NoSite("unknown_verb")
+    if i > 0 and tokens[i - 1].text.lower() == "also":  # He also served -> He did not serve (never: not also)
+        also = tokens[i - 1]
+        return [
+            Edit(
+                also.start,
+                token.end,
+                sentence[also.start : token.end],
+                match_case(also.text, f"{do} not {base}"),
+            )
+        ]
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
 
 
@@ -545,7 +549,10 @@ def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
     if past and (word != base or tag == "VBD"):
         return "did"
     if word == base or word == inflect(base, "VBP"):
-        return "does" if subject_is_plural(tokens, i) is False else "do"
+        plural = subject_is_plural(tokens, i)
+        if plural is False and past and third is False and tokens[i - 1].text.lower() not in ("i", "you"):
+            return "did"  # it cost: a singular subject's present is "costs", so this is the past
+        return "does" if plural is False else "do"
     return None
 
 

@@ -52,6 +52,10 @@ def plural(noun: str) -> str | None:
 
 _NOUN_MODIFIERS = ("JJ", "JJR", "JJS", "VBN", "VBG", "CD")
 _BE_FORMS = frozenset({"is", "was", "are", "were", "be", "been", "'s"})  # the problem is that X
+_TIME_NOUNS = frozenset(
+    """year day season month week night time morning evening afternoon summer winter spring
+    autumn decade century era""".split()
+)
 _COMPLEMENTISER_HOSTS = frozenset({"so", "such", "now", "except", "given", "provided", "save", "than"})
 
 
@@ -84,6 +88,14 @@ def _noun_phrase(tokens: tuple[Token, ...], i: int) -> tuple[int | None, str | N
     if head is None:
         return None, "pronoun"
     first = next(m for m in range(i + 1, head + 1) if tokens[m].tag.startswith("NN"))
+    next_to = first == i + 1 or (first == i + 2 and tokens[i + 1].text.lower() in ("same", "very"))
+    if word == "that" and next_to and tokens[first].text.lower() in _TIME_NOUNS:
+        after = tokens[first + 1] if first + 1 < len(tokens) else None
+        if after is None or after.tag not in FINITE:
+            return (
+                first,
+                None,
+            )  # later that year, that same season, at Toronto that same year: a time, not a clause
     if (
         head > first
         and i == 1

@@ -95,7 +95,7 @@ CASES = {
     "conjunction": [
         ('He was injured, but he won the race.', 'He was injured, and therefore he won the race.', [('but', 'and therefore')]),
         ('Although it rained, the match went ahead.', 'Because it rained, the match went ahead.', [('Although', 'Because')]),
-        ('The team won, although two players were injured.', 'The team won, therefore two players were injured.', [('although', 'therefore')]),
+        ('The team won, although two players were injured.', 'The team won, and therefore two players were injured.', [('although', 'and therefore')]),
         ('However, the plan was abandoned.', 'Therefore, the plan was abandoned.', [('However', 'Therefore')]),
         ('The bridge was therefore closed.', 'The bridge was nevertheless closed.', [('therefore', 'nevertheless')]),
         ('Therefore, the council rejected the proposal.', 'However, the council rejected the proposal.', [('Therefore', 'However')]),
@@ -108,7 +108,7 @@ CASES = {
         ('The album sold well, yet critics disliked it.', 'The album sold well, and therefore critics disliked it.', [('yet', 'and therefore')]),
         ('The station was thus closed in 1960.', 'The station was nevertheless closed in 1960.', [('thus', 'nevertheless')]),
         ('Did the team win, but lose the cup?', 'Did the team win, and therefore lose the cup?', [('but', 'and therefore')]),
-        ('The town grew, though it never became a city.', 'The town grew, therefore it never became a city.', [('though', 'therefore')]),
+        ('The town grew, though it never became a city.', 'The town grew, and therefore it never became a city.', [('though', 'and therefore')]),
         ('Tom and Jerry are friends.', None, []),
         ('Not only the city but also the region suffered.', None, []),
         ('He had nothing but praise for the team.', None, []),

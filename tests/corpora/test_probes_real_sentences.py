@@ -103,7 +103,8 @@ ISSUE_CASES = [
     ("gender", "She has five children.", MAN, "skip:would_repair"),
     ("gender", "He has five children.", MAN, "She has five children."),
     ("gender", "He has five children.", ["The bridge opened in 1890."], "skip:no_context_gender"),
-    ("gender", "Prosecutor Fatou Bensouda said her office would appeal.", WOMAN, "skip:referent_in_intruder"),
+    # the referent named in the intruder is its subject: the name becomes the pronoun too (INSteD's own edit)
+    ("gender", "Prosecutor Fatou Bensouda said her office would appeal.", WOMAN, "He said his office would appeal."),
     ("gender", "They wear her clothes.", WOMAN, "They wear his clothes."),
     ("gender", "His poetically titled plays were staged.", MAN, "Her poetically titled plays were staged."),
     ("gender", "While the President continues to stay the course with his failed strategy, lives are lost.", MAN,
@@ -114,7 +115,7 @@ ISSUE_CASES = [
     ("animacy-up", "It is Facebook private messaging that matters.", MAN, "skip:expletive_it"),
     ("animacy-up", "It was reported that the talks failed.", MAN, "skip:expletive_it"),
     ("animacy-up", "It is hard to say.", MAN, "skip:expletive_it"),
-    ("animacy-up", "It can be self-deployed.", SHIP, "skip:vessel"),
+    ("animacy-up", "It can be self-deployed.", SHIP, "He can be self-deployed."),  # he: never a ship
     ("animacy-up", "It aims to show how people differ.", MAN, "She aims to show how people differ."),
     ("animacy-up", "It was founded in 1850.", WOMAN, "He was founded in 1850."),
     ("animacy-up", "It was reported that it sank.", MAN, "It was reported that she sank."),
@@ -169,7 +170,7 @@ CONJUNCTION_CASES = [
     ("He was injured, but he won the race.", "He was injured, and therefore he won the race."),
     ("He was injured, and therefore he missed the race.", "He was injured, but he missed the race."),
     ("The team lost the final, and the coach resigned.", "The team lost the final, but the coach resigned."),
-    ("The team won the final, although the coach resigned.", "The team won the final, therefore the coach resigned."),
+    ("The team won the final, although the coach resigned.", "The team won the final, and therefore the coach resigned."),
     ("Although it rained, the match went ahead.", "Because it rained, the match went ahead."),
     # the connective inside another clause: "therefore" there would not parse
     ("The particles, although they have quanta of energy, do not have rest mass.", "skip:parenthetical"),
@@ -212,3 +213,78 @@ def test_probe_document_counts_skip_reasons_and_takes_the_demonstrative_variant(
 def test_no_site_is_an_empty_list_with_a_reason():
     skip = PHENOMENA["conjunction"]("It was designed and developed in Leeds.")
     assert isinstance(skip, NoSite) and skip == [] and skip.reason == "list_and"
+
+
+# Issue #50: a person's name that is the intruder's subject becomes the pronoun of the other gender, as INSteD's
+# authors edited (their hand sites: Stinson, Engle, Werdegar), and the pronouns standing for it flip with it;
+# never a place, a team or an organisation, nor a name the sentence repeats. Real sentences of INSteD's Wikipedia
+# test documents (the contexts shortened to the lead that decides).
+ENGLE = ["Charles Engle (born 1899) was an American football player.", "He played for Brown."]
+NAME_CASES = [
+    ("Stinson was selected in the sixth round of the 1988 NFL Draft by the Chicago Bears, where he played until "
+     "briefly joining the Atlanta Falcons in his final season, 1993.", MAN,
+     "She was selected in the sixth round of the 1988 NFL Draft by the Chicago Bears, where she played until "
+     "briefly joining the Atlanta Falcons in her final season, 1993."),
+    ("Engle served as the head football coach at Brown University from 1944 to 1949.", ENGLE,
+     "She served as the head football coach at Brown University from 1944 to 1949."),
+    ("In 2005, Gattis released his critically acclaimed record Big City Blues.", WOMAN,
+     "In 2005, he released his critically acclaimed record Big City Blues."),
+    ("Club Brugge were appearing in their first European Cup final.", MAN, "skip:no_pronoun"),
+    ("CBE was the first environmental organization to practice door-to-door canvassing.", MAN, "skip:no_pronoun"),
+    ("Saudi Arabia announced that Al-Rasheed was in custody, and he was charged.", MAN,
+     "skip:referent_in_intruder"),
+    ("Enya continues to display her sound, though Enya does not consider her music to be new age.", WOMAN,
+     "skip:referent_in_intruder"),
+    # the name after an opening phrase without a verb is the referent of its pronoun (seed 5050's reading)
+    ("A musical continuation of her commercially successful 2010 album Still Standing, Monica started working on "
+     "the album only weeks after the release of the former.", WOMAN, "skip:referent_in_intruder"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "context", "expected"), NAME_CASES, ids=[c[0][:30] for c in NAME_CASES])
+def test_a_name_subject_becomes_the_pronoun(sentence, context, expected):
+    assert outcome(run("gender", sentence, context), sentence) == expected
+
+
+# Issue #50: ", and" before a verb phrase with its own finite verb (or a participle after a passive) is a site,
+# as INSteD's authors edited it (their hand sites); never the last item of a list of nouns or verbs, nor after a
+# "but" (real sentences of INSteD's Wikipedia test documents).
+AND_CASES = [
+    ("The school was founded in 1908, and has been a non-profit organization since 1956.",
+     "The school was founded in 1908, but has been a non-profit organization since 1956."),
+    ("It was described in 1982 by Brandon, Maruska, and Rumph, and named for Edward Harrison Taylor.",
+     "It was described in 1982 by Brandon, Maruska, and Rumph, but named for Edward Harrison Taylor."),
+    ("AXN is seen in 60 countries across Asia, Latin America, Europe and the Middle East, and is part of Sony.",
+     "AXN is seen in 60 countries across Asia, Latin America, Europe and the Middle East, but is part of Sony."),
+    ("They became a leading provider of enterprise storage in the mid-1990s but fell behind NetApp in the field.",
+     "They became a leading provider of enterprise storage in the mid-1990s and therefore fell behind NetApp in "
+     "the field."),
+    ("In 1999, Bradford wrote, directed, and starred in the indie film Standing on Fishes.", "skip:list_and"),
+    ("Besides the languages of demonstrated genealogical groups, the database includes pidgins, creoles, mixed "
+     "languages, and constructed languages.", "skip:list_and"),
+    ("He writes extensively on such subjects as terrorism, conflict management, peacebuilding, national security, "
+     "and conflict hot spots throughout the world.", "skip:list_and"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "expected"), AND_CASES, ids=[c[0][:30] for c in AND_CASES])
+def test_and_before_a_verb_phrase(sentence, expected):
+    assert outcome(run("conjunction", sentence, None), sentence) == expected
+
+
+# Issue #50: "that" before a time noun is a determiner (INSteD's hand sites: later that year, that season, that same
+# year), not a relative pronoun; a relative "that" before a verb phrase stays one (real sentences).
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("She was liberated in April 1945 and returned to Plzeň later that year.",
+         "She was liberated in April 1945 and returned to Plzeň later those year."),
+        ("He hit benchmarks of over 200 hits and tallied more than 100 RBI that season.",
+         "He hit benchmarks of over 200 hits and tallied more than 100 RBI those season."),
+        ("He also hit seven sixes in another ODI against India at Toronto that same year.",
+         "He also hit seven sixes in another ODI against India at Toronto those same year."),
+        ("The militia that conducted last year's coup was disbanded.", "skip:that_relative"),
+    ],
+)  # fmt: skip
+def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
+    assert outcome(run("demonstrative", sentence, None), sentence) == expected
