@@ -300,7 +300,7 @@ def top_groups(groups: dict[str, list[str]]) -> list[str]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from incoherent.pipelines.runtime.run import prepare_output
+    from incoherent.pipelines.runtime.run import finish_output, prepare_output
     from incoherent.pipelines.runtime.summary import write_summary
 
     started = time.time()
@@ -323,6 +323,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "groups": groups,
         },
     )  # fmt: skip
+    finish_output(args.out, COMMAND)
     left_out = "".join(f"; left out: {reason} {n:,}" for reason, n in sorted(reasons.items()))
     print(f"{len(counts)} tasks, {sum(counts.values()):,} items -> {args.out}{left_out}")
     for group, members in groups.items():

@@ -152,6 +152,9 @@ def test_overwrite_and_bad_input(wsj_shuffle_dir, tmp_path, capsys):  # noqa: F8
     (out / "data" / "stale.jsonl").write_text("{}\n")
     assert export(wsj_shuffle_dir, "--out", out, "--overwrite", "--split", "train") == 0
     assert not (out / "data" / "stale.jsonl").exists()  # the earlier run is replaced whole
+    (out / "mine.yaml").write_text("task: mine\n")  # #53: a user's own file beside the tasks stays
+    assert export(wsj_shuffle_dir, "--out", out, "--overwrite") == 0
+    assert (out / "mine.yaml").read_text() == "task: mine\n"
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep")
