@@ -291,6 +291,24 @@ class OutLock:
         self.release()
 
 
+@contextlib.contextmanager
+def no_imports_from_cwd():
+    """While a command runs, every Python process it starts (``build``'s fork server and stage processes, Beam's
+    SDK workers of ``multi_processing`` mode, helpers run with ``-c``) imports nothing from the current
+    directory: ``PYTHONSAFEPATH=1`` (Python 3.11+) stops ``python -m``/``-c`` from putting it first on
+    ``sys.path``, where a ``dis.py`` in the folder ``build`` was started in was imported and run by the fork
+    server. The variable is restored when the command ends (the CLI runs in-process in tests)."""
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
+
+
 def dataset_of_build(path: str) -> str:
     """``OUT/dataset`` when ``path`` is the folder of a build (its marker, or its summary, and a ``dataset/``
     beside it), else ``path``: every command that reads a dataset takes the build folder or its ``dataset/``
