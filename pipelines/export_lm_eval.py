@@ -104,10 +104,17 @@ def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, li
     from apache_beam.io.filesystems import FileSystems
 
     found: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
     for path in dirs:
         _, files = table_files(path)
         for f in files:
-            found.setdefault(posixpath.basename(posixpath.dirname(f)), []).append(f)
+            config = posixpath.basename(posixpath.dirname(f))
+            if where.setdefault(config, path) != path:  # two corpora of one name would merge into one task
+                raise InputError(
+                    f"{config}: in both {where[config]} and {path}; export them to separate --out folders "
+                    "(or choose one with --config)"
+                )
+            found.setdefault(config, []).append(f)
     unknown = [c for c in dict.fromkeys(configs) if c not in found]
     if unknown:
         raise InputError(f"--config: {', '.join(unknown)} not found (found: {', '.join(sorted(found))})")
@@ -137,6 +144,45 @@ def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, li
 def task_name(*parts: object) -> str:
     """``task_name("shuffle", "wsj", "k2") == "incoherent_shuffle_wsj_k2"`` (lm-eval task names: ``_``, no ``-``)."""
     return "_".join([PREFIX, *(str(p).replace("-", "_").replace(".", "_") for p in parts)])
+
+
+def task_names(tables: dict[str, list[dict]]) -> dict[str, str]:
+    """``{task or group name: what it is}`` for every name the export of ``tables`` writes; one line when two
+    configs give one name (in any case: the data files must differ on a case-insensitive disk too).
+
+    :func:`task_name` writes ``-`` and ``.`` as ``_`` (as lm-eval's own task names are), so sources ``news-a``
+    and ``news_a`` would both be ``incoherent_shuffle_news_a_k2``, and a source ``x_k1``'s group the k = 1
+    task of ``x``: the second's items were written over the first's, silently.
+
+    >>> task_names({"shuffle-news-a": [{"block_size": 2}], "shuffle-news_a": [{"block_size": 2}]})
+    Traceback (most recent call last):
+    ...
+    incoherent.schemas.records.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
+is also incoherent_shuffle_news_a, the group of shuffle-news-a ('-' and '.' are written '_'; case is not told \
+apart); rename a source or export them apart (--config)
+    """
+    names: dict[str, tuple[str, str]] = {}  # casefolded name -> (name, what)
+
+    def claim(name: str, what: str, config: str) -> None:
+        earlier = names.setdefault(name.casefold(), (name, what))
+        if earlier[1] != what:
+            raise InputError(
+                f"{config}: {name}, the lm-eval name of its {what.removesuffix(' of ' + config)}, is also "
+                f"{earlier[0]}, the {earlier[1]} ('-' and '.' are written '_'; case is not told apart); rename a "
+                "source or export them apart (--config)"
+            )
+
+    for kind, group in (("shuffle", task_name("shuffle")), ("probes", task_name("probes"))):
+        claim(group, f"group of every {kind} task", kind)
+    for config, rows in sorted(tables.items()):
+        kind, name = config.split("-", 1)
+        if kind == "shuffle":
+            claim(task_name("shuffle", name), f"group of {config}", config)
+            for k in sorted({int(row["block_size"]) for row in rows}):
+                claim(task_name("shuffle", name, f"k{k}"), f"k = {k} task of {config}", config)
+        else:
+            claim(task_name("probe", name), f"task of {config}", config)
+    return {name: what for name, what in names.values()}
 
 
 def join_text(sentences, join: str) -> str:
@@ -305,6 +351,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     started = time.time()
     tables = read_tables(args.dirs, args.config, args.split)  # before --out is touched
+    task_names(tables)  # every task and group a name of its own, or one line
     prepare_output(args.out, args.overwrite, COMMAND)
     counts, groups, rejected = export(tables, args.out, args.join, args.seed)
     reasons: dict[str, int] = {}
