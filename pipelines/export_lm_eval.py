@@ -48,6 +48,11 @@ METRICS = ("acc", "acc_norm")  # lm-eval's multiple_choice metrics the tasks rep
 SHUFFLE_COLUMNS = ["id", "source", "block_size", "permutation", "original", "shuffled"]
 PROBE_COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence"]
 JOINS = {"space": " ", "newline": "\n"}  # as filters.lm.JOINS (score-shuffle --join), without importing torch
+# A choice lm-eval cannot score fails the whole run (0.4.13: ``assert len(continuation_enc) <= max_length``; it cuts
+# only the context, and ours is empty). A text of N UTF-8 bytes is at most N tokens for a byte-level BPE (GPT-2,
+# Llama 3, Qwen) and N + 1 for SentencePiece with byte fallback (Llama 2, Mistral), so a pair whose longer text
+# is at most MAX_BYTES bytes fits every model with more positions than that (8,192: Llama 3, Mistral, Qwen2).
+MAX_BYTES = 8_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what joins the sentences of a document: space or newline, as score-shuffle's --join (space)",
     )
     parser.add_argument("--seed", type=int, default=0, help="which choice is the coherent one (default 0)")
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help="leave out (too_long) a pair whose longer document has more than N UTF-8 bytes: at most N + 1 "
+        "tokens, so it fits a model with more positions; lm-eval fails the whole run on a longer one "
+        f"(default {MAX_BYTES:,}: models of 8,192 positions; 1,000 for GPT-2's 1,024)",
+    )
     add_overwrite(parser)
 
 
@@ -200,7 +214,18 @@ def two_choice(coherent: str, other: str, seed: int, *key: object) -> tuple[list
     return ([coherent, other] if label == 0 else [other, coherent]), label
 
 
-def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+def too_long(texts: tuple[str, str], max_bytes: int) -> bool:
+    """Whether the longer of a pair's texts has more than ``max_bytes`` UTF-8 bytes (:data:`MAX_BYTES`).
+
+    >>> too_long(("é" * 5, "e"), 9), too_long(("é" * 5, "e"), 10)
+    (True, False)
+    """
+    return max(len(text.encode("utf-8")) for text in texts) > max_bytes
+
+
+def shuffle_items(
+    rows: list[dict], source: str, join: str, seed: int, tally, max_bytes: int = MAX_BYTES
+) -> dict[str, list[dict]]:
     """``{task: items}`` of one shuffle config, one task per k."""
     tasks: dict[str, list[dict]] = {}
     for row in rows:
@@ -209,6 +234,8 @@ def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) ->
         reason = "empty_document" if not original.strip() or not shuffled.strip() else None
         if reason is None and original == shuffled:
             reason = "identical_texts"
+        if reason is None and too_long((original, shuffled), max_bytes):
+            reason = "too_long"
         task = task_name("shuffle", source, f"k{k}")
         if reason:
             tally(reason, {"task": task, "id": row["id"], "block_size": k, "permutation": permutation})
@@ -221,7 +248,9 @@ def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) ->
     return tasks
 
 
-def probe_items(rows: list[dict], phenomenon: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+def probe_items(
+    rows: list[dict], phenomenon: str, join: str, seed: int, tally, max_bytes: int = MAX_BYTES
+) -> dict[str, list[dict]]:
     """``{task: items}`` of one probe config: the unprobed document (its intruder as it was) vs the probed."""
     task, items = task_name("probe", phenomenon), []
     for row in rows:
@@ -235,6 +264,8 @@ def probe_items(rows: list[dict], phenomenon: str, join: str, seed: int, tally) 
             reason = "bad_probe"
         elif probed_text == unprobed_text:
             reason = "identical_texts"
+        elif too_long((probed_text, unprobed_text), max_bytes):
+            reason = "too_long"
         if reason:
             tally(reason, {"task": task, "id": row["id"]})
             continue
@@ -289,7 +320,9 @@ def jsonl(items: list[dict]) -> str:
     return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
 
 
-def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tuple[dict, dict, list[dict]]:
+def export(
+    tables: dict[str, list[dict]], out: str, join: str, seed: int, max_bytes: int = MAX_BYTES
+) -> tuple[dict, dict, list[dict]]:
     """Write the tasks, groups and data files; ``(items per task, groups, rejected)``."""
     from incoherent.sources.outputs import replace_text
 
@@ -304,10 +337,10 @@ def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tup
     for config, rows in tables.items():
         kind, name = config.split("-", 1)
         if kind == "shuffle":
-            made = shuffle_items(rows, name, join, seed, tally)
+            made = shuffle_items(rows, name, join, seed, tally, max_bytes)
             shuffle_groups[task_name("shuffle", name)] = sorted(made, key=lambda t: int(t.rsplit("_k", 1)[1]))
         else:
-            made = probe_items(rows, name, join, seed, tally)
+            made = probe_items(rows, name, join, seed, tally, max_bytes)
             probe_tasks.extend(made)
         tasks.update(made)
     if not tasks:
@@ -350,10 +383,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.pipelines.runtime.summary import write_summary
 
     started = time.time()
+    if args.max_bytes < 16:
+        raise InputError(f"--max-bytes {args.max_bytes}: at least 16 (a document of a few words)")
     tables = read_tables(args.dirs, args.config, args.split)  # before --out is touched
     task_names(tables)  # every task and group a name of its own, or one line
     prepare_output(args.out, args.overwrite, COMMAND)
-    counts, groups, rejected = export(tables, args.out, args.join, args.seed)
+    counts, groups, rejected = export(tables, args.out, args.join, args.seed, args.max_bytes)
     reasons: dict[str, int] = {}
     for record in rejected:
         reasons[record["reason"]] = reasons.get(record["reason"], 0) + 1
@@ -363,7 +398,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "command": COMMAND,
             "complete": True,
             "params": {"dirs": args.dirs, "configs": args.config, "split": args.split, "join": args.join,
-                       "seed": args.seed},
+                       "seed": args.seed, "max_bytes": args.max_bytes},
             "seconds": round(time.time() - started, 2),
             "counters": {"export-lm-eval": {"items": sum(counts.values()), **dict(sorted(reasons.items()))}},
             "tasks": counts,

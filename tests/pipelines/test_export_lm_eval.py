@@ -388,3 +388,35 @@ def test_lm_eval_scores_every_item_of_near_colliding_sources(tiny_llama_dir, tmp
         ids = {s["doc"]["id"] for s in samples[task]}
         source = "x-k" if task.startswith("incoherent_shuffle_x_k_") else "x"
         assert ids <= {r["id"] for r in read_rows(data, f"shuffle-{source}")}
+
+
+@pytest.mark.slow
+def test_a_document_too_long_for_the_model_is_left_out_not_a_failed_run(tiny_llama_dir, tmp_path, capsys):  # noqa: F811
+    """#53: lm-eval 0.4.13 cuts only the context (ours is empty), so a 200,000-character document failed the
+    whole run (``AssertionError len(continuation_enc) <= max_length``). Now a pair whose longer text has more
+    than ``--max-bytes`` UTF-8 bytes is left out, counted ``too_long`` and written to rejected.jsonl."""
+    docs = sample_documents(min_sentences=3, max_sentences=5)[:4]
+    sentences = [s for _, doc in sample_documents(min_sentences=3) for s in doc]
+    long_doc, size = [], 0
+    while size < 200_000:
+        long_doc.append(sentences[len(long_doc) % len(sentences)])
+        size += len(long_doc[-1]) + 1
+    write_documents(tmp_path / "docs", [*docs, ("long-1", long_doc)])
+    data = tmp_path / "shuffle"
+    assert run_cli("shuffle", tmp_path / "docs", "--out", data, "--block-sizes", "2", "--test-fraction", "1",
+                   "--max-sentences", "100000") == 0  # fmt: skip
+    assert any(r["id"] == "long-1" for r in read_rows(data, "shuffle-wsj"))
+    tasks = tmp_path / "tasks"
+    assert export(data, "--out", tasks) == 0
+    assert "left out: too_long 1" in capsys.readouterr().out
+    rejected = jsonl(tasks / "rejected.jsonl")
+    assert [(r["id"], r["reason"]) for r in rejected] == [("long-1", "too_long")]
+    assert json.loads((tasks / "run_summary.json").read_text())["counters"]["export-lm-eval"]["too_long"] == 1
+    samples = lm_eval_samples(tiny_llama_dir, tasks, "incoherent_shuffle", tmp_path / "lm-eval")
+    assert (
+        len(samples["incoherent_shuffle_wsj_k2"])
+        == len(jsonl(tasks / "data" / "incoherent_shuffle_wsj_k2.jsonl"))
+        > 0
+    )
+    assert export(data, "--out", tmp_path / "t2", "--max-bytes", "15") == 2
+    assert "--max-bytes 15: at least 16" in capsys.readouterr().err
