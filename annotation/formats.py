@@ -48,15 +48,26 @@ def to_int(value, offset: int = 0) -> int | None:
         return None
 
 
+MAX_SENTENCES = (
+    1_000  # an intruder position where the key does not give the document's sentences (99 is read)
+)
+MAX_SECONDS = 7 * 24 * 3600  # one answer in more than a week is no time measured (a 1e308 broke the tables)
+
+
 def finite_seconds(value) -> float | None:
-    """Seconds as a finite, non-negative number (None for anything else: text, NaN, infinity, a huge int)."""
+    """Seconds as a finite, non-negative number of at most :data:`MAX_SECONDS` (None for anything else: text,
+    NaN, infinity, a huge int, ``-1``, ``1e308``).
+
+    >>> finite_seconds(12.3456), finite_seconds(-1), finite_seconds(1e308), finite_seconds(True)
+    (12.346, None, None, None)
+    """
     if isinstance(value, bool):
         return None
     try:
         seconds = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else None
+    return round(seconds, 3) if math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS else None
 
 
 def plain_value(value) -> bool:
@@ -86,8 +97,8 @@ class Collector:
             return False
         if self.key["kind"] == "pair":
             return answer in (0, 1)
-        n = self.items[item_id].get("sentences")
-        return answer == -1 or (answer >= 1 and (n is None or answer < n))
+        n = self.items[item_id].get("sentences")  # None: unknown (INSteD's answer files): a sane bound
+        return answer == -1 or 1 <= answer < (MAX_SENTENCES if n is None else n)
 
     def add(
         self,

@@ -229,3 +229,27 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
         "| unprobed baseline (INSteD Table 7 human row): F1 on the same 5 documents (15 judgements), ΔF1 "
         "| 0.4000, +0.1714 |"
     ) in card
+
+
+def test_a_hand_edited_answers_file_is_checked_line_by_line(tmp_path, capsys):
+    """#53: ``report`` on a hand-edited ``answers.jsonl`` counted duplicate lines as extra judgements and took
+    answers 99, -5, 2**70 and seconds -1 or 1e308 (a 300-digit mean broke the table). Every such line is now
+    skipped and counted, as the import checks answers; the report is the one of the file as imported."""
+    study = insted_study(tmp_path, "main", INSTED)
+    assert cli("annotate", "report", study) == 0
+    clean = json.loads((study / "report.json").read_text())
+    capsys.readouterr()
+    path = study / "answers.jsonl"
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    bad = [lines[0], lines[1]]  # duplicates of lines already there
+    wrong = [{"answer": a} for a in (2**70, 1000, -5, True, "3")]  # INSteD gives no sentence counts: < 1,000
+    wrong += [{"seconds": s} for s in (-1, 1e308, "1", float("nan"))] + [{"task_id": "no-such-task"}]
+    bad += [json.dumps({**first, "worker": f"zz{i}", **change}) for i, change in enumerate(wrong)]
+    path.write_text("\n".join(lines + bad) + "\n")
+    assert cli("annotate", "report", study) == 0
+    printed = capsys.readouterr().out
+    assert f"skipped: {len(bad)} lines of answers.jsonl that are not answers" in printed, printed
+    report = json.loads((study / "report.json").read_text())
+    assert report["judgements"] == clean["judgements"]
+    assert report["mean_seconds"] == clean["mean_seconds"]
