@@ -55,19 +55,25 @@ MAX_SECONDS = 7 * 24 * 3600  # one answer in more than a week is no time measure
 
 
 def finite_seconds(value) -> float | None:
-    """Seconds as a finite, non-negative number of at most :data:`MAX_SECONDS` (None for anything else: text,
-    NaN, infinity, a huge int, ``-1``, ``1e308``).
-
-    >>> finite_seconds(12.3456), finite_seconds(-1), finite_seconds(1e308), finite_seconds(True)
-    (12.346, None, None, None)
-    """
+    """Seconds as a finite, non-negative number (None for anything else: text, NaN, infinity, a huge int)."""
     if isinstance(value, bool):
         return None
     try:
         seconds = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return round(seconds, 3) if math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS else None
+    return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def answer_seconds(value) -> float | None:
+    """:func:`finite_seconds` of at most :data:`MAX_SECONDS`, what a study keeps of an answer's time (None
+    for anything else: ``-1``, ``1e308``, text).
+
+    >>> answer_seconds(12.3456), answer_seconds(-1), answer_seconds(1e308), answer_seconds(True)
+    (12.346, None, None, None)
+    """
+    seconds = finite_seconds(value)
+    return seconds if seconds is not None and seconds <= MAX_SECONDS else None
 
 
 def plain_value(value) -> bool:
@@ -137,7 +143,7 @@ class Collector:
                     "item_id": item_id,
                     "worker": str(worker),
                     "answer": answer,
-                    "seconds": seconds,
+                    "seconds": answer_seconds(seconds),  # none over a week (a 1e308 broke the tables)
                     "origin": origin,
                     **{f: (assignment or {}).get(f) for f in ASSIGNMENT_FIELDS},
                 }

@@ -209,7 +209,7 @@ def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     if not isinstance(summary, dict) or summary.get("written_by") != IMPORT_FORMAT:
         raise InputError(f"{study_dir}: not an `annotate import` folder (key.json, import.json)")
     key = check_key(read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder"), study_dir)
-    from incoherent.annotation.formats import Collector, finite_seconds
+    from incoherent.annotation.formats import Collector, answer_seconds
 
     answers, skipped = [], 0
     items = key.get("items") or {}
@@ -229,7 +229,7 @@ def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
             and isinstance(record.get("task_id"), str)
             and (
                 record.get("seconds") is None
-                or (type(record["seconds"]) in (int, float) and finite_seconds(record["seconds"]) is not None)
+                or (type(record["seconds"]) in (int, float) and answer_seconds(record["seconds"]) is not None)
             )
         ):
             skipped += 1
