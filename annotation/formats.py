@@ -48,6 +48,12 @@ def to_int(value, offset: int = 0) -> int | None:
         return None
 
 
+MAX_SENTENCES = (
+    1_000  # an intruder position where the key does not give the document's sentences (99 is read)
+)
+MAX_SECONDS = 7 * 24 * 3600  # one answer in more than a week is no time measured (a 1e308 broke the tables)
+
+
 def finite_seconds(value) -> float | None:
     """Seconds as a finite, non-negative number (None for anything else: text, NaN, infinity, a huge int)."""
     if isinstance(value, bool):
@@ -57,6 +63,17 @@ def finite_seconds(value) -> float | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def answer_seconds(value) -> float | None:
+    """:func:`finite_seconds` of at most :data:`MAX_SECONDS`, what a study keeps of an answer's time (None
+    for anything else: ``-1``, ``1e308``, text).
+
+    >>> answer_seconds(12.3456), answer_seconds(-1), answer_seconds(1e308), answer_seconds(True)
+    (12.346, None, None, None)
+    """
+    seconds = finite_seconds(value)
+    return seconds if seconds is not None and seconds <= MAX_SECONDS else None
 
 
 def plain_value(value) -> bool:
@@ -86,8 +103,8 @@ class Collector:
             return False
         if self.key["kind"] == "pair":
             return answer in (0, 1)
-        n = self.items[item_id].get("sentences")
-        return answer == -1 or (answer >= 1 and (n is None or answer < n))
+        n = self.items[item_id].get("sentences")  # None: unknown (INSteD's answer files): a sane bound
+        return answer == -1 or 1 <= answer < (MAX_SENTENCES if n is None else n)
 
     def add(
         self,
@@ -126,7 +143,7 @@ class Collector:
                     "item_id": item_id,
                     "worker": str(worker),
                     "answer": answer,
-                    "seconds": seconds,
+                    "seconds": answer_seconds(seconds),  # none over a week (a 1e308 broke the tables)
                     "origin": origin,
                     **{f: (assignment or {}).get(f) for f in ASSIGNMENT_FIELDS},
                 }

@@ -209,20 +209,35 @@ def read_study(study_dir: str) -> tuple[dict, list[dict], dict]:
     if not isinstance(summary, dict) or summary.get("written_by") != IMPORT_FORMAT:
         raise InputError(f"{study_dir}: not an `annotate import` folder (key.json, import.json)")
     key = check_key(read_json(os.path.join(study_dir, "key.json"), "an `annotate import` folder"), study_dir)
+    from incoherent.annotation.formats import Collector, answer_seconds
+
     answers, skipped = [], 0
     items = key.get("items") or {}
-    for line in read_text(os.path.join(study_dir, "answers.jsonl")).splitlines():
+    # the import wrote it, but it is a text file a hand can edit: every line checked as the import checked the
+    # answers (an item of the key, an answer in its range, once per worker and item, seconds null or sane)
+    collector = Collector({**key, "tasks": key.get("tasks") or {}})
+    for number, line in enumerate(read_text(os.path.join(study_dir, "answers.jsonl")).splitlines(), 1):
         if not line.strip():
             continue
         record, _, _ = load_line(line)  # not JSON, too deep, a lone surrogate: None, skipped and counted
-        if (
+        if not (
             isinstance(record, dict)
             and isinstance(record.get("item_id"), str)
             and record["item_id"] in items
-            and isinstance(record.get("answer"), int)
+            and type(record.get("answer")) is int
             and isinstance(record.get("worker"), str)
             and isinstance(record.get("task_id"), str)
+            and (
+                record.get("seconds") is None
+                or (type(record["seconds"]) in (int, float) and answer_seconds(record["seconds"]) is not None)
+            )
         ):
+            skipped += 1
+            continue
+        before = len(collector.answers)  # out of range (99, -5, 2**70), an unknown task, a duplicate line
+        collector.add(record["task_id"], record["item_id"], record["worker"], record["answer"],
+                      record["answer"], record.get("seconds"), f"answers.jsonl:{number}", record)  # fmt: skip
+        if len(collector.answers) > before:
             answers.append(record)
         else:
             skipped += 1

@@ -56,6 +56,22 @@ def human_row(study: Study, baseline: Study) -> dict:
     for folder, k in ((study_dir, key), (base_dir, base_key)):
         if k["kind"] != "intruder":
             raise InputError(f"{folder}: a shuffle (pair) study has no intruder position, so no Table 7 row")
+    if key.get("export_id") is not None and key.get("export_id") == base_key.get("export_id"):
+        raise InputError(
+            f"--baseline {base_dir}: the same export as {study_dir} (export id {key['export_id']}); a study is "
+            "not its own baseline"
+        )
+    config = base_key.get("config")
+    if isinstance(config, str) and config.startswith("probe-") and not base_key.get("unprobed"):
+        raise InputError(
+            f"--baseline {base_dir}: a study of the probed documents ({config}); the baseline is the study of the "
+            "same documents before the probe (annotate export --unprobed)"
+        )
+    if key.get("unprobed"):
+        raise InputError(
+            f"{study_dir}: a study of unprobed documents (annotate export --unprobed) is a baseline, not a study "
+            "to compare with one"
+        )
     ours = _judgements(key, answers)
     theirs = {doc: given for doc, given in _judgements(base_key, base_answers).items() if doc in ours}
     if not ours:

@@ -26,6 +26,7 @@ from incoherent.filters.lm_load import CAUSAL, load_language_model, model_positi
 from incoherent.filters.lm_windows import join_sentences
 from incoherent.filters.model_source import resolve_model
 from incoherent.filters.provenance import (
+    PROVENANCE,
     data_fingerprint,
     read_provenance,
     saw_shuffled_text,
@@ -34,6 +35,7 @@ from incoherent.filters.provenance import (
 from incoherent.filters.training import check_out, fit, prepare_out
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
+from incoherent.sources.outputs import files_written
 
 SHUFFLED_COLUMNS = ("shuffled", "block_order")
 MASK_SHARE = 0.15
@@ -294,7 +296,7 @@ def finetune(config: FinetuneConfig) -> dict:
         lengths=[len(b) for b in train_blocks],
         terms=loss_terms(kind),
     )
-    prepare_out(config.out)
+    kept = prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)
     tokenizer.save_pretrained(config.out)
     provenance = {
@@ -315,6 +317,7 @@ def finetune(config: FinetuneConfig) -> dict:
         "device": device,
         "block_tokens": block,
         **result,
+        "files": files_written(config.out, kept, PROVENANCE),  # what a later --overwrite deletes
     }
     write_provenance(config.out, provenance)
     return provenance

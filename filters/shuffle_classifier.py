@@ -27,10 +27,11 @@ from incoherent.filters.lm_load import model_positions
 from incoherent.filters.lm_windows import join_sentences
 from incoherent.filters.model import check_weights, load_config, load_pretrained, open_tokenizer
 from incoherent.filters.model_source import resolve_model
-from incoherent.filters.provenance import data_fingerprint, write_provenance
+from incoherent.filters.provenance import PROVENANCE, data_fingerprint, write_provenance
 from incoherent.filters.training import check_out, fit, prepare_out
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
+from incoherent.sources.outputs import files_written
 
 COHERENT, INCOHERENT = "coherent", "incoherent"
 ID2LABEL = {0: INCOHERENT, 1: COHERENT}
@@ -274,7 +275,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         precision=config.precision,
         lengths=[len(ids) for ids, _ in examples],
     )
-    prepare_out(config.out)
+    kept = prepare_out(config.out)
     model.save_pretrained(config.out, safe_serialization=True)
     tokenizer.save_pretrained(config.out)
     provenance = {
@@ -297,6 +298,7 @@ def train_shuffle(config: ShuffleTrainConfig) -> dict:
         "device": device,
         "max_length": max_length,
         **result,
+        "files": files_written(config.out, kept, PROVENANCE),  # what a later --overwrite deletes
     }
     write_provenance(config.out, provenance)
     return provenance

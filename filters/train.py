@@ -24,10 +24,13 @@ from incoherent.filters.hardware import adamw, enable_tf32, training_precision
 from incoherent.filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
 from incoherent.filters.training import length_grouped, train_step
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import clear_folder, entries, finite, replace_text
+from incoherent.sources.outputs import entries, files_written, finite, own_files, remove_entries, replace_text
 
 LOG = logging.getLogger("incoherent.filters")
 WARMUP_SHARE = 0.1
+
+
+METRICS = "metrics.json"  # written last; its "files" are what a later --overwrite deletes
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def _check_out(out: str, overwrite: bool) -> None:
         if not overwrite:
             raise InputError(f"{out}: output directory is not empty (pass --overwrite to replace it)")
         try:
-            with open(os.path.join(out, "metrics.json"), encoding="utf-8") as f:
+            with open(os.path.join(out, METRICS), encoding="utf-8") as f:
                 ours = "intruder sentence detection" in str(json.load(f).get("task"))
         except (OSError, ValueError, AttributeError):
             ours = False
@@ -101,6 +104,11 @@ def _check_out(out: str, overwrite: bool) -> None:
             raise InputError(
                 f"{out}: not a model written by `incoherent train-filter` (no metrics.json); refusing to "
                 "replace it (choose another --out)"
+            )
+        if own_files(out, METRICS) is None:
+            raise InputError(
+                f"{out}: written by an older incoherent whose {METRICS} does not list the files it wrote, so "
+                "your own files there cannot be told from them; delete the folder yourself or choose another --out"
             )
 
 
@@ -139,8 +147,10 @@ def train(config: TrainConfig) -> dict:
     enable_tf32(device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base_model(config.base_model)
-    clear_folder(config.out)  # --overwrite: no stale files from an earlier model (the --out lock stays)
+    # --overwrite: the earlier model's files (as its metrics.json lists them), never a user's file beside them
+    remove_entries(config.out, own_files(config.out, METRICS) or [])
     os.makedirs(config.out, exist_ok=True)
+    kept = set(entries(config.out))
     model.to(device)
     types = token_types(model.config, tokenizer)
     examples = training_examples(train_rows)
@@ -229,7 +239,8 @@ def train(config: TrainConfig) -> dict:
         "validation": best,
         "history": history,
         "seconds": round(time.time() - started, 2),
+        "files": files_written(config.out, kept, METRICS),  # what a later --overwrite deletes
     }
     text = json.dumps(finite(summary), indent=2, allow_nan=False)  # a NaN metric: null, never bare NaN
-    replace_text(os.path.join(config.out, "metrics.json"), text + "\n")
+    replace_text(os.path.join(config.out, METRICS), text + "\n")
     return summary

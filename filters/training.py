@@ -25,7 +25,7 @@ from incoherent.corpora.seeding import rng_for
 from incoherent.filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
 from incoherent.filters.provenance import PROVENANCE
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import clear_folder, entries
+from incoherent.sources.outputs import entries, own_files, remove_entries
 
 LOG = logging.getLogger("incoherent.filters")
 LENGTH_GROUP = 50  # batches per length-sorted group (Trainer's LengthGroupedSampler uses 50 too)
@@ -135,6 +135,11 @@ def check_out(out: str, overwrite: bool, inputs: Sequence[str] = (), command: st
             f"--out {out}: not a model written by `incoherent {command}` (no {PROVENANCE} naming it); refusing "
             "to replace it (choose another --out)"
         )
+    if command and entries(out) and own_files(out, PROVENANCE) is None:
+        raise InputError(
+            f"--out {out}: written by an older incoherent whose {PROVENANCE} does not list the files it wrote, "
+            "so your own files there cannot be told from them; delete the folder yourself or choose another --out"
+        )
     real_out = os.path.realpath(out)
     for path in inputs:
         real = os.path.realpath(path)
@@ -152,9 +157,12 @@ def written_by(model_dir: str) -> str | None:
     return value.get("command") if isinstance(value, dict) else None
 
 
-def prepare_out(out: str) -> None:
-    clear_folder(out)  # --overwrite: no stale files of an earlier model (the --out lock stays)
+def prepare_out(out: str) -> set[str]:
+    """Delete the earlier model's files (``--overwrite``: what its provenance lists, never a user's file beside
+    them, nor the --out lock); what is left (kept), for :func:`sources.outputs.files_written`."""
+    remove_entries(out, own_files(out, PROVENANCE) or [])
     os.makedirs(out, exist_ok=True)
+    return set(entries(out))
 
 
 def fit(

@@ -243,7 +243,8 @@ def command_name(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    with interrupts.signals_as_interrupts():  # Ctrl-C and `kill` alike: one line, the lock let go
+    # Ctrl-C and `kill` alike: one line, the lock let go; no process it starts imports from the current folder
+    with interrupts.signals_as_interrupts(), safety.no_imports_from_cwd():
         try:
             return _main(argv)
         # before the command's own `try` (its parser) or in its last `finally`

@@ -48,6 +48,11 @@ METRICS = ("acc", "acc_norm")  # lm-eval's multiple_choice metrics the tasks rep
 SHUFFLE_COLUMNS = ["id", "source", "block_size", "permutation", "original", "shuffled"]
 PROBE_COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence"]
 JOINS = {"space": " ", "newline": "\n"}  # as filters.lm.JOINS (score-shuffle --join), without importing torch
+# A choice lm-eval cannot score fails the whole run (0.4.13: ``assert len(continuation_enc) <= max_length``; it cuts
+# only the context, and ours is empty). A text of N UTF-8 bytes is at most N tokens for a byte-level BPE (GPT-2,
+# Llama 3, Qwen) and N + 1 for SentencePiece with byte fallback (Llama 2, Mistral), so a pair whose longer text
+# is at most MAX_BYTES bytes fits every model with more positions than that (8,192: Llama 3, Mistral, Qwen2).
+MAX_BYTES = 8_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what joins the sentences of a document: space or newline, as score-shuffle's --join (space)",
     )
     parser.add_argument("--seed", type=int, default=0, help="which choice is the coherent one (default 0)")
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help="leave out (too_long) a pair whose longer document has more than N UTF-8 bytes: at most N + 1 "
+        "tokens, so it fits a model with more positions; lm-eval fails the whole run on a longer one "
+        f"(default {MAX_BYTES:,}: models of 8,192 positions; 1,000 for GPT-2's 1,024)",
+    )
     add_overwrite(parser)
 
 
@@ -104,10 +118,17 @@ def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, li
     from apache_beam.io.filesystems import FileSystems
 
     found: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
     for path in dirs:
         _, files = table_files(path)
         for f in files:
-            found.setdefault(posixpath.basename(posixpath.dirname(f)), []).append(f)
+            config = posixpath.basename(posixpath.dirname(f))
+            if where.setdefault(config, path) != path:  # two corpora of one name would merge into one task
+                raise InputError(
+                    f"{config}: in both {where[config]} and {path}; export them to separate --out folders "
+                    "(or choose one with --config)"
+                )
+            found.setdefault(config, []).append(f)
     unknown = [c for c in dict.fromkeys(configs) if c not in found]
     if unknown:
         raise InputError(f"--config: {', '.join(unknown)} not found (found: {', '.join(sorted(found))})")
@@ -139,6 +160,45 @@ def task_name(*parts: object) -> str:
     return "_".join([PREFIX, *(str(p).replace("-", "_").replace(".", "_") for p in parts)])
 
 
+def task_names(tables: dict[str, list[dict]]) -> dict[str, str]:
+    """``{task or group name: what it is}`` for every name the export of ``tables`` writes; one line when two
+    configs give one name (in any case: the data files must differ on a case-insensitive disk too).
+
+    :func:`task_name` writes ``-`` and ``.`` as ``_`` (as lm-eval's own task names are), so sources ``news-a``
+    and ``news_a`` would both be ``incoherent_shuffle_news_a_k2``, and a source ``x_k1``'s group the k = 1
+    task of ``x``: the second's items were written over the first's, silently.
+
+    >>> task_names({"shuffle-news-a": [{"block_size": 2}], "shuffle-news_a": [{"block_size": 2}]})
+    Traceback (most recent call last):
+    ...
+    incoherent.schemas.records.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
+is also incoherent_shuffle_news_a, the group of shuffle-news-a ('-' and '.' are written '_'; case is not told \
+apart); rename a source or export them apart (--config)
+    """
+    names: dict[str, tuple[str, str]] = {}  # casefolded name -> (name, what)
+
+    def claim(name: str, what: str, config: str) -> None:
+        earlier = names.setdefault(name.casefold(), (name, what))
+        if earlier[1] != what:
+            raise InputError(
+                f"{config}: {name}, the lm-eval name of its {what.removesuffix(' of ' + config)}, is also "
+                f"{earlier[0]}, the {earlier[1]} ('-' and '.' are written '_'; case is not told apart); rename a "
+                "source or export them apart (--config)"
+            )
+
+    for kind, group in (("shuffle", task_name("shuffle")), ("probes", task_name("probes"))):
+        claim(group, f"group of every {kind} task", kind)
+    for config, rows in sorted(tables.items()):
+        kind, name = config.split("-", 1)
+        if kind == "shuffle":
+            claim(task_name("shuffle", name), f"group of {config}", config)
+            for k in sorted({int(row["block_size"]) for row in rows}):
+                claim(task_name("shuffle", name, f"k{k}"), f"k = {k} task of {config}", config)
+        else:
+            claim(task_name("probe", name), f"task of {config}", config)
+    return {name: what for name, what in names.values()}
+
+
 def join_text(sentences, join: str) -> str:
     """A document as score-shuffle reads it: its non-empty sentences joined (``filters.lm.join_sentences``)."""
     return JOINS[join].join(s for s in sentences or [] if s)
@@ -154,7 +214,18 @@ def two_choice(coherent: str, other: str, seed: int, *key: object) -> tuple[list
     return ([coherent, other] if label == 0 else [other, coherent]), label
 
 
-def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+def too_long(texts: tuple[str, str], max_bytes: int) -> bool:
+    """Whether the longer of a pair's texts has more than ``max_bytes`` UTF-8 bytes (:data:`MAX_BYTES`).
+
+    >>> too_long(("é" * 5, "e"), 9), too_long(("é" * 5, "e"), 10)
+    (True, False)
+    """
+    return max(len(text.encode("utf-8")) for text in texts) > max_bytes
+
+
+def shuffle_items(
+    rows: list[dict], source: str, join: str, seed: int, tally, max_bytes: int = MAX_BYTES
+) -> dict[str, list[dict]]:
     """``{task: items}`` of one shuffle config, one task per k."""
     tasks: dict[str, list[dict]] = {}
     for row in rows:
@@ -163,6 +234,8 @@ def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) ->
         reason = "empty_document" if not original.strip() or not shuffled.strip() else None
         if reason is None and original == shuffled:
             reason = "identical_texts"
+        if reason is None and too_long((original, shuffled), max_bytes):
+            reason = "too_long"
         task = task_name("shuffle", source, f"k{k}")
         if reason:
             tally(reason, {"task": task, "id": row["id"], "block_size": k, "permutation": permutation})
@@ -175,7 +248,9 @@ def shuffle_items(rows: list[dict], source: str, join: str, seed: int, tally) ->
     return tasks
 
 
-def probe_items(rows: list[dict], phenomenon: str, join: str, seed: int, tally) -> dict[str, list[dict]]:
+def probe_items(
+    rows: list[dict], phenomenon: str, join: str, seed: int, tally, max_bytes: int = MAX_BYTES
+) -> dict[str, list[dict]]:
     """``{task: items}`` of one probe config: the unprobed document (its intruder as it was) vs the probed."""
     task, items = task_name("probe", phenomenon), []
     for row in rows:
@@ -189,6 +264,8 @@ def probe_items(rows: list[dict], phenomenon: str, join: str, seed: int, tally) 
             reason = "bad_probe"
         elif probed_text == unprobed_text:
             reason = "identical_texts"
+        elif too_long((probed_text, unprobed_text), max_bytes):
+            reason = "too_long"
         if reason:
             tally(reason, {"task": task, "id": row["id"]})
             continue
@@ -243,7 +320,9 @@ def jsonl(items: list[dict]) -> str:
     return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
 
 
-def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tuple[dict, dict, list[dict]]:
+def export(
+    tables: dict[str, list[dict]], out: str, join: str, seed: int, max_bytes: int = MAX_BYTES
+) -> tuple[dict, dict, list[dict]]:
     """Write the tasks, groups and data files; ``(items per task, groups, rejected)``."""
     from incoherent.sources.outputs import replace_text
 
@@ -258,10 +337,10 @@ def export(tables: dict[str, list[dict]], out: str, join: str, seed: int) -> tup
     for config, rows in tables.items():
         kind, name = config.split("-", 1)
         if kind == "shuffle":
-            made = shuffle_items(rows, name, join, seed, tally)
+            made = shuffle_items(rows, name, join, seed, tally, max_bytes)
             shuffle_groups[task_name("shuffle", name)] = sorted(made, key=lambda t: int(t.rsplit("_k", 1)[1]))
         else:
-            made = probe_items(rows, name, join, seed, tally)
+            made = probe_items(rows, name, join, seed, tally, max_bytes)
             probe_tasks.extend(made)
         tasks.update(made)
     if not tasks:
@@ -300,13 +379,16 @@ def top_groups(groups: dict[str, list[str]]) -> list[str]:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from incoherent.pipelines.runtime.run import prepare_output
+    from incoherent.pipelines.runtime.run import finish_output, prepare_output
     from incoherent.pipelines.runtime.summary import write_summary
 
     started = time.time()
+    if args.max_bytes < 16:
+        raise InputError(f"--max-bytes {args.max_bytes}: at least 16 (a document of a few words)")
     tables = read_tables(args.dirs, args.config, args.split)  # before --out is touched
+    task_names(tables)  # every task and group a name of its own, or one line
     prepare_output(args.out, args.overwrite, COMMAND)
-    counts, groups, rejected = export(tables, args.out, args.join, args.seed)
+    counts, groups, rejected = export(tables, args.out, args.join, args.seed, args.max_bytes)
     reasons: dict[str, int] = {}
     for record in rejected:
         reasons[record["reason"]] = reasons.get(record["reason"], 0) + 1
@@ -316,13 +398,14 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             "command": COMMAND,
             "complete": True,
             "params": {"dirs": args.dirs, "configs": args.config, "split": args.split, "join": args.join,
-                       "seed": args.seed},
+                       "seed": args.seed, "max_bytes": args.max_bytes},
             "seconds": round(time.time() - started, 2),
             "counters": {"export-lm-eval": {"items": sum(counts.values()), **dict(sorted(reasons.items()))}},
             "tasks": counts,
             "groups": groups,
         },
     )  # fmt: skip
+    finish_output(args.out, COMMAND)
     left_out = "".join(f"; left out: {reason} {n:,}" for reason, n in sorted(reasons.items()))
     print(f"{len(counts)} tasks, {sum(counts.values()):,} items -> {args.out}{left_out}")
     for group, members in groups.items():

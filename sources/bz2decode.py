@@ -301,7 +301,7 @@ class _DecoderProcess:
         self.errors = tempfile.TemporaryFile()
         self.serial = threads <= 2
         self.child = subprocess.Popen(
-            [sys.executable, "-c", _DECODER, path, str(max(1, threads - 1))],
+            [sys.executable, "-P", "-c", _DECODER, path, str(max(1, threads - 1))],
             stdout=subprocess.PIPE,
             stderr=self.errors,
         )

@@ -200,6 +200,45 @@ def entries(folder: str) -> list[str]:
     return sorted(name for name in os.listdir(folder) if name != LOCK_FILE)
 
 
+def remove_entries(folder: str, names) -> None:
+    """Delete the entries ``names`` of ``folder`` (links are removed, never followed; absent ones skipped); a
+    name that is not a plain entry of ``folder`` (``..``, ``a/b``, the lock's file) is never touched."""
+    present = set(entries(folder))
+    for name in names:
+        if name not in present or name in (".", "..") or "/" in name or os.sep in name:
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+
+def own_files(folder: str, record: str) -> list[str] | None:
+    """The entries of ``folder`` that its command wrote, as the JSON file ``record`` it wrote last (a model's
+    ``provenance.json``, ``metrics.json``) lists them under ``files`` (the record itself and leftover
+    ``.partial`` files of listed names too); None when the record lists none (an older ``incoherent``, or a
+    hand-edited record), so the caller refuses rather than guess which files are the user's."""
+    import json
+
+    try:
+        with open(os.path.join(folder, record), encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    files = value.get("files") if isinstance(value, dict) else None
+    if not isinstance(files, list) or not all(isinstance(name, str) for name in files):
+        return None
+    listed = set(files) | {record}
+    return [name for name in entries(folder) if name in listed or name.removesuffix(PARTIAL) in listed]
+
+
+def files_written(folder: str, kept, record: str) -> list[str]:
+    """What a command wrote in ``folder``: every entry but ``kept`` (what was there before it started), and
+    ``record``, the file that will list them (written last)."""
+    return sorted((set(entries(folder)) - set(kept)) | {record})
+
+
 def clear_folder(folder: str) -> None:
     """Delete everything in ``folder`` but the output lock's file (links are removed, never followed)."""
     for name in entries(folder):

@@ -45,5 +45,5 @@ class IngestCnn(beam.PTransform):
                 functools.partial(read_stories, read_limits=self._limits, source=self._source), STAGE
             )
         )
-        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE, uncount="kept")
         return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()

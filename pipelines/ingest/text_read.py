@@ -93,7 +93,7 @@ class IngestText(beam.PTransform):
             parts_docs.append(docs)
             parts_rejected.append(rejected)
         docs = parts_docs | "AllDocs" >> beam.Flatten()
-        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE, uncount="kept")
         return unique, (*parts_rejected, duplicates) | "AllRejected" >> beam.Flatten()
 
 
@@ -127,5 +127,5 @@ class IngestSelected(beam.PTransform):
             | "SpreadFiles" >> beam.Reshuffle()
             | "ReadFiles" >> ApplyWithRejects(read_file, STAGE)
         )
-        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE)
+        unique, duplicates = docs | "DropDuplicates" >> DropDuplicateIds(STAGE, uncount="kept")
         return unique, (rejected, duplicates) | "AllRejected" >> beam.Flatten()

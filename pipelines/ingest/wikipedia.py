@@ -115,7 +115,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         if len(args.dumps) > 1:
             # Several dumps (e.g. snapshots of one wiki) can hold the same page id: keep the newest revision.
-            documents, duplicates = documents | "DropDuplicates" >> DropDuplicateIds(STAGE)
+            documents, duplicates = documents | "DropDuplicates" >> DropDuplicateIds(STAGE, uncount="kept")
             rejected = (rejected, duplicates) | "AllRejected" >> beam.Flatten()
         documents | "WriteDocuments" >> WriteTable(out, f"documents-{source}", split="documents")
         rejected | "WriteRejected" >> WriteRejected(out, STAGE)

@@ -437,7 +437,7 @@ def dying_with_this_process(command: Sequence[str]) -> list[str]:
 
     if not sys.platform.startswith("linux"):
         return list(command)
-    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
+    return [sys.executable, "-S", "-P", "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def _jar_server_classes(key: str):

@@ -93,12 +93,51 @@ def _not_ours(out_dir: str, command: str) -> InputError:
     )
 
 
+def _names(value: object) -> set[str] | None:
+    """A marker's list of entry names, or None when it is not a list of strings (absent, or hand-edited)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        return None
+    return set(value)
+
+
+def own_entries(out_dir: str, names: list[str], command: str) -> list[str]:
+    """Of the entries ``names`` of ``out_dir``, those the earlier run of ``command`` wrote: what ``--overwrite``
+    (or a rerun after a failed run) deletes. Everything else (a user's ``NOTES.txt``, ``mine/``) stays.
+
+    The marker says (:func:`pipelines.runtime.safety.marker_bytes`): a finished run lists what it ``wrote``;
+    a run that did not finish lists what it ``kept`` (what was there before it started), and the rest is its
+    own. A folder of an older ``incoherent``, whose marker lists neither, is refused in one line: which of its
+    entries are the user's cannot be told.
+    """
+    marker = _read_json(storage.join(out_dir, safety.RUN_MARKER))
+    marker = marker if isinstance(marker, dict) else {}
+    wrote, kept = _names(marker.get("wrote")), _names(marker.get("kept"))
+    if wrote is not None:
+        wrote |= {safety.RUN_MARKER, SUMMARY_FILE}
+        return [n for n in names if n in wrote or n.removesuffix(outputs.PARTIAL) in wrote]
+    if kept is not None:
+        return [n for n in names if n not in kept]
+    raise InputError(
+        f"{out_dir}: written by an older incoherent whose marker does not list the files it wrote, so your "
+        "own files there cannot be told from them; delete the folder yourself or choose another --out"
+    )
+
+
+def _top_level(out_dir: str, paths: list[str]) -> dict[str, list[str]]:
+    """``{entry: [paths]}``: remote object paths under ``out_dir`` by their top-level entry."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        found.setdefault(posixpath.relpath(path, out_dir).split("/", 1)[0], []).append(path)
+    return found
+
+
 def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
     """Refuse to mix runs: an output directory with an earlier run's files needs ``--overwrite``.
 
     Only a folder recognisably written by the same command (its marker, :data:`pipelines.runtime.safety.RUN_MARKER`,
-    or its ``run_summary.json``) is replaced; an earlier run of it that failed is replaced without
-    ``--overwrite``. Any other non-empty folder is refused. The marker is written first.
+    or its ``run_summary.json``) is replaced, and in it only what that run wrote (:func:`own_entries`); an
+    earlier run of it that failed is replaced without ``--overwrite``. Any other non-empty folder is refused.
+    The marker is written first, listing what is kept; :func:`finish_output` lists what the run wrote.
     """
     if not storage.is_remote(out_dir):
         safety.check_writable_dir(out_dir)
@@ -110,9 +149,12 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
                 raise _not_ours(out_dir, command)
             if complete and not overwrite:
                 raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-            outputs.clear_folder(out_dir)  # ours: a finished run with --overwrite, or one that failed
+            outputs.remove_entries(out_dir, own_entries(out_dir, found, command))
         os.makedirs(out_dir, exist_ok=True)
-        safety.write_marker(out_dir, safety.RUN_MARKER, "run", command)
+        kept = [n for n in outputs.entries(out_dir) if n != safety.RUN_MARKER + outputs.PARTIAL]
+        outputs.replace_file(
+            os.path.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command, kept=kept)
+        )
         return
     storage.check_reachable(out_dir)
     probe = posixpath.join(out_dir, ".write-check")  # a missing bucket or no write permission: one line, now
@@ -121,15 +163,41 @@ def prepare_output(out_dir: str, overwrite: bool, command: str = "") -> None:
         FileSystems.delete([probe])
     except Exception as exc:  # noqa: BLE001 - Beam wraps every storage failure in its own types
         raise InputError(f"{out_dir}: cannot be written ({storage.storage_error(exc)})") from None
-    existing = [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
-    if existing:
+    found = _top_level(out_dir, _remote_paths(out_dir))
+    if found:
         ours, complete = _ours(out_dir, command)
         if not ours:
             raise _not_ours(out_dir, command)
         if complete and not overwrite:
             raise InputError(f"{out_dir}: output directory is not empty (pass --overwrite to replace it)")
-        FileSystems.delete(existing)
-    storage.write_bytes(posixpath.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command))
+        doomed = own_entries(out_dir, sorted(found), command)
+        FileSystems.delete([path for name in doomed for path in found[name]])
+        found = {name: paths for name, paths in found.items() if name not in doomed}
+    storage.write_bytes(
+        posixpath.join(out_dir, safety.RUN_MARKER), safety.marker_bytes("run", command, kept=sorted(found))
+    )
+
+
+def _remote_paths(out_dir: str) -> list[str]:
+    return [m.path for r in FileSystems.match([posixpath.join(out_dir, "**")]) for m in r.metadata_list]
+
+
+def finish_output(out_dir: str, command: str) -> None:
+    """Once a run has written everything (its run summary last): its marker lists what it ``wrote``, every entry
+    of ``out_dir`` but those it ``kept``, so a later ``--overwrite`` deletes exactly those."""
+    marker = _read_json(storage.join(out_dir, safety.RUN_MARKER))
+    kept = _names(marker.get("kept")) if isinstance(marker, dict) else None
+    kept = kept or set()
+    if storage.is_remote(out_dir):
+        names = set(_top_level(out_dir, _remote_paths(out_dir)))
+    else:
+        names = set(outputs.entries(out_dir))
+    wrote = sorted((names - kept) | {safety.RUN_MARKER})
+    data = safety.marker_bytes("run", command, kept=sorted(kept), wrote=wrote)
+    if storage.is_remote(out_dir):
+        storage.write_bytes(storage.join(out_dir, safety.RUN_MARKER), data)
+    else:
+        outputs.replace_file(os.path.join(out_dir, safety.RUN_MARKER), data)
 
 
 def query_counters(result) -> dict[str, dict[str, int]]:
@@ -331,6 +399,7 @@ def run_pipeline(
     if extra_summary:
         summary.update(extra_summary(summary))
     write_summary(out_dir, summary)
+    finish_output(out_dir, command)
     return summary
 
 

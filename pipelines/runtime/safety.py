@@ -46,6 +46,7 @@ from incoherent.sources.paths import is_remote
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
 MARKER_FORMAT = 1
+RUN_MARKER_FORMAT = 2  # a single command's marker listing what it kept and wrote (format 1 listed nothing)
 
 
 def just_started(names, marker: str) -> bool:
@@ -194,10 +195,20 @@ def check_writable_dir(out: str, option: str = "--out") -> None:
 # ------------------------------------------------------------------------------------------------ markers
 
 
-def marker_bytes(kind: str, command: str) -> bytes:
-    """The marker's content: deterministic (no time, no host), so a build's bytes do not change with it."""
-    text = json.dumps({"format": MARKER_FORMAT, "written_by": f"incoherent {command}", "kind": kind})
-    return (text + "\n").encode("utf-8")
+def marker_bytes(kind: str, command: str, **names: list[str]) -> bytes:
+    """The marker's content: deterministic (no time, no host), so a build's bytes do not change with it.
+
+    A single command's marker lists names too (:func:`pipelines.runtime.run.prepare_output`): ``kept``, the
+    entries of ``OUT`` that were there before it started (a user's files), and once it finished ``wrote``, the
+    entries it wrote: ``--overwrite`` deletes only those.
+
+    >>> marker_bytes("run", "ingest text", kept=["NOTES.txt"])
+    b'{"format": 2, "written_by": "incoherent ingest text", "kind": "run", "kept": ["NOTES.txt"]}\\n'
+    """
+    value: dict = {"format": RUN_MARKER_FORMAT if names else MARKER_FORMAT}
+    value.update({"written_by": f"incoherent {command}", "kind": kind})
+    value.update({key: sorted(listed) for key, listed in names.items()})
+    return (json.dumps(value) + "\n").encode("utf-8")
 
 
 def read_marker(path: str) -> dict | None:
@@ -278,6 +289,24 @@ class OutLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+@contextlib.contextmanager
+def no_imports_from_cwd():
+    """While a command runs, every Python process it starts (``build``'s fork server and stage processes, Beam's
+    SDK workers of ``multi_processing`` mode, helpers run with ``-c``) imports nothing from the current
+    directory: ``PYTHONSAFEPATH=1`` (Python 3.11+) stops ``python -m``/``-c`` from putting it first on
+    ``sys.path``, where a ``dis.py`` in the folder ``build`` was started in was imported and run by the fork
+    server. The variable is restored when the command ends (the CLI runs in-process in tests)."""
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def dataset_of_build(path: str) -> str:

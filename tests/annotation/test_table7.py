@@ -72,6 +72,11 @@ def test_insted_probe_answers_against_the_main_file(tmp_path, capsys):
     # the study's own report is whole beside the row; the baseline's folder is only read
     assert "krippendorff_alpha" in json.loads((gender / "report.json").read_text())
     assert not (main / "report.json").exists()
+    copy = tmp_path / "copy-of-main"  # #53: the same INSteD file imported again (the same export id)
+    __import__("shutil").copytree(main, copy)
+    assert cli("annotate", "report", main, "--baseline", copy) == 2
+    err = capsys.readouterr().err
+    assert "the same export as" in err and "a study is not its own baseline" in err, err
 
 
 def test_several_probe_studies_are_one_table(tmp_path, capsys):
@@ -194,6 +199,22 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
     line = next(x for x in printed.splitlines() if x.startswith("negation "))
     assert line.split() == ["negation", "0.4000", "+0.1714", "0.5714", "5", "15", "5", "15"]
 
+    # #53: the probed study as the baseline, the unprobed one as the study, a copy of the study as its own
+    # baseline (same export id): each one line (each printed a ΔF1 row, exit 0)
+    import shutil
+
+    shutil.copytree(tmp_path / "study-probed", tmp_path / "study-copy")
+    for study, baseline, message in (
+        ("study-unprobed", "study-probed", "a study of the probed documents (probe-negation)"),
+        ("study-probed", "study-copy", "the same export as"),
+        ("study-unprobed", "study-copy", "a study of the probed documents"),
+    ):
+        assert cli("annotate", "report", tmp_path / study, "--baseline", tmp_path / baseline) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    capsys.readouterr()
+    assert cli("annotate", "report", tmp_path / "study-copy", "--baseline", tmp_path / "study-unprobed") == 0
+
     # the unprobed documents are in no table of the dataset: verify says so in one line
     assert cli("annotate", "report", tmp_path / "study-unprobed") == 0
     assert cli("annotate", "verify", tmp_path / "study-unprobed", probes) == 2
@@ -208,3 +229,27 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
         "| unprobed baseline (INSteD Table 7 human row): F1 on the same 5 documents (15 judgements), ΔF1 "
         "| 0.4000, +0.1714 |"
     ) in card
+
+
+def test_a_hand_edited_answers_file_is_checked_line_by_line(tmp_path, capsys):
+    """#53: ``report`` on a hand-edited ``answers.jsonl`` counted duplicate lines as extra judgements and took
+    answers 99, -5, 2**70 and seconds -1 or 1e308 (a 300-digit mean broke the table). Every such line is now
+    skipped and counted, as the import checks answers; the report is the one of the file as imported."""
+    study = insted_study(tmp_path, "main", INSTED)
+    assert cli("annotate", "report", study) == 0
+    clean = json.loads((study / "report.json").read_text())
+    capsys.readouterr()
+    path = study / "answers.jsonl"
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    bad = [lines[0], lines[1]]  # duplicates of lines already there
+    wrong = [{"answer": a} for a in (2**70, 1000, -5, True, "3")]  # INSteD gives no sentence counts: < 1,000
+    wrong += [{"seconds": s} for s in (-1, 1e308, "1", float("nan"))] + [{"task_id": "no-such-task"}]
+    bad += [json.dumps({**first, "worker": f"zz{i}", **change}) for i, change in enumerate(wrong)]
+    path.write_text("\n".join(lines + bad) + "\n")
+    assert cli("annotate", "report", study) == 0
+    printed = capsys.readouterr().out
+    assert f"skipped: {len(bad)} lines of answers.jsonl that are not answers" in printed, printed
+    report = json.loads((study / "report.json").read_text())
+    assert report["judgements"] == clean["judgements"]
+    assert report["mean_seconds"] == clean["mean_seconds"]

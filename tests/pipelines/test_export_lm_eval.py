@@ -152,6 +152,9 @@ def test_overwrite_and_bad_input(wsj_shuffle_dir, tmp_path, capsys):  # noqa: F8
     (out / "data" / "stale.jsonl").write_text("{}\n")
     assert export(wsj_shuffle_dir, "--out", out, "--overwrite", "--split", "train") == 0
     assert not (out / "data" / "stale.jsonl").exists()  # the earlier run is replaced whole
+    (out / "mine.yaml").write_text("task: mine\n")  # #53: a user's own file beside the tasks stays
+    assert export(wsj_shuffle_dir, "--out", out, "--overwrite") == 0
+    assert (out / "mine.yaml").read_text() == "task: mine\n"
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep")
@@ -324,3 +327,96 @@ def test_compare_sum_changes_only_the_decisions(tiny_gpt2_dir, tmp_path, capsys)
     assert run_cli("score-shuffle", tiny_gpt2_dir, data, "--out", tmp_path / "c", "--scorer", "classifier",
                    "--compare", "sum") == 2  # fmt: skip
     assert "--compare sum: language-model scores" in capsys.readouterr().err
+
+
+def shuffle_of(tmp_path, sources: dict[str, slice], block_sizes=("1", "2")):
+    """``incoherent shuffle`` of WSJ sample documents, ``{source: which documents}``, all in the test split."""
+    docs = sample_documents(min_sentences=3, max_sentences=5)
+    for source, part in sources.items():
+        write_documents(tmp_path / "docs", docs[part], source=source)
+    out = tmp_path / "shuffle"
+    assert run_cli("shuffle", tmp_path / "docs", "--out", out, "--block-sizes", *block_sizes,
+                   "--test-fraction", "1") == 0  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize(
+    "sources, message",
+    [
+        (("news-a", "news_a"), "shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, is also"),
+        (("x", "x_k1"), "incoherent_shuffle_x_k1, the lm-eval name of its group, is also incoherent_shuffle_x_k1, "
+                        "the k = 1 task of shuffle-x"),
+        (("wsj", "WSJ"), "case is not told apart"),
+    ],
+)  # fmt: skip
+def test_sources_whose_task_names_collide_are_refused(tmp_path, capsys, sources, message):
+    """#53: sources ``news-a`` and ``news_a`` gave "2 tasks, 14 items" (14 of 28 pairs dropped, nothing in
+    rejected.jsonl), and ``x_k1``'s group overwrote ``x``'s k = 1 task. Now one line, nothing written."""
+    data = shuffle_of(tmp_path, {sources[0]: slice(0, 4), sources[1]: slice(4, 8)})
+    out = tmp_path / "tasks"
+    assert export(data, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_one_config_in_two_folders_is_refused(wsj_shuffle_dir, tmp_path, capsys):  # noqa: F811
+    """Two corpora of one source name (two builds of ``wsj``) would merge into one task; one line instead."""
+    other = tmp_path / "other"
+    shutil.copytree(wsj_shuffle_dir, other)
+    assert export(wsj_shuffle_dir, other, "--out", tmp_path / "tasks") == 2
+    err = capsys.readouterr().err
+    assert f"shuffle-wsj: in both {wsj_shuffle_dir} and {other}" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_lm_eval_scores_every_item_of_near_colliding_sources(tiny_llama_dir, tmp_path):  # noqa: F811
+    """Sources ``x`` and ``x-k`` (tasks ``incoherent_shuffle_x_k1`` and ``incoherent_shuffle_x_k_k1``): the real
+    ``lm_eval`` loads every task under its own name and scores every pair of each once."""
+    data = shuffle_of(tmp_path, {"x": slice(0, 4), "x-k": slice(4, 8)})
+    tasks = tmp_path / "tasks"
+    assert export(data, "--out", tasks) == 0
+    summary = json.loads((tasks / "run_summary.json").read_text())
+    pairs = {c: len(read_rows(data, c)) for c in ("shuffle-x", "shuffle-x-k")}
+    assert sum(summary["tasks"].values()) + sum(
+        v for k, v in summary["counters"]["export-lm-eval"].items() if k != "items"
+    ) == sum(pairs.values())
+    samples = lm_eval_samples(tiny_llama_dir, tasks, "incoherent_shuffle", tmp_path / "lm-eval")
+    assert sorted(t for t in samples if t != "_results") == sorted(summary["tasks"])
+    for task, items in summary["tasks"].items():
+        assert len(samples[task]) == items > 0
+        ids = {s["doc"]["id"] for s in samples[task]}
+        source = "x-k" if task.startswith("incoherent_shuffle_x_k_") else "x"
+        assert ids <= {r["id"] for r in read_rows(data, f"shuffle-{source}")}
+
+
+@pytest.mark.slow
+def test_a_document_too_long_for_the_model_is_left_out_not_a_failed_run(tiny_llama_dir, tmp_path, capsys):  # noqa: F811
+    """#53: lm-eval 0.4.13 cuts only the context (ours is empty), so a 200,000-character document failed the
+    whole run (``AssertionError len(continuation_enc) <= max_length``). Now a pair whose longer text has more
+    than ``--max-bytes`` UTF-8 bytes is left out, counted ``too_long`` and written to rejected.jsonl."""
+    docs = sample_documents(min_sentences=3, max_sentences=5)[:4]
+    sentences = [s for _, doc in sample_documents(min_sentences=3) for s in doc]
+    long_doc, size = [], 0
+    while size < 200_000:
+        long_doc.append(sentences[len(long_doc) % len(sentences)])
+        size += len(long_doc[-1]) + 1
+    write_documents(tmp_path / "docs", [*docs, ("long-1", long_doc)])
+    data = tmp_path / "shuffle"
+    assert run_cli("shuffle", tmp_path / "docs", "--out", data, "--block-sizes", "2", "--test-fraction", "1",
+                   "--max-sentences", "100000") == 0  # fmt: skip
+    assert any(r["id"] == "long-1" for r in read_rows(data, "shuffle-wsj"))
+    tasks = tmp_path / "tasks"
+    assert export(data, "--out", tasks) == 0
+    assert "left out: too_long 1" in capsys.readouterr().out
+    rejected = jsonl(tasks / "rejected.jsonl")
+    assert [(r["id"], r["reason"]) for r in rejected] == [("long-1", "too_long")]
+    assert json.loads((tasks / "run_summary.json").read_text())["counters"]["export-lm-eval"]["too_long"] == 1
+    samples = lm_eval_samples(tiny_llama_dir, tasks, "incoherent_shuffle", tmp_path / "lm-eval")
+    assert (
+        len(samples["incoherent_shuffle_wsj_k2"])
+        == len(jsonl(tasks / "data" / "incoherent_shuffle_wsj_k2.jsonl"))
+        > 0
+    )
+    assert export(data, "--out", tmp_path / "t2", "--max-bytes", "15") == 2
+    assert "--max-bytes 15: at least 16" in capsys.readouterr().err

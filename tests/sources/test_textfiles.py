@@ -60,6 +60,9 @@ def test_cli_jsonl_and_parquet_with_bad_records(tmp_path):
     assert [d["id"] for d in docs] == [f"news:{i}" for i in range(5)]
     reasons_seen = sorted(r["reason"] for r in read_rows(out, "rejected/ingest-text"))
     assert reasons_seen == ["bad_json", "duplicate_id", "missing_id"]
+    counters = json.loads((out / "run_summary.json").read_text())["counters"]["ingest-text"]
+    assert counters == {"kept": 5, "bad_json": 1, "duplicate_id": 1, "missing_id": 1}  # kept: 6 before
+
     out2 = tmp_path / "out2"
     assert (
         run_cli(
@@ -130,3 +133,24 @@ def test_row_ids_of_two_files_sharing_a_name_are_refused(tmp_path, capsys):
     assert not out.exists()
     assert run_cli(*args[:-1], "--out", out) == 0  # their own ids (wsj_0001 ...): distinct, all kept
     assert len(read_rows(out, "documents-test")) == 6
+
+
+def test_a_duplicate_id_is_counted_once_and_read_is_the_lines(tmp_path, capsys):
+    """#53: three lines, one id twice: "read: 4 records", counter kept 3, 2 documents written. Now read is the
+    3 lines, kept the 2 documents written, the copy counted and dead-lettered."""
+    lines = [
+        {"id": "a", "text": "The cat sat on the mat. It was warm there."},
+        {"id": "a", "text": "A dog ran down the road. It was fast."},
+        {"id": "b", "text": "Rain fell all day. The streets were wet."},
+    ]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "o"
+    capsys.readouterr()
+    assert run_cli("ingest", "text", tmp_path / "c.jsonl", "--out", out) == 0
+    printed = capsys.readouterr().out
+    assert "2 documents -> " in printed and "(read: 3 records)" in printed, printed
+    assert "rejected duplicate_id: 1" in printed
+    counters = json.loads((out / "run_summary.json").read_text())["counters"]["ingest-text"]
+    assert counters == {"kept": 2, "duplicate_id": 1}
+    assert len(read_rows(out, "documents-c")) == 2
+    assert [r["id"] for r in read_rows(out, "rejected/ingest-text")] == ["c:a"]

@@ -246,3 +246,6 @@ def test_several_dumps_keep_the_newest_revision_of_a_page(tmp_path):
     assert "wikipedia:698" in {r["id"] for r in dropped}
     summary = json.loads((out / "run_summary.json").read_text())
     assert summary["counters"]["ingest-wikipedia"]["duplicate_id"] == len(dropped)
+    assert summary["counters"]["ingest-wikipedia"]["kept"] == len(
+        docs
+    )  # #53: the copies were counted kept too

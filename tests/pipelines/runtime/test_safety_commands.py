@@ -475,3 +475,76 @@ def test_card_and_verify_wait_for_the_build_of_their_dataset(built, tmp_path, ca
     finally:
         lock.release()
     assert cli.main(["card", str(out / "dataset")]) == 0  # the build ended: the card is written
+
+
+# ------------------------------------------------------------------------ no code from the current directory
+
+HOSTILE = ("json", "dis", "inspect", "argparse", "tokenize", "csv", "dataclasses", "typing")
+
+
+def hostile_folder(path: Path) -> Path:
+    """A folder of modules named after the standard library's, each leaving a file when it is imported (what a
+    ``dis.py`` left in a download folder does, as a run of arbitrary code)."""
+    path.mkdir()
+    for name in HOSTILE:
+        (path / f"{name}.py").write_text(
+            f"open({str(path / ('IMPORTED-' + name))!r}, 'w').close()\nraise SystemExit('hostile {name}.py ran')\n"
+        )
+    return path
+
+
+def imported_from(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("IMPORTED-"))
+
+
+def run_in(folder: Path, argv: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env.pop("PYTHONSAFEPATH", None)
+    return subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "python -m incoherent",
+        "python -m incoherent.pipelines.cli",
+        "console script",
+        "multi_processing",  # Beam's SDK workers: subprocesses started with python -m
+    ],
+)
+def test_no_command_imports_from_the_current_directory(tmp_path, how):
+    """#53: ``python -m`` (and ``-c``) put the current folder first on ``sys.path``; a ``dis.py`` there was
+    imported and run by ``build``'s fork server. Started in a folder of hostile modules, no process imports
+    one."""
+    folder = hostile_folder(tmp_path / "downloads")
+    out = tmp_path / "out"
+    starts = {
+        "python -m incoherent": [sys.executable, "-m", "incoherent"],
+        "python -m incoherent.pipelines.cli": [sys.executable, "-m", "incoherent.pipelines.cli"],
+        "console script": [str(Path(sys.executable).parent / "incoherent")],
+        "multi_processing": [sys.executable, "-m", "incoherent"],
+    }
+    argv = [*starts[how], "ingest", "text", str(WSJ), "--out", str(out), "--quiet"]
+    if how == "multi_processing":
+        argv += ["--direct_running_mode", "multi_processing", "--direct_num_workers", "2"]
+    done = run_in(folder, argv)
+    assert imported_from(folder) == [], done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((out / "run_summary.json").read_text())["complete"] is True
+
+
+@pytest.mark.slow
+def test_build_fork_server_and_stages_import_nothing_from_the_current_directory(tmp_path):
+    """The case of #53: ``build``'s fork server (``python -c``, Python 3.11 keeps ``''`` on its ``sys.path``)
+    preloads Beam and every stage, and stage processes are forked from it."""
+    folder = hostile_folder(tmp_path / "downloads")
+    config = tmp_path / "wsj.yaml"
+    config.write_text(
+        (ROOT / "tests" / "data" / "wsj-build.yaml").read_text().replace("base: ../..", f"base: {ROOT}")
+    )
+    done = run_in(
+        folder,
+        [sys.executable, "-m", "incoherent", "build", str(config), "--out", str(tmp_path / "b"), "--quiet"],
+    )
+    assert imported_from(folder) == [], done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -415,7 +415,11 @@ def test_train_filter_overwrite_replaces_only_a_model_it_wrote(tmp_path):
         _check_out(str(mine), True)
     model = tmp_path / "model"
     model.mkdir()
-    (model / "metrics.json").write_text(json.dumps({"task": "intruder sentence detection (Shen et al.)"}))
+    task = "intruder sentence detection (Shen et al.)"
+    (model / "metrics.json").write_text(json.dumps({"task": task}))
+    with pytest.raises(InputError, match="older incoherent whose metrics.json does not list the files"):
+        _check_out(str(model), True)  # which of its files are the user's cannot be told: refused
+    (model / "metrics.json").write_text(json.dumps({"task": task, "files": ["metrics.json"]}))
     with pytest.raises(InputError, match="pass --overwrite"):
         _check_out(str(model), False)
     _check_out(str(model), True)
@@ -434,10 +438,89 @@ def test_lm_training_overwrite_replaces_only_a_model_it_wrote(tmp_path, command)
     model = tmp_path / "model"
     model.mkdir()
     (model / PROVENANCE).write_text(json.dumps({"command": command}))
+    with pytest.raises(InputError, match=f"older incoherent whose {PROVENANCE} does not list the files"):
+        check_out(str(model), True, [], command=command)
+    (model / PROVENANCE).write_text(json.dumps({"command": command, "files": [PROVENANCE]}))
     check_out(str(model), True, [], command=command)
     other = "train-shuffle" if command == "finetune-lm" else "finetune-lm"
     with pytest.raises(InputError, match="not a model written by"):
         check_out(str(model), True, [], command=other)
+
+
+def test_overwrite_keeps_the_users_own_files_in_out(tmp_path):
+    """#53: ``--overwrite`` replaced the whole folder, a user's ``NOTES.txt`` and ``mine/`` with it; now only
+    what the earlier run wrote (its marker lists it) is deleted, run after run."""
+    out = tmp_path / "o"
+    assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out) == 0
+    (out / "NOTES.txt").write_text("x\n")
+    (out / "mine").mkdir()
+    (out / "mine" / "data.csv").write_text("1,2\n")
+    (out / "documents-wsj" / "stale.parquet").write_text("the command's own folder: replaced whole")
+    for _ in range(2):
+        assert run_cli("ingest", "text", SAMPLES / "wsj" / "wsj.jsonl", "--out", out, "--overwrite") == 0
+        assert (out / "NOTES.txt").read_text() == "x\n" and (out / "mine" / "data.csv").read_text() == "1,2\n"
+        assert not (out / "documents-wsj" / "stale.parquet").exists()
+        marker = json.loads((out / safety.RUN_MARKER).read_text())
+        assert marker["kept"] == ["NOTES.txt", "mine"]
+        assert {"documents-wsj", "run_summary.json", safety.RUN_MARKER} <= set(marker["wrote"])
+        assert not set(marker["wrote"]) & {"NOTES.txt", "mine"}
+
+
+def test_a_failed_run_is_replaced_but_what_it_kept_stays(tmp_path):
+    """A run that did not finish lists what was there before it (``kept``): the rest is its own."""
+    out = tmp_path / "o"
+    run.prepare_output(str(out), False, "index")
+    (out / "tables").mkdir()
+    run.finish_output(str(out), "index")
+    (out / "NOTES.txt").write_text("x")
+    run.prepare_output(str(out), True, "index")  # a second run starts ...
+    (out / "tables").mkdir()  # ... writes, and is killed: no finish_output
+    (out / ".spill").mkdir()
+    run.prepare_output(str(out), False, "index")  # replaced without --overwrite, NOTES.txt kept
+    assert sorted(os.listdir(out)) == sorted(["NOTES.txt", safety.RUN_MARKER])
+
+
+def test_an_older_marker_listing_nothing_is_refused_and_kept(tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / safety.RUN_MARKER).write_text('{"format": 1, "written_by": "incoherent index", "kind": "run"}\n')
+    (out / "run_summary.json").write_text('{"command": "index", "complete": true}')
+    (out / "thesis.tex").write_text("years of work")
+    before = tree(out)
+    with pytest.raises(InputError, match="older incoherent whose marker does not list the files it wrote"):
+        run.prepare_output(str(out), True, "index")
+    assert tree(out) == before
+
+
+def test_a_hand_edited_marker_deletes_nothing_outside_out(tmp_path):
+    out, victim = tmp_path / "o", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("keep")
+    run.prepare_output(str(out), False, "index")
+    wrote = ["../victim", str(victim), "/", ".", "..", safety.LOCK_FILE]
+    marker = {"format": 2, "written_by": "incoherent index", "kind": "run", "kept": [], "wrote": wrote}
+    (out / safety.RUN_MARKER).write_text(json.dumps(marker))
+    (out / "run_summary.json").write_text('{"command": "index", "complete": true}')
+    run.prepare_output(str(out), True, "index")
+    assert (victim / "keep").read_text() == "keep"
+
+
+def test_model_overwrite_keeps_the_users_files(tmp_path):
+    """train-filter, finetune-lm, train-shuffle: the provenance (metrics) lists the model's files."""
+    from incoherent.filters.provenance import PROVENANCE
+    from incoherent.filters.training import check_out, prepare_out
+    from incoherent.sources.outputs import files_written
+
+    model = tmp_path / "model"
+    kept = prepare_out(str(model))
+    (model / "model.safetensors").write_text("w")
+    (model / PROVENANCE).write_text(
+        json.dumps({"command": "finetune-lm", "files": files_written(str(model), kept, PROVENANCE)})
+    )
+    (model / "NOTES.txt").write_text("mine")
+    check_out(str(model), True, [], command="finetune-lm")
+    assert prepare_out(str(model)) == {"NOTES.txt"}
+    assert sorted(os.listdir(model)) == ["NOTES.txt"]
 
 
 def _fail(_element, out):
