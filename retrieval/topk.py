@@ -571,8 +571,24 @@ def _chunk_tests(acc, thr, lo, hi, shift):
 
 @njit(cache=True)
 def _pairs_cell(
-    rows, q_start, q_end, q_indices, q_data, lo, hi, t_indices, t_data, shift, cb0, cb1, group,
-    q_heap, doc_heap0, keys, thr, acc,
+    rows,
+    q_start,
+    q_end,
+    q_indices,
+    q_data,
+    lo,
+    hi,
+    t_indices,
+    t_data,
+    shift,
+    cb0,
+    cb1,
+    group,
+    q_heap,
+    doc_heap0,
+    keys,
+    thr,
+    acc,
 ):
     """The pairs (q, d), q in ``rows``, d in the tile, q < d: each score offered to both top-k.
 
@@ -658,25 +674,45 @@ def _merge_keys(keys, out):
 
 
 @njit(parallel=True, cache=True)
-def _pairs_all(indptr, indices, data, offsets, bounds, t_indices, t_data, group, k, lanes):
-    """Every row's top-k keys from each pair once: lane L takes the queries ``q % lanes == L`` of every tile
-    into top-k of its own (all rows); the lanes' top-k are then merged."""
-    num_docs = indptr.shape[0] - 1
-    keys = np.zeros((lanes, num_docs, k), np.uint64)
+def _pairs_block(
+    rows, q_start, q_end, q_indices, q_data, lo, hi, t_indices, t_data, shift, b0, b1, group, k, lanes
+):
+    """The top-k keys a cell gives: queries ``rows`` (ascending; either all in the tile or all before it)
+    against the tile's rows ``b0:b1`` (coordinates ``row - shift`` in ``t_indices``). Returns ``keys``: one
+    top-k per tile row, then (queries before the tile) one per query. Lane L takes every lanes-th query into
+    top-k of its own; the lanes' are merged."""
+    nb = b1 - b0
+    inside = len(rows) > 0 and rows[0] >= b0
+    nh = nb if inside else nb + len(rows)
+    q_heap = rows - b0 if inside else np.arange(nb, nb + len(rows))
+    keys = np.zeros((lanes, nh, k), np.uint64)
     for lane in prange(lanes):
-        thr = np.full(num_docs, TINY, np.float32)
-        acc = np.zeros(num_docs, np.float32)
-        heap = np.arange(num_docs)
-        for j in range(len(bounds) - 1):
-            b0, b1 = bounds[j], bounds[j + 1]
-            rows = np.arange(lane, b1 - 1, lanes)
-            _pairs_cell(
-                rows, indptr[rows], indptr[rows + 1], indices, data, offsets[j], offsets[j + 1], t_indices,
-                t_data, 0, b0, b1, group, heap[rows], b0, keys[lane], thr, acc,
-            )
+        thr = np.full(nh, TINY, np.float32)
+        acc = np.zeros(b1 - shift, np.float32)  # coordinates below b0 - shift are never touched
+        mine = np.arange(lane, len(rows), lanes)
+        _pairs_cell(
+            rows[mine],
+            q_start[mine],
+            q_end[mine],
+            q_indices,
+            q_data,
+            lo,
+            hi,
+            t_indices,
+            t_data,
+            shift,
+            b0 - shift,
+            b1 - shift,
+            group,
+            q_heap[mine],
+            0,
+            keys[lane],
+            thr,
+            acc,
+        )
     if lanes == 1:
         return keys[0]
-    out = np.zeros((num_docs, k), np.uint64)
+    out = np.zeros((nh, k), np.uint64)
     _merge_keys(keys, out)
     return out
 
@@ -695,30 +731,97 @@ def tile_bounds(num_docs: int, tile_rows: int) -> np.ndarray:
     return np.array([*range(0, num_docs, max(1, tile_rows)), num_docs], np.int64)
 
 
-def all_topk_pairs(
-    scoring: ScoringMatrix, k: int, tile_rows: int | None = None, threads: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(cols, scores)``, each ``num_docs x k``: every row's top-k (-1 / 0 past the end), each pair scored once,
-    in tiles of ``tile_rows`` documents (default :func:`tile_rows_for_cache`). The same as :func:`all_topk`."""
-    num_docs = scoring.num_docs
-    if num_docs == 0:
-        return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
-    bounds = tile_bounds(num_docs, tile_rows or tile_rows_for_cache())
-    offsets = _tile_offsets(scoring.t_indptr, scoring.t_indices, bounds)
-    indptr = scoring.indptr
-    if scoring.spill is not None:
-        _, indices, data = scoring.query_rows(np.arange(num_docs, dtype=np.int64))
-    else:
-        indices, data = scoring.indices, scoring.data
+def cell_keys(
+    scoring: ScoringMatrix,
+    queries: tuple[int, int],
+    tile: tuple[int, int],
+    k: int,
+    offsets: tuple[np.ndarray, np.ndarray] | None = None,
+    threads: int | None = None,
+) -> list[tuple[int, np.ndarray]]:
+    """The cell (query rows ``queries`` x document rows ``tile``) of the grid: ``[(first_row, keys), ...]``,
+    top-k keys (:func:`_key`) of consecutive rows from ``first_row``, from the pairs q < d of the cell.
+
+    ``queries`` is the tile itself or rows before it. ``offsets``: the tile's ``(lo, hi)`` in the posting
+    lists (:func:`_tile_offsets`), computed here when not given."""
+    (a0, a1), (b0, b1) = queries, tile
+    if not (a0 == b0 and a1 == b1) and a1 > b0:
+        raise ValueError(f"queries {queries} must be the tile {tile} or rows before it")
+    if offsets is None:
+        bounds = np.array([b0, b1], np.int64)
+        both = _tile_offsets(scoring.t_indptr, scoring.t_indices, bounds)
+        offsets = (both[0], both[1])
+    rows = np.arange(a0, a1, dtype=np.int64)
+    q_indptr, q_indices, q_data = scoring.query_rows(rows)
     with _LAUNCH:
         previous = get_num_threads()
         if threads:
             set_num_threads(max(1, min(threads, previous)))
         try:
-            lanes = max(1, min(num_docs, get_num_threads()))
-            keys = _pairs_all(
-                indptr, indices, data, offsets, bounds, scoring.t_indices, scoring.t_data, scoring.group, k, lanes
+            lanes = max(1, min(len(rows), get_num_threads()))
+            keys = _pairs_block(
+                rows,
+                q_indptr[:-1],
+                q_indptr[1:],
+                q_indices,
+                q_data,
+                offsets[0],
+                offsets[1],
+                scoring.t_indices,
+                scoring.t_data,
+                0,
+                b0,
+                b1,
+                scoring.group,
+                k,
+                lanes,
             )
         finally:
             set_num_threads(previous)
+    if a0 == b0:
+        return [(b0, keys)]
+    return [(b0, keys[: b1 - b0]), (a0, keys[b1 - b0 :])]
+
+
+@njit(cache=True)
+def merge_keys(into, keys):
+    """``into[i]`` becomes the top-k of ``into[i]`` and ``keys[i]`` (both descending, 0 where empty)."""
+    k = into.shape[1]
+    for row in range(keys.shape[0]):
+        for i in range(k):
+            key = keys[row, i]
+            if key <= into[row, k - 1]:
+                break
+            j = k - 1
+            while j > 0 and into[row, j - 1] < key:
+                into[row, j] = into[row, j - 1]
+                j -= 1
+            into[row, j] = key
+
+
+def grid(num_docs: int, tile_rows: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The cells ``(queries, tile)``: every tile against itself and every tile before it.
+
+    >>> grid(5, 2)
+    [((0, 2), (0, 2)), ((0, 2), (2, 4)), ((2, 4), (2, 4)), ((0, 2), (4, 5)), ((2, 4), (4, 5)), ((4, 5), (4, 5))]
+    """
+    tiles = blocks(num_docs, tile_rows)
+    return [(tiles[i], tiles[j]) for j in range(len(tiles)) for i in range(j + 1)]
+
+
+def all_topk_pairs(
+    scoring: ScoringMatrix, k: int, tile_rows: int | None = None, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cols, scores)``, each ``num_docs x k``: every row's top-k (-1 / 0 past the end), each pair scored once,
+    cell after cell of the :func:`grid` of tiles of ``tile_rows`` documents (default :func:`tile_rows_for_cache`),
+    the cells' top-k merged. The same neighbours as :func:`all_topk`."""
+    num_docs = scoring.num_docs
+    tile_rows = tile_rows or tile_rows_for_cache()
+    keys = np.zeros((num_docs, k), np.uint64)
+    bounds = tile_bounds(num_docs, tile_rows)
+    offsets = _tile_offsets(scoring.t_indptr, scoring.t_indices, bounds)
+    for queries, tile in grid(num_docs, tile_rows):
+        j = tile[0] // tile_rows
+        for first, part in cell_keys(scoring, queries, tile, k, (offsets[j], offsets[j + 1]), threads):
+            merge_keys(keys[first : first + len(part)], part)
     return decode_keys(keys)
