@@ -24,6 +24,14 @@ posting order, so it does not depend on the block, the thread or the worker. Sco
 precision written to Parquet); documents are scanned in row order and a score must be strictly greater than
 the current k-th to enter, so ties go to the smaller row (rows are sorted by id).
 
+Each pair once (:func:`all_topk_pairs`, :func:`cell_keys`; what ``incoherent neighbors`` runs when every
+document is a query): the documents are cut into tiles and a *cell* of the :func:`grid` takes the queries of a
+tile or of an earlier tile against the tile's documents, walking only the postings of rows after the query's:
+half the multiply-adds, an accumulator and a scan of the tile's rows only, and each score offered to both
+documents' top-k. The score of a pair is the same sum whichever row is the query (the query's features in
+column order, and only the shared ones add), so the neighbours are byte for byte those of :func:`all_topk`
+(details above :data:`CELL_CHUNK`).
+
 Excluded: the query itself, documents with exactly the same text (``text_keys``), and scores <= 0: a
 zero-vector document (no n-gram with idf > 0) is never a neighbour and has none.
 """

@@ -1,10 +1,13 @@
 """``incoherent neighbors DOCS_DIR --index INDEX_DIR --k 10 --out DIR``: top-k similar documents of every document.
 
 Writes ``OUT/neighbors/neighbors-*.parquet`` (``NEIGHBORS_SCHEMA``: ``id``, ``neighbors: [{id, score}]``, best
-first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows are cut into blocks (one Beam
-element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``), keeps its posting
-lists in memory and its rows in a local temporary file (``TMPDIR``; 8 bytes per non-zero), and scores a block
-with a compiled kernel on ``--threads`` threads. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
+first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). Every document a query: the documents are
+cut into tiles (``--block-rows``, default: a tile's scores fit in half the L2 cache) and a Beam element is a
+cell of the grid, a tile against itself or an earlier tile, whose pairs (q < d) are each scored once and offered
+to both documents' top-k; each row's top-k is merged over the cells by key. Each worker loads the index matrix
+once (``apache_beam.utils.shared.Shared``), keeps its posting lists in memory and its rows in a local temporary
+file (``TMPDIR``; 8 bytes per non-zero), and scores a cell with a compiled kernel on ``--threads`` threads. The
+documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
 
 ``--queries DOCS_DIR_OR_ID_LIST`` computes the neighbours of those documents only (against the whole index):
 a documents directory, or a text file with one id per line (e.g. the sample of ``incoherent intruders
