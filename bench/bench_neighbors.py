@@ -13,8 +13,9 @@ process of its own so that ``getrusage`` counts it alone (user + system CPU seco
 - the kernel alone: ``prepare`` + ``all_topk_pairs`` (each pair once, tiles of ``tile_rows_for_cache()``),
   and today's ``all_topk`` (every query against every document) on the same prepared matrix: their outputs
   must be byte-identical;
-- sparse_dot_topn's ``sp_matmul_topn(A, A.T, top_n=11)`` (its defaults: one thread), the top-10 sets after
-  dropping the document itself, its exact-duplicate texts and scores <= 0; a set that differs only among
+- sparse_dot_topn's ``sp_matmul_topn(A, A.T, top_n=10 + the largest number of copies of one text)`` (its
+  defaults: one thread), the top-10 sets after dropping the document itself, its exact-duplicate texts and
+  scores <= 0; a set that differs only among
   documents scoring the 10th score (relative 1e-5: its float32 sums run in another order) is "at a tie".
 
 Also: the neighbours table of the command against the kernel's rows (the same ids and float32 scores), the
@@ -107,14 +108,18 @@ def peer_main(index_dir: str, out: str) -> None:
     import scipy.sparse as sp
     from sparse_dot_topn import sp_matmul_topn
 
+    from incoherent.retrieval.index import TfidfIndex
+
     matrix = sp.load_npz(Path(index_dir) / "tfidf.npz").tocsr().astype(np.float32)
+    _, copies = np.unique(TfidfIndex.load(index_dir).text_keys, return_counts=True)
+    top_n = K + int(copies.max(initial=1))  # itself and its exact duplicates may fill the first places
     transposed = matrix.T.tocsr()
     t0 = self_cpu()
-    result = sp_matmul_topn(matrix, transposed, top_n=K + 1)
+    result = sp_matmul_topn(matrix, transposed, top_n=top_n)
     t = self_cpu() - t0
     result = result.tocsr()
     np.savez(out, indptr=result.indptr, indices=result.indices, data=result.data)
-    print(json.dumps({"peer_cpu_s": round(t, 2)}))
+    print(json.dumps({"peer_cpu_s": round(t, 2), "peer_top_n": top_n}))
 
 
 def compare_sets(ours: np.lib.npyio.NpzFile, peer: np.lib.npyio.NpzFile) -> dict:

@@ -119,10 +119,10 @@ class TopKCells(beam.DoFn):
     keys its pairs give the tile's rows and the queries' rows (raw uint64 bytes, merged by
     :class:`MergeKeys`)."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int, total: int):
+    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int, total: int, handle):
         self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
         self._total = total
-        self._shared = shared.Shared()
+        self._shared = handle  # the handle of CellRows: a worker loads the index once for both
 
     def setup(self):
         index_dir, params = self._index_dir, self._params
@@ -176,9 +176,9 @@ class MergeKeys(beam.CombineFn):
 class CellRows(beam.DoFn):
     """``(first_row, merged keys)`` -> one ``NEIGHBORS_SCHEMA`` row per row of the run."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int):
+    def __init__(self, index_dir: str, params: IndexParams, k: int, handle):
         self._index_dir, self._params, self._k = index_dir, params, k
-        self._shared = shared.Shared()
+        self._shared = handle
 
     def setup(self):
         index_dir, params = self._index_dir, self._params
@@ -272,17 +272,20 @@ class Neighbors(beam.PTransform):
         fingerprint = beam.pvalue.AsSingleton(fingerprint)
         if self._cells is not None:
             # every pair once: the cells of the grid, each row's top-k merged over the cells that gave it some
+            handle = shared.Shared()
             return (
                 pbegin
                 | "Cells" >> beam.Create(self._cells)
                 | "SpreadCells" >> beam.Reshuffle()
                 | "TopKCells"
                 >> beam.ParDo(
-                    TopKCells(self._index_dir, self._params, self._k, self._threads, len(self._cells)),
+                    TopKCells(
+                        self._index_dir, self._params, self._k, self._threads, len(self._cells), handle
+                    ),
                     docs_fingerprint=fingerprint,
                 )
                 | "MergeKeys" >> beam.CombinePerKey(MergeKeys(self._k))
-                | "Rows" >> beam.ParDo(CellRows(self._index_dir, self._params, self._k))
+                | "Rows" >> beam.ParDo(CellRows(self._index_dir, self._params, self._k, handle))
             )
         return (
             pbegin
