@@ -24,6 +24,14 @@ posting order, so it does not depend on the block, the thread or the worker. Sco
 precision written to Parquet); documents are scanned in row order and a score must be strictly greater than
 the current k-th to enter, so ties go to the smaller row (rows are sorted by id).
 
+Each pair once (:func:`all_topk_pairs`, :func:`cell_keys`; what ``incoherent neighbors`` runs when every
+document is a query): the documents are cut into tiles and a *cell* of the :func:`grid` takes the queries of a
+tile or of an earlier tile against the tile's documents, walking only the postings of rows after the query's:
+half the multiply-adds, an accumulator and a scan of the tile's rows only, and each score offered to both
+documents' top-k. The score of a pair is the same sum whichever row is the query (the query's features in
+column order, and only the shared ones add), so the neighbours are byte for byte those of :func:`all_topk`
+(details above :data:`CELL_CHUNK`).
+
 Excluded: the query itself, documents with exactly the same text (``text_keys``), and scores <= 0: a
 zero-vector document (no n-gram with idf > 0) is never a neighbour and has none.
 """
@@ -472,3 +480,356 @@ def all_topk(
     """Top-k neighbours of every row, block after block (a generator, for in-process use and tests)."""
     for start, stop in blocks(scoring.num_docs, block_rows or block_size(scoring.num_docs)):
         yield from topk_block(scoring, start, stop, k, threads)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Each unordered pair once, documents in tiles that stay in cache
+#
+# The score of a pair is the same whichever of the two is the query: the query's features are walked in column
+# order, only the features the two documents share add anything, and ``w_q * w_d == w_d * w_q`` exactly; so
+# summed from the smaller row it is bit for bit the score :func:`_topk_kernel` gives either row. A *cell*
+# (queries x a tile of documents [b0, b1)) walks, for each query q, only the tile's postings of rows d > q, adds
+# into an accumulator of the tile's rows only (4 bytes a row: a tile of L2 / 8 rows keeps it and the documents'
+# thresholds in cache), scans only the rows it reached, and offers each score to both documents' top-k.
+# A top-k here is kept under the total order (score descending, row ascending), so it does not depend on the
+# order the offers come in; the top-k of :func:`_topk_kernel` is the first k of that order (rows are scanned in
+# order and must strictly beat the k-th), so merging the cells' top-k of a row gives exactly its row there.
+
+CELL_CHUNK = 16  # accumulator entries per vectorised test of a cell's scan
+TINY = np.float32(1e-45)  # the smallest positive float32: "not full" thresholds (any score > 0 may enter)
+
+
+def l2_bytes() -> int:
+    """The L2 cache of CPU 0 (sysfs), 1 MiB where it cannot be read."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        import os
+
+        for name in sorted(os.listdir(base)):
+            with open(f"{base}/{name}/level") as f:
+                if f.read().strip() != "2":
+                    continue
+            with open(f"{base}/{name}/size") as f:
+                size = f.read().strip().upper()
+            unit = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
+            return int(size.rstrip("KM")) * unit
+    except (OSError, ValueError):
+        pass
+    return 1 << 20
+
+
+def tile_rows_for_cache(cache_bytes: int | None = None) -> int:
+    """Rows per tile: the accumulator and the thresholds (8 bytes a row) in half the L2 cache.
+
+    >>> tile_rows_for_cache(1 << 20)
+    65536
+    """
+    return max(1024, (cache_bytes or l2_bytes()) // 16)
+
+
+@njit(cache=True)
+def _tile_offsets(t_indptr, t_indices, bounds):
+    """``offsets[j, f]``: the first entry of posting list f whose row is >= ``bounds[j]`` (lists are in row
+    order), for every tile bound; ``offsets[-1] == t_indptr[1:]``."""
+    num_features = len(t_indptr) - 1
+    offsets = np.empty((len(bounds), num_features), np.int64)
+    for f in range(num_features):
+        r = t_indptr[f]
+        end = t_indptr[f + 1]
+        for j in range(len(bounds)):
+            while r < end and t_indices[r] < bounds[j]:
+                r += 1
+            offsets[j, f] = r
+    return offsets
+
+
+@njit(inline="always")
+def _offer(h, key, keys, thr_bits, k):
+    """Offer ``key`` (:func:`_key`) to top-k ``h``: ``keys[h]`` descending, 0 where empty."""
+    if key <= keys[h, k - 1]:
+        return
+    i = k - 1
+    while i > 0 and keys[h, i - 1] < key:
+        keys[h, i] = keys[h, i - 1]
+        i -= 1
+    keys[h, i] = key
+    if keys[h, k - 1]:
+        # full: a score equal to the k-th may still enter (with a smaller row), a smaller one may not
+        thr_bits[h] = np.uint32(keys[h, k - 1] >> np.uint64(32))
+
+
+@njit(inline="always")
+def _key(score_bits, row):
+    """A score > 0 (its float32 bits, which order positive floats) and a row as one uint64 that orders
+    (score descending, row ascending) as integers descending."""
+    return (np.uint64(score_bits) << np.uint64(32)) | np.uint64(np.uint32(0xFFFFFFFF) - np.uint32(row))
+
+
+@njit(fastmath={"nnan", "ninf", "nsz", "reassoc"}, inline="always")
+def _chunk_tests(acc, thr, lo, hi, shift):
+    """``(max(acc[lo:hi]), count of acc[c] >= thr[c + shift])``, vectorised."""
+    m = np.float32(0.0)
+    n = 0
+    for c in range(lo, hi):
+        a = acc[c]
+        m = max(m, a)
+        n += a >= thr[c + shift]
+    return m, n
+
+
+@njit(cache=True)
+def _pairs_cell(
+    rows,
+    q_start,
+    q_end,
+    q_indices,
+    q_data,
+    lo,
+    hi,
+    t_indices,
+    t_data,
+    shift,
+    cb0,
+    cb1,
+    group,
+    q_heap,
+    doc_heap0,
+    keys,
+    thr,
+    acc,
+):
+    """The pairs (q, d), q in ``rows``, d in the tile, q < d: each score offered to both top-k.
+
+    Query ``b`` is row ``rows[b]``, its features ``q_indices[q_start[b]:q_end[b]]``. Posting list f of the tile
+    is ``t_indices[lo[f]:hi[f]]``: coordinates ``row - shift`` in row order, from ``cb0`` to ``cb1`` (exclusive).
+    Top-k ``q_heap[b]`` is query b's; the document at coordinate c has top-k ``doc_heap0 + c - cb0``; a top-k
+    is ``keys[h]`` (:func:`_key`, descending), ``thr[h]`` the least score that may enter it. ``acc``
+    (coordinates ``cb0:cb1`` used, zero on entry and on return) is the accumulator.
+    """
+    k = keys.shape[1]
+    dshift = doc_heap0 - cb0
+    acc_bits = acc.view(np.uint32)
+    thr_bits = thr.view(np.uint32)
+    for b in range(rows.shape[0]):
+        q = rows[b]
+        qc = q - shift
+        start = qc + 1 if qc >= cb0 else cb0
+        if start >= cb1:
+            continue
+        diagonal = qc >= cb0
+        for p in range(q_start[b], q_end[b]):
+            w = q_data[p]
+            f = q_indices[p]
+            r = lo[f]
+            end = hi[f]
+            if diagonal:  # the first entry after the query itself (binary search: the list is in row order)
+                a, z = r, end
+                while a < z:
+                    mid = (a + z) >> 1
+                    if t_indices[mid] <= qc:
+                        a = mid + 1
+                    else:
+                        z = mid
+                r = a
+            while r + 4 <= end:  # unrolled: four independent scatter-adds per step
+                d0, d1, d2, d3 = t_indices[r], t_indices[r + 1], t_indices[r + 2], t_indices[r + 3]
+                v0, v1, v2, v3 = w * t_data[r], w * t_data[r + 1], w * t_data[r + 2], w * t_data[r + 3]
+                acc[d0] += v0
+                acc[d1] += v1
+                acc[d2] += v2
+                acc[d3] += v3
+                r += 4
+            while r < end:
+                acc[t_indices[r]] += w * t_data[r]
+                r += 1
+        g = group[q]
+        qh = q_heap[b]
+        for c0 in range(start, cb1, CELL_CHUNK):
+            c1 = min(c0 + CELL_CHUNK, cb1)
+            m, n = _chunk_tests(acc, thr, c0, c1, dshift)
+            if n == 0 and m < thr[qh]:
+                continue
+            for c in range(c0, c1):
+                s = acc[c]
+                h = c + dshift
+                if s < thr[h] and s < thr[qh]:
+                    continue
+                d = c + shift
+                if g >= 0 and group[d] == g:
+                    continue
+                if s >= thr[qh]:
+                    _offer(qh, _key(acc_bits[c], d), keys, thr_bits, k)
+                if s >= thr[h]:
+                    _offer(h, _key(acc_bits[c], q), keys, thr_bits, k)
+        acc[start:cb1] = 0.0
+
+
+@njit(parallel=True, cache=True)
+def _merge_keys(keys, out):
+    """``out[row]``: the top-k of ``keys[lane, row]`` over the lanes (all descending, 0 where empty)."""
+    lanes, num_docs, k = keys.shape
+    for row in prange(num_docs):
+        for lane in range(lanes):
+            for i in range(k):
+                key = keys[lane, row, i]
+                if key <= out[row, k - 1]:
+                    break
+                j = k - 1
+                while j > 0 and out[row, j - 1] < key:
+                    out[row, j] = out[row, j - 1]
+                    j -= 1
+                out[row, j] = key
+
+
+@njit(parallel=True, cache=True)
+def _pairs_block(
+    rows, q_start, q_end, q_indices, q_data, lo, hi, t_indices, t_data, shift, b0, b1, group, k, lanes
+):
+    """The top-k keys a cell gives: queries ``rows`` (ascending; either all in the tile or all before it)
+    against the tile's rows ``b0:b1`` (coordinates ``row - shift`` in ``t_indices``). Returns ``keys``: one
+    top-k per tile row, then (queries before the tile) one per query. Lane L takes every lanes-th query into
+    top-k of its own; the lanes' are merged."""
+    nb = b1 - b0
+    inside = len(rows) > 0 and rows[0] >= b0
+    nh = nb if inside else nb + len(rows)
+    q_heap = rows - b0 if inside else np.arange(nb, nb + len(rows))
+    keys = np.zeros((lanes, nh, k), np.uint64)
+    for lane in prange(lanes):
+        thr = np.full(nh, TINY, np.float32)
+        acc = np.zeros(b1 - shift, np.float32)  # coordinates below b0 - shift are never touched
+        mine = np.arange(lane, len(rows), lanes)
+        _pairs_cell(
+            rows[mine],
+            q_start[mine],
+            q_end[mine],
+            q_indices,
+            q_data,
+            lo,
+            hi,
+            t_indices,
+            t_data,
+            shift,
+            b0 - shift,
+            b1 - shift,
+            group,
+            q_heap[mine],
+            0,
+            keys[lane],
+            thr,
+            acc,
+        )
+    if lanes == 1:
+        return keys[0]
+    out = np.zeros((nh, k), np.uint64)
+    _merge_keys(keys, out)
+    return out
+
+
+def decode_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cols, scores)`` of top-k keys (:func:`_key`): -1 / 0 where empty."""
+    keys = np.asarray(keys, np.uint64)
+    scores = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    cols = (np.uint64(0xFFFFFFFF) - (keys & np.uint64(0xFFFFFFFF))).astype(np.int64)
+    cols[keys == 0] = -1
+    return cols, scores
+
+
+def tile_bounds(num_docs: int, tile_rows: int) -> np.ndarray:
+    """``[0, tile_rows, 2 * tile_rows, ..., num_docs]``: the first row of every tile, then the end."""
+    return np.array([*range(0, num_docs, max(1, tile_rows)), num_docs], np.int64)
+
+
+def cell_keys(
+    scoring: ScoringMatrix,
+    queries: tuple[int, int],
+    tile: tuple[int, int],
+    k: int,
+    offsets: tuple[np.ndarray, np.ndarray] | None = None,
+    threads: int | None = None,
+) -> list[tuple[int, np.ndarray]]:
+    """The cell (query rows ``queries`` x document rows ``tile``) of the grid: ``[(first_row, keys), ...]``,
+    top-k keys (:func:`_key`) of consecutive rows from ``first_row``, from the pairs q < d of the cell.
+
+    ``queries`` is the tile itself or rows before it. ``offsets``: the tile's ``(lo, hi)`` in the posting
+    lists (:func:`_tile_offsets`), computed here when not given."""
+    (a0, a1), (b0, b1) = queries, tile
+    if not (a0 == b0 and a1 == b1) and a1 > b0:
+        raise ValueError(f"queries {queries} must be the tile {tile} or rows before it")
+    if offsets is None:
+        bounds = np.array([b0, b1], np.int64)
+        both = _tile_offsets(scoring.t_indptr, scoring.t_indices, bounds)
+        offsets = (both[0], both[1])
+    rows = np.arange(a0, a1, dtype=np.int64)
+    q_indptr, q_indices, q_data = scoring.query_rows(rows)
+    with _LAUNCH:
+        previous = get_num_threads()
+        if threads:
+            set_num_threads(max(1, min(threads, previous)))
+        try:
+            lanes = max(1, min(len(rows), get_num_threads()))
+            keys = _pairs_block(
+                rows,
+                q_indptr[:-1],
+                q_indptr[1:],
+                q_indices,
+                q_data,
+                offsets[0],
+                offsets[1],
+                scoring.t_indices,
+                scoring.t_data,
+                0,
+                b0,
+                b1,
+                scoring.group,
+                k,
+                lanes,
+            )
+        finally:
+            set_num_threads(previous)
+    if a0 == b0:
+        return [(b0, keys)]
+    return [(b0, keys[: b1 - b0]), (a0, keys[b1 - b0 :])]
+
+
+@njit(cache=True)
+def merge_keys(into, keys):
+    """``into[i]`` becomes the top-k of ``into[i]`` and ``keys[i]`` (both descending, 0 where empty)."""
+    k = into.shape[1]
+    for row in range(keys.shape[0]):
+        for i in range(k):
+            key = keys[row, i]
+            if key <= into[row, k - 1]:
+                break
+            j = k - 1
+            while j > 0 and into[row, j - 1] < key:
+                into[row, j] = into[row, j - 1]
+                j -= 1
+            into[row, j] = key
+
+
+def grid(num_docs: int, tile_rows: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The cells ``(queries, tile)``: every tile against itself and every tile before it.
+
+    >>> grid(5, 2)
+    [((0, 2), (0, 2)), ((0, 2), (2, 4)), ((2, 4), (2, 4)), ((0, 2), (4, 5)), ((2, 4), (4, 5)), ((4, 5), (4, 5))]
+    """
+    tiles = blocks(num_docs, tile_rows)
+    return [(tiles[i], tiles[j]) for j in range(len(tiles)) for i in range(j + 1)]
+
+
+def all_topk_pairs(
+    scoring: ScoringMatrix, k: int, tile_rows: int | None = None, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cols, scores)``, each ``num_docs x k``: every row's top-k (-1 / 0 past the end), each pair scored once,
+    cell after cell of the :func:`grid` of tiles of ``tile_rows`` documents (default :func:`tile_rows_for_cache`),
+    the cells' top-k merged. The same neighbours as :func:`all_topk`."""
+    num_docs = scoring.num_docs
+    tile_rows = tile_rows or tile_rows_for_cache()
+    keys = np.zeros((num_docs, k), np.uint64)
+    bounds = tile_bounds(num_docs, tile_rows)
+    offsets = _tile_offsets(scoring.t_indptr, scoring.t_indices, bounds)
+    for queries, tile in grid(num_docs, tile_rows):
+        j = tile[0] // tile_rows
+        for first, part in cell_keys(scoring, queries, tile, k, (offsets[j], offsets[j + 1]), threads):
+            merge_keys(keys[first : first + len(part)], part)
+    return decode_keys(keys)

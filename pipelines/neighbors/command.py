@@ -1,10 +1,13 @@
 """``incoherent neighbors DOCS_DIR --index INDEX_DIR --k 10 --out DIR``: top-k similar documents of every document.
 
 Writes ``OUT/neighbors/neighbors-*.parquet`` (``NEIGHBORS_SCHEMA``: ``id``, ``neighbors: [{id, score}]``, best
-first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). The query rows are cut into blocks (one Beam
-element each); each worker loads the index matrix once (``apache_beam.utils.shared.Shared``), keeps its posting
-lists in memory and its rows in a local temporary file (``TMPDIR``; 8 bytes per non-zero), and scores a block
-with a compiled kernel on ``--threads`` threads. The documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
+first), score = DrQA's ``x_q . x_d`` (see :mod:`retrieval.topk`). Every document a query: the documents are
+cut into tiles (``--block-rows``, default: a tile's scores fit in half the L2 cache) and a Beam element is a
+cell of the grid, a tile against itself or an earlier tile, whose pairs (q < d) are each scored once and offered
+to both documents' top-k; each row's top-k is merged over the cells by key. Each worker loads the index matrix
+once (``apache_beam.utils.shared.Shared``), keeps its posting lists in memory and its rows in a local temporary
+file (``TMPDIR``; 8 bytes per non-zero), and scores a cell with a compiled kernel on ``--threads`` threads. The
+documents of DOCS_DIR must be the ones the index was built from (corpus fingerprint).
 
 ``--queries DOCS_DIR_OR_ID_LIST`` computes the neighbours of those documents only (against the whole index):
 a documents directory, or a text file with one id per line (e.g. the sample of ``incoherent intruders
@@ -63,7 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--block-rows",
         type=int,
         default=None,
-        help="query rows per Beam element (default: from the corpus size)",
+        help="documents per tile (every document a query: a Beam element is a tile against itself or an "
+        "earlier tile; default: a tile's scores fit in half the L2 cache) or query rows per Beam element "
+        "(--queries; default: from their number)",
     )
     parser.add_argument(
         "--queries",
@@ -183,7 +188,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.pipelines.runtime.run import print_report, run_pipeline
     from incoherent.pipelines.runtime.tables import WriteTable, document_files
     from incoherent.retrieval.index import TfidfIndex
-    from incoherent.retrieval.topk import block_size, blocks
+    from incoherent.retrieval.topk import block_size, blocks, grid, tile_rows_for_cache
 
     check_options(args)
     args.index = storage.absolute(args.index)
@@ -197,8 +202,13 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.queries:
         query_rows = query_rows_of(read_query_ids(args.queries), index.ids)
         num_queries = len(query_rows)
-    step = args.block_rows or block_size(num_queries, workers)
-    ranges = blocks(num_queries, step)
+    cells = None
+    if query_rows is None:  # every document: each pair once, in tiles (a tile's accumulator fits in L2)
+        step = args.block_rows or tile_rows_for_cache()
+        ranges, cells = [], grid(index.num_docs, step)
+    else:
+        step = args.block_rows or block_size(num_queries, workers)
+        ranges = blocks(num_queries, step)
     k = clamp_k(args.k, index.num_docs)
     if k < args.k:
         print(
@@ -206,7 +216,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
 
     def build(pipeline):
-        rows = pipeline | "Neighbors" >> Neighbors(files, args.index, params, k, ranges, threads, query_rows)
+        rows = pipeline | "Neighbors" >> Neighbors(
+            files, args.index, params, k, ranges, threads, query_rows, cells
+        )
         _ = rows | "WriteNeighbors" >> WriteTable(args.out, "neighbors", split="neighbors")
 
     summary = run_pipeline(

@@ -16,7 +16,7 @@ from incoherent.pipelines.runtime.tables import count
 from incoherent.retrieval.featurize import document_text
 from incoherent.retrieval.index import IndexParams, TfidfIndex
 from incoherent.retrieval.tfidf import corpus_fingerprint, document_fingerprint
-from incoherent.retrieval.topk import prepare, topk_block, topk_rows
+from incoherent.retrieval.topk import cell_keys, decode_keys, merge_keys, prepare, topk_block, topk_rows
 from incoherent.schemas.records import InputError
 
 STAGE = "neighbors"
@@ -114,6 +114,96 @@ class TopKBlocks(beam.DoFn):
             )
 
 
+class TopKCells(beam.DoFn):
+    """A cell ``(queries, tile)`` of the grid (:func:`retrieval.topk.grid`) -> ``(first_row, keys)``: the top-k
+    keys its pairs give the tile's rows and the queries' rows (raw uint64 bytes, merged by
+    :class:`MergeKeys`)."""
+
+    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int, total: int, handle):
+        self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
+        self._total = total
+        self._shared = handle  # the handle of CellRows: a worker loads the index once for both
+
+    def setup(self):
+        index_dir, params = self._index_dir, self._params
+        self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
+
+    def process(self, cell, docs_fingerprint):
+        loaded = self._loaded
+        if docs_fingerprint != loaded.fingerprint:
+            raise InputError(
+                f"{self._index_dir}: index was built from other documents (index corpus fingerprint "
+                f"{loaded.fingerprint}, documents {docs_fingerprint}); rebuild it with `incoherent index`"
+            )
+        queries, tile = cell
+        for first, keys in cell_keys(loaded.scoring, queries, tile, self._k, threads=self._threads):
+            yield first, np.ascontiguousarray(keys).tobytes()
+        progress.advance("neighbors: cells", 1, total=self._total)
+
+
+class MergeKeys(beam.CombineFn):
+    """The top-k keys of a run of rows from every cell that gave them some: merged (the order of the cells
+    does not matter: a top-k of keys is a set under a total order)."""
+
+    def __init__(self, k: int):
+        self._k = k
+
+    def create_accumulator(self):
+        return None
+
+    def add_input(self, accumulator, value):
+        keys = np.frombuffer(value, np.uint64).reshape(-1, self._k)
+        if accumulator is None:
+            return keys.copy()
+        merge_keys(accumulator, keys)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        merged = None
+        for keys in accumulators:
+            if keys is None:
+                continue
+            if merged is None:
+                merged = keys.copy()
+            else:
+                merge_keys(merged, keys)
+        return merged
+
+    def extract_output(self, accumulator):
+        return accumulator.tobytes()
+
+
+class CellRows(beam.DoFn):
+    """``(first_row, merged keys)`` -> one ``NEIGHBORS_SCHEMA`` row per row of the run."""
+
+    def __init__(self, index_dir: str, params: IndexParams, k: int, handle):
+        self._index_dir, self._params, self._k = index_dir, params, k
+        self._shared = handle
+
+    def setup(self):
+        index_dir, params = self._index_dir, self._params
+        self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
+
+    def process(self, element):
+        first, value = element
+        scoring, ids, k = self._loaded.scoring, self._loaded.ids, self._k
+        cols, scores = decode_keys(np.frombuffer(value, np.uint64).reshape(-1, k))
+        zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
+        for i in range(len(cols)):
+            row = first + i
+            n = int(np.count_nonzero(cols[i] >= 0))
+            yield neighbor_row(
+                ids,
+                row,
+                cols[i, :n],
+                scores[i, :n],
+                k,
+                zero_vector=row in zero,
+                has_duplicates=scoring.has_duplicates(row),
+                tally=_count,
+            )
+
+
 def _count(name: str) -> None:
     count(STAGE, name)
 
@@ -164,8 +254,10 @@ class Neighbors(beam.PTransform):
         ranges: list[tuple[int, int]],
         threads: int = 0,
         query_rows: np.ndarray | None = None,
+        cells: list | None = None,
     ):
         super().__init__()
+        self._cells = cells
         self._files = files
         self._index_dir, self._params, self._k, self._ranges = index_dir, params, k, ranges
         self._threads, self._query_rows = threads, query_rows
@@ -177,6 +269,24 @@ class Neighbors(beam.PTransform):
             | "FileFingerprints" >> beam.Map(file_fingerprint)
             | "CorpusFingerprint" >> beam.CombineGlobally(CorpusFingerprint())
         )
+        fingerprint = beam.pvalue.AsSingleton(fingerprint)
+        if self._cells is not None:
+            # every pair once: the cells of the grid, each row's top-k merged over the cells that gave it some
+            handle = shared.Shared()
+            return (
+                pbegin
+                | "Cells" >> beam.Create(self._cells)
+                | "SpreadCells" >> beam.Reshuffle()
+                | "TopKCells"
+                >> beam.ParDo(
+                    TopKCells(
+                        self._index_dir, self._params, self._k, self._threads, len(self._cells), handle
+                    ),
+                    docs_fingerprint=fingerprint,
+                )
+                | "MergeKeys" >> beam.CombinePerKey(MergeKeys(self._k))
+                | "Rows" >> beam.ParDo(CellRows(self._index_dir, self._params, self._k, handle))
+            )
         return (
             pbegin
             | "QueryBlocks" >> beam.Create(self._ranges)
@@ -184,6 +294,6 @@ class Neighbors(beam.PTransform):
             | "TopK"
             >> beam.ParDo(
                 TopKBlocks(self._index_dir, self._params, self._k, self._threads, self._query_rows),
-                docs_fingerprint=beam.pvalue.AsSingleton(fingerprint),
+                docs_fingerprint=fingerprint,
             )
         )

@@ -180,3 +180,56 @@ def test_a_spilled_empty_matrix_scores_nothing(tmp_path):
     assert [c.tolist() for _, c, _ in T.all_topk(scoring, 2)] == [[], [], []]
     scoring.spill.close()
     assert os.listdir(tmp_path) == []
+
+
+def as_bytes(cols: np.ndarray, scores: np.ndarray) -> list[tuple[list[int], bytes]]:
+    """Rows of ``all_topk_pairs`` as ``all_topk`` gives them: the filled entries only."""
+    out = []
+    for c, s in zip(cols, scores, strict=True):
+        n = int(np.count_nonzero(c >= 0))
+        assert (c[n:] == -1).all() and (s[n:] == 0).all()
+        out.append((c[:n].tolist(), s[:n].tobytes()))
+    return out
+
+
+def real_matrix(samples, n: int):
+    """The TF-IDF matrix and text keys of the first ``n`` documents of the bundled WSJ sample (real text)."""
+    import json
+
+    from incoherent.retrieval.index import TfidfIndex
+
+    lines = (samples / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()[:n]
+    docs = sorted((r["id"], r["text"]) for r in map(json.loads, lines))
+    index = TfidfIndex.build(docs)
+    return index.matrix, index.text_keys
+
+
+@pytest.mark.parametrize("tile_rows, threads", [(1, 1), (7, 2), (50, 1), (64, 2), (10_000, 1), (10_000, 2)])
+def test_each_pair_once_in_tiles_gives_the_bytes_of_all_topk(samples, tile_rows, threads):
+    # real text (the WSJ sample, exact duplicate texts included) and coarse random values (many exact ties)
+    matrix, keys = real_matrix(samples, 199)
+    for scoring in (T.prepare(matrix, keys), T.prepare(random_matrix(150, 80, 0.1, seed=2))):
+        expected = [(c.tolist(), s.tobytes()) for _, c, s in T.all_topk(scoring, 5)]
+        assert as_bytes(*T.all_topk_pairs(scoring, 5, tile_rows, threads)) == expected
+
+
+def test_cells_merged_in_any_order_give_every_row_its_top_k(samples):
+    matrix, keys = real_matrix(samples, 120)
+    scoring = T.prepare(matrix, keys)
+    expected = [(c.tolist(), s.tobytes()) for _, c, s in T.all_topk(scoring, 4)]
+    cells = T.grid(scoring.num_docs, 17)
+    assert len(cells) == 8 * 9 // 2  # 8 tiles: each against itself and every earlier one
+    merged = np.zeros((scoring.num_docs, 4), np.uint64)
+    for queries, tile in reversed(cells):  # a runner may merge the cells in any order
+        for first, keys_part in T.cell_keys(scoring, queries, tile, 4, threads=2):
+            T.merge_keys(merged[first : first + len(keys_part)], keys_part)
+    assert as_bytes(*T.decode_keys(merged)) == expected
+    with pytest.raises(ValueError, match="must be the tile"):
+        T.cell_keys(scoring, (17, 34), (0, 17), 4)
+
+
+def test_an_empty_matrix_has_no_pairs():
+    cols, scores = T.all_topk_pairs(T.prepare(sp.csr_matrix((0, 5), dtype=np.float32)), 3)
+    assert cols.shape == (0, 3) and scores.shape == (0, 3)
+    one = T.prepare(sp.csr_matrix(np.array([[1.0, 2.0]], np.float32)))
+    assert as_bytes(*T.all_topk_pairs(one, 3)) == [([], b"")]
