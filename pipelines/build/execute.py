@@ -37,7 +37,8 @@ from incoherent.sources.outputs import entries
 
 BUILD_SUMMARY = "build_summary.json"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
-BUILD_WRITES = (DATASET, WORK, BUILD_SUMMARY, BUILD_SUMMARY + PARTIAL)  # what --force may delete in OUT
+# what --force may delete in OUT (of dataset/, only what a build writes there: dataset_entries_of_a_build)
+BUILD_WRITES = (DATASET, WORK, BUILD_SUMMARY, BUILD_SUMMARY + PARTIAL)
 
 
 def move_tables(run_dir: str, dataset_dir: str, prefixes: tuple[str, ...]) -> list[str]:
@@ -145,7 +146,11 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
         records: dict[str, dict] = {}
         if force:
             for name in BUILD_WRITES:
-                remove(os.path.join(out, name))
+                if name == DATASET:
+                    for entry in dataset_entries_of_a_build(os.path.join(out, DATASET)):
+                        remove(entry)
+                else:
+                    remove(os.path.join(out, name))
         else:
             try:
                 with open(os.path.join(out, BUILD_SUMMARY), encoding="utf-8") as f:
@@ -156,6 +161,31 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
         lock.release()
         raise
     return records, lock
+
+
+# What a build writes in OUT/dataset/ besides its tables: the card (corpora/card: README.md, figures/, summaries/)
+CARD_WRITES = ("README.md", "figures", "summaries")
+
+
+def dataset_entries_of_a_build(dataset: str) -> list[str]:
+    """The entries of ``OUT/dataset`` that a build wrote: its tables (``intruder-*``, ``shuffle-*``,
+    ``candidates``) and its card; what ``--force`` deletes there. A file of the user's own beside them (a
+    LICENSE, notes for the Hub) stays.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("intruder-cnn", "candidates", "figures", "mine"): os.mkdir(os.path.join(d, name))
+    >>> for name in ("README.md", "LICENSE"): open(os.path.join(d, name), "w").close()
+    >>> [os.path.basename(p) for p in dataset_entries_of_a_build(d)]
+    ['README.md', 'candidates', 'figures', 'intruder-cnn']
+    """
+    if not os.path.isdir(dataset):
+        return []
+    return [
+        os.path.join(dataset, name)
+        for name in entries(dataset)
+        if name.startswith(TABLE_PREFIXES) or name == "candidates" or name in CARD_WRITES
+    ]
 
 
 def removed_line(path: str, out: str, stages: list[Stage]) -> str:

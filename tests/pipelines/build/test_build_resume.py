@@ -97,8 +97,13 @@ def test_a_finished_build_is_skipped_changed_options_redo_their_stages_and_force
     assert run_cli("build", changed, "--out", out) == 0
     assert set(summary(out)["seconds"]) == {"shuffle/cnn", "card"}
     assert {r["block_size"] for r in read_rows(out / "dataset", "shuffle-cnn")} == {2}
+    (out / "dataset" / "LICENSE").write_text("the user's own\n")  # beside the build's files: --force keeps it
+    (out / "dataset" / "notes").mkdir()
+    (out / "NOTES.txt").write_text("mine\n")
     assert run_cli("build", changed, "--out", out, "--force") == 0
     assert summary(out)["skipped"] == []
+    assert (out / "dataset" / "LICENSE").read_text() == "the user's own\n"
+    assert (out / "dataset" / "notes").is_dir() and (out / "NOTES.txt").read_text() == "mine\n"
 
 
 def plan_of(config_path, out):
