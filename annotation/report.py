@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 VERIFICATION_DIR = "human_verification"
 

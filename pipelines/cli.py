@@ -32,8 +32,8 @@ from incoherent.pipelines.runtime.options import (
     use_storage_options,
 )
 from incoherent.schemas.records import InputError
-from incoherent.schemas.terminal import printable
 from incoherent.sources.paths import check_name
+from incoherent.terminal import printable
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())

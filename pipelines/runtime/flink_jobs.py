@@ -23,7 +23,7 @@ import threading
 import urllib.request
 from collections.abc import Callable
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 POLL_SECONDS = 2.0
 REQUEST_SECONDS = 5.0
