@@ -19,9 +19,9 @@ from incoherent.annotation.study import (
     write_json,
     write_text,
 )
+from incoherent.fileio.outputs import make_folder, replace_file
+from incoherent.fileio.paths import is_safe_name
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import make_folder, replace_file
-from incoherent.sources.paths import is_safe_name
 
 
 def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> dict:

@@ -19,12 +19,19 @@ import time
 from dataclasses import asdict, dataclass
 
 from incoherent.corpora.seeding import rng_for
+from incoherent.fileio.outputs import (
+    entries,
+    files_written,
+    finite,
+    own_files,
+    remove_entries,
+    replace_text,
+)
 from incoherent.filters import data, metrics, task
 from incoherent.filters.hardware import adamw, enable_tf32, training_precision
 from incoherent.filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
 from incoherent.filters.training import length_grouped, train_step
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries, files_written, finite, own_files, remove_entries, replace_text
 
 LOG = logging.getLogger("incoherent.filters")
 WARMUP_SHARE = 0.1

@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from incoherent.corpora.seeding import rng_for
+from incoherent.fileio.outputs import entries, own_files, remove_entries
 from incoherent.filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
 from incoherent.filters.provenance import PROVENANCE
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries, own_files, remove_entries
 
 LOG = logging.getLogger("incoherent.filters")
 LENGTH_GROUP = 50  # batches per length-sorted group (Trainer's LengthGroupedSampler uses 50 too)

@@ -20,6 +20,7 @@ import sys
 import threading
 import warnings
 
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines.commands import build_parser, selected_module, with_dry_run
 from incoherent.pipelines.runtime import interrupts, progress, safety
 from incoherent.pipelines.runtime.errors import disk_full_message
@@ -32,7 +33,6 @@ from incoherent.pipelines.runtime.options import (
     use_storage_options,
 )
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import check_name
 from incoherent.terminal import printable
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.

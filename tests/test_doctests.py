@@ -16,7 +16,11 @@ PACKAGES = ("pipelines", "retrieval", "filters", "schemas", "sources", "corpora"
 def modules() -> list[str]:
     # the floor: the folder of incoherent/__init__.py itself, not the folders it maps
     floor = os.path.dirname(importlib.import_module("incoherent").__file__)
-    names = [f"incoherent.{m.name}" for m in pkgutil.iter_modules([floor]) if m.name != "__main__"]
+    names = [
+        m.name
+        for m in pkgutil.walk_packages([floor], "incoherent.")
+        if not m.ispkg and m.name != "incoherent.__main__"
+    ]
     for package in PACKAGES:
         path = importlib.import_module(f"incoherent.{package}").__path__
         names.extend(m.name for m in pkgutil.walk_packages(path, f"incoherent.{package}.") if not m.ispkg)

@@ -40,10 +40,10 @@ from incoherent.corpora.card.statistics import (
     write_figures,
 )
 from incoherent.corpora.kinds import source_kinds
+from incoherent.fileio.outputs import replace_text
+from incoherent.fileio.paths import Files
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.schemas.terminal import printable
-from incoherent.sources.outputs import replace_text
-from incoherent.sources.paths import Files
 
 
 def render_card(

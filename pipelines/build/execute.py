@@ -18,6 +18,7 @@ import shutil
 import time
 from collections.abc import Callable
 
+from incoherent.fileio.outputs import entries
 from incoherent.pipelines.build import remote_resume
 from incoherent.pipelines.build.plan import DATASET, WORK, Stage, plan
 from incoherent.pipelines.build.processes import peak_rss_mb, run_isolated
@@ -33,7 +34,6 @@ from incoherent.pipelines.card import write_local_card
 from incoherent.pipelines.runtime import progress, safety, storage
 from incoherent.pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries
 
 BUILD_SUMMARY = "build_summary.json"
 TABLE_PREFIXES = ("intruder-", "shuffle-")

@@ -29,11 +29,11 @@ from collections.abc import Iterator
 
 from incoherent.corpora.probes import PHENOMENA
 from incoherent.corpora.seeding import stable_hash
+from incoherent.fileio.paths import is_safe_name, name_clash
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.pipelines.export_insted import insted_order
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas.records import InputError, Rejected
-from incoherent.sources.paths import is_safe_name, name_clash
 
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered

@@ -46,7 +46,7 @@ def write_review(out: str, phenomena: list[str], n: int, seed: int) -> dict[str,
         for name, text in files.items():
             storage.write_bytes(posixpath.join(folder, name), text.encode("utf-8"))
     else:
-        from incoherent.sources.outputs import make_folder, replace_text
+        from incoherent.fileio.outputs import make_folder, replace_text
 
         make_folder(folder)
         for name, text in files.items():

@@ -28,6 +28,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from incoherent.fileio import outputs
 from incoherent.pipelines.runtime import progress, safety, spill, storage
 from incoherent.pipelines.runtime.errors import flink_buffers_message, input_error_message
 from incoherent.pipelines.runtime.flink_jobs import announce_flink_job
@@ -36,7 +37,6 @@ from incoherent.pipelines.runtime.options import DryRun, bound_driver_retries, r
 from incoherent.pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.schemas.records import InputError
-from incoherent.sources import outputs
 
 
 def resolve_runner(options: PipelineOptions):

@@ -156,7 +156,7 @@ def check_scored(counters: dict, model_dir: str) -> None:
 
     >>> check_scored({"scored_pairs": 0, "no_scored_tokens": 6}, "m")
     Traceback (most recent call last):
-    incoherent.schemas.records.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
+    incoherent.errors.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
     """
     if counters.get("scored_pairs", 0):
         return

@@ -22,13 +22,13 @@ import psutil
 import pytest
 import yaml
 
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines import cli, commands
 from incoherent.pipelines.build import execute
 from incoherent.pipelines.build.config import check_config
 from incoherent.pipelines.build.plan import plan
 from incoherent.pipelines.runtime import run, safety
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import check_name
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 WIKI_DUMP = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
