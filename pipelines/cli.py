@@ -216,7 +216,7 @@ def check_printable_arguments(argv: list[str]) -> None:
     """No argument may hold a control or format character (``ESC``, ``BEL``, a newline, a right-to-left
     override): ``card --name $'\\e]0;X\\a'`` wrote them raw into the card's heading, where ``cat README.md``
     retitles the terminal. One line naming the option, the value shown escaped
-    (:func:`schemas.terminal.printable`).
+    (:func:`incoherent.terminal.printable`).
 
     >>> check_printable_arguments(["card", "ds", "--name", "Corpora \\u00e9t\\u00e9"])
     >>> check_printable_arguments(["card", "ds", "--name", "\\x1b]0;X\\x07"])

@@ -43,7 +43,7 @@ from incoherent.corpora.kinds import source_kinds
 from incoherent.fileio.outputs import replace_text
 from incoherent.fileio.paths import Files
 from incoherent.schemas import SCHEMA_VERSION
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 
 def render_card(
@@ -114,7 +114,7 @@ def render_card(
     ]
     lines += licence_section(license_id, derived, reason, all_sources, kinds, build)
     # text from the user (--name, --license, a config's licence terms) and from the data, never raw control
-    # characters: a reader `cat`s the card (schemas.terminal.printable; newlines and tabs kept)
+    # characters: a reader `cat`s the card (incoherent.terminal.printable; newlines and tabs kept)
     text = printable("\n".join(lines), lines=True)
     validate_card(text)
     return text

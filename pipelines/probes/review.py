@@ -12,7 +12,7 @@ import posixpath
 
 from incoherent.corpora.probes.review import html_page, markdown, sample
 from incoherent.pipelines.runtime import storage
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 REVIEW_DIR = "review"
 COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence", "probed_sentence", "edits"]
