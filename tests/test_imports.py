@@ -8,7 +8,7 @@ it (imports inside functions count too, since they are dependencies all the same
 - ``incoherent`` (the floor: the modules of the folder ``incoherent/`` itself, ``incoherent.terminal``,
   ``incoherent.deadline``, ...): what every floor above needs and that knows nothing of the project; it imports
   no other layer. Its ``__main__`` (``python -m incoherent``) is the entry point, not the floor: it imports
-  ``pipelines.cli`` and nothing else.
+  ``pipelines.cli`` and the runtime's signal and stdout handling, nothing else.
 - ``schemas``: record types, Parquet schemas and the input error; imports no project package but the floor.
 - ``sources``: readers of raw collections (Wikipedia dumps, CNN stories, text files) into documents.
 - ``retrieval``: the hashed-bigram TF-IDF index and top-k search.
@@ -293,6 +293,11 @@ def test_the_floor_is_seen_from_above(tmp_path):
     assert "incoherent.terminal" in graph()["pipelines.cli"]
 
 
-def test_the_entry_point_imports_the_cli_alone():
+def test_the_entry_point_imports_the_cli_and_the_runtime_alone():
     path = os.path.join(ROOT, "incoherent", "__main__.py")
-    assert imports_of(ENTRY, path, module_files()) == {"pipelines.cli"}
+    found = imports_of(ENTRY, path, module_files())
+    assert "pipelines.cli" in found
+    others = {m for m in found if m != "pipelines.cli" and pipeline_layer(m) != "runtime"}
+    assert others == set(), (
+        f"python -m incoherent imports more than the CLI and the runtime: {sorted(others)}"
+    )
