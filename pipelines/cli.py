@@ -222,7 +222,7 @@ def check_printable_arguments(argv: list[str]) -> None:
     >>> check_printable_arguments(["card", "ds", "--name", "\\x1b]0;X\\x07"])
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
+    incoherent.errors.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
 escaped); leave them out
     """
     for number, value in enumerate(argv):

@@ -141,7 +141,7 @@ def check_no_wildcards(path: str, option: str) -> None:
     >>> check_no_wildcards("/tmp/runs/o[1]", "--out")
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --out /tmp/runs/o[1]: the path holds '[', which Apache Beam's file \
+    incoherent.errors.InputError: --out /tmp/runs/o[1]: the path holds '[', which Apache Beam's file \
 systems read as a wildcard (as '*' and '?'); use a path without them
     """
     full = path if is_remote(path) else os.path.abspath(path)
