@@ -159,7 +159,7 @@ def written_by(model_dir: str) -> str | None:
 
 def prepare_out(out: str) -> set[str]:
     """Delete the earlier model's files (``--overwrite``: what its provenance lists, never a user's file beside
-    them, nor the --out lock); what is left (kept), for :func:`sources.outputs.files_written`."""
+    them, nor the --out lock); what is left (kept), for :func:`incoherent.fileio.outputs.files_written`."""
     remove_entries(out, own_files(out, PROVENANCE) or [])
     os.makedirs(out, exist_ok=True)
     return set(entries(out))

@@ -171,7 +171,7 @@ def task_names(tables: dict[str, list[dict]]) -> dict[str, str]:
     >>> task_names({"shuffle-news-a": [{"block_size": 2}], "shuffle-news_a": [{"block_size": 2}]})
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
+    incoherent.errors.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
 is also incoherent_shuffle_news_a, the group of shuffle-news-a ('-' and '.' are written '_'; case is not told \
 apart); rename a source or export them apart (--config)
     """

@@ -315,7 +315,11 @@ def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
 # pause only the pipeline of `run_pipeline(command=NAME)`); that pipeline then gets one more step, which creates
 # PATH when it runs and waits there (at most PAUSE_SECONDS, then goes on), so the test signals at a known point
 # instead of after a sleep. Unset, as everywhere else, nothing is added: not a step, not a check per record.
-PAUSE_ENV, PAUSE_COMMAND_ENV, PAUSE_SECONDS = "INCOHERENT_TEST_PAUSE_FILE", "INCOHERENT_TEST_PAUSE_COMMAND", 300.0
+PAUSE_ENV, PAUSE_COMMAND_ENV, PAUSE_SECONDS = (
+    "INCOHERENT_TEST_PAUSE_FILE",
+    "INCOHERENT_TEST_PAUSE_COMMAND",
+    300.0,
+)
 
 
 def _pause_here(path: str) -> None:

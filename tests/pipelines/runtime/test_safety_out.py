@@ -507,9 +507,9 @@ def test_a_hand_edited_marker_deletes_nothing_outside_out(tmp_path):
 
 def test_model_overwrite_keeps_the_users_files(tmp_path):
     """train-filter, finetune-lm, train-shuffle: the provenance (metrics) lists the model's files."""
+    from incoherent.fileio.outputs import files_written
     from incoherent.filters.provenance import PROVENANCE
     from incoherent.filters.training import check_out, prepare_out
-    from incoherent.sources.outputs import files_written
 
     model = tmp_path / "model"
     kept = prepare_out(str(model))
