@@ -34,23 +34,10 @@ def _lab_files(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def import_answers(
-    paths: Sequence[str],
-    fmt: str,
-    out_dir: str,
-    *,
-    key_path: str | None,
-    max_control_errors: float = 0.5,
-    exclude_failing: bool = False,
-    overwrite: bool = False,
-) -> dict:
-    """Read answers, check them against the key, write :data:`IMPORT_FILES`; returns the import summary."""
-    from incoherent.annotation import agreement, formats, insted, lab, labelstudio, mturk, mturk_review
+def _read_answers(paths: Sequence[str], fmt: str, key_path: str | None):
+    """The key and a :class:`annotation.formats.Collector` of every answer of ``paths`` (kept or rejected)."""
+    from incoherent.annotation import formats, insted, lab, labelstudio, mturk
 
-    if fmt not in FORMATS:
-        raise InputError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
-    if not 0.0 <= max_control_errors <= 1.0:
-        raise InputError(f"--max-control-errors: must be in [0, 1], got {max_control_errors}")
     if fmt == "insted":
         key, records = insted.insted_key((p, read_text(p)) for p in paths)
         collector = formats.Collector(key)
@@ -72,6 +59,58 @@ def import_answers(
             raise InputError(f"ANSWERS: no answer files in {', '.join(paths)}")
         for path in files:
             parser(read_text(path), path, collector)
+    return key, collector
+
+
+def _write_import(
+    out_dir: str,
+    overwrite: bool,
+    fmt: str,
+    paths: Sequence[str],
+    summary: dict,
+    key: dict,
+    answers: list[dict],
+    rejected_rows: list[dict],
+) -> None:
+    """:data:`IMPORT_FILES` into ``out_dir``: ``import.json`` first (the folder is ours from then on) and last."""
+    from incoherent.annotation import mturk_review
+
+    prepare_out(out_dir, IMPORT_FILES, overwrite, owner="import.json")
+    write_json(os.path.join(out_dir, "import.json"), summary)  # the marker first: the folder is ours from now
+    write_json(os.path.join(out_dir, "key.json"), key)
+    if fmt == "mturk":
+        write_text(
+            os.path.join(out_dir, MTURK_RESULTS), mturk_review.merged_results([read_text(p) for p in paths])
+        )
+    lines = [
+        json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
+    ]
+    write_text(os.path.join(out_dir, "answers.jsonl"), "".join(line + "\n" for line in lines))
+    rejected = [  # a dead letter with a lone surrogate is written escaped (sources.jsonline.dumps_line)
+        dumps_line({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, default=str) for r in rejected_rows
+    ]
+    write_text(os.path.join(out_dir, "rejected.jsonl"), "".join(line + "\n" for line in rejected))
+    write_json(os.path.join(out_dir, "import.json"), summary)
+
+
+def import_answers(
+    paths: Sequence[str],
+    fmt: str,
+    out_dir: str,
+    *,
+    key_path: str | None,
+    max_control_errors: float = 0.5,
+    exclude_failing: bool = False,
+    overwrite: bool = False,
+) -> dict:
+    """Read answers, check them against the key, write :data:`IMPORT_FILES`; returns the import summary."""
+    from incoherent.annotation import agreement
+
+    if fmt not in FORMATS:
+        raise InputError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
+    if not 0.0 <= max_control_errors <= 1.0:
+        raise InputError(f"--max-control-errors: must be in [0, 1], got {max_control_errors}")
+    key, collector = _read_answers(paths, fmt, key_path)
     if not collector.answers:
         raise InputError(_nothing_kept(fmt, paths, collector))
     qc = agreement.quality_control(collector.answers, key, max_control_errors)
@@ -121,23 +160,7 @@ def import_answers(
             fmt, "INSteD's released annotations"
         ),
     }
-    prepare_out(out_dir, IMPORT_FILES, overwrite, owner="import.json")
-    write_json(os.path.join(out_dir, "import.json"), summary)  # the marker first: the folder is ours from now
-    write_json(os.path.join(out_dir, "key.json"), key)
-    if fmt == "mturk":
-        write_text(
-            os.path.join(out_dir, MTURK_RESULTS), mturk_review.merged_results([read_text(p) for p in paths])
-        )
-    lines = [
-        json.dumps({f: a[f] for f in ANSWER_FIELDS}, sort_keys=True, ensure_ascii=False) for a in answers
-    ]
-    write_text(os.path.join(out_dir, "answers.jsonl"), "".join(line + "\n" for line in lines))
-    rejected = [  # a dead letter with a lone surrogate is written escaped (sources.jsonline.dumps_line)
-        dumps_line({f: r[f] for f in REJECTED_FIELDS}, sort_keys=True, default=str)
-        for r in collector.rejected
-    ]
-    write_text(os.path.join(out_dir, "rejected.jsonl"), "".join(line + "\n" for line in rejected))
-    write_json(os.path.join(out_dir, "import.json"), summary)
+    _write_import(out_dir, overwrite, fmt, paths, summary, key, answers, collector.rejected)
     return summary
 
 

@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from incoherent.schemas.deadline import DeadlinePassed, within
+from incoherent.deadline import DeadlinePassed, within
 from incoherent.schemas.records import InputError
 
 MAX_RESPONSE = 1 << 20
@@ -42,7 +42,7 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 
 def _read(request: urllib.request.Request, timeout: float) -> bytes:
     """The body of ``request``'s answer (up to one byte over :data:`MAX_RESPONSE`); each read bounded by
-    ``timeout``, the whole exchange by :func:`schemas.deadline.within` in :func:`_request`."""
+    ``timeout``, the whole exchange by :func:`incoherent.deadline.within` in :func:`_request`."""
     with _OPENER.open(request, timeout=timeout) as response:
         return response.read(MAX_RESPONSE + 1)
 

@@ -8,13 +8,13 @@ import json
 import os
 
 from incoherent.annotation.study import IMPORT_FILES, check_not_below_a_file, owned_by_marker, read_study
+from incoherent.fileio.outputs import check_output_file, write_output_file
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import check_output_file, write_output_file
 
 
 def write_out_file(out_path: str, study_dir: str, text: str, overwrite: bool, command: str) -> None:
     """``--out FILE`` of review and release: never a file of the study, and an existing file only with
-    ``--overwrite`` and only the command's own earlier output (:func:`sources.outputs.check_output_file`); a
+    ``--overwrite`` and only the command's own earlier output (:func:`incoherent.fileio.outputs.check_output_file`); a
     link there is never written through."""
     if not out_path.strip():
         raise InputError("--out: an empty path; name the file to write")

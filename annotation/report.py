@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 VERIFICATION_DIR = "human_verification"
 
@@ -183,7 +183,7 @@ def write_figures(report: dict, out_dir: str) -> list[str]:
     """``figures/gold_agreement.png`` (INSteD's Figure 2) and, with predictions, ``figures/model_by_agreement.png``
     (Figure 3); relative paths of the files written."""
     from incoherent.corpora.card.figures import SIZE, _pyplot, _save
-    from incoherent.sources.outputs import make_folder
+    from incoherent.fileio.outputs import make_folder
 
     make_folder(os.path.join(out_dir, "figures"))  # a link there is replaced, never written through
     plt = _pyplot()

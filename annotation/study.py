@@ -13,12 +13,12 @@ import os
 from collections.abc import Sequence
 
 from incoherent.annotation.textfile import read_text
+from incoherent.fileio.outputs import entries, replace_file
+from incoherent.fileio.paths import is_safe_name
 from incoherent.schemas.annotation import IMPORT_FORMAT, KEY_FORMAT
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
 from incoherent.sources.jsonline import load_line
-from incoherent.sources.outputs import entries, replace_file
-from incoherent.sources.paths import is_safe_name
 
 EXPORT_FILES = (
     "tasks.json",
@@ -38,7 +38,7 @@ PAIR_CONTROL_RULE = "original beside its words reversed in every sentence (docum
 
 def write_bytes(path: str, data: bytes) -> None:
     """Write a file whole; a link at ``path`` is replaced, never written through
-    (:func:`sources.outputs.replace_file`)."""
+    (:func:`incoherent.fileio.outputs.replace_file`)."""
     replace_file(path, data)
 
 

@@ -27,7 +27,7 @@ def read_text(path: str, what: str = "", limit: int = MAX_INPUT_BYTES, option: s
     >>> read_text("/")
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: /: a folder, not a file
+    incoherent.errors.InputError: /: a folder, not a file
     """
     where = f"{option}: {path}" if option else path
     about = f" ({what})" if what else ""

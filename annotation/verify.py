@@ -19,9 +19,9 @@ from incoherent.annotation.study import (
     write_json,
     write_text,
 )
+from incoherent.fileio.outputs import make_folder, replace_file
+from incoherent.fileio.paths import is_safe_name
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import make_folder, replace_file
-from incoherent.sources.paths import is_safe_name
 
 
 def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> dict:
@@ -33,19 +33,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
     from incoherent.schemas.tables import schema_for
 
     key, _, summary = read_study(study_dir)
-    result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
-    reported = result.get("items") if isinstance(result, dict) else None
-    figures_listed = result.get("figures", []) if isinstance(result, dict) else None
-    if not isinstance(figures_listed, list) or not all(isinstance(f, str) for f in figures_listed):
-        reported = None
-    if not isinstance(reported, dict) or not all(
-        iid in key["items"] and isinstance(p, dict) and isinstance(p.get("id"), str) and "kept" in p
-        for iid, p in reported.items()
-    ):
-        raise InputError(
-            f"{os.path.join(study_dir, 'report.json')}: not a report of `annotate report` on these answers "
-            "(run it again)"
-        )
+    result = _checked_report(study_dir, key)
     config, split = key.get("config"), key.get("split")
     if not config:
         raise InputError(f"{study_dir}: these answers come from no export of this dataset (INSteD's file?)")
@@ -112,11 +100,42 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         _, answers, _ = read_study(study_dir)
         release = f"{VERIFICATION_DIR}/{config}-answers.jsonl"
         write_text(os.path.join(dataset_dir, release), release_text(key, answers))
-    record = {
+    record = _verification_record(key, summary, result, split_name, len(chosen))
+    figures = _copy_figures(study_dir, dataset_dir, config, result)
+    record["figures"] = figures
+    record["answers"] = release
+    record["skipped_lines"] = summary["skipped_lines"]  # lines of answers.jsonl that are not answers
+    record["written"] = dict(sorted(written.items()))
+    write_json(marker, record)
+    return record
+
+
+def _checked_report(study_dir: str, key: dict) -> dict:
+    """``report.json`` of the study, refused in one line unless `annotate report` wrote it on these answers."""
+    result = read_json(os.path.join(study_dir, "report.json"), "run `annotate report` first")
+    reported = result.get("items") if isinstance(result, dict) else None
+    figures_listed = result.get("figures", []) if isinstance(result, dict) else None
+    if not isinstance(figures_listed, list) or not all(isinstance(f, str) for f in figures_listed):
+        reported = None
+    if not isinstance(reported, dict) or not all(
+        iid in key["items"] and isinstance(p, dict) and isinstance(p.get("id"), str) and "kept" in p
+        for iid, p in reported.items()
+    ):
+        raise InputError(
+            f"{os.path.join(study_dir, 'report.json')}: not a report of `annotate report` on these answers "
+            "(run it again)"
+        )
+    return result
+
+
+def _verification_record(key: dict, summary: dict, result: dict, split_name: str, rows: int) -> dict:
+    """``human_verification/<config>.json`` but its figures, answers and files: the splits, protocol, report."""
+    config, split = key.get("config"), key.get("split")
+    return {
         "config": config,
         "source_split": split,
         "verified_split": split_name,
-        "rows": len(chosen),
+        "rows": rows,
         "protocol": {
             "platform": summary.get("platform"),
             "per_task": key.get("per_task"),
@@ -132,6 +151,12 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
         },
         "report": {k: v for k, v in result.items() if k not in ("items", "figures")},
     }
+
+
+def _copy_figures(study_dir: str, dataset_dir: str, config: str, result: dict) -> list[str]:
+    """The study's figures beside the record (``<config>-<name>.png``), the config's earlier ones removed."""
+    from incoherent.annotation.report import VERIFICATION_DIR
+
     # the card clears figures/ when it is written: the study's figures go beside the record
     for stale in glob.glob(os.path.join(dataset_dir, VERIFICATION_DIR, f"{config}-*.png")):
         os.remove(stale)
@@ -142,12 +167,7 @@ def verify(study_dir: str, dataset_dir: str, split_name: str | None = None) -> d
             data = src.read()
         write_bytes(os.path.join(dataset_dir, VERIFICATION_DIR, name), data)
         figures.append(f"{VERIFICATION_DIR}/{name}")
-    record["figures"] = figures
-    record["answers"] = release
-    record["skipped_lines"] = summary["skipped_lines"]  # lines of answers.jsonl that are not answers
-    record["written"] = dict(sorted(written.items()))
-    write_json(marker, record)
-    return record
+    return figures
 
 
 def control_failures(summary: dict) -> dict:

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable
 from typing import BinaryIO
 
+from incoherent.fileio.paths import Files, LocalFiles, is_remote
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import Files, LocalFiles, is_remote
 
 CHUNK = 1 << 20
 # Dump file names carry their date: enwiki-20260801-pages-articles.xml.bz2, 2022-08-24_minidumps-en_3def73f3.xml.bz2

@@ -21,6 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from incoherent.corpora.seeding import stable_hash
+from incoherent.fileio.outputs import files_written
 from incoherent.filters.lm import special_tokens_around
 from incoherent.filters.lm_load import CAUSAL, load_language_model, model_positions
 from incoherent.filters.lm_windows import join_sentences
@@ -35,7 +36,6 @@ from incoherent.filters.provenance import (
 from incoherent.filters.training import check_out, fit, prepare_out
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
-from incoherent.sources.outputs import files_written
 
 SHUFFLED_COLUMNS = ("shuffled", "block_order")
 MASK_SHARE = 0.15

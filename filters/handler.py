@@ -26,6 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
+from incoherent.fileio.paths import is_remote
 from incoherent.filters.model import (
     ScoringModel,
     check_classifier_config,
@@ -37,7 +38,6 @@ from incoherent.filters.model import (
 from incoherent.filters.model_files import MAX_CONFIG_BYTES, check_no_code
 from incoherent.filters.threads import use_torch_threads
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import is_remote
 
 NAMESPACE = "filter"
 LM_NAMESPACE = "score-shuffle"

@@ -18,9 +18,9 @@ import json
 import os
 from collections.abc import Iterable
 
+from incoherent.fileio.outputs import finite, replace_text
+from incoherent.fileio.paths import is_remote
 from incoherent.filters.model_files import read_json
-from incoherent.sources.outputs import finite, replace_text
-from incoherent.sources.paths import is_remote
 
 PROVENANCE = "provenance.json"
 SUPERVISED_LABEL = "supervised (not zero-shot)"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from incoherent.corpora.seeding import stable_hash
+from incoherent.fileio.outputs import files_written
 from incoherent.filters.lm_load import model_positions
 from incoherent.filters.lm_windows import join_sentences
 from incoherent.filters.model import check_weights, load_config, load_pretrained, open_tokenizer
@@ -31,7 +32,6 @@ from incoherent.filters.provenance import PROVENANCE, data_fingerprint, write_pr
 from incoherent.filters.training import check_out, fit, prepare_out
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
-from incoherent.sources.outputs import files_written
 
 COHERENT, INCOHERENT = "coherent", "incoherent"
 ID2LABEL = {0: INCOHERENT, 1: COHERENT}

@@ -19,12 +19,19 @@ import time
 from dataclasses import asdict, dataclass
 
 from incoherent.corpora.seeding import rng_for
+from incoherent.fileio.outputs import (
+    entries,
+    files_written,
+    finite,
+    own_files,
+    remove_entries,
+    replace_text,
+)
 from incoherent.filters import data, metrics, task
 from incoherent.filters.hardware import adamw, enable_tf32, training_precision
 from incoherent.filters.model import ScoringModel, load_base_model, pad_batch, resolve_device, token_types
 from incoherent.filters.training import length_grouped, train_step
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries, files_written, finite, own_files, remove_entries, replace_text
 
 LOG = logging.getLogger("incoherent.filters")
 WARMUP_SHARE = 0.1
@@ -119,14 +126,8 @@ def _better(candidate: dict, best: dict | None) -> bool:
     return key > (best["sentence"]["f1"], best["document_accuracy"])
 
 
-def train(config: TrainConfig) -> dict:
-    """Fine-tune, choose the best epoch on validation, save model + tokenizer + ``metrics.json``."""
-    import torch
-    from tqdm.auto import tqdm
-
-    started = time.time()
-    if config.epochs < 1 or config.batch_size < 1:
-        raise InputError("--epochs and --batch-size must be at least 1")
+def _training_splits(config: TrainConfig) -> tuple[list[dict], list[dict], str]:
+    """The train and validation rows, and where validation came from (its own split, or carved from train)."""
     train_rows = data.read_split(config.data_dir, "train")
     if "validation" in data.available_splits(config.data_dir):
         validation_rows = data.read_split(config.data_dir, "validation")
@@ -139,6 +140,51 @@ def train(config: TrainConfig) -> dict:
         LOG.warning("%s: %s", config.data_dir, validation_source)
     if not train_rows:
         raise InputError(f"{config.data_dir}: the train split is empty")
+    return train_rows, validation_rows, validation_source
+
+
+def _optimizer(model, config: TrainConfig, device: str, total: int):
+    """AdamW (no weight decay on biases and norms) and the linear schedule with warm-up over ``total`` steps."""
+    import torch
+
+    decay = [
+        p for n, p in model.named_parameters() if not any(k in n for k in ("bias", "LayerNorm", "layer_norm"))
+    ]
+    no_decay = [
+        p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))
+    ]
+    optimizer = adamw(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        config.learning_rate,
+        device,
+    )
+    warmup = max(1, int(total * WARMUP_SHARE))
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: linear_schedule(s, total, warmup)
+    )
+
+
+def _save_model(model, best_state: dict, tokenizer, out: str) -> None:
+    """The chosen epoch's weights and the tokenizer (``metrics.json``, which marks the folder ours, comes last)."""
+    model.load_state_dict(best_state)
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+
+
+def _write_metrics(out: str, summary: dict) -> None:
+    text = json.dumps(finite(summary), indent=2, allow_nan=False)  # a NaN metric: null, never bare NaN
+    replace_text(os.path.join(out, METRICS), text + "\n")
+
+
+def train(config: TrainConfig) -> dict:
+    """Fine-tune, choose the best epoch on validation, save model + tokenizer + ``metrics.json``."""
+    import torch
+    from tqdm.auto import tqdm
+
+    started = time.time()
+    if config.epochs < 1 or config.batch_size < 1:
+        raise InputError("--epochs and --batch-size must be at least 1")
+    train_rows, validation_rows, validation_source = _training_splits(config)
     _check_out(config.out, config.overwrite)
     device = resolve_device(config.device)
     precision, autocast_dtype, scaler = training_precision(
@@ -160,19 +206,7 @@ def train(config: TrainConfig) -> dict:
     total = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total = min(total, config.max_steps)
-    decay = [
-        p for n, p in model.named_parameters() if not any(k in n for k in ("bias", "LayerNorm", "layer_norm"))
-    ]
-    no_decay = [
-        p for n, p in model.named_parameters() if any(k in n for k in ("bias", "LayerNorm", "layer_norm"))
-    ]
-    optimizer = adamw(
-        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        config.learning_rate,
-        device,
-    )
-    warmup = max(1, int(total * WARMUP_SHARE))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_schedule(s, total, warmup))
+    optimizer, scheduler = _optimizer(model, config, device, total)
     lengths = [len(e.input_ids) for e in encoded]
     params = list(model.parameters())
     state = {"parts": 1, "oom_retries": 0}
@@ -219,9 +253,7 @@ def train(config: TrainConfig) -> dict:
             best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             chosen = epoch
     progress.close()
-    model.load_state_dict(best_state)
-    model.save_pretrained(config.out, safe_serialization=True)
-    tokenizer.save_pretrained(config.out)
+    _save_model(model, best_state, tokenizer, config.out)
     summary = {
         "task": "intruder sentence detection (Shen et al., 2021, section 5)",
         "config": asdict(config),
@@ -241,6 +273,5 @@ def train(config: TrainConfig) -> dict:
         "seconds": round(time.time() - started, 2),
         "files": files_written(config.out, kept, METRICS),  # what a later --overwrite deletes
     }
-    text = json.dumps(finite(summary), indent=2, allow_nan=False)  # a NaN metric: null, never bare NaN
-    replace_text(os.path.join(config.out, METRICS), text + "\n")
+    _write_metrics(config.out, summary)
     return summary

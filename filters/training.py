@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from incoherent.corpora.seeding import rng_for
+from incoherent.fileio.outputs import entries, own_files, remove_entries
 from incoherent.filters.hardware import adamw, enable_tf32, oom_errors, release_cached, training_precision
 from incoherent.filters.provenance import PROVENANCE
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries, own_files, remove_entries
 
 LOG = logging.getLogger("incoherent.filters")
 LENGTH_GROUP = 50  # batches per length-sorted group (Trainer's LengthGroupedSampler uses 50 too)
@@ -159,7 +159,7 @@ def written_by(model_dir: str) -> str | None:
 
 def prepare_out(out: str) -> set[str]:
     """Delete the earlier model's files (``--overwrite``: what its provenance lists, never a user's file beside
-    them, nor the --out lock); what is left (kept), for :func:`sources.outputs.files_written`."""
+    them, nor the --out lock); what is left (kept), for :func:`incoherent.fileio.outputs.files_written`."""
     remove_entries(out, own_files(out, PROVENANCE) or [])
     os.makedirs(out, exist_ok=True)
     return set(entries(out))

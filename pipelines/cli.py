@@ -20,6 +20,7 @@ import sys
 import threading
 import warnings
 
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines.commands import build_parser, selected_module, with_dry_run
 from incoherent.pipelines.runtime import interrupts, progress, safety
 from incoherent.pipelines.runtime.errors import disk_full_message
@@ -32,8 +33,7 @@ from incoherent.pipelines.runtime.options import (
     use_storage_options,
 )
 from incoherent.schemas.records import InputError
-from incoherent.schemas.terminal import printable
-from incoherent.sources.paths import check_name
+from incoherent.terminal import printable
 
 # Beam's BigQuery module warns on import about an optional client we never use; keep that off the terminal.
 logging.getLogger().addFilter(lambda record: "apitools not found" not in record.getMessage())
@@ -216,13 +216,13 @@ def check_printable_arguments(argv: list[str]) -> None:
     """No argument may hold a control or format character (``ESC``, ``BEL``, a newline, a right-to-left
     override): ``card --name $'\\e]0;X\\a'`` wrote them raw into the card's heading, where ``cat README.md``
     retitles the terminal. One line naming the option, the value shown escaped
-    (:func:`schemas.terminal.printable`).
+    (:func:`incoherent.terminal.printable`).
 
     >>> check_printable_arguments(["card", "ds", "--name", "Corpora \\u00e9t\\u00e9"])
     >>> check_printable_arguments(["card", "ds", "--name", "\\x1b]0;X\\x07"])
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
+    incoherent.errors.InputError: --name '\\x1b]0;X\\x07': holds control or format characters (shown \
 escaped); leave them out
     """
     for number, value in enumerate(argv):

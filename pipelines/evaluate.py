@@ -169,17 +169,17 @@ def write_predictions(path: str, rows: list[dict], scores: list[list[float]], th
 
 
 def check_output_file(path: str, option: str, overwrite: bool) -> None:
-    """A file to write (:func:`sources.outputs.check_output_file`): one line before any work; an existing file
+    """A file to write (:func:`incoherent.fileio.outputs.check_output_file`): one line before any work; an existing file
     only with ``--overwrite`` and only an earlier output of ``evaluate``."""
-    from incoherent.sources.outputs import check_output_file as check
+    from incoherent.fileio.outputs import check_output_file as check
 
     check(path, option, "evaluate", overwrite)
 
 
 def write_output(path: str, text: str) -> None:
-    """Write one of evaluate's files with its marker (:func:`sources.outputs.write_output_file`): a link there is
+    """Write one of evaluate's files with its marker (:func:`incoherent.fileio.outputs.write_output_file`): a link there is
     replaced, never written through."""
-    from incoherent.sources.outputs import write_output_file
+    from incoherent.fileio.outputs import write_output_file
 
     write_output_file(path, text.encode("utf-8"), "evaluate")
 

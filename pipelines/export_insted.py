@@ -25,9 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from incoherent.fileio.outputs import check_output_file, write_output_file
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import check_output_file, write_output_file
 
 OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 

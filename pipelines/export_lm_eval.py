@@ -36,9 +36,9 @@ import posixpath
 import time
 
 from incoherent.corpora.seeding import stable_hash
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import check_name
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 COMMAND = "export lm-eval"
@@ -171,7 +171,7 @@ def task_names(tables: dict[str, list[dict]]) -> dict[str, str]:
     >>> task_names({"shuffle-news-a": [{"block_size": 2}], "shuffle-news_a": [{"block_size": 2}]})
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
+    incoherent.errors.InputError: shuffle-news_a: incoherent_shuffle_news_a, the lm-eval name of its group, \
 is also incoherent_shuffle_news_a, the group of shuffle-news-a ('-' and '.' are written '_'; case is not told \
 apart); rename a source or export them apart (--config)
     """
@@ -324,7 +324,7 @@ def export(
     tables: dict[str, list[dict]], out: str, join: str, seed: int, max_bytes: int = MAX_BYTES
 ) -> tuple[dict, dict, list[dict]]:
     """Write the tasks, groups and data files; ``(items per task, groups, rejected)``."""
-    from incoherent.sources.outputs import replace_text
+    from incoherent.fileio.outputs import replace_text
 
     rejected: list[dict] = []
 

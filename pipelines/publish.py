@@ -13,9 +13,9 @@ import argparse
 import os
 
 from incoherent.corpora.publish import TIMEOUT, CrossHostRedirect, check_repo_id, files_to_upload, publish
-from incoherent.schemas.deadline import DeadlinePassed, within
+from incoherent.deadline import DeadlinePassed, within
 from incoherent.schemas.records import InputError
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 MAX_TIME_BASE = 900.0  # seconds: the default --max-time, plus one second per MB of the files to upload
 LOGIN_HINT = "pass --token, set HF_TOKEN, or log in once with `hf auth login`"

@@ -14,8 +14,8 @@ from typing import BinaryIO
 import numpy as np
 import scipy.sparse as sp
 
+from incoherent.fileio.paths import is_remote
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import is_remote
 
 # ``opener(path, "rb" | "wb")`` -> a binary file; raises FileNotFoundError for a missing file. The default
 # is the local disk; the pipelines pass one that goes through Beam's filesystems (gs://, s3://).

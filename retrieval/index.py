@@ -34,6 +34,7 @@ from typing import BinaryIO
 import numpy as np
 import scipy.sparse as sp
 
+from incoherent.fileio.paths import is_remote
 from incoherent.retrieval.featurize import (
     HASH_SIZE,
     NGRAM,
@@ -53,7 +54,6 @@ from incoherent.retrieval.tfidf import (
     tfidf_matrix,
 )
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import is_remote
 
 LOG = logging.getLogger(__name__)
 

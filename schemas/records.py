@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from incoherent.errors import InputError as InputError  # the floor's, imported from here too
+
 MAX_RECORD_CHARS = 4000
 
 
@@ -38,13 +40,6 @@ class Rejected:
             "detail": self.detail,
             "record": record,
         }
-
-
-class InputError(Exception):
-    """Unusable input or configuration: the CLI prints ``error: <message>`` on one line and exits 2.
-
-    The message must name the file or option at fault.
-    """
 
 
 def document(

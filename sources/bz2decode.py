@@ -26,9 +26,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from incoherent.fileio.paths import open_regular
 from incoherent.schemas.records import InputError
 from incoherent.sources.limits import DECOMPRESS_CHUNK
-from incoherent.sources.paths import open_regular
 
 READ_CHUNK = 1 << 17  # compressed bytes per read
 QUEUE_CHUNKS = 8  # decompressed chunks buffered between the threads (memory bound)

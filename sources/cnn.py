@@ -15,9 +15,9 @@ import re
 import tarfile
 from collections.abc import Callable, Iterator
 
+from incoherent.fileio.paths import Files, expand_inputs, open_regular
 from incoherent.schemas.records import InputError, Rejected, document
 from incoherent.sources.limits import DEFAULT, Limits
-from incoherent.sources.paths import Files, expand_inputs, open_regular
 from incoherent.sources.sentences import merge_fragments, split_sentences
 
 SOURCE = "cnn"

@@ -305,108 +305,142 @@ def parse_pages(
     fast path declines. Pages longer than ``MAX_SCANNED_PAGE`` (full-history files) and everything after
     a comment, processing instruction or DOCTYPE outside a page go to expat as they stream.
     """
-    parser = make_parser(handler)
+    stream = _PageStream(make_parser(handler), handler, SCAN_PAGES if scan is None else scan)
     chunks = iter(chunks)
-    scan = SCAN_PAGES if scan is None else scan
-    fed = 0  # bytes given to expat
-    unfed = 0  # bytes of the scanning buffer that expat has not been given yet (for the junk count)
-    skipped = 0  # bytes of pages read by the fast path, which expat never sees
-    skips: list[tuple[int, int]] = []  # (expat's byte index, bytes skipped before it), where skipped grows
-
-    def feed(data: bytes) -> None:
-        nonlocal fed
-        fed += len(data)
-        parser.Parse(data, False)
-
-    def skip(n: int) -> None:
-        nonlocal skipped
-        skipped += n
-        skips.append((fed, skipped))
-
     try:
-        buffer, prolog, retry_at = b"", True, 0
-        searched = 0  # no "</page>" in buffer[start:searched] (the open page's bytes looked at already)
         for chunk in chunks:
-            if not scan:
-                unfed = 0
-                feed(chunk)
-            else:
-                buffer = buffer + chunk if buffer else chunk
-                pos = 0
-                while True:
-                    start = buffer.find(b"<page>", pos)
-                    if start < 0:
-                        keep = max(pos, len(buffer) - len(b"<page>"))  # a tag cut by the chunk boundary
-                        unfed = len(buffer) - keep
-                        feed(buffer[pos:keep])
-                        pos = keep
-                        break
-                    if pos < start:
-                        if prolog:
-                            scan = plain = _plain_prolog(buffer[pos:start])
-                        else:
-                            plain = buffer[pos:start].isspace()
-                            if not plain and has_markup(buffer, pos, start):
-                                scan = False
-                        unfed = len(buffer) - start
-                        if plain and not prolog:
-                            skip(start - pos)  # white space between pages: nothing for expat
-                        else:
-                            feed(buffer[pos:start])
-                    else:
-                        plain = True
-                    prolog = False
-                    if not scan or handler.root_closed:
-                        scan, unfed = False, 0
-                        feed(buffer[start:])
-                        pos = len(buffer)
-                        break
-                    fields, end = None, 0
-                    if plain and len(buffer) >= retry_at and handler.between_pages():
-                        fields, end = scan_page(buffer, start, len(buffer))
-                    if fields is None:
-                        close = buffer.find(b"</page>", max(start, searched))
-                        if close < 0:  # the page goes on in the next chunks
-                            searched = len(buffer) - len(b"</page>") + 1
-                            if len(buffer) - start > MAX_SCANNED_PAGE:
-                                scan, unfed = False, 0
-                                feed(buffer[start:])
-                                pos = len(buffer)
-                            else:
-                                pos = start
-                                retry_at = 2 * (len(buffer) - start)
-                            break
-                        end = close + len(b"</page>")
-                        unfed = len(buffer) - end
-                        feed(buffer[start:end])  # expat reads this one
-                    else:
-                        skip(end - start)
-                        handler.add(fields, size=end - start)
-                    retry_at = searched = 0
-                    pos = end
-                if scan:
-                    buffer = buffer[pos:]
-                    retry_at = retry_at and retry_at - pos
-                    searched = max(0, searched - pos)
-                else:
-                    buffer = b""
+            stream.take(chunk)
             if handler.pages:
                 yield from handler.pages
                 handler.pages.clear()
-        unfed = 0
-        if buffer:
-            feed(buffer)
-        parser.Parse(suffix, True)
+        stream.finish(suffix)
         yield from handler.pages
         handler.pages.clear()
     except expat.ExpatError as exc:
         if handler.root_closed:  # junk after </mediawiki>: the pages are complete, ignore the rest
-            junk = max(0, fed - parser.CurrentByteIndex) + unfed + sum(len(c) for c in chunks)
+            junk = (
+                max(0, stream.fed - stream.parser.CurrentByteIndex)
+                + stream.unfed
+                + sum(len(c) for c in chunks)
+            )
             count("trailing_junk_bytes", junk)
             count("files_with_trailing_junk", 1)
             yield from handler.pages
             handler.pages.clear()
             return
+        raise stream.not_well_formed(path, exc) from None
+    except InputError as exc:
+        message = str(exc)
+        if not message.startswith(path):
+            message = f"{path}: {message}"
+        raise InputError(message) from None
+
+
+class _PageStream:
+    """The state of :func:`parse_pages` between chunks: expat, the scanning buffer and the byte bookkeeping
+    that turns expat's byte index into the file's when the fast path has read pages expat never saw."""
+
+    def __init__(self, parser: expat.XMLParserType, handler: PageHandler, scan: bool):
+        self.parser, self.handler, self.scan = parser, handler, scan
+        self.fed = 0  # bytes given to expat
+        self.unfed = 0  # bytes of the scanning buffer that expat has not been given yet (for the junk count)
+        self.skipped = 0  # bytes of pages read by the fast path, which expat never sees
+        self.skips: list[
+            tuple[int, int]
+        ] = []  # (expat's byte index, bytes skipped before it), where skipped grows
+        self.buffer, self.prolog, self.retry_at = b"", True, 0
+        self.searched = 0  # no "</page>" in buffer[start:searched] (the open page's bytes looked at already)
+
+    def feed(self, data: bytes) -> None:
+        self.fed += len(data)
+        self.parser.Parse(data, False)
+
+    def skip(self, n: int) -> None:
+        self.skipped += n
+        self.skips.append((self.fed, self.skipped))
+
+    def take(self, chunk: bytes) -> None:
+        """One chunk of the stream: to expat whole, or through the page scanner."""
+        if not self.scan:
+            self.unfed = 0
+            self.feed(chunk)
+        else:
+            self.take_scanning(chunk)
+
+    def take_scanning(self, chunk: bytes) -> None:
+        handler, feed, skip = self.handler, self.feed, self.skip
+        buffer = self.buffer + chunk if self.buffer else chunk
+        prolog, scan, retry_at, searched = self.prolog, self.scan, self.retry_at, self.searched
+        pos = 0
+        while True:
+            start = buffer.find(b"<page>", pos)
+            if start < 0:
+                keep = max(pos, len(buffer) - len(b"<page>"))  # a tag cut by the chunk boundary
+                self.unfed = len(buffer) - keep
+                feed(buffer[pos:keep])
+                pos = keep
+                break
+            if pos < start:
+                if prolog:
+                    scan = plain = _plain_prolog(buffer[pos:start])
+                else:
+                    plain = buffer[pos:start].isspace()
+                    if not plain and has_markup(buffer, pos, start):
+                        scan = False
+                self.unfed = len(buffer) - start
+                if plain and not prolog:
+                    skip(start - pos)  # white space between pages: nothing for expat
+                else:
+                    feed(buffer[pos:start])
+            else:
+                plain = True
+            prolog = False
+            if not scan or handler.root_closed:
+                scan, self.unfed = False, 0
+                feed(buffer[start:])
+                pos = len(buffer)
+                break
+            fields, end = None, 0
+            if plain and len(buffer) >= retry_at and handler.between_pages():
+                fields, end = scan_page(buffer, start, len(buffer))
+            if fields is None:
+                close = buffer.find(b"</page>", max(start, searched))
+                if close < 0:  # the page goes on in the next chunks
+                    searched = len(buffer) - len(b"</page>") + 1
+                    if len(buffer) - start > MAX_SCANNED_PAGE:
+                        scan, self.unfed = False, 0
+                        feed(buffer[start:])
+                        pos = len(buffer)
+                    else:
+                        pos = start
+                        retry_at = 2 * (len(buffer) - start)
+                    break
+                end = close + len(b"</page>")
+                self.unfed = len(buffer) - end
+                feed(buffer[start:end])  # expat reads this one
+            else:
+                skip(end - start)
+                handler.add(fields, size=end - start)
+            retry_at = searched = 0
+            pos = end
+        if scan:
+            self.buffer = buffer[pos:]
+            self.retry_at = retry_at and retry_at - pos
+            self.searched = max(0, searched - pos)
+        else:
+            self.buffer = b""
+            self.retry_at, self.searched = retry_at, searched
+        self.prolog, self.scan = prolog, scan
+
+    def finish(self, suffix: bytes) -> None:
+        self.unfed = 0
+        if self.buffer:
+            self.feed(self.buffer)
+        self.parser.Parse(suffix, True)
+
+    def not_well_formed(self, path: str, exc: expat.ExpatError) -> InputError:
+        """The one line for a stream expat refused, at the file's own byte offset when pages were skipped."""
+        parser, skips = self.parser, self.skips
         where = f"line {exc.lineno}, column {exc.offset}"
         if skips and parser.ErrorByteIndex >= skips[0][0]:  # pages read by the fast path came before
             before = skips[bisect.bisect_right(skips, (parser.ErrorByteIndex, float("inf"))) - 1][1]
@@ -414,9 +448,4 @@ def parse_pages(
         reason = expat.errors.messages[exc.code]
         if exc.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
             reason = "document ends before its root element closes (truncated file?)"
-        raise InputError(f"{path}: not well-formed XML ({reason}, {where})") from None
-    except InputError as exc:
-        message = str(exc)
-        if not message.startswith(path):
-            message = f"{path}: {message}"
-        raise InputError(message) from None
+        return InputError(f"{path}: not well-formed XML ({reason}, {where})")

@@ -12,11 +12,11 @@ import os
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from incoherent.fileio.paths import Files, expand_inputs, open_regular
 from incoherent.schemas.records import InputError, Rejected, document
 from incoherent.sources import parquet
 from incoherent.sources.jsonline import has_lone_surrogate
 from incoherent.sources.limits import DECOMPRESS_CHUNK, DEFAULT, Limits
-from incoherent.sources.paths import Files, expand_inputs, open_regular
 from incoherent.sources.sentences import split_sentences
 
 JSON_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".jsonl.bz2")

@@ -224,27 +224,38 @@ def _render_tokens(toks: list) -> str:
     token list, without building the node tree (the builder and the node constructors are most of the
     parsing time).
 
-    It follows mwparserfromhell's ``Builder`` token by token. Where the output would depend on the source
-    text of a node that is not plain text (a template in a link target, an entity in a bare URL...), or the
-    token stream is not one the builder accepts, it raises :class:`_Unusual` and the caller falls back to
-    the node tree, so the output is the same in every case.
+    It follows mwparserfromhell's ``Builder`` token by token (:class:`_TokenRenderer`). Where the output would
+    depend on the source text of a node that is not plain text (a template in a link target, an entity in a
+    bare URL...), or the token stream is not one the builder accepts, it raises :class:`_Unusual` and the
+    caller falls back to the node tree, so the output is the same in every case.
     """
-    from mwparserfromhell.nodes import HTMLEntity
+    return _TokenRenderer(toks).render()
 
-    t = _token_types()
-    Text, TagAttrStart, TagCloseOpen, TagOpenClose = t.Text, t.TagAttrStart, t.TagCloseOpen, t.TagOpenClose
-    TagCloseSelfclose, TagCloseClose = t.TagCloseSelfclose, t.TagCloseClose
-    toks.reverse()
-    pop = toks.pop
 
-    def text_of(nodes: list) -> str:
-        """Source of a run of Text tokens; anything else is unusual."""
-        for tok in nodes:
-            if type(tok) is not Text:
-                raise _Unusual
-        return "".join(tok.text for tok in nodes)
+class _TokenRenderer:
+    """One token list, consumed from its end (the list is reversed once, so ``pop`` is O(1)).
 
-    def skip_until(close, *separators) -> None:
+    Each method renders one kind of node into ``out`` (``None``: read past it, render nothing) and leaves the
+    tokens after it.
+    """
+
+    __slots__ = ("t", "toks", "pop")
+
+    def __init__(self, toks: list):
+        self.t = _token_types()
+        toks.reverse()
+        self.toks = toks
+        self.pop = toks.pop
+
+    def render(self) -> str:
+        toks, pop, node = self.toks, self.pop, self.node
+        out: list[str] = []
+        while toks:
+            node(pop(), out)
+        return "".join(out)
+
+    def skip_until(self, close, *separators) -> None:
+        toks, pop, node = self.toks, self.pop, self.node
         while toks:
             tok = pop()
             kind = type(tok)
@@ -254,9 +265,10 @@ def _render_tokens(toks: list) -> str:
                 node(tok, None)
         raise _Unusual
 
-    def collect(stops: tuple, out: list | None) -> tuple[object, bool]:
+    def collect(self, stops: tuple, out: list | None) -> tuple[object, bool]:
         """Render nodes into ``out`` until a token of a type in ``stops``; return it, and whether the nodes'
         source is not blank (a node other than text, or text with a non-space)."""
+        toks, pop, node, Text = self.toks, self.pop, self.node, self.t.Text
         blank = True
         while toks:
             tok = pop()
@@ -273,8 +285,9 @@ def _render_tokens(toks: list) -> str:
                 node(tok, out)
         raise _Unusual
 
-    def raw_until(stops: tuple) -> tuple[object, str]:
+    def raw_until(self, stops: tuple) -> tuple[object, str]:
         """Source of Text tokens up to a token of a type in ``stops``."""
+        toks, pop, Text = self.toks, self.pop, self.t.Text
         parts = []
         while toks:
             tok = pop()
@@ -285,92 +298,109 @@ def _render_tokens(toks: list) -> str:
             parts.append(tok.text)
         raise _Unusual
 
-    def node(tok, out: list | None) -> None:
+    def node(self, tok, out: list | None) -> None:
+        t = self.t
         kind = type(tok)
-        if kind is Text:
+        if kind is t.Text:
             if out is not None:
                 out.append(tok.text)
         elif kind is t.TemplateOpen:
-            skip_until(t.TemplateClose, t.TemplateParamSeparator, t.TemplateParamEquals)
+            self.skip_until(t.TemplateClose, t.TemplateParamSeparator, t.TemplateParamEquals)
         elif kind is t.CommentStart:
-            skip_until(t.CommentEnd)
+            self.skip_until(t.CommentEnd)
         elif kind is t.ArgumentOpen:
-            skip_until(t.ArgumentClose, t.ArgumentSeparator)
+            self.skip_until(t.ArgumentClose, t.ArgumentSeparator)
         elif kind is t.HeadingStart:
-            skip_until(t.HeadingEnd)
+            self.skip_until(t.HeadingEnd)
         elif kind is t.WikilinkOpen:
-            end, title = raw_until((t.WikilinkSeparator, t.WikilinkClose))
-            piped = type(end) is t.WikilinkSeparator
-            sub: list | None = [] if out is not None else None
-            shown = False
-            if piped:
-                _, shown = collect((t.WikilinkClose,), sub)
-            if out is None:
-                return
-            title = title.strip()
-            if title.startswith(":"):
-                title = title[1:]
-            else:
-                prefix = _link_prefix(title)
-                if prefix is not None and (prefix in DROP_LINK_PREFIXES or _is_language(prefix)):
-                    return
-            if piped and shown:
-                out.extend(sub)
-            elif title.startswith("#"):
-                out.append(title[1:])
-            else:
-                page = title.split("#", 1)[0]
-                out.append(_PIPE_TRICK.sub("", page) if piped else page)
+            self.wikilink(out)
         elif kind is t.ExternalLinkOpen:
-            brackets = tok.brackets
-            if brackets:
-                end, _ = collect((t.ExternalLinkSeparator, t.ExternalLinkClose), None)
-                if type(end) is t.ExternalLinkSeparator:
-                    collect((t.ExternalLinkClose,), out)
-            else:
-                end, url = raw_until((t.ExternalLinkSeparator, t.ExternalLinkClose))
-                if type(end) is t.ExternalLinkSeparator:
-                    raise _Unusual
-                if out is not None:
-                    out.append(url)
+            self.external_link(tok, out)
         elif kind is t.HTMLEntityStart:
-            tok = pop()
-            if type(tok) is t.HTMLEntityNumeric:
-                tok = pop()
-                if type(tok) is t.HTMLEntityHex:
-                    entity = HTMLEntity(pop().text, named=False, hexadecimal=True, hex_char=tok.char)
-                else:
-                    entity = HTMLEntity(tok.text, named=False, hexadecimal=False)
-            else:
-                entity = HTMLEntity(tok.text, named=True, hexadecimal=False)
-            if type(pop()) is not t.HTMLEntityEnd:
-                raise _Unusual
-            if out is not None:
-                out.append(entity.normalize())
+            self.entity(out)
         elif kind is t.TagOpenOpen:
-            tag(tok, out)
+            self.tag(tok, out)
         else:  # a token the builder would reject here (ParserError): let it say so
             raise _Unusual
 
-    def attribute() -> None:
+    def wikilink(self, out: list | None) -> None:
+        t = self.t
+        end, title = self.raw_until((t.WikilinkSeparator, t.WikilinkClose))
+        piped = type(end) is t.WikilinkSeparator
+        sub: list | None = [] if out is not None else None
+        shown = False
+        if piped:
+            _, shown = self.collect((t.WikilinkClose,), sub)
+        if out is None:
+            return
+        title = title.strip()
+        if title.startswith(":"):
+            title = title[1:]
+        else:
+            prefix = _link_prefix(title)
+            if prefix is not None and (prefix in DROP_LINK_PREFIXES or _is_language(prefix)):
+                return
+        if piped and shown:
+            out.extend(sub)
+        elif title.startswith("#"):
+            out.append(title[1:])
+        else:
+            page = title.split("#", 1)[0]
+            out.append(_PIPE_TRICK.sub("", page) if piped else page)
+
+    def external_link(self, tok, out: list | None) -> None:
+        t = self.t
+        if tok.brackets:
+            end, _ = self.collect((t.ExternalLinkSeparator, t.ExternalLinkClose), None)
+            if type(end) is t.ExternalLinkSeparator:
+                self.collect((t.ExternalLinkClose,), out)
+        else:
+            end, url = self.raw_until((t.ExternalLinkSeparator, t.ExternalLinkClose))
+            if type(end) is t.ExternalLinkSeparator:
+                raise _Unusual
+            if out is not None:
+                out.append(url)
+
+    def entity(self, out: list | None) -> None:
+        from mwparserfromhell.nodes import HTMLEntity
+
+        t, pop = self.t, self.pop
+        tok = pop()
+        if type(tok) is t.HTMLEntityNumeric:
+            tok = pop()
+            if type(tok) is t.HTMLEntityHex:
+                entity = HTMLEntity(pop().text, named=False, hexadecimal=True, hex_char=tok.char)
+            else:
+                entity = HTMLEntity(tok.text, named=False, hexadecimal=False)
+        else:
+            entity = HTMLEntity(tok.text, named=True, hexadecimal=False)
+        if type(pop()) is not t.HTMLEntityEnd:
+            raise _Unusual
+        if out is not None:
+            out.append(entity.normalize())
+
+    def attribute(self) -> None:
+        t, toks, pop = self.t, self.toks, self.pop
         while toks:
             tok = pop()
             kind = type(tok)
-            if kind is TagAttrStart or kind is TagCloseOpen or kind is TagCloseSelfclose:
+            if kind is t.TagAttrStart or kind is t.TagCloseOpen or kind is t.TagCloseSelfclose:
                 toks.append(tok)
                 return
             if kind is not t.TagAttrEquals and kind is not t.TagAttrQuote:
-                node(tok, None)
+                self.node(tok, None)
         raise _Unusual
 
-    def tag(open_tok, out: list | None) -> None:
+    def tag(self, open_tok, out: list | None) -> None:
+        t, toks, pop = self.t, self.toks, self.pop
+        TagCloseOpen, TagCloseSelfclose = t.TagCloseOpen, t.TagCloseSelfclose
         name_parts: list[str] = []
         while toks:  # the tag name and attributes
             tok = pop()
             kind = type(tok)
-            if kind is TagAttrStart:
-                attribute()
-            elif kind is Text:
+            if kind is t.TagAttrStart:
+                self.attribute()
+            elif kind is t.Text:
                 name_parts.append(tok.text)
             elif kind is TagCloseOpen or kind is TagCloseSelfclose:
                 break
@@ -384,17 +414,12 @@ def _render_tokens(toks: list) -> str:
         if brk:
             out.append(" ")
         if kind is TagCloseOpen:  # contents, then the closing tag
-            end, _ = collect((TagOpenClose, TagCloseSelfclose, TagCloseClose), out if keep else None)
-            if type(end) is not TagOpenClose:
+            end, _ = self.collect((t.TagOpenClose, TagCloseSelfclose, t.TagCloseClose), out if keep else None)
+            if type(end) is not t.TagOpenClose:
                 raise _Unusual
-            end, _ = collect((TagCloseClose,), None)
+            end, _ = self.collect((t.TagCloseClose,), None)
         if brk:
             out.append(" ")
-
-    out: list[str] = []
-    while toks:
-        node(pop(), out)
-    return "".join(out)
 
 
 def _tokenize(text: str) -> list:

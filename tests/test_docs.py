@@ -410,7 +410,51 @@ def test_the_internals_map_matches_the_folders():
         f"{path.parent.relative_to(ROOT).as_posix()}/"
         for path in ROOT.rglob("__init__.py")
         if path.relative_to(ROOT).parts[0]
-        in {"schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines"}
+        in {"incoherent", "schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines"}
     }
     assert packages - named == set(), "folders missing from docs/internals.md's map"
     assert {n for n in named if not (ROOT / n).is_dir()} == set(), "folders in the map that do not exist"
+
+
+def _internals_section(title: str) -> str:
+    page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
+    return page.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_runtime_table_lists_every_runtime_module():
+    """docs/internals.md's layer table names every module of pipelines/runtime/ in its runtime row, and no other."""
+    section = _internals_section("Where it lives in `pipelines/`")
+    (row,) = [line for line in section.splitlines() if line.startswith("| runtime | `pipelines/runtime/` |")]
+    named = set(re.findall(r"`([a-z_]+\.py)`", row))
+    modules = {p.name for p in (ROOT / "pipelines" / "runtime").glob("*.py") if p.name != "__init__.py"}
+    assert modules - named == set(), "runtime modules missing from docs/internals.md"
+    assert named - modules == set(), "modules in docs/internals.md's runtime row that do not exist"
+
+
+def stage_unit(module: str) -> str:
+    """The stage a module of the stages layer belongs to: its folder (``neighbors`` for
+    ``pipelines.neighbors.command``) or, for a flat module, the module (``sampling``)."""
+    return module.split(".")[1]
+
+
+def test_the_imports_between_stages_are_the_documented_ones():
+    """The list under docs/internals.md's layer table is every import from one stage to another (by ``ast``,
+    lazy imports included): a stage importing another is seen, and a documented one that went away too."""
+    from tests.test_imports import graph, pipeline_layer
+
+    section = _internals_section("Where it lives in `pipelines/`")
+    documented = set(re.findall(r"^- `([a-z_.]+)` imports `([a-z_.]+)`", section, flags=re.M))
+    assert documented, "no list of imports between stages in docs/internals.md"
+    found = {
+        (name.removeprefix("pipelines."), target.removeprefix("pipelines."))
+        for name, targets in graph().items()
+        if name.startswith("pipelines.") and pipeline_layer(name) == "stages"
+        for target in targets
+        if target.startswith("pipelines.")
+        and pipeline_layer(target) == "stages"
+        and stage_unit(target) != stage_unit(name)
+    }
+    assert found - documented == set(), "imports between stages missing from docs/internals.md"
+    assert documented - found == set(), (
+        "imports between stages in docs/internals.md that the code no longer has"
+    )

@@ -3,9 +3,13 @@
 The packages are layered, lowest first; a module may import only from its own package or from a package below
 it (imports inside functions count too, since they are dependencies all the same):
 
-    schemas < sources < retrieval < corpora < filters < annotation < pipelines
+    incoherent < schemas < sources < retrieval < corpora < filters < annotation < pipelines
 
-- ``schemas``: record types, Parquet schemas and the input error; imports no project package.
+- ``incoherent`` (the floor: the modules of the folder ``incoherent/`` itself, ``incoherent.terminal``,
+  ``incoherent.deadline``, ...): what every floor above needs and that knows nothing of the project; it imports
+  no other layer. Its ``__main__`` (``python -m incoherent``) is the entry point, not the floor: it imports
+  ``pipelines.cli`` and the runtime's signal and stdout handling, nothing else.
+- ``schemas``: record types, Parquet schemas and the input error; imports no project package but the floor.
 - ``sources``: readers of raw collections (Wikipedia dumps, CNN stories, text files) into documents.
 - ``retrieval``: the hashed-bigram TF-IDF index and top-k search.
 - ``corpora``: the corpus logic (seeding, intruder and shuffle construction, selection, sampling, the card).
@@ -34,7 +38,7 @@ table's (:mod:`pipelines.commands`) and the build's, which reads a stage's flags
 
 All of them install under the one import package ``incoherent`` (``incoherent.pipelines`` is the folder
 ``pipelines/``): an absolute import names ``incoherent.<package>``, never the bare folder (which a wheel does not
-install), and module names below are written without the ``incoherent.`` prefix.
+install), and module names below are written without the ``incoherent.`` prefix (but the floor's, which keep it).
 
 The test reads the sources with ``ast`` (nothing is imported), so it is fast and sees lazy imports as well.
 Cycles are checked between modules and between packages.
@@ -49,7 +53,10 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ("schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines")
+FLOOR = "incoherent"  # the modules of the folder incoherent/ (named incoherent.<module> here)
+PACKAGES = ("schemas", "sources", "retrieval", "corpora", "filters", "annotation", "pipelines")
+LAYERS = (FLOOR, *PACKAGES)
+ENTRY = "incoherent.__main__"  # python -m incoherent: the entry point, above everything
 PIPELINE_LAYERS = ("runtime", "commands", "stages", "build", "cli")
 
 
@@ -66,7 +73,7 @@ def pipeline_layer(module: str) -> str:
 
 
 def module_files() -> dict[str, str]:
-    """``{dotted module name: path}`` of every module of the project packages."""
+    """``{dotted module name: path}`` of every module of the project packages and the floor (not the entry)."""
     modules = {}
     for package in LAYERS:
         for folder, _, names in os.walk(os.path.join(ROOT, package)):
@@ -77,7 +84,8 @@ def module_files() -> dict[str, str]:
                 parts = os.path.relpath(path, ROOT)[: -len(".py")].split(os.sep)
                 if parts[-1] == "__init__":
                     parts = parts[:-1]
-                modules[".".join(parts)] = path
+                if ".".join(parts) != ENTRY:
+                    modules[".".join(parts)] = path
     return modules
 
 
@@ -101,15 +109,17 @@ def imports_of(name: str, path: str, modules: dict[str, str]) -> set[str]:
         else:
             continue
         for target in targets:
-            if target.startswith("incoherent."):
+            if target.startswith("incoherent.") and target.split(".")[1] in PACKAGES:
                 target = target[len("incoherent.") :]
+            elif target == FLOOR or target.startswith(FLOOR + "."):
+                pass  # the floor keeps its name
             elif not getattr(node, "level", 0):
                 continue  # not the project (a bare project name is test_no_bare_import's)
             if target.split(".")[0] not in LAYERS:
                 continue
             while target and target not in modules:
                 target = target.rpartition(".")[0]
-            if target and target != name:
+            if target and target != name and target != FLOOR:  # the package __init__ maps folders: no edge
                 found.add(target)
     return found
 
@@ -231,7 +241,7 @@ def bare_imports(path: str) -> list[str]:
         else:
             continue
         found += [
-            f"{os.path.relpath(path, ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in LAYERS
+            f"{os.path.relpath(path, ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in PACKAGES
         ]
     return found
 
@@ -250,7 +260,7 @@ def test_no_bare_import(tmp_path):
     assert [line.split(": ")[1] for line in bare_imports(str(sample))] == ["corpora.seeding", "schemas"]
     python_files = [
         os.path.join(folder, name)
-        for top in (*LAYERS, "incoherent", "tests", "bench", "tools")
+        for top in (*LAYERS, "tests", "bench", "tools")
         for folder, _, names in os.walk(os.path.join(ROOT, top))
         for name in names
         if name.endswith(".py")
@@ -260,3 +270,34 @@ def test_no_bare_import(tmp_path):
         line for path in sorted(python_files) if os.path.abspath(path) != here for line in bare_imports(path)
     ]
     assert not found, "imports of a bare project package (use incoherent.<package>):\n" + "\n".join(found)
+
+
+def test_the_floor_imports_nothing_of_the_project():
+    modules = module_files()
+    floor = sorted(name for name in modules if name.split(".")[0] == FLOOR)
+    assert {"incoherent.terminal", "incoherent.deadline"} <= set(floor)
+    above = sorted(
+        f"{name} imports {target}"
+        for name in floor
+        for target in imports_of(name, modules[name], modules)
+        if target.split(".")[0] != FLOOR
+    )
+    assert not above, "the floor (incoherent/*.py) imports the project:\n" + "\n".join(above)
+
+
+def test_the_floor_is_seen_from_above(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from incoherent.terminal import printable\nfrom incoherent import deadline\n")
+    modules = {"incoherent": "", "incoherent.terminal": "", "incoherent.deadline": ""}
+    assert imports_of("schemas.m", str(module), modules) == {"incoherent.terminal", "incoherent.deadline"}
+    assert "incoherent.terminal" in graph()["pipelines.cli"]
+
+
+def test_the_entry_point_imports_the_cli_and_the_runtime_alone():
+    path = os.path.join(ROOT, "incoherent", "__main__.py")
+    found = imports_of(ENTRY, path, module_files())
+    assert "pipelines.cli" in found
+    others = {m for m in found if m != "pipelines.cli" and pipeline_layer(m) != "runtime"}
+    assert others == set(), (
+        f"python -m incoherent imports more than the CLI and the runtime: {sorted(others)}"
+    )

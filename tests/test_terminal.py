@@ -1,4 +1,4 @@
-"""Untrusted text never drives the terminal: :func:`schemas.terminal.printable` and the places every command prints
+"""Untrusted text never drives the terminal: :func:`incoherent.terminal.printable` and the places every command prints
 through it (error lines, log lines, table cells such as MTurk worker ids)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import logging
 import subprocess
 import sys
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 from tests.conftest import ROOT, run_cli
 
 HOSTILE = "A1\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil\u2028x\ud800"

@@ -25,10 +25,10 @@ def _pyplot():
 
 
 def _save(fig, path: str) -> str:
-    """Write the PNG whole (:func:`sources.outputs.replace_file`: a link at ``path`` is replaced)."""
+    """Write the PNG whole (:func:`incoherent.fileio.outputs.replace_file`: a link at ``path`` is replaced)."""
     import io
 
-    from incoherent.sources.outputs import replace_file
+    from incoherent.fileio.outputs import replace_file
 
     fig.tight_layout()
     buffer = io.BytesIO()

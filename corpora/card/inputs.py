@@ -10,9 +10,9 @@ import os
 
 import pyarrow.parquet as pq
 
+from incoherent.fileio.paths import Files, LocalFiles
 from incoherent.schemas import SCHEMA_VERSION, schema_for
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import Files, LocalFiles
 
 LABEL_NAMES = ["coherent", "intruder"]
 BUILD_SUMMARY = "build_summary.json"

@@ -9,8 +9,8 @@ from importlib.metadata import PackageNotFoundError, metadata, version
 import yaml
 
 from incoherent.corpora.card.inputs import LOCAL, default_config, find_configs, split_info, table_features
+from incoherent.fileio.paths import Files
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import Files
 
 COLUMN_DOCS = {
     "intruder": {

@@ -13,9 +13,9 @@ from incoherent.corpora.card.inputs import BUILD_SUMMARY, LOCAL, SUMMARIES, read
 from incoherent.corpora.card.metadata import VERSIONED, package_version
 from incoherent.corpora.kinds import ingest_runs
 from incoherent.corpora.provenance import describe_input, relativise
+from incoherent.fileio.outputs import make_folder, replace_text
+from incoherent.fileio.paths import Files, is_remote
 from incoherent.schemas import SCHEMA_VERSION
-from incoherent.sources.outputs import make_folder, replace_text
-from incoherent.sources.paths import Files, is_remote
 
 
 def _roots(build_dir: str, build: dict | None) -> dict[str, str | None]:

@@ -40,10 +40,10 @@ from incoherent.corpora.card.statistics import (
     write_figures,
 )
 from incoherent.corpora.kinds import source_kinds
+from incoherent.fileio.outputs import replace_text
+from incoherent.fileio.paths import Files
 from incoherent.schemas import SCHEMA_VERSION
-from incoherent.schemas.terminal import printable
-from incoherent.sources.outputs import replace_text
-from incoherent.sources.paths import Files
+from incoherent.terminal import printable
 
 
 def render_card(
@@ -77,7 +77,6 @@ def render_card(
     chosen = license_id or derived
     meta = card_metadata(dataset_dir, pretty_name, chosen, configs, files, kinds)
     default = next(c["config_name"] for c in meta["configs"] if c.get("default"))
-    first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
     intruders = next((s for s in summaries if s.get("command") == "intruders"), None)
     params = (intruders or {}).get("params") or {}
     threshold = params.get("similarity_threshold")
@@ -87,6 +86,43 @@ def render_card(
         else []
     )
     lines = [
+        *_head_section(meta, configs, pretty_name),
+        *built_section(configs, by_config, kinds, build),
+        *_usage_section(meta, configs, default),
+    ]
+    lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
+    lines += statistics_section(stats)
+    lines += funnel_section(intruders, threshold)
+    lines += probes_section(stats, summaries)
+    if (
+        files is LOCAL and verification is not None
+    ):  # `incoherent annotate verify` writes into a local dataset
+        lines += verification(dataset_dir)
+    if figure_links:
+        lines += ["## Figures", ""]
+        for caption, rel in figure_links:
+            lines += [f"![{caption}]({rel})", ""]
+    lines += columns_section(meta)
+    lines += provenance_section(build_dir, build, summaries, files, out)
+    lines += [
+        "Every record dropped on the way is counted in the run summaries (copies under `summaries/`, paths "
+        "relativised); ids are stable source ids and all randomness is derived from (seed, id), so the same inputs "
+        "and seed rebuild the same rows.",
+        "",
+        "## Sources and licences",
+        "",
+    ]
+    lines += licence_section(license_id, derived, reason, all_sources, kinds, build)
+    # text from the user (--name, --license, a config's licence terms) and from the data, never raw control
+    # characters: a reader `cat`s the card (incoherent.terminal.printable; newlines and tabs kept)
+    text = printable("\n".join(lines), lines=True)
+    validate_card(text)
+    return text
+
+
+def _head_section(meta: dict, configs: dict, pretty_name: str) -> list[str]:
+    """The YAML front matter, the title and one line per kind of table the dataset holds."""
+    return [
         "---",
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).rstrip(),
         "---",
@@ -102,7 +138,13 @@ def render_card(
             if any(c.split("-", 1)[0] == kind for c in configs)
         ),
         "",
-        *built_section(configs, by_config, kinds, build),
+    ]
+
+
+def _usage_section(meta: dict, configs: dict, default: str) -> list[str]:
+    """How to load the default config, then the table of configs, splits and rows."""
+    first_split = "train" if "train" in configs[default] else sorted(configs[default])[0]
+    lines = [
         "## Usage",
         "",
         "```python",
@@ -120,45 +162,36 @@ def render_card(
     for info in meta["dataset_info"]:
         for split in info["splits"]:
             lines.append(f"| `{info['config_name']}` | {split['name']} | {split['num_examples']:,} |")
-    lines += ["", "Labels: `0` = coherent, `1` = intruder.", "", "## Statistics", ""]
-    lines += statistics_section(stats)
-    lines += funnel_section(intruders, threshold)
-    lines += probes_section(stats, summaries)
-    if (
-        files is LOCAL and verification is not None
-    ):  # `incoherent annotate verify` writes into a local dataset
-        lines += verification(dataset_dir)
-    if figure_links:
-        lines += ["## Figures", ""]
-        for caption, rel in figure_links:
-            lines += [f"![{caption}]({rel})", ""]
-    lines += ["## Columns", ""]
+    return lines
+
+
+def columns_section(meta: dict) -> list[str]:
+    """One description of the columns per kind of table (``intruder-*``, ``shuffle-*``, ...)."""
+    lines = ["## Columns", ""]
     by_table: dict[str, list[dict]] = {}
     for info in meta["dataset_info"]:
         by_table.setdefault(info["config_name"].split("-", 1)[0], []).append(info)
-    for table, infos in by_table.items():  # one description per kind of table (intruder-*, shuffle-*, ...)
+    for table, infos in by_table.items():
         docs = COLUMN_DOCS.get(table, {})
         described = [f"- `{f['name']}`: {docs[f['name']]}" for f in infos[0]["features"] if f["name"] in docs]
         if described:
             names = ", ".join(f"`{info['config_name']}`" for info in infos)
             lines += [f"{names}:", "", *described, ""]
-    lines += provenance_section(build_dir, build, summaries, files, out)
-    lines += [
-        "Every record dropped on the way is counted in the run summaries (copies under `summaries/`, paths "
-        "relativised); ids are stable source ids and all randomness is derived from (seed, id), so the same inputs "
-        "and seed rebuild the same rows.",
-        "",
-        "## Sources and licences",
-        "",
-    ]
+    return lines
+
+
+def licence_section(
+    license_id: str | None, derived: str, reason: str, all_sources: set, kinds: dict, build: dict | None
+) -> list[str]:
+    """The licence chosen (by the builder or derived from the sources), each source's terms, the citation."""
     if license_id and license_id != derived:
-        lines.append(
+        lines = [
             f"Licence `{license_id}` set by the builder (derived from the sources: `{derived}`, {reason})."
-        )
+        ]
     elif derived == WIKIPEDIA_LICENSE:
-        lines.append(f"Licence `{derived}`: {reason}.")
+        lines = [f"Licence `{derived}`: {reason}."]
     else:
-        lines.append(f"Licence `other`: {reason}.")
+        lines = [f"Licence `other`: {reason}."]
     lines += ["", "The terms of each source's text:", ""]
     lines += [f"- `{source}`: {source_terms(source, kinds, build)}" for source in sorted(all_sources)]
     lines += [
@@ -170,11 +203,7 @@ def render_card(
         CITATIONS,
         "",
     ]
-    # text from the user (--name, --license, a config's licence terms) and from the data, never raw control
-    # characters: a reader `cat`s the card (schemas.terminal.printable; newlines and tabs kept)
-    text = printable("\n".join(lines), lines=True)
-    validate_card(text)
-    return text
+    return lines
 
 
 def write_card(

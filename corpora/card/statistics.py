@@ -9,8 +9,8 @@ import os
 from incoherent.corpora.card import figures as card_figures
 from incoherent.corpora.card import stats as card_stats
 from incoherent.corpora.card.inputs import LOCAL
-from incoherent.sources.outputs import make_folder
-from incoherent.sources.paths import Files
+from incoherent.fileio.outputs import make_folder
+from incoherent.fileio.paths import Files
 
 
 def _pct(n: int, total: int) -> str:

@@ -12,7 +12,7 @@ import argparse
 
 from incoherent.pipelines.commands import add_overwrite
 from incoherent.schemas.records import InputError
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 SHOWN = 10  # failing workers named on the terminal (all of them are in import.json)

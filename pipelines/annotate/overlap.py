@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from incoherent.annotation.labelstudio_api import set_overlap
-    from incoherent.schemas.terminal import printable
+    from incoherent.terminal import printable
 
     token = os.environ.get(args.token_env, "")
     if not token:

@@ -24,12 +24,12 @@ from importlib import resources
 import yaml
 
 from incoherent.corpora.sampling import parse_sample
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines.build.plan import history_label
 from incoherent.pipelines.commands import COMMANDS, INGEST_KINDS, module_of
 from incoherent.pipelines.runtime import storage
 from incoherent.pipelines.runtime.model_stack import require_model_stack
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import check_name
 
 MAX_CONFIG_BYTES = 1 << 20  # a build config is a page of text
 MAX_NODES = 100_000  # YAML values after alias expansion
@@ -94,7 +94,7 @@ def parse_yaml(text: str, path: str):
     >>> parse_yaml("k: 1\\nk: 2", "c.yaml")
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: c.yaml: refused, the YAML holds the key 'k' twice in one mapping (line 2)
+    incoherent.errors.InputError: c.yaml: refused, the YAML holds the key 'k' twice in one mapping (line 2)
     """
     loader = yaml.SafeLoader(text)
     try:

@@ -18,6 +18,7 @@ import shutil
 import time
 from collections.abc import Callable
 
+from incoherent.fileio.outputs import entries
 from incoherent.pipelines.build import remote_resume
 from incoherent.pipelines.build.plan import DATASET, WORK, Stage, plan
 from incoherent.pipelines.build.processes import peak_rss_mb, run_isolated
@@ -33,7 +34,6 @@ from incoherent.pipelines.card import write_local_card
 from incoherent.pipelines.runtime import progress, safety, storage
 from incoherent.pipelines.runtime.summary import PARTIAL, SUMMARY_FILE, write_json_atomic
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import entries
 
 BUILD_SUMMARY = "build_summary.json"
 TABLE_PREFIXES = ("intruder-", "shuffle-")
@@ -284,20 +284,7 @@ def build(
     timings: dict[str, float] = {}
     peak_rss: dict[str, int] = {}
     records: dict[str, dict] = {}
-    summary = {
-        "command": "build",
-        "config": os.path.abspath(config_path),
-        "raw_config": raw,
-        "resolved": config,
-        "commands": [],  # argv of every stage, for the card
-        "beam_args": list(beam_args),
-        "complete": False,
-        "seconds": timings,
-        "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
-        "skipped": [],  # stages finished by an earlier run with the same fingerprint
-        "stages": records,
-        **({"skipped_sources": config["skipped_sources"]} if config.get("skipped_sources") else {}),
-    }
+    summary = _new_summary(beam_args, config_path, raw, config, timings, peak_rss, records)
 
     def write_summary() -> None:
         if remote:
@@ -334,27 +321,7 @@ def build(
             if bar is not None:
                 bar.set_postfix_str(stage.name)
             started = time.time()
-            stage_peak = 0
-            if (
-                remote
-            ):  # object stores have no atomic rename: a marker written last (pipelines.build.remote_resume)
-                remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
-                partial = stage.out + PARTIAL
-                if stage.make is not None:
-                    stage.make(partial)
-                else:
-                    stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
-                remote_resume.publish(stage.out, stage_print)
-            else:
-                clean(stage.out)
-                for table in stage.tables:
-                    remove(os.path.join(dataset, table))
-                partial = stage.out + PARTIAL
-                if stage.make is not None:
-                    stage.make(partial)
-                else:
-                    stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
-                publish(stage.out)
+            stage_peak = _run_stage(stage, dataset, remote, stage_args, stage_print)
             if stage.tables:
                 move_tables(stage.out, dataset, tuple(stage.tables))
             timings[stage.name] = round(time.time() - started, 2)
@@ -383,6 +350,59 @@ def build(
     write_summary()
     print_build(summary, out)
     return 0
+
+
+def _new_summary(
+    beam_args: list[str],
+    config_path: str,
+    raw: dict,
+    config: dict,
+    timings: dict[str, float],
+    peak_rss: dict[str, int],
+    records: dict[str, dict],
+) -> dict:
+    """The build summary before any stage runs (timings, peak_rss and records fill in as stages do)."""
+    return {
+        "command": "build",
+        "config": os.path.abspath(config_path),
+        "raw_config": raw,
+        "resolved": config,
+        "commands": [],  # argv of every stage, for the card
+        "beam_args": list(beam_args),
+        "complete": False,
+        "seconds": timings,
+        "peak_rss_mb": peak_rss,  # high-water mark of each stage's process (or its largest child process)
+        "skipped": [],  # stages finished by an earlier run with the same fingerprint
+        "stages": records,
+        **({"skipped_sources": config["skipped_sources"]} if config.get("skipped_sources") else {}),
+    }
+
+
+def _run_stage(
+    stage, dataset: str, remote: bool, stage_args: Callable[[], list[str]], stage_print: str
+) -> int:
+    """Run one stage into ``stage.out`` + PARTIAL, publish it; its process's peak RSS (0: this process).
+    ``stage_args()``: the Beam flags of a command stage (asked only when one runs)."""
+    stage_peak = 0
+    if remote:  # object stores have no atomic rename: a marker written last (pipelines.build.remote_resume)
+        remote_resume.clean(stage.out, [storage.join(dataset, table) for table in stage.tables])
+        partial = stage.out + PARTIAL
+        if stage.make is not None:
+            stage.make(partial)
+        else:
+            stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
+        remote_resume.publish(stage.out, stage_print)
+    else:
+        clean(stage.out)
+        for table in stage.tables:
+            remove(os.path.join(dataset, table))
+        partial = stage.out + PARTIAL
+        if stage.make is not None:
+            stage.make(partial)
+        else:
+            stage_peak = run_isolated(_with_out(stage.argv, partial), stage_args())
+        publish(stage.out)
+    return stage_peak
 
 
 def build_card(out: str, dataset: str, name: str, license_id: str | None, beam_args: list[str]) -> str:

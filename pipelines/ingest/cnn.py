@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines.commands import add_overwrite
 from incoherent.pipelines.runtime import storage
 from incoherent.sources import cnn, limits
-from incoherent.sources.paths import check_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

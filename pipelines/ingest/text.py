@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 
+from incoherent.fileio.paths import check_name, name_clash
 from incoherent.pipelines.commands import add_overwrite
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas.records import InputError
 from incoherent.sources import limits, textfiles
-from incoherent.sources.paths import check_name, name_clash
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

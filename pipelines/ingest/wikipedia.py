@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 import os
 
+from incoherent.fileio.paths import is_remote
 from incoherent.pipelines.commands import add_overwrite
 from incoherent.pipelines.ingest.wikipedia_plan import index_flags, plan_reads
 from incoherent.pipelines.runtime.threads import available_cores
 from incoherent.sources import bz2decode, limits
-from incoherent.sources.paths import is_remote
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 
+from incoherent.fileio.paths import is_remote
 from incoherent.schemas.records import InputError
 from incoherent.sources import bz2decode, mediawiki
-from incoherent.sources.paths import is_remote
 
 
 def plan_reads(
@@ -131,7 +131,8 @@ def index_flags(dumps: list[str], given: list[str] | None) -> dict[str, str]:
         raise InputError(
             f"--multistream-index: given {len(given)} times for {len(dumps)} dumps; give it once per dump"
         )
-    from incoherent.pipelines.runtime.storage import BeamFiles, absolute
+    from incoherent.fileio.paths import absolute
+    from incoherent.pipelines.runtime.storage import BeamFiles
 
     indexes = [absolute(i) for i in given]
     for index in indexes:

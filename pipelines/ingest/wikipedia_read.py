@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
+from incoherent.fileio.paths import is_remote
 from incoherent.pipelines.ingest.wikipedia_plan import expand_task
 from incoherent.pipelines.runtime import progress
 from incoherent.pipelines.runtime.tables import ApplyWithRejects, count
 from incoherent.sources import mediawiki
 from incoherent.sources.limits import Limits
-from incoherent.sources.paths import is_remote
 from incoherent.sources.wikipedia import compact, page_to_document
 
 STAGE = "ingest-wikipedia"

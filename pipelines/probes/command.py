@@ -29,11 +29,11 @@ from collections.abc import Iterator
 
 from incoherent.corpora.probes import PHENOMENA
 from incoherent.corpora.seeding import stable_hash
+from incoherent.fileio.paths import is_safe_name, name_clash
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.pipelines.export_insted import insted_order
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas.records import InputError, Rejected
-from incoherent.sources.paths import is_safe_name, name_clash
 
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
@@ -316,18 +316,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"--phenomena: a phenomenon is named twice ({' '.join(args.phenomena)})")
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    import apache_beam as beam
-
-    from incoherent.corpora.probes.rows import insted_name
-    from incoherent.corpora.probes.text import tagger_info
-    from incoherent.pipelines.probes.transforms import STAGE, GenerateProbes
-    from incoherent.pipelines.runtime.run import print_report, run_pipeline
-    from incoherent.pipelines.runtime.spill import CHUNK_VALUES
-    from incoherent.pipelines.runtime.tables import ApplyWithRejects, WriteRejected, WriteTables
-
-    check_options(args)
-    phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
+def _checked_inputs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], dict[str, dict]]:
+    """DATA's inputs as (kind, path), each refused in one line if unusable; each build's file ids."""
     inputs = [classify_input(path) for path in args.data]
     if len({path for _, path in inputs}) != len(inputs):
         raise InputError("DATA: the same input is given twice")
@@ -339,32 +329,59 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if not storage.list_files(posixpath.join(path, "intruder-*", f"{args.split}-*.parquet")):
             raise InputError(f"{path}: no '{args.split}' split in its intruder tables (--split)")
     file_ids = {path: build_file_ids(path) for path in builds}
+    return inputs, file_ids
+
+
+def _read_documents(p, inputs: list[tuple[str, str]], split: str, file_ids: dict, rejected_parts: list):
+    """The documents of every input, one PCollection; a JSONL line that does not parse goes to
+    ``rejected_parts``."""
+    import apache_beam as beam
+
+    from incoherent.corpora.probes.rows import insted_name
+    from incoherent.pipelines.probes.transforms import STAGE
+    from incoherent.pipelines.runtime.tables import ApplyWithRejects
+
+    parts = []
+    for n, (kind, path) in enumerate(inputs):
+        if kind == "build":
+            files = storage.list_files(posixpath.join(path, "intruder-*", f"{split}-*.parquet"))
+            parts.append(
+                p
+                | f"Files[{n}]" >> beam.Create(files)
+                | f"ReadBuild[{n}]" >> beam.io.ReadAllFromParquet(columns=DOC_COLUMNS)
+                | f"FileIds[{n}]" >> beam.Map(_with_file_id, file_ids[path])
+            )
+        else:
+            docs, bad = (
+                p
+                | f"File[{n}]" >> beam.Create([path])
+                | f"Lines[{n}]" >> beam.FlatMap(jsonl_lines)
+                | f"Parse[{n}]"
+                >> ApplyWithRejects(
+                    functools.partial(_parse_line, source=insted_name(path)), STAGE, kept="read"
+                )
+            )
+            parts.append(docs)
+            rejected_parts.append(bad)
+    return parts | "AllDocuments" >> beam.Flatten()
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    import apache_beam as beam
+
+    from incoherent.corpora.probes.text import tagger_info
+    from incoherent.pipelines.probes.transforms import STAGE, GenerateProbes
+    from incoherent.pipelines.runtime.run import print_report, run_pipeline
+    from incoherent.pipelines.runtime.spill import CHUNK_VALUES
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTables
+
+    check_options(args)
+    phenomena = [p for p in PHENOMENA if p in (args.phenomena or PHENOMENA)]  # the registry's order
+    inputs, file_ids = _checked_inputs(args)
     out = storage.absolute(args.out)
 
     def build(p):
-        parts = []
-        for n, (kind, path) in enumerate(inputs):
-            if kind == "build":
-                files = storage.list_files(posixpath.join(path, "intruder-*", f"{args.split}-*.parquet"))
-                parts.append(
-                    p
-                    | f"Files[{n}]" >> beam.Create(files)
-                    | f"ReadBuild[{n}]" >> beam.io.ReadAllFromParquet(columns=DOC_COLUMNS)
-                    | f"FileIds[{n}]" >> beam.Map(_with_file_id, file_ids[path])
-                )
-            else:
-                docs, bad = (
-                    p
-                    | f"File[{n}]" >> beam.Create([path])
-                    | f"Lines[{n}]" >> beam.FlatMap(jsonl_lines)
-                    | f"Parse[{n}]"
-                    >> ApplyWithRejects(
-                        functools.partial(_parse_line, source=insted_name(path)), STAGE, kept="read"
-                    )
-                )
-                parts.append(docs)
-                rejected_parts.append(bad)
-        docs = parts | "AllDocuments" >> beam.Flatten()
+        docs = _read_documents(p, inputs, args.split, file_ids, rejected_parts)
         probes, rejected = docs | "Generate" >> GenerateProbes(
             phenomena, args.split, args.seed, args.per_phenomenon, args.demonstrative
         )

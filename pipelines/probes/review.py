@@ -12,7 +12,7 @@ import posixpath
 
 from incoherent.corpora.probes.review import html_page, markdown, sample
 from incoherent.pipelines.runtime import storage
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 REVIEW_DIR = "review"
 COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence", "probed_sentence", "edits"]
@@ -46,7 +46,7 @@ def write_review(out: str, phenomena: list[str], n: int, seed: int) -> dict[str,
         for name, text in files.items():
             storage.write_bytes(posixpath.join(folder, name), text.encode("utf-8"))
     else:
-        from incoherent.sources.outputs import make_folder, replace_text
+        from incoherent.fileio.outputs import make_folder, replace_text
 
         make_folder(folder)
         for name, text in files.items():

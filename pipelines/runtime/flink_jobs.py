@@ -23,7 +23,7 @@ import threading
 import urllib.request
 from collections.abc import Callable
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 POLL_SECONDS = 2.0
 REQUEST_SECONDS = 5.0
@@ -65,7 +65,7 @@ def job_line(rest: str, job_id: str, web_ui: bool = False) -> str:
 
 def serves_web_ui(rest: str) -> bool:
     """Whether the cluster at ``rest`` serves Flink's web UI (its ``/`` an HTML page, not 404)."""
-    from incoherent.schemas.deadline import DeadlinePassed, within
+    from incoherent.deadline import DeadlinePassed, within
 
     def ask() -> bool:
         with urllib.request.urlopen(f"{rest}/", timeout=REQUEST_SECONDS) as response:
@@ -79,7 +79,7 @@ def serves_web_ui(rest: str) -> bool:
 
 def find_job(rest: str, beam_job_id: str) -> str | None:
     """The id of the Flink job that Beam's job ``beam_job_id`` became, if the cluster lists it yet."""
-    from incoherent.schemas.deadline import DeadlinePassed, within
+    from incoherent.deadline import DeadlinePassed, within
 
     def ask() -> list:
         with urllib.request.urlopen(f"{rest}/jobs/overview", timeout=REQUEST_SECONDS) as response:

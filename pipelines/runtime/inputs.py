@@ -24,9 +24,9 @@ import stat
 import apache_beam as beam
 
 from incoherent.corpora.provenance import describe_input
+from incoherent.fileio.paths import open_regular
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import open_regular
 
 INPUTS_DIR = "_inputs"
 
@@ -34,7 +34,7 @@ INPUTS_DIR = "_inputs"
 class BeamInputFiles(storage.BeamFiles):
     """:class:`corpora.provenance.InputFiles` through Beam's filesystems (local paths too).
 
-    Local files are opened only when regular (:func:`sources.paths.open_regular`): a FIFO, a device or a
+    Local files are opened only when regular (:func:`incoherent.fileio.paths.open_regular`): a FIFO, a device or a
     socket in an input folder is left out of its hash (no ingest reads it), never read (reading hangs).
     """
 

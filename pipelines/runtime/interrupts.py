@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from incoherent.schemas.terminal import printable
+from incoherent.terminal import printable
 
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 

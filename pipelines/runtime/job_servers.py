@@ -67,7 +67,7 @@ def cluster_overview(host: str, port: int, seconds: float = CONNECT_SECONDS) -> 
     """Flink's REST ``/overview`` of the master at ``host:port`` (version, TaskManagers, slots), asked within
     ``seconds`` in all: a server that accepts and never answers, or drips its answer, is given up at the
     deadline (a socket timeout bounds each read only), and one that answers something else is not Flink."""
-    from incoherent.schemas.deadline import DeadlinePassed, within
+    from incoherent.deadline import DeadlinePassed, within
 
     url = f"http://{host}:{port}/overview"
     try:

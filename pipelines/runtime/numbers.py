@@ -5,11 +5,11 @@ only after the model loaded).
 >>> check_numbers({"learning_rate": float("nan")}, {"learning_rate": POSITIVE_RATE})
 Traceback (most recent call last):
 ...
-incoherent.schemas.records.InputError: --learning-rate: must be a finite number in (0, 1], got nan
+incoherent.errors.InputError: --learning-rate: must be a finite number in (0, 1], got nan
 >>> check_numbers({"batch_size": 0}, {"batch_size": AT_LEAST_ONE})
 Traceback (most recent call last):
 ...
-incoherent.schemas.records.InputError: --batch-size: must be at least 1, got 0
+incoherent.errors.InputError: --batch-size: must be at least 1, got 0
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from incoherent.fileio import outputs
 from incoherent.pipelines.runtime import progress, safety, spill, storage
 from incoherent.pipelines.runtime.errors import flink_buffers_message, input_error_message
 from incoherent.pipelines.runtime.flink_jobs import announce_flink_job
@@ -36,7 +37,6 @@ from incoherent.pipelines.runtime.options import DryRun, bound_driver_retries, r
 from incoherent.pipelines.runtime.summary import SUMMARY_FILE, write_summary
 from incoherent.schemas import SCHEMA_VERSION
 from incoherent.schemas.records import InputError
-from incoherent.sources import outputs
 
 
 def resolve_runner(options: PipelineOptions):
@@ -315,7 +315,11 @@ def spill_dir_for(out_dir: str, options: PipelineOptions) -> str:
 # pause only the pipeline of `run_pipeline(command=NAME)`); that pipeline then gets one more step, which creates
 # PATH when it runs and waits there (at most PAUSE_SECONDS, then goes on), so the test signals at a known point
 # instead of after a sleep. Unset, as everywhere else, nothing is added: not a step, not a check per record.
-PAUSE_ENV, PAUSE_COMMAND_ENV, PAUSE_SECONDS = "INCOHERENT_TEST_PAUSE_FILE", "INCOHERENT_TEST_PAUSE_COMMAND", 300.0
+PAUSE_ENV, PAUSE_COMMAND_ENV, PAUSE_SECONDS = (
+    "INCOHERENT_TEST_PAUSE_FILE",
+    "INCOHERENT_TEST_PAUSE_COMMAND",
+    300.0,
+)
 
 
 def _pause_here(path: str) -> None:

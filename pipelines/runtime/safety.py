@@ -1,6 +1,6 @@
 """Write only under ``--out``, delete only what we wrote: the checks every command makes before any work.
 
-- :func:`sources.paths.check_name` (the lowest layer, so ``annotation`` uses it too): a name a path is built
+- :func:`incoherent.fileio.paths.check_name` (the lowest layer, so ``annotation`` uses it too): a name a path is built
   from (a source, a config, a history dump's label) matches one safe pattern, so ``OUT/work/documents/<name>``
   can never leave ``OUT``.
 - :func:`check_out_vs_inputs`: an ``--out`` that equals, contains or lies inside an input is refused (an
@@ -12,17 +12,17 @@
   ...): apart from every input (a model folder too) and from each other.
 - :class:`OutLock`: an exclusive lock on a local ``--out`` (``fcntl.flock``), so two builds never share one;
   :func:`command_lock` takes it for every other command that writes a folder (the CLI does, before ``run``).
-- Files are written by :func:`sources.outputs.replace_file`, which replaces a link and never writes through it.
+- Files are written by :func:`incoherent.fileio.outputs.replace_file`, which replaces a link and never writes through it.
 
 This module imports neither Beam nor any other heavy package: the CLI runs its checks before a command starts.
 
->>> from incoherent.sources.paths import check_name
+>>> from incoherent.fileio.paths import check_name
 >>> check_name("wiki.en_2022-08", "--source")
 'wiki.en_2022-08'
 >>> check_name("../../VICTIM", "sources")
 Traceback (most recent call last):
 ...
-incoherent.schemas.records.InputError: sources: name '../../VICTIM' is not allowed (letters, digits, '.', '_', '-'; \
+incoherent.errors.InputError: sources: name '../../VICTIM' is not allowed (letters, digits, '.', '_', '-'; \
 starting with a letter or digit; at most 64 characters; no '..')
 >>> is_within("/data/out/work", "/data/out"), is_within("/data/outside", "/data/out")
 (True, False)
@@ -39,9 +39,9 @@ import posixpath
 import socket
 import time
 
+from incoherent.fileio.outputs import LOCK_FILE, PARTIAL, replace_file
+from incoherent.fileio.paths import is_remote
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import LOCK_FILE, PARTIAL, replace_file
-from incoherent.sources.paths import is_remote
 
 BUILD_MARKER = ".incoherent-build.json"  # written first by `incoherent build`, in OUT
 RUN_MARKER = ".incoherent-run.json"  # written first by a single command, in its OUT
@@ -111,7 +111,7 @@ def check_outputs(outputs: dict[str, str], inputs: list[str]) -> None:
     >>> check_outputs({"--out": "/tmp/r.json", "--predictions": "/tmp/r.json"}, [])
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --predictions /tmp/r.json is the path of --out too; give each output its own path
+    incoherent.errors.InputError: --predictions /tmp/r.json is the path of --out too; give each output its own path
     """
     seen: dict[str, str] = {}
     for option, path in outputs.items():
@@ -141,7 +141,7 @@ def check_no_wildcards(path: str, option: str) -> None:
     >>> check_no_wildcards("/tmp/runs/o[1]", "--out")
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --out /tmp/runs/o[1]: the path holds '[', which Apache Beam's file \
+    incoherent.errors.InputError: --out /tmp/runs/o[1]: the path holds '[', which Apache Beam's file \
 systems read as a wildcard (as '*' and '?'); use a path without them
     """
     full = path if is_remote(path) else os.path.abspath(path)

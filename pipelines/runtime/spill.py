@@ -39,8 +39,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
+from incoherent.fileio.paths import is_remote
 from incoherent.pipelines.runtime.options import is_local_runner
-from incoherent.sources.paths import is_remote
 
 BUCKETS = 64
 CHUNK_VALUES = 20_000  # values buffered by a worker before it writes them out

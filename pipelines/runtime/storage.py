@@ -25,24 +25,15 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from incoherent.fileio.paths import absolute, is_remote, join
 from incoherent.pipelines.runtime.options import bound_driver_retries, storage_options
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import is_remote
 
-__all__ = ["is_remote"]  # re-exported: pipelines call storage.is_remote
-
-
-def absolute(path: str) -> str:
-    """``path`` made absolute against this process's working directory (remote URLs unchanged)."""
-    path = str(path)
-    if is_remote(path):
-        return path
-    return os.path.abspath(os.path.expanduser(path))
-
-
-def join(base: str, *parts: str) -> str:
-    """Join path parts with ``/`` for URLs and ``os.path`` for local paths."""
-    return posixpath.join(base, *parts) if is_remote(base) else os.path.join(base, *parts)
+__all__ = [
+    "absolute",
+    "is_remote",
+    "join",
+]  # the floor's (incoherent.fileio.paths), re-exported: pipelines call storage.join
 
 
 S3_CONNECT_SECONDS = 5
@@ -188,7 +179,7 @@ def open_any(path: str) -> BinaryIO:
 
 
 class BeamFiles:
-    """:class:`sources.paths.Files` through Beam's filesystems (local paths with plain file calls): a remote
+    """:class:`incoherent.fileio.paths.Files` through Beam's filesystems (local paths with plain file calls): a remote
     "directory" is a prefix with files. Parquet footers and JSON are read where they lie (``open`` streams;
     pyarrow reads a footer by seeking to the end)."""
 

@@ -11,11 +11,13 @@ import json
 import os
 import posixpath
 
+from incoherent.fileio import outputs
+from incoherent.fileio.outputs import replace_text
 from incoherent.pipelines.runtime import storage
-from incoherent.sources import outputs
-from incoherent.sources.outputs import replace_text
 
-PARTIAL = outputs.PARTIAL  # ``<name>.partial``: one definition, where files are written (sources.outputs)
+PARTIAL = (
+    outputs.PARTIAL
+)  # ``<name>.partial``: one definition, where files are written (incoherent.fileio.outputs)
 SUMMARY_FILE = "run_summary.json"
 
 

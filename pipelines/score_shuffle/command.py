@@ -156,7 +156,7 @@ def check_scored(counters: dict, model_dir: str) -> None:
 
     >>> check_scored({"scored_pairs": 0, "no_scored_tokens": 6}, "m")
     Traceback (most recent call last):
-    incoherent.schemas.records.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
+    incoherent.errors.InputError: m: no pair was scored (no_scored_tokens 6); nothing to report
     """
     if counters.get("scored_pairs", 0):
         return
@@ -179,37 +179,29 @@ def read_scores(out_dir: str) -> list[dict]:
     return rows
 
 
-def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    require_model_stack("score-shuffle")  # before any work: one line when the extra is missing
+def check_options(args: argparse.Namespace) -> None:
+    """The checks of the flags alone (no model, no data): one line for a value or a combination refused."""
     if args.batch_size < 1 or args.pool_size < 1:
         raise InputError("--batch-size/--pool-size: must be >= 1")
     if args.stride is not None and args.stride < 1:  # 0 was taken for "not given" (half the window)
         raise InputError(f"--stride: must be >= 1, got {args.stride}")
     if args.stride is not None and args.window == "laban":
         raise InputError("--stride: only with --window exact (laban windows are the authors')")
-    from incoherent.filters.model_source import resolve_model
-
-    # a directory, or a Hub name in the local cache: a missing model is refused before Beam or torch loads
-    model_dir = resolve_model(args.model_dir, "MODEL_DIR")
-    import apache_beam as beam
-    from apache_beam.io.filesystems import FileSystems
-
-    from incoherent.filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
-    from incoherent.filters.lm_load import check_language_model
-    from incoherent.filters.provenance import read_provenance
-    from incoherent.filters.shuffle_classifier import check_classifier
-    from incoherent.pipelines.runtime.run import run_pipeline
-    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
-    from incoherent.pipelines.score_shuffle.transforms import STAGE, ScoreShufflePairs
-
-    threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
-    files = shuffle_files(args.data_dir, args.config, args.split)
-    kind = args.scorer
-    if kind == "classifier":
+    if args.scorer == "classifier":
         if args.compare != "mean":
             raise InputError("--compare sum: language-model scores; a classifier gives one score per text")
         if args.window != "exact" or args.stride is not None:
             raise InputError("--window/--stride: language-model windows; a classifier reads each text once")
+
+
+def scoring_handler(args: argparse.Namespace, model_dir: str, threads: int | None):
+    """The model handler for ``--scorer`` and the scorer it resolves to (``auto``: what the model is)."""
+    from incoherent.filters.handler import ClassifierHandler, LanguageModelHandler, is_remote
+    from incoherent.filters.lm_load import check_language_model
+    from incoherent.filters.shuffle_classifier import check_classifier
+
+    kind = args.scorer
+    if kind == "classifier":
         if not is_remote(model_dir):
             check_classifier(model_dir)
         handler = ClassifierHandler(
@@ -234,6 +226,94 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
             batch_size=args.batch_size,
             stride=args.stride,
         )
+    return handler, kind
+
+
+def _run_params(args: argparse.Namespace, kind: str, threads: int | None) -> dict:
+    """The run summary's ``params``; ``compare`` only when not the default (whose outputs stay as before)."""
+    params = {
+        "model_dir": args.model_dir,
+        "data_dir": args.data_dir,
+        "configs": args.config,
+        "split": args.split,
+        "scorer": kind,
+        "window": args.window,
+        "join": args.join,
+        "device": args.device,
+        "dtype": args.dtype,
+        "batch_size": args.batch_size,
+        "stride": args.stride,
+        "pool_size": args.pool_size,
+        "torch_threads": threads,
+    }
+    if args.compare != "mean":
+        params["compare"] = args.compare
+    return params
+
+
+def _write_results(
+    args: argparse.Namespace, params: dict, label: str | None, provenance: dict | None
+) -> dict:
+    """``results.json`` and ``accuracy.png`` from the scores written; the summary's part of them."""
+    from apache_beam.io.filesystems import FileSystems
+
+    accuracy = summarize(read_scores(args.out))
+    report = {
+        **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
+        **({"compare": params["compare"]} if "compare" in params else {}),
+        "zero_shot": label is None,
+        "label": label,
+        "provenance": provenance_summary(provenance),
+        "results": accuracy,
+    }
+    if len(accuracy) > 1:
+        report["table1"] = {f"k={k}": table1(accuracy, k) for k in TABLE1_KS if _has_k(accuracy, k)}
+    with FileSystems.create(posixpath.join(args.out, "results.json")) as f:
+        f.write((json.dumps(report, indent=2) + "\n").encode("utf-8"))
+    figure = io.BytesIO()
+    name = posixpath.basename(args.model_dir.rstrip("/"))
+    plot_accuracy(accuracy, figure, title=f"{name}: {label}" if label else name)
+    with FileSystems.create(posixpath.join(args.out, "accuracy.png")) as f:
+        f.write(figure.getvalue())
+    return {"results": accuracy, "zero_shot": label is None, "label": label}
+
+
+def _print_results(args: argparse.Namespace, summary: dict, kind: str, label: str | None) -> None:
+    """The accuracy table (Table 2's layout), Table 1's row over several sources, what was skipped, where."""
+    from incoherent.pipelines.score_shuffle.transforms import STAGE
+
+    by = ", summed NLL" if args.compare == "sum" else ""
+    title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined{by}) on {args.data_dir} [{args.split}]"
+    if label:
+        title = f"{title}: {label.upper()}"
+    print(format_table(summary["results"], title=f"accuracy (%): {title}"))
+    if len(summary["results"]) > 1 and _has_k(summary["results"], 1):
+        name = posixpath.basename(args.model_dir.rstrip("/")) + (f" [{label}]" if label else "")
+        print(format_table1(table1(summary["results"], 1), name, 1))
+    counters = summary["counters"].get(STAGE, {})
+    dropped = {k: v for k, v in counters.items() if k in DROPPED}
+    if dropped:
+        print("skipped: " + ", ".join(f"{name} {value:,}" for name, value in dropped.items()))
+    print(f"{posixpath.join(args.out, 'scores')}/, results.json, accuracy.png ({summary['seconds']:.1f} s)")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    require_model_stack("score-shuffle")  # before any work: one line when the extra is missing
+    check_options(args)
+    from incoherent.filters.model_source import resolve_model
+
+    # a directory, or a Hub name in the local cache: a missing model is refused before Beam or torch loads
+    model_dir = resolve_model(args.model_dir, "MODEL_DIR")
+    import apache_beam as beam
+
+    from incoherent.filters.provenance import read_provenance
+    from incoherent.pipelines.runtime.run import run_pipeline
+    from incoherent.pipelines.runtime.tables import WriteRejected, WriteTable
+    from incoherent.pipelines.score_shuffle.transforms import STAGE, ScoreShufflePairs
+
+    threads = torch_threads(beam_args, check_torch_threads(args.torch_threads))
+    files = shuffle_files(args.data_dir, args.config, args.split)
+    handler, kind = scoring_handler(args, model_dir, threads)
     provenance = read_provenance(model_dir)
     label = model_label(provenance, kind)
 
@@ -251,45 +331,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         )
         rejected | "WriteRejected" >> WriteRejected(args.out, STAGE)
 
-    params = {
-        "model_dir": args.model_dir,
-        "data_dir": args.data_dir,
-        "configs": args.config,
-        "split": args.split,
-        "scorer": kind,
-        "window": args.window,
-        "join": args.join,
-        "device": args.device,
-        "dtype": args.dtype,
-        "batch_size": args.batch_size,
-        "stride": args.stride,
-        "pool_size": args.pool_size,
-        "torch_threads": threads,
-    }
-    compared = {"compare": args.compare} if args.compare != "mean" else {}  # the default's outputs unchanged
-    params.update(compared)
+    params = _run_params(args, kind, threads)
 
     def results(summary: dict) -> dict:
         check_scored(summary["counters"].get(STAGE, {}), args.model_dir)  # before run_summary.json
-        accuracy = summarize(read_scores(args.out))
-        report = {
-            **{k: params[k] for k in ("model_dir", "scorer", "window", "join", "split")},
-            **compared,
-            "zero_shot": label is None,
-            "label": label,
-            "provenance": provenance_summary(provenance),
-            "results": accuracy,
-        }
-        if len(accuracy) > 1:
-            report["table1"] = {f"k={k}": table1(accuracy, k) for k in TABLE1_KS if _has_k(accuracy, k)}
-        with FileSystems.create(posixpath.join(args.out, "results.json")) as f:
-            f.write((json.dumps(report, indent=2) + "\n").encode("utf-8"))
-        figure = io.BytesIO()
-        name = posixpath.basename(args.model_dir.rstrip("/"))
-        plot_accuracy(accuracy, figure, title=f"{name}: {label}" if label else name)
-        with FileSystems.create(posixpath.join(args.out, "accuracy.png")) as f:
-            f.write(figure.getvalue())
-        return {"results": accuracy, "zero_shot": label is None, "label": label}
+        return _write_results(args, params, label, provenance)
 
     summary = run_pipeline(
         build,
@@ -300,17 +346,5 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         overwrite=args.overwrite,
         extra_summary=results,
     )
-    by = ", summed NLL" if args.compare == "sum" else ""
-    title = f"{args.model_dir} ({kind}, {args.window} windows, {args.join}-joined{by}) on {args.data_dir} [{args.split}]"
-    if label:
-        title = f"{title}: {label.upper()}"
-    print(format_table(summary["results"], title=f"accuracy (%): {title}"))
-    if len(summary["results"]) > 1 and _has_k(summary["results"], 1):
-        name = posixpath.basename(args.model_dir.rstrip("/")) + (f" [{label}]" if label else "")
-        print(format_table1(table1(summary["results"], 1), name, 1))
-    counters = summary["counters"].get(STAGE, {})
-    dropped = {k: v for k, v in counters.items() if k in DROPPED}
-    if dropped:
-        print("skipped: " + ", ".join(f"{name} {value:,}" for name, value in dropped.items()))
-    print(f"{posixpath.join(args.out, 'scores')}/, results.json, accuracy.png ({summary['seconds']:.1f} s)")
+    _print_results(args, summary, kind, label)
     return 0

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from incoherent.fileio.outputs import LOCK_FILE, clear_folder, entries, replace_file
 from incoherent.pipelines import cli, commands
 from incoherent.pipelines.runtime import safety
 from incoherent.schemas.records import InputError
-from incoherent.sources.outputs import LOCK_FILE, clear_folder, entries, replace_file
 from tests.conftest import ROOT, SAMPLES
 from tests.pipelines.runtime.test_safety_out import tree
 from tests.tiny_model import tiny_base_dir, tiny_data_dir  # noqa: F401

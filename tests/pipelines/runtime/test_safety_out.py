@@ -22,13 +22,13 @@ import psutil
 import pytest
 import yaml
 
+from incoherent.fileio.paths import check_name
 from incoherent.pipelines import cli, commands
 from incoherent.pipelines.build import execute
 from incoherent.pipelines.build.config import check_config
 from incoherent.pipelines.build.plan import plan
 from incoherent.pipelines.runtime import run, safety
 from incoherent.schemas.records import InputError
-from incoherent.sources.paths import check_name
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 WIKI_DUMP = SAMPLES / "wikipedia" / "2022-08-24_minidumps-en_3def73f3.xml.bz2"
@@ -507,9 +507,9 @@ def test_a_hand_edited_marker_deletes_nothing_outside_out(tmp_path):
 
 def test_model_overwrite_keeps_the_users_files(tmp_path):
     """train-filter, finetune-lm, train-shuffle: the provenance (metrics) lists the model's files."""
+    from incoherent.fileio.outputs import files_written
     from incoherent.filters.provenance import PROVENANCE
     from incoherent.filters.training import check_out, prepare_out
-    from incoherent.sources.outputs import files_written
 
     model = tmp_path / "model"
     kept = prepare_out(str(model))

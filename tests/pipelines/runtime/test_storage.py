@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from incoherent.fileio.paths import LocalFiles, is_remote
 from incoherent.pipelines.runtime import storage
-from incoherent.sources.paths import LocalFiles, is_remote
 from tests.conftest import ROOT
 
 

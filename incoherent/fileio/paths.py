@@ -1,14 +1,21 @@
-"""Input paths of the ingest commands: files as given, directories expanded, clear errors for the rest."""
+"""Paths, local and remote: the one remote-path test (:func:`is_remote`), absolute paths and joins for either,
+safe names, local regular files opened without blocking, and input paths expanded (files as given, directories
+expanded, clear errors for the rest).
+
+    >>> absolute("gs://bucket/docs"), absolute("/data/../data/docs"), join("gs://b", "x", "y")
+    ('gs://bucket/docs', '/data/docs', 'gs://b/x/y')
+"""
 
 from __future__ import annotations
 
 import glob
 import os
+import posixpath
 import re
 import stat
 from typing import BinaryIO, Protocol
 
-from incoherent.schemas.records import InputError
+from incoherent.errors import InputError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME_RULE = "letters, digits, '.', '_', '-'; starting with a letter or digit; at most 64 characters; no '..'"
@@ -35,6 +42,20 @@ def is_remote(path: object) -> bool:
     """
     path = str(path)
     return "://" in path and not path.startswith("file://")
+
+
+def absolute(path: str) -> str:
+    """``path`` made absolute against this process's working directory (remote URLs unchanged): a worker of a
+    distributed runner has another working directory, so a path goes into a transform absolute."""
+    path = str(path)
+    if is_remote(path):
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def join(base: str, *parts: str) -> str:
+    """Join path parts with ``/`` for URLs and ``os.path`` for local paths."""
+    return posixpath.join(base, *parts) if is_remote(base) else os.path.join(base, *parts)
 
 
 class Files(Protocol):

@@ -28,8 +28,8 @@ import os
 import shutil
 import stat
 
-from incoherent.schemas.records import InputError
-from incoherent.sources.paths import file_kind
+from incoherent.errors import InputError
+from incoherent.fileio.paths import file_kind
 
 LOCK_FILE = ".incoherent-build.lock"  # OUT's lock (pipelines.runtime.safety.OutLock)
 PARTIAL = ".partial"  # what is still being written: ``<name>.partial`` (pipelines.runtime.summary)
@@ -131,7 +131,7 @@ def check_output_file(path: str, option: str, command: str, overwrite: bool) -> 
     >>> check_output_file(mine, "--out", "evaluate", overwrite=True)
     Traceback (most recent call last):
     ...
-    incoherent.schemas.records.InputError: --out ...mine.json: not an earlier output of `incoherent evaluate` (or changed since); \
+    incoherent.errors.InputError: --out ...mine.json: not an earlier output of `incoherent evaluate` (or changed since); \
 --overwrite replaces only those; choose another file
     """
     if not path.strip():

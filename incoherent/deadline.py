@@ -10,7 +10,7 @@ at the deadline; the command then ends, and the thread with it. Ctrl-C still sto
     >>> within(0.05, time.sleep, 5)
     Traceback (most recent call last):
     ...
-    incoherent.schemas.deadline.DeadlinePassed: 0.05 s
+    incoherent.deadline.DeadlinePassed: 0.05 s
 """
 
 from __future__ import annotations
