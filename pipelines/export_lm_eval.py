@@ -5,9 +5,12 @@ tasks, so any model ``lm_eval`` runs (Hugging Face, vLLM, APIs) is scored on our
 
 DIR is a folder holding ``shuffle-<source>/`` tables (the ``--out`` of ``incoherent shuffle``, or a build: its
 ``dataset/`` or the build folder itself) and/or ``probe-<phenomenon>/`` tables (the ``--out`` of ``incoherent
-probes``). Every pair becomes a two-choice ``multiple_choice`` item with an empty context: the model's
+probes``). Every shuffle pair becomes a two-choice ``multiple_choice`` item with an empty context: the model's
 log-likelihood of each whole document, from its BOS token (:mod:`docs/lm-eval.md` shows that this is what
-``score-shuffle --compare sum`` computes). Writes
+``score-shuffle --compare sum`` computes). Every probe becomes one whose context is the document before the
+intruder and whose choices are the rest of it, the intruder unprobed or probed; its headline metric is
+lm-eval's ``acc_mutual_info`` (what the context adds to each choice's log-likelihood), not ``acc``, which a
+random model wins by length (docs/lm-eval.md). Writes
 
     TASK_DIR/incoherent_shuffle_<source>_k<k>.yaml   one task per source and k (pairs of --split)
     TASK_DIR/incoherent_shuffle_<source>.yaml        a group: every k of the source, accuracy weighted by size
@@ -18,7 +21,7 @@ log-likelihood of each whole document, from its BOS token (:mod:`docs/lm-eval.md
     TASK_DIR/rejected.jsonl                          pairs left out, with their reason
     TASK_DIR/run_summary.json                        items per task, pairs left out per reason
 
-An item is ``{"id", "block_size", "permutation" | "phenomenon", "context": "", "choices": [A, B], "label"}``:
+An item is ``{"id", "block_size", "permutation" | "phenomenon", "context", "choices": [A, B], "label"}``:
 which of A and B is the coherent document (the original; for a probe the unprobed one) is drawn per pair from a
 stable hash of (seed, task, id, k, permutation), so a model that cannot tell them apart scores 50%, not 100%
 (lm-eval's argmax takes the first choice on an exact tie). A pair whose two texts are the same (e.g. k = 1 of
@@ -44,7 +47,11 @@ TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipel
 COMMAND = "export lm-eval"
 PREFIX = "incoherent"
 DATA = "data"
-METRICS = ("acc", "acc_norm")  # lm-eval's multiple_choice metrics the tasks report (docs/lm-eval.md)
+METRICS = ("acc", "acc_norm")  # lm-eval's multiple_choice metrics the shuffle tasks report (docs/lm-eval.md)
+# The probe tasks' headline (first, what their group reports first) is lm-eval's ``acc_mutual_info``: each
+# choice's log-likelihood given the context minus its log-likelihood alone, so what the context adds, whatever
+# the choice's length (summed log-likelihood prefers the shorter choice: a random model's ``acc`` was 0.91, #50).
+PROBE_METRICS = ("acc_mutual_info", *METRICS)
 SHUFFLE_COLUMNS = ["id", "source", "block_size", "permutation", "original", "shuffled"]
 PROBE_COLUMNS = ["id", "phenomenon", "sentences", "intruder_index", "intruder_sentence"]
 JOINS = {"space": " ", "newline": "\n"}  # as filters.lm.JOINS (score-shuffle --join), without importing torch
@@ -251,14 +258,25 @@ def shuffle_items(
 def probe_items(
     rows: list[dict], phenomenon: str, join: str, seed: int, tally, max_bytes: int = MAX_BYTES
 ) -> dict[str, list[dict]]:
-    """``{task: items}`` of one probe config: the unprobed document (its intruder as it was) vs the probed."""
+    """``{task: items}`` of one probe config: the document up to the intruder is the context, the choices its
+    rest with the intruder as it was (gold) or probed (:data:`PROBE_METRICS`: the headline compares what the
+    context adds to each choice's log-likelihood, not the choices' lengths). A pair whose intruder opens the
+    document has no context to clash with, so its two choices would tie on that metric: ``intruder_first``.
+
+    >>> (item,) = probe_items([{"id": "p", "sentences": ["Ann ran.", "He sat.", "Bo won."], "intruder_index": 1,
+    ...     "intruder_sentence": "She sat."}], "gender", "space", 0, print)["incoherent_probe_gender"]
+    >>> item["context"], item["choices"][item["label"]], item["choices"][1 - item["label"]]
+    ('Ann ran.', 'She sat. Bo won.', 'He sat. Bo won.')
+    """
     task, items = task_name("probe", phenomenon), []
     for row in rows:
-        unprobed = list(row["sentences"] or [])
+        sentences = list(row["sentences"] or [])
         index = int(row["intruder_index"])
+        unprobed = list(sentences)
         if 0 <= index < len(unprobed):
             unprobed[index] = row["intruder_sentence"]
-        probed_text, unprobed_text = join_text(row["sentences"], join), join_text(unprobed, join)
+        probed_text, unprobed_text = join_text(sentences, join), join_text(unprobed, join)
+        context = join_text(sentences[: max(index, 0)], join)
         reason = None
         if not 0 <= index < len(unprobed) or not probed_text.strip():
             reason = "bad_probe"
@@ -266,22 +284,30 @@ def probe_items(
             reason = "identical_texts"
         elif too_long((probed_text, unprobed_text), max_bytes):
             reason = "too_long"
+        elif not context.strip():
+            reason = "intruder_first"
         if reason:
             tally(reason, {"task": task, "id": row["id"]})
             continue
-        choices, label = two_choice(unprobed_text, probed_text, seed, task, row["id"])
+        rest = join_text(unprobed[index:], join), join_text(sentences[index:], join)
+        choices, label = two_choice(*rest, seed, task, row["id"])
         items.append(
-            {"id": row["id"], "phenomenon": phenomenon, "context": "", "choices": choices, "label": label}
+            {
+                "id": row["id"],
+                "phenomenon": phenomenon,
+                "context": context,
+                "choices": choices,
+                "label": label,
+            }
         )
     return {task: items} if items else {}
 
 
-# --------------------------------------------------------------------------------------------- YAML
-
-
-def task_config(task: str, data_file: str, description: str) -> dict:
-    """One lm-eval task: two-choice items read from a local JSONL file, empty context, no delimiter (so the
-    choice is the whole document, scored from the model's BOS token)."""
+def task_config(task: str, data_file: str, description: str, metrics=METRICS, delimiter: str = "") -> dict:
+    """One lm-eval task: two-choice items read from a local JSONL file. A shuffle task: empty context, no
+    delimiter (so the choice is the whole document, scored from the model's BOS token); a probe task: the
+    document before the intruder, the sentence join as the delimiter (context + delimiter + choice is the
+    whole document)."""
     return {
         "task": task,
         "dataset_path": "json",
@@ -291,20 +317,20 @@ def task_config(task: str, data_file: str, description: str) -> dict:
         "doc_to_text": "context",
         "doc_to_choice": "choices",
         "doc_to_target": "label",
-        "target_delimiter": "",
+        "target_delimiter": delimiter,
         "num_fewshot": 0,
-        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in metrics],
         "metadata": {"version": 1.0, "description": description, "written_by": f"incoherent {COMMAND}"},
     }
 
 
-def group_config(group: str, tasks: list[str]) -> dict:
+def group_config(group: str, tasks: list[str], metrics=METRICS) -> dict:
     """A group of tasks whose accuracy is the mean over all their items (``weight_by_size``)."""
     return {
         "group": group,
         "task": tasks,
         "aggregate_metric_list": [
-            {"metric": m, "aggregation": "mean", "weight_by_size": True} for m in METRICS
+            {"metric": m, "aggregation": "mean", "weight_by_size": True} for m in metrics
         ],
         "metadata": {"version": 1.0, "written_by": f"incoherent {COMMAND}"},
     }
@@ -349,11 +375,13 @@ def export(
     for task, items in tasks.items():
         data_file = os.path.join(os.path.abspath(out), DATA, f"{task}.jsonl")
         replace_text(data_file, jsonl(items))
-        what = "probed" if task.startswith(task_name("probe")) else "shuffled"
-        description = (
-            f"which document is coherent: the {'unprobed' if what == 'probed' else 'original'} or the {what}"
-        )
-        replace_text(os.path.join(out, f"{task}.yaml"), dump_yaml(task_config(task, data_file, description)))
+        if task in probe_tasks:
+            description = "which rest of the document follows its context: the intruder unprobed or probed"
+            config = task_config(task, data_file, description, PROBE_METRICS, JOINS[join])
+        else:
+            description = "which document is coherent: the original or the shuffled"
+            config = task_config(task, data_file, description)
+        replace_text(os.path.join(out, f"{task}.yaml"), dump_yaml(config))
     groups: dict[str, list[str]] = {}
     for group, members in shuffle_groups.items():
         if members:
@@ -364,7 +392,8 @@ def export(
     if probe_tasks:
         groups[task_name("probes")] = sorted(probe_tasks)
     for group, members in groups.items():
-        replace_text(os.path.join(out, f"{group}.yaml"), dump_yaml(group_config(group, members)))
+        metrics = PROBE_METRICS if group == task_name("probes") else METRICS
+        replace_text(os.path.join(out, f"{group}.yaml"), dump_yaml(group_config(group, members, metrics)))
     replace_text(os.path.join(out, "rejected.jsonl"), jsonl(rejected))
     return {t: len(items) for t, items in sorted(tasks.items())}, groups, rejected
 
