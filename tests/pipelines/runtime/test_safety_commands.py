@@ -533,7 +533,7 @@ def test_no_command_imports_from_the_current_directory(tmp_path, how):
     assert json.loads((out / "run_summary.json").read_text())["complete"] is True
 
 
-@pytest.mark.slow
+@pytest.mark.e2e  # a whole build
 def test_build_fork_server_and_stages_import_nothing_from_the_current_directory(tmp_path):
     """The case of #53: ``build``'s fork server (``python -c``, Python 3.11 keeps ``''`` on its ``sys.path``)
     preloads Beam and every stage, and stage processes are forked from it."""
