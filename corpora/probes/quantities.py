@@ -1,21 +1,25 @@
 """The ``number`` phenomenon (INSteD, Shen et al. 2021, Table 7): the first number of the sentence that states a
 quantity or a date, changed to an implausible value with one of the paper's moves, in the number's own format.
 
-- a **year** goes to the era before the common era (``in 1857`` -> ``in 1857 BC``) or a millennium into the
-  future (``in 1857`` -> ``in 2857``); a year that modifies a noun (``the 2012 election``) only to the future;
-  in a date (``14 March 1901``, ``March 14, 1901``) the year is the site, never the day;
+- a **year** moves to a date that is possible on its own but clashes with the document: whole centuries
+  earlier, or decades later (never after :data:`CURRENT_YEAR`), until it falls outside the span of the years
+  the context names by more than a decade (*born 1901 ... died 1980*: ``in 1957`` -> ``in 1857``); a context
+  without years gives it a century earlier. Never *BC* nor a year in the future (issue #50: the paper's own
+  probes, *BCE* in 37 of 100, were absurd without their document); in a date (``14 March 1901``, ``March 14,
+  1901``) the year is the site, never the day;
 - a **measure** keeps its number and gets a far smaller or a far larger unit (``51.7 km`` -> ``51.7 mm`` or
-  ``51.7 light-years``, ``3 hours`` -> ``3 seconds`` or ``3 centuries``);
+  ``51.7 metres``, ``3 hours`` -> ``3 seconds`` or ``3 centuries``; never a unit no earthly measure takes,
+  such as light-years);
 - an amount in **millions or billions** goes to trillions (``$4 billion`` -> ``$4 trillion``; thousands to
   billions);
-- a **percentage** changes sign (``12%`` -> ``-12%``, ``-3 per cent`` -> ``3 per cent``);
+- a **percentage** moves by 40 points within 0 to 100 (``12%`` -> ``52%``, ``88%`` -> ``48%``), never below 0;
 - any other **count** is made implausible, up or down by its size, and stays an integer with thousands
   separators (``18 members`` -> ``18,000 members``; ``30,000 soldiers`` -> ``30 soldiers``, never
   ``3000.0``).
 
 Where two moves fit (a year; a measure), the sentence's own hash picks one, so no single token (``BC``) marks
 most probes: :data:`MOVES` names the moves. Numbers that label or name things are never sites
-(``Boeing 747``, ``Route 66``, ``Season 3``, ``episode 12``, ``F-16``), nor times (``10:30``), ranges and
+(``Boeing 747``, ``Route 66``, ``Season 3``, ``episode 12``, ``F-16``, ``4×100-metre``, ``26°28′N``), nor times (``10:30``), ranges and
 scores (``1939–1945``, ``3–1``), fractions and number words (``three``), ordinals and decades (``1990s``).
 A decimal that is neither a measure nor a percentage (a rating of ``4.5``) is no site either: scaling it would
 change its format.
@@ -31,13 +35,14 @@ NoSite('label')
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from incoherent.corpora.probes.edits import Edit, Moved, NoSite, replace
 from incoherent.corpora.probes.text import Token, analyse
 from incoherent.corpora.seeding import stable_hash
 
-MOVES = ("year_bc", "year_future", "unit_smaller", "unit_larger", "scale_up", "percent_sign", "count_up",
-         "count_down")  # fmt: skip
+MOVES = ("year_earlier", "year_later", "year_century", "unit_smaller", "unit_larger", "scale_up", "percent_share",
+         "count_up", "count_down")  # fmt: skip
 SMALLER = {
     "km": "mm", "kilometres": "millimetres", "kilometers": "millimeters", "kilometre": "millimetre",
     "kilometer": "millimeter", "metres": "millimetres", "meters": "millimeters", "metre": "millimetre",
@@ -49,15 +54,14 @@ SMALLER = {
     "MW": "mW", "GW": "W", "litres": "millilitres", "liters": "milliliters", "gallons": "drops",
 }  # fmt: skip
 LARGER = {
-    "km": "light-years", "kilometres": "light-years", "kilometers": "light-years", "metres": "kilometres",
+    "metres": "kilometres",
     "meters": "kilometers", "metre": "kilometre", "meter": "kilometer", "cm": "km", "centimetres": "kilometres",
     "millimetres": "kilometres", "mm": "km", "inches": "miles", "inch": "mile", "feet": "miles", "foot": "mile",
-    "miles": "light-years", "kg": "tonnes", "kilograms": "tonnes", "grams": "tonnes", "pounds": "tons",
+    "kg": "tonnes", "kilograms": "tonnes", "grams": "tonnes", "pounds": "tons",
     "seconds": "days", "second": "day", "minutes": "years", "minute": "year", "hours": "centuries",
-    "hour": "century", "days": "centuries", "day": "century", "weeks": "millennia", "months": "millennia",
-    "years": "millennia", "mph": "times the speed of light", "km/h": "times the speed of light",
-    "litres": "cubic kilometres", "liters": "cubic kilometers", "hectares": "million square kilometres",
-    "acres": "million square miles",
+    "hour": "century", "days": "centuries", "day": "century", "weeks": "decades", "months": "centuries",
+    "years": "centuries", "litres": "cubic metres", "liters": "cubic meters",
+    "hectares": "square kilometres", "acres": "square miles",
 }  # fmt: skip
 SCALES = {"thousand": "billion", "million": "trillion", "billion": "trillion"}
 MONTHS = frozenset(
@@ -77,15 +81,87 @@ _NUMBER = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$|^\d+(?:\.\d+)?$")
 _YEAR = re.compile(r"^(1\d{3}|20\d{2})$")
 _PERCENT = frozenset({"%", "percent", "pc"})
 _DASHES = frozenset({"-", "–", "—", "−", "/", "to"})
-_YEAR_WORDS = frozenset({"in", "since", "from", "until", "till", "by", "of", "during", "before", "after", "around",
-                         "circa", "c.", "ca.", "early", "late", "mid", "(", "year", "between", "and", "summer",
-                         "winter", "spring", "autumn", "fall"})  # fmt: skip
-
 _COMPOUND_UNITS = frozenset({"year", "month", "week", "day", "hour", "minute", "page", "story", "storey", "mile",
                              "metre", "meter", "foot", "acre", "man", "member", "seat", "game", "episode", "time",
                              "step"})  # fmt: skip
-_YEAR_NOUNS = frozenset({"year", "years", "end", "spring", "summer", "autumn", "fall", "winter", "class", "season",
-                         "election", "elections", "half", "start", "beginning", "middle", "part"} | MONTHS)  # fmt: skip
+_COUNT_NOUNS = frozenset({"population", "total", "crowd", "attendance", "capacity", "maximum", "minimum", "sum",
+                          "budget", "cost", "area", "length", "height", "depth", "estimate", "average", "number",
+                          "score", "audience", "circulation", "enrollment", "enrolment", "strength", "force",
+                          "army", "garrison", "staff", "workforce", "fleet", "record", "distance", "altitude",
+                          "elevation", "range", "weight", "mass", "speed", "density", "value", "price",
+                          "income", "revenue", "debt"})  # fmt: skip
+
+
+CURRENT_YEAR = 2026  # a moved year stays at or before it: never a date in the future
+_CONTEXT_YEAR = re.compile(r"(?<![\d,.])(1\d{3}|20[0-2]\d)(?!\d|,\d)")
+
+
+def context_years(context: Sequence[str]) -> tuple[int, ...]:
+    """The years (1000 to :data:`CURRENT_YEAR`) the document's other sentences name, sorted.
+
+    >>> context_years(["Born in 1901, she died in 1980.", "It had 1,500 seats and 2 rooms."])
+    (1901, 1980)
+    """
+    years = {int(m.group(1)) for s in context for m in _CONTEXT_YEAR.finditer(s)}
+    return tuple(sorted(y for y in years if y <= CURRENT_YEAR))
+
+
+def moved_year(year: int, years: tuple[int, ...], pick: int, start: int = 0) -> tuple[int, str] | None:
+    """``(new year, move)``: the year moved by whole centuries (or decades, later) to a date that is possible on
+    its own (1000 to :data:`CURRENT_YEAR`) but falls outside the span of the context's ``years`` by more than a
+    decade, so it breaks the order of the document's dates (*born 1901 ... died 1980*: *in 1957* -> *in 1857*).
+    A context without years gives the year a century earlier (later before 1100). The end of a range of years
+    (``start``: *from 1939 to 1945*) only moves later, a decade at a time, so the range still runs forward;
+    None where it cannot.
+
+    >>> moved_year(1957, (1901, 1980), 0)
+    (1857, 'year_earlier')
+    >>> moved_year(1957, (), 0)
+    (1857, 'year_century')
+    >>> moved_year(1050, (1066, 1087), 0)
+    (1100, 'year_later')
+    >>> moved_year(1945, (), 0, start=1939), moved_year(2019, (), 0, start=2011)
+    ((1955, 'year_later'), None)
+    """
+    if start:
+        later = year + 10
+        while years and later <= years[-1] + 10:
+            later += 10
+        return (later, "year_later") if later <= CURRENT_YEAR else None
+    if not years:
+        return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
+    lo, hi = years[0], years[-1]
+    options = []
+    earlier = year - 100
+    while earlier >= lo - 10:
+        earlier -= 100
+    if earlier >= 1000:
+        options.append((earlier, "year_earlier"))
+    later = year + 10
+    while later <= hi + 10:
+        later += 10
+    if later <= CURRENT_YEAR:
+        options.append((later, "year_later"))
+    if not options:  # the context spans 1010 to 2016: a century earlier, the least change possible
+        return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
+    return options[pick % len(options)]
+
+
+def _share(text: str, negative: bool) -> str | None:
+    """A percentage moved by 40 points within 0-100, in its own format (``12`` -> ``52``, ``88`` -> ``48``), or
+    None for one outside 0-100.
+
+    >>> _share("12", False), _share("88.5", False), _share("3", True)
+    ('52', '48.5', '37')
+    """
+    value = float(text.replace(",", ""))
+    if value > 100:
+        return None
+    value = -value if negative else value
+    new = value + 40 if value < 50 else value - 40
+    new = max(new, 0.0)
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return f"{new:.{decimals}f}"
 
 
 def _word(tokens: tuple[Token, ...], i: int) -> str:
@@ -105,6 +181,10 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
         return "label"
     if prev in ("×", "^", "'", "’", "x", "e") and _glued(tokens, i - 1, i):
         return "notation"  # 1.2×1015, '57
+    if nxt in ("°", "′", "'") and _glued(tokens, i, i + 1):
+        return "notation"  # 26°28'N: a coordinate or an angle
+    if nxt in ("×", "x") and _glued(tokens, i, i + 1):
+        return "label"  # 4×100-metre relay, 6× platinum
     if prev in ("-", "–", "/") and _glued(tokens, i - 1, i) and _glued(tokens, i - 2, i - 1):
         return "name"  # F-16, COVID-19, 9/11
     if nxt in ("-", "–", "/") and _glued(tokens, i, i + 1) and not _NUMBER.match(_word(tokens, i + 2)):
@@ -210,13 +290,18 @@ def _with_article(tokens: tuple[Token, ...], i: int, edits: list[Edit]) -> list[
     return [replace(article, wanted.capitalize() if article.text[0].isupper() else wanted), *edits]
 
 
-def number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], str]:
-    """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``."""
-    edits, move, i = _number_edit(sentence, tokens)
+def number_edit(
+    sentence: str, tokens: tuple[Token, ...], context: Sequence[str] | None = None
+) -> tuple[list[Edit], str]:
+    """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``; ``context``: the
+    document's other sentences, whose years a moved year must clash with."""
+    edits, move, i = _number_edit(sentence, tokens, context_years(context or ()))
     return (_with_article(tokens, i, edits), move) if move else (edits, move)
 
 
-def _number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
+def _number_edit(
+    sentence: str, tokens: tuple[Token, ...], context_years: tuple[int, ...] = ()
+) -> tuple[list[Edit], str, int]:
     reason = "no_number"
     pick = stable_hash("number", sentence)
     for i, token in enumerate(tokens):
@@ -231,9 +316,15 @@ def _number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], 
         prev = _word(tokens, i - 1)
         negative = prev in ("-", "−") and i > 0 and tokens[i - 1].end == token.start
         if nxt.lower() in _PERCENT or (nxt.lower() == "per" and after_next.lower() == "cent"):
-            if negative:
-                return [replace(tokens[i - 1], "")], "percent_sign", i
-            return [replace(token, "-" + text)], "percent_sign", i
+            share = _share(text, negative)
+            if share is None:
+                reason = "percentage" if reason == "no_number" else reason
+                continue
+            return (
+                ([replace(tokens[i - 1], "")] if negative else []) + [replace(token, share)],
+                "percent_share",
+                i,
+            )
         unit = _unit(tokens, i, pick)
         if unit is not None:
             j, new, move = unit
@@ -241,25 +332,24 @@ def _number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], 
         if nxt.lower() in SCALES:
             return [replace(tokens[i + 1], SCALES[nxt.lower()])], "scale_up", i
         count_of = (
-            prev.lower() == "of"
-            and i > 1
-            and tokens[i - 2].tag in ("NN", "NNS")
-            and (_word(tokens, i - 2).lower() not in _YEAR_NOUNS)
-        )  # a population of 1500
+            prev.lower() == "of" and i > 1 and _word(tokens, i - 2).lower() in _COUNT_NOUNS
+        )  # a population of 1500 (but the game of 1983)
+        plural_after = i + 1 < len(tokens) and tokens[i + 1].tag == "NNS"
         year = (
             _YEAR.match(text)
+            and int(text) <= CURRENT_YEAR
             and not negative
             and not count_of
             and prev not in ("$", "£", "€")
-            and not (i + 1 < len(tokens) and tokens[i + 1].tag == "NNS")
-        )
-        if year and (prev.lower() in _YEAR_WORDS or prev.lower().rstrip(".") in MONTHS or prev == ","):
-            modifier = i + 1 < len(tokens) and tokens[i + 1].tag[:2] in ("NN", "JJ")
-            if modifier or pick % 2:
-                return [replace(token, str(int(text) + 1000))], "year_future", i
-            return [replace(token, f"{text} BC")], "year_bc", i
+            and not (plural_after and prev.lower() not in ("the", "its", "his", "her", "their"))
+        )  # the 1969 amendments: a year; 1500 soldiers: a count
         if year:
-            return [replace(token, str(int(text) + 1000))], "year_future", i
+            start = int(_word(tokens, i - 2)) if prev in _DASHES and _YEAR.match(_word(tokens, i - 2)) else 0
+            moved = moved_year(int(text), context_years, pick, start)
+            if moved is None:
+                reason = "range" if reason == "no_number" else reason
+                continue
+            return [replace(token, str(moved[0]))], moved[1], i
         if "." in text:
             reason = "decimal" if reason == "no_number" else reason
             continue
@@ -272,18 +362,20 @@ def _number_edit(sentence: str, tokens: tuple[Token, ...]) -> tuple[list[Edit], 
     return NoSite(reason), "", -1
 
 
-def number(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
+def number(
+    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+) -> list[Edit]:
     """The first quantity of the sentence to an implausible value (see the module's moves).
 
     >>> [e.after for e in number("He was born on 14 March 1901.")]
-    ['1901 BC']
-    >>> [e.after for e in number("He was born on March 14, 1901.")]
-    ['2901']
+    ['1801']
+    >>> [e.after for e in number("He was born on March 14, 1901.", context=["He died in 1980."])]
+    ['1991']
     >>> [e.after for e in number("The journey took 3 hours.")]
     ['seconds']
     >>> number("The meeting started at 10:30.")
     NoSite('no_number')
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    edits, move = number_edit(sentence, tokens)
+    edits, move = number_edit(sentence, tokens, context)
     return Moved(edits, move) if move else edits

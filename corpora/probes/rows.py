@@ -31,7 +31,7 @@ from incoherent.schemas.records import Rejected
 Count = Callable[[str], None]
 INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
 SEPARATOR = " "
-CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up"})  # read the document's other sentences
+CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up", "number"})  # read the document's other sentences
 DEMONSTRATIVE_VARIANTS = ("insted", "agree")
 
 

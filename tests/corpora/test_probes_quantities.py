@@ -19,59 +19,59 @@ CASES = [
     ('The causes of the war included the Reformation, centralisation, excessive taxation, and the rights and privileges of the Dutch nobility and cities.', None, 'no_number'),  # wiki
     ("A passport is a formal travel document issued by a government that certifies a person's identity and nationality for international travel.", None, 'no_number'),  # wiki
     ('It typically starts with planning, financing, and design that continues until the asset is built and ready for use.', None, 'no_number'),  # wiki
-    ("At the time of Nigeria's independence in 1960, Ibadan was the largest and most populous city in the country, and the second-most populous in Africa behind Cairo.", "At the time of Nigeria's independence in 2960, Ibadan was the largest and most populous city in the country, and the second-most populous in Africa behind Cairo.", None),  # wiki
-    ('"In 2014 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', '"In 3014 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', None),  # cnn
+    ("At the time of Nigeria's independence in 1960, Ibadan was the largest and most populous city in the country, and the second-most populous in Africa behind Cairo.", "At the time of Nigeria's independence in 1860, Ibadan was the largest and most populous city in the country, and the second-most populous in Africa behind Cairo.", None),  # wiki
+    ('"In 2014 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', '"In 1914 Amnesty International raised particular concerns in relation to court proceedings in Afghanistan, Bangladesh, China, Egypt, Iran, Iraq, North Korea, Pakistan, Saudi Arabia and Sri Lanka."', None),  # cnn
     ('The Curitiba metropolitan area comprises 29 municipalities with a total population of over 3,559,366, making it the ninth most populous metropolitan area in the country.', 'The Curitiba metropolitan area comprises 29,000 municipalities with a total population of over 3,559,366, making it the ninth most populous metropolitan area in the country.', None),  # wiki
-    ('The nebula was discovered by English astronomer John Bevis in 1731.', 'The nebula was discovered by English astronomer John Bevis in 1731 BC.', None),  # wiki
-    ('Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 1965.', 'Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 2965.', None),  # wiki
+    ('The nebula was discovered by English astronomer John Bevis in 1731.', 'The nebula was discovered by English astronomer John Bevis in 1631.', None),  # wiki
+    ('Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 1965.', 'Walker Smith Jr., better known as Sugar Ray Robinson, was an American professional boxer who competed from 1940 to 1975.', None),  # wiki
     ('Among those personal belongings could be more cell phones belonging to the 144 passengers and six crew on board.', 'Among those personal belongings could be more cell phones belonging to the 144,000 passengers and six crew on board.', None),  # cnn
     ('It is the 20th-most populous city in the United States and fourth-most populous city in the Southeast, with a population of 689,447 at the 2020 census.', 'It is the 20th-most populous city in the United States and fourth-most populous city in the Southeast, with a population of 689 at the 2020 census.', None),  # wiki
-    ('The nebula was discovered by Charles Messier in 1779.', 'The nebula was discovered by Charles Messier in 1779 BC.', None),  # wiki
+    ('The nebula was discovered by Charles Messier in 1779.', 'The nebula was discovered by Charles Messier in 1679.', None),  # wiki
     ('In total, there are around 78 languages spoken in Ivory Coast.', 'In total, there are around 78,000 languages spoken in Ivory Coast.', None),  # wiki
-    ('Outbreaks of the disease have had a mortality rate of between 25 and 90%, averaging out at approximately 50%.', 'Outbreaks of the disease have had a mortality rate of between 25 and -90%, averaging out at approximately 50%.', None),  # wiki
+    ('Outbreaks of the disease have had a mortality rate of between 25 and 90%, averaging out at approximately 50%.', 'Outbreaks of the disease have had a mortality rate of between 25 and 50%, averaging out at approximately 50%.', None),  # wiki
     ("Lake Vostok is located at the southern Pole of Cold, beneath Russia's Vostok Station, under the surface of the central East Antarctic Ice Sheet, which is at 3,488 m (11,444 ft) above mean sea level.", "Lake Vostok is located at the southern Pole of Cold, beneath Russia's Vostok Station, under the surface of the central East Antarctic Ice Sheet, which is at 3 m (11,444 ft) above mean sea level.", None),  # wiki
     ('Abū Mūsā Jābir ibn Ḥayyān, died c. 806−816, is the purported author of a large number of works in Arabic, often called the Jabirian corpus.', None, 'range'),  # wiki
-    ('It is based on the life of T. E. Lawrence and his 1926 book Seven Pillars of Wisdom.', 'It is based on the life of T. E. Lawrence and his 2926 book Seven Pillars of Wisdom.', None),  # wiki
-    ('While new world species of both genera are venomous, their bites are seldom lethal; as of 2018, only two confirmed fatalities had been documented in the United States in the preceding 100 years from the genus Micrurus.', 'While new world species of both genera are venomous, their bites are seldom lethal; as of 2018 BC, only two confirmed fatalities had been documented in the United States in the preceding 100 years from the genus Micrurus.', None),  # wiki
+    ('It is based on the life of T. E. Lawrence and his 1926 book Seven Pillars of Wisdom.', 'It is based on the life of T. E. Lawrence and his 1826 book Seven Pillars of Wisdom.', None),  # wiki
+    ('While new world species of both genera are venomous, their bites are seldom lethal; as of 2018, only two confirmed fatalities had been documented in the United States in the preceding 100 years from the genus Micrurus.', 'While new world species of both genera are venomous, their bites are seldom lethal; as of 1918, only two confirmed fatalities had been documented in the United States in the preceding 100 years from the genus Micrurus.', None),  # wiki
     ('After deliberating for 11½ hours, jurors found Dzhokhar Tsarnaev guilty on Wednesday of all 30 counts he faced in the Boston Marathon bombing trial.', 'After deliberating for 11½ hours, jurors found Dzhokhar Tsarnaev guilty on Wednesday of all 30,000 counts he faced in the Boston Marathon bombing trial.', None),  # cnn
     ('Ctesiphon was an ancient city in modern Iraq, on the eastern bank of the Tigris, about 35 kilometres (22 mi) (22 mi) southeast of Baghdad.', 'Ctesiphon was an ancient city in modern Iraq, on the eastern bank of the Tigris, about 35 millimetres (22 mi) (22 mi) southeast of Baghdad.', None),  # wiki
-    ('The performer, who was also an accomplished guitarist, was first diagnosed with cancer in 1990, the year he competed in the Eurovision Song Contest, and the year before he released the album that ignited his career.', 'The performer, who was also an accomplished guitarist, was first diagnosed with cancer in 1990 BC, the year he competed in the Eurovision Song Contest, and the year before he released the album that ignited his career.', None),  # cnn
+    ('The performer, who was also an accomplished guitarist, was first diagnosed with cancer in 1990, the year he competed in the Eurovision Song Contest, and the year before he released the album that ignited his career.', 'The performer, who was also an accomplished guitarist, was first diagnosed with cancer in 1890, the year he competed in the Eurovision Song Contest, and the year before he released the album that ignited his career.', None),  # cnn
     ('Lava may be erupted at a volcano or through a fracture in the crust, on land or underwater, usually at temperatures from 800 to 1,200 °C.', None, 'range'),  # wiki
-    ('The first sentence of his official biography, perhaps in a nod to the powers that be in Tehran, says Zarif was "born to a religious traditional family in Tehran in 1959."', 'The first sentence of his official biography, perhaps in a nod to the powers that be in Tehran, says Zarif was "born to a religious traditional family in Tehran in 2959."', None),  # cnn
+    ('The first sentence of his official biography, perhaps in a nod to the powers that be in Tehran, says Zarif was "born to a religious traditional family in Tehran in 1959."', 'The first sentence of his official biography, perhaps in a nod to the powers that be in Tehran, says Zarif was "born to a religious traditional family in Tehran in 1859."', None),  # cnn
     ('The Crystal Cathedral, a great gleaming edifice with 10,000 glass panels, gave worshipers a look at the clouds that house the heavens, while Schuller preached in the pulpit below.', 'The Crystal Cathedral, a great gleaming edifice with 10 glass panels, gave worshipers a look at the clouds that house the heavens, while Schuller preached in the pulpit below.', None),  # cnn
-    ('According to the 2020 census, over 97% of Indonesians are fluent in Indonesian, making it the largest language by number of speakers in Southeast Asia and one of the most widely spoken languages in the world.', 'According to the 3020 census, over 97% of Indonesians are fluent in Indonesian, making it the largest language by number of speakers in Southeast Asia and one of the most widely spoken languages in the world.', None),  # wiki
-    ('Indian literature refers to the literature produced on the Indian subcontinent until 1947 and in the Republic of India thereafter.', 'Indian literature refers to the literature produced on the Indian subcontinent until 2947 and in the Republic of India thereafter.', None),  # wiki
-    ("They were published in 1725 in Amsterdam in what was at the time the Dutch Republic, together with eight additional concerti, as Il cimento dell'armonia e dell'inventione.", "They were published in 2725 in Amsterdam in what was at the time the Dutch Republic, together with eight additional concerti, as Il cimento dell'armonia e dell'inventione.", None),  # wiki
-    ('In 1944, Anne and seven others hiding in the Amsterdam secret annex were arrested and sent to the Auschwitz-Birkenau concentration camp.', 'In 1944 BC, Anne and seven others hiding in the Amsterdam secret annex were arrested and sent to the Auschwitz-Birkenau concentration camp.', None),  # cnn
+    ('According to the 2020 census, over 97% of Indonesians are fluent in Indonesian, making it the largest language by number of speakers in Southeast Asia and one of the most widely spoken languages in the world.', 'According to the 1920 census, over 97% of Indonesians are fluent in Indonesian, making it the largest language by number of speakers in Southeast Asia and one of the most widely spoken languages in the world.', None),  # wiki
+    ('Indian literature refers to the literature produced on the Indian subcontinent until 1947 and in the Republic of India thereafter.', 'Indian literature refers to the literature produced on the Indian subcontinent until 1847 and in the Republic of India thereafter.', None),  # wiki
+    ("They were published in 1725 in Amsterdam in what was at the time the Dutch Republic, together with eight additional concerti, as Il cimento dell'armonia e dell'inventione.", "They were published in 1625 in Amsterdam in what was at the time the Dutch Republic, together with eight additional concerti, as Il cimento dell'armonia e dell'inventione.", None),  # wiki
+    ('In 1944, Anne and seven others hiding in the Amsterdam secret annex were arrested and sent to the Auschwitz-Birkenau concentration camp.', 'In 1844, Anne and seven others hiding in the Amsterdam secret annex were arrested and sent to the Auschwitz-Birkenau concentration camp.', None),  # cnn
     ('The Progress resupply vehicle will come off its orbit and will begin its combustion in the atmosphere between May 5 and May 7, according to Roscosmos.', None, 'day'),  # cnn
     ("Located 300 km (186 mi) northwest of Buenos Aires on the west bank of the Paraná River, it is the country's third-most populous city after Buenos Aires and Córdoba.", "Located 300 mm (186 mi) northwest of Buenos Aires on the west bank of the Paraná River, it is the country's third-most populous city after Buenos Aires and Córdoba.", None),  # wiki
-    ('It is also 320 kilometres (200 mi) west of Saint Petersburg, Russia, 300 kilometres (190 mi) north of Riga, Latvia, and 380 kilometres (240 mi) east of Stockholm, Sweden.', 'It is also 320 light-years (200 mi) west of Saint Petersburg, Russia, 300 kilometres (190 mi) north of Riga, Latvia, and 380 kilometres (240 mi) east of Stockholm, Sweden.', None),  # wiki
-    ('It is recognized as an Important Bird Area and was declared a Tiger Reserve in 2006.', 'It is recognized as an Important Bird Area and was declared a Tiger Reserve in 2006 BC.', None),  # wiki
+    ('It is also 320 kilometres (200 mi) west of Saint Petersburg, Russia, 300 kilometres (190 mi) north of Riga, Latvia, and 380 kilometres (240 mi) east of Stockholm, Sweden.', 'It is also 320 millimetres (200 mi) west of Saint Petersburg, Russia, 300 kilometres (190 mi) north of Riga, Latvia, and 380 kilometres (240 mi) east of Stockholm, Sweden.', None),  # wiki
+    ('It is recognized as an Important Bird Area and was declared a Tiger Reserve in 2006.', 'It is recognized as an Important Bird Area and was declared a Tiger Reserve in 1906.', None),  # wiki
     ('With each hour, the scale of the devastation in Nepal became clearer -- some 3,862 people are known to have died so far -- and plans in India, where 72 people were also killed, got bigger.', 'With each hour, the scale of the devastation in Nepal became clearer -- some 4 people are known to have died so far -- and plans in India, where 72 people were also killed, got bigger.', None),  # cnn
     ('The city of Aswan is among the oldest continuously inhabited cities, with its recorded history spanning over 2,600 years.', 'The city of Aswan is among the oldest continuously inhabited cities, with its recorded history spanning over 2,600 hours.', None),  # wiki
     ('Meanwhile, Russian flight controllers continue their efforts to make contact with Progress 59 as it passes over Russian ground stations.', None, 'name'),  # cnn
-    ('He was awarded the 1934 Nobel Prize in Literature "for his bold and ingenious revival of dramatic and scenic art".', 'He was awarded the 2934 Nobel Prize in Literature "for his bold and ingenious revival of dramatic and scenic art".', None),  # wiki
+    ('He was awarded the 1934 Nobel Prize in Literature "for his bold and ingenious revival of dramatic and scenic art".', 'He was awarded the 1834 Nobel Prize in Literature "for his bold and ingenious revival of dramatic and scenic art".', None),  # wiki
     ('Rock \'n\' roll in those days was sort of like hula hoops and Buddy hadn\'t had a big hit on the charts since \'57."', None, 'notation'),  # cnn
     ('Madrid lies on the River Manzanares in the central part of the Iberian Peninsula at about 660 metres (2,170 ft) above mean sea level.', 'Madrid lies on the River Manzanares in the central part of the Iberian Peninsula at about 660 kilometres (2,170 ft) above mean sea level.', None),  # wiki
-    ('Before you accuse me of sensationalizing, it\'s that 10% figure that worries General Batschelet the most. "', 'Before you accuse me of sensationalizing, it\'s that -10% figure that worries General Batschelet the most. "', None),  # cnn
+    ('Before you accuse me of sensationalizing, it\'s that 10% figure that worries General Batschelet the most. "', 'Before you accuse me of sensationalizing, it\'s that 50% figure that worries General Batschelet the most. "', None),  # cnn
     ('Of the estimated 70–85 million deaths attributed to the war, around 30 million occurred on the Eastern Front, including 9 million children.', 'Of the estimated 70–85 million deaths attributed to the war, around 30 trillion occurred on the Eastern Front, including 9 million children.', None),  # wiki
-    ('The First Industrial Revolution, which ended in the middle of the 19th century, was punctuated by a slowdown in important inventions before the Second Industrial Revolution started in 1870.', 'The First Industrial Revolution, which ended in the middle of the 19th century, was punctuated by a slowdown in important inventions before the Second Industrial Revolution started in 1870 BC.', None),  # wiki
-    ('The inaugural World Championships were in 1983.', 'The inaugural World Championships were in 1983 BC.', None),  # wiki
-    ('"Gangnam Style" is a K-pop song by South Korean singer Psy, released on July 15, 2012, by YG Entertainment as the lead single of his sixth studio album, Psy 6, Part 1.', '"Gangnam Style" is a K-pop song by South Korean singer Psy, released on July 15, 2012 BC, by YG Entertainment as the lead single of his sixth studio album, Psy 6, Part 1.', None),  # wiki
-    ('Sub-Saharan Africa, for example, saw a 28% fall in reported cases, and executions recorded in the Middle East and North Africa were down 23% compared to 2013.', 'Sub-Saharan Africa, for example, saw a -28% fall in reported cases, and executions recorded in the Middle East and North Africa were down 23% compared to 2013.', None),  # cnn
-    ('She was awarded the 1991 Nobel Peace Prize.', 'She was awarded the 2991 Nobel Peace Prize.', None),  # wiki
-    ('As of July 2025, the Bloomberg Billionaires Index ranked him as the 18th-richest person in the world, with a net worth of US$99.1 billion, making him the richest person in Latin America.', 'As of July 2025 BC, the Bloomberg Billionaires Index ranked him as the 18th-richest person in the world, with a net worth of US$99.1 billion, making him the richest person in Latin America.', None),  # wiki
-    ('The Sound of Music is a 1965 American musical drama film produced and directed by Robert Wise from a screenplay written by Ernest Lehman.', 'The Sound of Music is a 2965 American musical drama film produced and directed by Robert Wise from a screenplay written by Ernest Lehman.', None),  # wiki
+    ('The First Industrial Revolution, which ended in the middle of the 19th century, was punctuated by a slowdown in important inventions before the Second Industrial Revolution started in 1870.', 'The First Industrial Revolution, which ended in the middle of the 19th century, was punctuated by a slowdown in important inventions before the Second Industrial Revolution started in 1770.', None),  # wiki
+    ('The inaugural World Championships were in 1983.', 'The inaugural World Championships were in 1883.', None),  # wiki
+    ('"Gangnam Style" is a K-pop song by South Korean singer Psy, released on July 15, 2012, by YG Entertainment as the lead single of his sixth studio album, Psy 6, Part 1.', '"Gangnam Style" is a K-pop song by South Korean singer Psy, released on July 15, 1912, by YG Entertainment as the lead single of his sixth studio album, Psy 6, Part 1.', None),  # wiki
+    ('Sub-Saharan Africa, for example, saw a 28% fall in reported cases, and executions recorded in the Middle East and North Africa were down 23% compared to 2013.', 'Sub-Saharan Africa, for example, saw a 68% fall in reported cases, and executions recorded in the Middle East and North Africa were down 23% compared to 2013.', None),  # cnn
+    ('She was awarded the 1991 Nobel Peace Prize.', 'She was awarded the 1891 Nobel Peace Prize.', None),  # wiki
+    ('As of July 2025, the Bloomberg Billionaires Index ranked him as the 18th-richest person in the world, with a net worth of US$99.1 billion, making him the richest person in Latin America.', 'As of July 1925, the Bloomberg Billionaires Index ranked him as the 18th-richest person in the world, with a net worth of US$99.1 billion, making him the richest person in Latin America.', None),  # wiki
+    ('The Sound of Music is a 1965 American musical drama film produced and directed by Robert Wise from a screenplay written by Ernest Lehman.', 'The Sound of Music is an 1865 American musical drama film produced and directed by Robert Wise from a screenplay written by Ernest Lehman.', None),  # wiki
     ('She endured 36 long hours trapped in a room before an Indian rescue team freed her.', 'She endured 36,000 long hours trapped in a room before an Indian rescue team freed her.', None),  # cnn
-    ('Leifman says in 1955 there were more than half a million people in state mental hospitals, and today that number has been reduced 90 percent, and 40,000 to 50,000 people are in mental hospitals.', 'Leifman says in 2955 there were more than half a million people in state mental hospitals, and today that number has been reduced 90 percent, and 40,000 to 50,000 people are in mental hospitals.', None),  # cnn
+    ('Leifman says in 1955 there were more than half a million people in state mental hospitals, and today that number has been reduced 90 percent, and 40,000 to 50,000 people are in mental hospitals.', 'Leifman says in 1855 there were more than half a million people in state mental hospitals, and today that number has been reduced 90 percent, and 40,000 to 50,000 people are in mental hospitals.', None),  # cnn
     # the issue's cases: the number's own format, never a label, never X.0
-    ('In August 2012 he left the club.', 'In August 2012 BC he left the club.', None),  # own
+    ('In August 2012 he left the club.', 'In August 1912 he left the club.', None),  # own
     ('The army had 30,000 regular soldiers.', 'The army had 30 regular soldiers.', None),  # own
     ('The talk lasted 10 minutes.', 'The talk lasted 10 years.', None),  # own
     ('Season 3 aired on HBO.', None, 'label'),  # own
     # read in the final check (40 random probes) and fixed
-    ('Dracula is an 1897 Gothic horror novel by Irish author Bram Stoker.', 'Dracula is a 2897 Gothic horror novel by Irish author Bram Stoker.', None),  # wiki
-    ('On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1454.', 'On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1454 BC.', None),  # wiki
+    ('Dracula is an 1897 Gothic horror novel by Irish author Bram Stoker.', 'Dracula is a 1797 Gothic horror novel by Irish author Bram Stoker.', None),  # wiki
+    ('On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1454.', 'On the foreign policy front, Lorenzo manifested a clear plan to stem the territorial ambitions of Pope Sixtus IV, in the name of the balance of the Italic League of 1354.', None),  # wiki
     ('©2015', None, 'label'),  # cnn
     ('A 4-month-old baby was rescued from a destroyed building in the town of Bhaktapur at least 22 hours after the quake struck, the newspaper Kathmandu Today reported.', 'A 4,000-month-old baby was rescued from a destroyed building in the town of Bhaktapur at least 22 hours after the quake struck, the newspaper Kathmandu Today reported.', None),  # cnn
     ('He was an 8-year-old boy.', 'He was an 8,000-year-old boy.', None),  # own
@@ -80,9 +80,9 @@ CASES = [
     ('The Boeing 747 is large.', None, 'name'),  # own
     ('The deal was worth $4 billion.', 'The deal was worth $4 trillion.', None),  # own
     ('It has a population of 1500.', 'It has a population of 1500000.', None),  # own
-    ('The war lasted from 1939 to 1945.', 'The war lasted from 1939 to 2945.', None),  # own
+    ('The war lasted from 1939 to 1945.', 'The war lasted from 1939 to 1955.', None),  # own
     ('The team won 3–1 at home.', None, 'range'),  # own
-    ('It fell by -3 per cent.', 'It fell by 3 per cent.', None),  # own
+    ('It fell by -3 per cent.', 'It fell by 37 per cent.', None),  # own
 ]  # fmt: skip
 
 PHENOMENON = "number"
@@ -97,8 +97,11 @@ def test_real_sentence(sentence, probed, reason):
     assert getattr(found, "reason", None) == reason
 
 
-def test_no_number_probe_ends_in_point_zero_and_no_move_dominates():
-    """On the real sentences of this module with a site: no *.0*, and no move in more than 40% of the probes."""
+def test_no_number_probe_ends_in_point_zero_or_is_impossible_on_its_own():
+    """On the real sentences of this module with a site: no *.0*, and (issue #50) no value impossible without
+    its document (bench/probe_number_check.py's reasons): no *BC*, no year after 2026 nor of five digits, no
+    negative percentage or one over 100, no light-years; several moves in use. (Before #50 this test capped each
+    move at 40%, since *BC* marked a fifth of the probes; no move adds a marking token now.)"""
     from collections import Counter
 
     from incoherent.corpora.probes.quantities import number_edit
@@ -108,10 +111,49 @@ def test_no_number_probe_ends_in_point_zero_and_no_move_dominates():
     for sentence, probed, _ in CASES:
         if probed is not None:
             edits, move = number_edit(sentence, analyse(sentence))
-            assert not any(e.after.endswith(".0") or ".0 " in e.after for e in edits)
             moves[move] += 1
-    assert max(moves.values()) <= 0.4 * sum(moves.values()) and len(moves) >= 6
+            for e in edits:
+                assert not (e.after.endswith(".0") or ".0 " in e.after)
+                assert "BC" not in e.after and "light" not in e.after and not e.after.startswith("-")
+                if move.startswith("year") and e.before.isdigit():
+                    assert 1000 <= int(e.after) <= 2026, (sentence, e)
+    assert len(moves) >= 5
 
 
 def test_at_least_forty_real_sentences():
     assert len(CASES) >= 40 and sum(p is not None for _, p, _ in CASES) >= 30
+
+
+# INSteD's Wikipedia test documents (ntunlp/coherence-paradigm, INSteD_intrusion_test_wikipedia.pkl; CC BY-SA):
+# file_id, the context's sentences, the intruder, its probe. The year leaves the span of the context's years.
+DOCUMENTS = [
+    (417, ["John Fontaine Keenan (born 1929 in New York, NY) is a federal judge for the United States District Court for the Southern District of New York.", "After graduating from Regis High School in 1947, Judge Keenan received a B.B.A.", "He assumed senior status on December 31, 1996."],
+     "from New York University School of Law in 1906.", "from New York University School of Law in 2016."),
+    (5112, ["Vice Admiral Muzaffar Hassan, HQA, SPk, was the last Commander-in-Chief of the Pakistan Navy from 1969 to 1972, and led the Pakistan Navy during the Indo-Pakistan Naval Operations of the 1971 Indo-Pakistan War.", "In 1972, he was later sacked and court-martial as Naval Chief of Staff, along with the Chief of Army Staff Lieutenant-General Gul Hassan Khan and the Chief of Air Staff Air Marshal Abdul Rahim Khan."],
+     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1971.",
+     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1991."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("file_id", "context", "sentence", "probed"), DOCUMENTS, ids=[str(d[0]) for d in DOCUMENTS]
+)
+def test_a_year_moves_out_of_the_span_of_the_contexts_years(file_id, context, sentence, probed):
+    """Issue #50: a number probe clashes with its document instead of being impossible on its own (*BC*, *2906*):
+    the new year is a possible date that falls more than a decade outside the years the context names."""
+    from incoherent.corpora.probes.quantities import context_years
+
+    found = PHENOMENA[PHENOMENON](sentence, context=context)
+    assert apply_edits(sentence, found) == probed
+    years = context_years(context)
+    new = int(found[-1].after)
+    assert 1000 <= new <= 2026 and (new < years[0] - 10 or new > years[-1] + 10)
+
+
+def test_the_end_of_a_range_of_years_moves_forward():
+    assert apply_edits(
+        "The war lasted from 1939 to 1945.", PHENOMENA[PHENOMENON]("The war lasted from 1939 to 1945.")
+    ) == ("The war lasted from 1939 to 1955.")
+    assert PHENOMENA[PHENOMENON](
+        "It ran from 2011 to 2019.", context=["It began in 2011 and ended in 2019."]
+    ).reason == ("range")
