@@ -42,7 +42,7 @@ from incoherent.corpora.probes.text import Token, analyse
 from incoherent.corpora.seeding import stable_hash
 
 MOVES = ("year_earlier", "year_later", "year_century", "unit_smaller", "unit_larger", "scale_up", "percent_share",
-         "count_up", "count_down")  # fmt: skip
+         "count_up", "count_down", "word_up")  # fmt: skip
 SMALLER = {
     "km": "mm", "kilometres": "millimetres", "kilometers": "millimeters", "kilometre": "millimetre",
     "kilometer": "millimeter", "metres": "millimetres", "meters": "millimeters", "metre": "millimetre",
@@ -290,12 +290,59 @@ def _with_article(tokens: tuple[Token, ...], i: int, edits: list[Edit]) -> list[
     return [replace(article, wanted.capitalize() if article.text[0].isupper() else wanted), *edits]
 
 
+_WORD_UP = {"two": "twelve", "three": "thirteen", "four": "fourteen", "five": "fifteen", "six": "sixteen",
+            "seven": "seventeen", "eight": "eighteen", "nine": "nineteen", "twenty": "two hundred",
+            "thirty": "three hundred", "forty": "four hundred", "fifty": "five hundred", "sixty": "six hundred",
+            "seventy": "seven hundred", "eighty": "eight hundred", "ninety": "nine hundred"}  # fmt: skip
+_FRACTIONS = frozenset("half halves third thirds quarter quarters fourth fourths fifth fifths sixth sixths "
+                       "eighth eighths tenth tenths".split())  # fmt: skip
+
+
+def _number_word(tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
+    """A count written as a word (*two albums*, *over twenty nationalities*) moved up by its size (*twelve
+    albums*, *two hundred nationalities*), where the sentence has no count in digits: ``(edits, "word_up",
+    i)``, or ``(NoSite("no_number"), "", -1)``. Never *one* (also a pronoun), a fraction (*five eighths*), a
+    compound or range (*twenty-one*, *two to three*, *two or three*) nor a word of a name (*The Four Tops*).
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> [(e.before, e.after) for e in _number_word(analyse("They released two albums."))[0]]
+    [('two', 'twelve')]
+    >>> _number_word(analyse("It won by five eighths of a second."))[0]
+    NoSite('no_number')
+    """
+    for i, token in enumerate(tokens):
+        word = token.text.lower()
+        if word not in _WORD_UP or token.tag != "CD":
+            continue
+        nxt, prev = _word(tokens, i + 1).lower(), _word(tokens, i - 1).lower()
+        if token.text[0].isupper() and (
+            i > 0 or tokens[i + 1 : i + 2] and tokens[i + 1].tag in ("NNP", "NNPS")
+        ):
+            continue  # The Four Tops, Group of Seven
+        if (
+            nxt in _FRACTIONS
+            or nxt in _DASHES
+            or nxt in ("or", "and", "-")
+            or prev in _DASHES
+            or prev == "or"
+        ):
+            continue
+        if _glued(tokens, i, i + 1) or _glued(tokens, i - 1, i):
+            continue  # twenty-one, two-thirds
+        new = _WORD_UP[word]
+        return [replace(token, new.capitalize() if token.text[0].isupper() else new)], "word_up", i
+    return NoSite("no_number"), "", -1
+
+
 def number_edit(
     sentence: str, tokens: tuple[Token, ...], context: Sequence[str] | None = None
 ) -> tuple[list[Edit], str]:
     """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``; ``context``: the
-    document's other sentences, whose years a moved year must clash with."""
+    document's other sentences, whose years a moved year must clash with. A count in words is a site only where
+    the sentence has no number in digits that is one."""
     edits, move, i = _number_edit(sentence, tokens, context_years(context or ()))
+    if not move and getattr(edits, "reason", None) == "no_number":
+        edits, move, i = _number_word(tokens)
     return (_with_article(tokens, i, edits), move) if move else (edits, move)
 
 

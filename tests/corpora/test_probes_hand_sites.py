@@ -24,7 +24,7 @@ FLOORS = {
     "conjunction": (58, 99),  # >= 60%
     "past-to-future": (80, 100),  # >= 80%
     "negation": (87, 100),  # >= 40%
-    "number": (70, 100),  # a number probe (any site) for >= 90%: test_number_probe_for_each_hand_site
+    "number": (84, 100),  # a number probe (any site) for >= 90%: test_a_number_probe_for_most_hand_sites
 }
 
 
@@ -35,6 +35,15 @@ def test_hand_sites_found(phenomenon):
     assert total == records
     assert found >= floor, [(m["reason"], m["to_be_replaced"]) for m in misses][:10]
     assert found + len(misses) == total
+
+
+def test_a_number_probe_for_most_hand_sites():
+    """Issue #50's target for number is a probe at any site of the sentence (INSteD's authors often changed
+    several numbers, or a number word: *two albums*): 95 of 100 on the rules of this commit (81 before the
+    number words)."""
+    found, total, misses = hand.hand_sites("number")
+    elsewhere = sum(m["reason"] == "other_site" for m in misses)
+    assert total == 100 and found + elsewhere >= 95, [(m["reason"], m["to_be_replaced"]) for m in misses]
 
 
 def test_changed_spans_of_real_hand_edits():
