@@ -26,6 +26,7 @@ from incoherent.corpora.probes.clauses import (
 )
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma
+from incoherent.corpora.probes.referents import in_quotation
 from incoherent.corpora.probes.tense_gate import gate
 from incoherent.corpora.probes.text import Token, analyse, match_case
 
@@ -408,6 +409,9 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return NoSite(
             "verb_read_as_noun"
         )  # The extent varies depending on ...: the main verb tagged as a noun
+    inside = _in_title(tokens, i)
+    if inside:
+        return NoSite(inside)
     token = tokens[i]
     word = token.text.lower()
     nxt = _next_word(tokens, i)
@@ -452,6 +456,36 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
 
 
+_TITLE_TAGS = frozenset(
+    {"VB", "VBP", "VBZ", "VBD", "VBN", "VBG", "PRP", "PRP$", "DT", "IN", "TO", "RB", "MD"}
+)
+
+
+def _in_title(tokens: tuple[Token, ...], i: int) -> str | None:
+    """Why the main verb at ``i`` may not be negated: ``in_quotation`` (inside double quotes: a quotation or a
+    headline, *claiming "Alien heads found in Georgia."*) or ``in_title`` (a title's capitalised words: the verb
+    capitalised inside the sentence, or followed by a capitalised verb, pronoun or function word, *three albums,
+    I'll Sing with You and Only 17*, *It's Me, Margaret*), or None.
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> _in_title(analyse("She released I'll Sing with You in 2009."), 3)
+    'in_title'
+    >>> _in_title(analyse("The Corrs also perform it."), 3) is None
+    True
+    """
+    if in_quotation(tokens, i) and any(t.text in ('"', "”", "''") for t in tokens[i + 1 :]):
+        return "in_quotation"  # (a fragment that opens with the end of a title, *Song)" is a song*, is not)
+    token = tokens[i]
+    if i > 0 and token.text[:1].isupper() and tokens[i - 1].text not in _OPENERS:
+        return "in_title"
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if nxt is not None and nxt.text[:1].isupper() and nxt.text != "I" and nxt.tag in _TITLE_TAGS:
+        if not nxt.tag.startswith("VB") or lemma(nxt.text.lower()) is not None:  # not a name read as a verb
+            return "in_title"
+    return None
+
+
+_OPENERS = frozenset({'"', "“", "(", ":", ";", "--", "—"})
 _SUBJECT_TAGS = frozenset({"DT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP$", "POS", "CD"})
 
 
@@ -540,8 +574,9 @@ def _verb_read_as_noun(tokens: tuple[Token, ...], i: int) -> bool:
 
 def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
     """The form of *do* that carries the verb's tense and agreement: a past form -> ``did`` (``played`` ->
-    ``did not play``), a third-person form -> ``does``, a base form -> ``do``, or ``does`` after a singular
-    subject, or ``did`` where the tagger says past (``put``, ``cut``: past = base)."""
+    ``did not play``), a third-person form -> ``does``, a present base form -> ``do`` whatever the subject
+    looks like (the verb's own form shows its agreement: *Lookalikes include* -> *do not include*), a form that
+    is both past and base (``put``, ``cut``) -> ``did`` after a singular subject or where the tagger says past."""
     word, tag = tokens[i].text.lower(), tokens[i].tag
     past, third = word in past_forms(base), word == inflect(base, "VBZ")
     if third:
@@ -549,10 +584,12 @@ def _do_form(tokens: tuple[Token, ...], i: int, base: str) -> str | None:
     if past and (word != base or tag == "VBD"):
         return "did"
     if word == base or word == inflect(base, "VBP"):
+        if not past:  # a present base form agrees with a plural (or I, you): The pots sell -> do not sell
+            return "do"
         plural = subject_is_plural(tokens, i)
-        if plural is False and past and third is False and tokens[i - 1].text.lower() not in ("i", "you"):
+        if plural is False and tokens[i - 1].text.lower() not in ("i", "you"):
             return "did"  # it cost: a singular subject's present is "costs", so this is the past
-        return "does" if plural is False else "do"
+        return "do"
     return None
 
 

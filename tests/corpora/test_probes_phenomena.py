@@ -161,6 +161,16 @@ CASES = {
         ('Who won the race?', 'Who did not win the race?', [('won', 'did not win')]),
         ('He has never lost a match.', None, []),
         ('No one came.', None, []),
+        # issue #50, INSteD's Wikipedia test documents: a present base form agrees with a plural subject
+        # whatever the tagger makes of it (never *The pots does not sell*), no edit inside a title or a
+        # quoted headline
+        ('Lookalikes include Boletus flammans, a lighter-colored species that grows with conifers.', 'Lookalikes do not include Boletus flammans, a lighter-colored species that grows with conifers.', [('include', 'do not include')]),
+        ('The pots sell at 40 US cents a pair.', 'The pots do not sell at 40 US cents a pair.', [('sell', 'do not sell')]),
+        ('The main cargoes include aluminum ingots and bars, pig iron, general, dry and liquid bulk cargoes, soybean and copper.', 'The main cargoes do not include aluminum ingots and bars, pig iron, general, dry and liquid bulk cargoes, soybean and copper.', [('include', 'do not include')]),
+        ('The Corrs also perform Jimi Hendrix\'s "Little Wing", featuring a guitar solo by Ronnie Wood.', 'The Corrs do not perform Jimi Hendrix\'s "Little Wing", featuring a guitar solo by Ronnie Wood.', [('also perform', 'do not perform')]),
+        ("Following the release of three independent albums, Meghan Trainor (2009), I'll Sing with You and Only 17 (2011), Trainor signed a record deal with Epic Records in February 2014.", None, []),
+        ('The typeface\'s name referred to a tabloid headline claiming "Alien heads found in Georgia."', None, []),
+        ('Current editors are Kersti Börjars (University of Manchester) and S.J.', 'Current editors are not Kersti Börjars (University of Manchester) and S.J.', [('are', 'are not')]),
     ],
     "number": [
         ('The river is 51.7 km long.', 'The river is 51.7 mm long.', [('km', 'mm')]),
