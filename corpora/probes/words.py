@@ -412,6 +412,8 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
     if verb == -1:
         return "agreement_beyond_phrase"  # the book he wrote is; this tendency, ...: the verb is out of reach
     agreeing = _plural_verb(tokens[verb]) if verb is not None else None
+    if verb is not None and _singular_predicate(tokens, verb):
+        return "singular_predicate"  # This school is a residence school -> These schools are a residence school
     if agreeing is not None:
         edits.append(replace(tokens[verb], agreeing))
     if (
@@ -426,6 +428,33 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
             0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
         )
     return edits
+
+
+_COPULAS = frozenset("is was are were be been become becomes became remain remains remained".split())
+
+
+def _singular_predicate(tokens: tuple[Token, ...], verb: int) -> bool:
+    """Whether the copula at ``verb`` takes a singular noun as predicate, which a plural subject cannot take
+    (*These schools are a residence school*, *These schools are residence school*, *These conflicts were one of
+    the influences*); *part of* and *home to* agree with either.
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> toks = analyse("This school is a residence school.")
+    >>> _singular_predicate(toks, 2), _singular_predicate(analyse("This area is part of Kent."), 2)
+    (True, False)
+    """
+    if tokens[verb].text.lower() not in _COPULAS:
+        return False
+    m = verb + 1
+    while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
+        m += 1
+    if m >= len(tokens):
+        return False
+    word = tokens[m].text.lower()
+    if word in ("a", "an", "one", "another"):
+        return True
+    after = tokens[m + 1].tag if m + 1 < len(tokens) else "."
+    return tokens[m].tag == "NN" and word not in ("part", "home") and (after == "NN" or not after[:1].isalpha())
 
 
 def plural_forms(noun: str) -> tuple[str, ...]:
