@@ -413,7 +413,9 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
         return "agreement_beyond_phrase"  # the book he wrote is; this tendency, ...: the verb is out of reach
     agreeing = _plural_verb(tokens[verb]) if verb is not None else None
     if verb is not None and _singular_predicate(tokens, verb):
-        return "singular_predicate"  # This school is a residence school -> These schools are a residence school
+        return (
+            "singular_predicate"  # This school is a residence school -> These schools are a residence school
+        )
     if agreeing is not None:
         edits.append(replace(tokens[verb], agreeing))
     if (
@@ -454,7 +456,9 @@ def _singular_predicate(tokens: tuple[Token, ...], verb: int) -> bool:
     if word in ("a", "an", "one", "another"):
         return True
     after = tokens[m + 1].tag if m + 1 < len(tokens) else "."
-    return tokens[m].tag == "NN" and word not in ("part", "home") and (after == "NN" or not after[:1].isalpha())
+    return (
+        tokens[m].tag == "NN" and word not in ("part", "home") and (after == "NN" or not after[:1].isalpha())
+    )
 
 
 def plural_forms(noun: str) -> tuple[str, ...]:
