@@ -49,7 +49,7 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True, strict
         "NN",
         "NNS",
     )  # ..., and female inflorescences called ears
-    subject, noun = 0, False
+    subject, noun, opener = 0, False, j
     while (
         j < len(tokens)
         and subject < 8
@@ -83,8 +83,13 @@ def _clause_follows(tokens: tuple[Token, ...], i: int, bare: bool = True, strict
         return False  # Mato Grosso do Sul
     if pronoun or not strict or not _ambiguous_verb(tokens[j]):
         return True
-    # a past form with an object after it is finite (critics disliked it; not: the time elapsed since)
-    return j + 1 < len(tokens) and tokens[j].tag == "VBD" and tokens[j + 1].tag in ("PRP", "DT", "PRP$")
+    # a past form with an object after it is finite (critics disliked it; not: the time elapsed since), and so
+    # is one that ends the clause after a subject with a determiner (but the inner rooms survived.; but the
+    # population increased so they built): a reduced relative would need its noun phrase to go on
+    if j + 1 < len(tokens) and tokens[j].tag == "VBD" and tokens[j + 1].tag in ("PRP", "DT", "PRP$"):
+        return True
+    ends = j + 1 >= len(tokens) or tokens[j + 1].text.lower() in _CLAUSE_ENDS
+    return tokens[j].tag == "VBD" and ends and tokens[opener].tag in ("DT", "PRP$")
 
 
 def _verb_follows(tokens: tuple[Token, ...], i: int, strict: bool) -> bool:
@@ -125,6 +130,7 @@ def _ambiguous_verb(token: Token) -> bool:
     return _participle_form(token)
 
 
+_CLAUSE_ENDS = frozenset({".", "!", "?", ";", "so", "because", "when", "after", "until"})
 _SUBJECT_OPENERS = ("PRP", "DT", "PRP$", "NNP", "NNPS", "NNS", "NN", "CD", "EX", "JJ", "JJS")
 
 
@@ -150,7 +156,9 @@ def _segment_has_finite(tokens: tuple[Token, ...], i: int, strict: bool = False)
                     True  # Russia conquered Turkestan, and (not: as securities tied to U.S. real estate, and)
                 )
         if strict and (
-            tokens[j].tag in ("WDT", "WP", "WRB") or tokens[j].text.lower() in SUBORDINATORS | {"that"}
+            tokens[j].tag in ("WDT", "WP", "WRB")
+            or tokens[j].text.lower() in SUBORDINATORS
+            or (tokens[j].text.lower() == "that" and tokens[j].tag != "DT")  # not: at that time
         ):
             return False
         j -= 1

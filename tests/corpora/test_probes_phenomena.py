@@ -99,6 +99,10 @@ CASES = {
         ('This book, which was written in 1850, is famous.', None, []),
     ],
     "conjunction": [
+        # issue #50, INSteD's own hand sites (their edit): a clause after *but* whose past verb ends it, and a
+        # left conjunct whose *that* is a determiner (*at that time*), not a complementiser
+        ('The Auberge was heavily damaged during World War II but the inner rooms survived.', 'The Auberge was heavily damaged during World War II and therefore the inner rooms survived.', [('but', 'and therefore')]),
+        ('It was big enough at that time but the population increased so they built the advanced department in 1902.', 'It was big enough at that time and therefore the population increased so they built the advanced department in 1902.', [('but', 'and therefore')]),
         ('He was injured, but he won the race.', 'He was injured, and therefore he won the race.', [('but', 'and therefore')]),
         ('Although it rained, the match went ahead.', 'Because it rained, the match went ahead.', [('Although', 'Because')]),
         ('The team won, although two players were injured.', 'The team won, and therefore two players were injured.', [('although', 'and therefore')]),
