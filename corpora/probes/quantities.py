@@ -248,6 +248,8 @@ def _unit(tokens: tuple[Token, ...], i: int, pick: int) -> tuple[int, str, str] 
     key = unit if unit in SMALLER or unit in LARGER else unit.lower()
     if key in ("m", "mi", "ft", "g", "in"):  # too ambiguous to read as a unit on their own
         return None
+    if _NUMBER.match(_word(tokens, j + 1)):  # 5 foot 6 inches: a height, whose unit has no other size
+        return None
     options = [(SMALLER.get(key), "unit_smaller"), (LARGER.get(key), "unit_larger")]
     options = [(u, move) for u, move in options if u is not None]
     if not options:

@@ -82,6 +82,7 @@ CASES = [
     ('It has a population of 1500.', 'It has a population of 1500000.', None),  # own
     ('The war lasted from 1939 to 1945.', 'The war lasted from 1939 to 1955.', None),  # own
     ('The team won 3–1 at home.', None, 'range'),  # own
+    ('He was only short of stature being 5 foot 6 inches (165 cm).', 'He was only short of stature being 5,000 foot 6 inches (165 cm).', None),  # INSteD wiki 3854 (never: 5 mile 6 inches)
     ('It fell by -3 per cent.', 'It fell by 37 per cent.', None),  # own
 ]  # fmt: skip
 
