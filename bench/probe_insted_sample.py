@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--limit", type=int, default=3000)
     parser.add_argument("--phenomena", nargs="+", default=list(PHENOMENA))
+    parser.add_argument("--demonstrative", choices=("insted", "agree"), default="insted")
     args = parser.parse_args(argv)
     docs = []
     with open(args.data, encoding="utf-8") as f:
@@ -39,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(doc, dict):
                 docs.append(doc)
     for phenomenon in args.phenomena:
-        rows = [r for d in docs for r in probe_document(d, [phenomenon], args.seed) if isinstance(r, dict)]
+        rows = [
+            r
+            for d in docs
+            for r in probe_document(d, [phenomenon], args.seed, demonstrative=args.demonstrative)
+            if isinstance(r, dict)
+        ]
         drawn = random.Random(f"{args.seed}:{phenomenon}").sample(rows, min(args.n, len(rows)))
         print(f"# {phenomenon}: {len(drawn)} of {len(rows)} probes (seed {args.seed})\n")
         for k, row in enumerate(drawn, 1):

@@ -329,7 +329,7 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
 
 # Nouns whose plural English does not use, or uses in another sense (damages: money; staffs: sticks).
 MASS_NOUNS = frozenset({
-    "information", "advice", "equipment", "evidence", "knowledge", "furniture", "luggage", "baggage", "news",
+    "information", "discrimination", "advice", "equipment", "evidence", "knowledge", "furniture", "luggage", "baggage", "news",
     "research", "homework", "software", "hardware", "machinery", "clothing", "jewellery", "jewelry", "traffic",
     "pollution", "wildlife", "livestock", "feedback", "infrastructure", "welfare", "safety", "nutrition", "staff",
     "personnel", "music", "poetry", "scenery", "weather", "presence", "continuity", "damage", "access",

@@ -76,6 +76,7 @@ CASES = {
         # school* (its sentence not kept, so written again), the third keeps its site (*part of* agrees with both)
         ('This conflict was one of the major influences the internal politics of Rome during the first two centuries of the Roman Republic.', None, []),
         ('This school is residence school for girls.', None, []),
+        ('These beliefs may cause the subject to discriminate against Black people and to justify this discrimination as a concern for justice.', None, []),  # INSteD wiki 7764: never *these discriminations*
         ('This area is part of Kent.', 'These areas are part of Kent.', [('This', 'These'), ('area', 'areas'), ('is', 'are')]),
         ('This album was released in 1990.', 'These albums were released in 1990.', [('This', 'These'), ('album', 'albums'), ('was', 'were')]),
         ('In that year the city was renamed.', 'In those years the city was renamed.', [('that', 'those'), ('year', 'years')]),
