@@ -58,7 +58,7 @@ class NoSite(list):
 
 
 class Moved(list):
-    """Edits and the name of the move that made them (``number``'s ``year_bc``, ``count_up``, ...), counted as
+    """Edits and the name of the move that made them (``number``'s ``year_earlier``, ``count_up``, ...), counted as
     ``move/<phenomenon>/<move>`` so the mix of moves is in the run summary and the card.
 
     >>> Moved([Edit(0, 2, "18", "18,000")], "count_up").move

@@ -17,10 +17,13 @@ quantity or a date, changed to an implausible value with one of the paper's move
   separators (``18 members`` -> ``18,000 members``; ``30,000 soldiers`` -> ``30 soldiers``, never
   ``3000.0``).
 
-Where two moves fit (a year; a measure), the sentence's own hash picks one, so no single token (``BC``) marks
-most probes: :data:`MOVES` names the moves. Numbers that label or name things are never sites
-(``Boeing 747``, ``Route 66``, ``Season 3``, ``episode 12``, ``F-16``, ``4×100-metre``, ``26°28′N``), nor times (``10:30``), ranges and
-scores (``1939–1945``, ``3–1``), fractions and number words (``three``), ordinals and decades (``1990s``).
+- where the sentence has no such number in digits, a **count in words** goes up by its size (``two albums`` ->
+  ``twelve albums``, ``twenty`` -> ``two hundred``).
+
+Where two moves fit (a year with years in the context; a measure), the sentence's own hash picks one:
+:data:`MOVES` names the moves. Numbers that label or name things are never sites (``Boeing 747``, ``Route 66``,
+``Season 3``, ``episode 12``, ``F-16``, ``4×100-metre``, ``26°28′N``), nor times (``10:30``), ranges and scores
+(``1939–1945``'s start, ``3–1``), fractions and *one*, ordinals and decades (``1990s``).
 A decimal that is neither a measure nor a percentage (a rating of ``4.5``) is no site either: scaling it would
 change its format.
 
