@@ -224,7 +224,8 @@ def test_unusable_inputs_are_one_line_errors(build, tmp_path, capsys):
         assert run_cli("probes", *args, "--out", tmp_path / "out") == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert run_cli("probes", build / "dataset", "--out", build / "dataset" / "p") == 2  # --out inside an input
+    # --out inside an input
+    assert run_cli("probes", build / "dataset", "--out", build / "dataset" / "p") == 2
     err = capsys.readouterr().err
     assert "lies inside the input" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (build / "dataset" / "p").exists()
