@@ -83,6 +83,7 @@ CASES = [
     ('The war lasted from 1939 to 1945.', 'The war lasted from 1939 to 1955.', None),  # own
     ('The team won 3–1 at home.', None, 'range'),  # own
     ('He was only short of stature being 5 foot 6 inches (165 cm).', 'He was only short of stature being 5,000 foot 6 inches (165 cm).', None),  # INSteD wiki 3854 (never: 5 mile 6 inches)
+    ('The country aims to be carbon neutral by 2050.', None, 'future_year'),  # own (never: by 2 or by 3050)
     ('It fell by -3 per cent.', 'It fell by 37 per cent.', None),  # own
 ]  # fmt: skip
 
