@@ -396,7 +396,11 @@ def _number_edit(
             and not (plural_after and prev.lower() not in ("the", "its", "his", "her", "their"))
         )  # the 1969 amendments: a year; 1500 soldiers: a count
         counted_noun = i + 1 < len(tokens) and tokens[i + 1].tag == "NNS"  # 2050 copies: a count
-        if _YEAR.match(text) and int(text) > CURRENT_YEAR and not (count_of or counted_noun or prev in ("$", "£", "€")):
+        if (
+            _YEAR.match(text)
+            and int(text) > CURRENT_YEAR
+            and not (count_of or counted_noun or prev in ("$", "£", "€"))
+        ):
             reason = "future_year" if reason == "no_number" else reason
             continue  # by 2050: a target year; moved or made a count, it would no longer read as one
         if year:
