@@ -334,6 +334,8 @@ def _number_word(tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
             continue
         if _glued(tokens, i, i + 1) or _glued(tokens, i - 1, i):
             continue  # twenty-one, two-thirds
+        if prev in LABELS or (prev == "and" and nxt in ("hundred", "thousand", "million")):
+            continue  # number two on the chart: a position; one million and four hundred thousand
         new = _WORD_UP[word]
         return [replace(token, new.capitalize() if token.text[0].isupper() else new)], "word_up", i
     return NoSite("no_number"), "", -1

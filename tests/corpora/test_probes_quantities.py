@@ -84,6 +84,8 @@ CASES = [
     ('The team won 3–1 at home.', None, 'range'),  # own
     ('He was only short of stature being 5 foot 6 inches (165 cm).', 'He was only short of stature being 5,000 foot 6 inches (165 cm).', None),  # INSteD wiki 3854 (never: 5 mile 6 inches)
     ('The country aims to be carbon neutral by 2050.', None, 'future_year'),  # own (never: by 2 or by 3050)
+    ('The album debuted at number two on the New Zealand Albums Chart.', None, 'no_number'),  # INSteD wiki: a chart position
+    ('Ultimately, it received eight Academy Award nominations.', 'Ultimately, it received eighteen Academy Award nominations.', None),  # INSteD wiki
     ('It fell by -3 per cent.', 'It fell by 37 per cent.', None),  # own
 ]  # fmt: skip
 
