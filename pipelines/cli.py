@@ -98,8 +98,10 @@ def _job_server_command_shown(record: logging.LogRecord) -> bool:
     args = record.args
     if isinstance(args, tuple) and len(args) == 2 and isinstance(args[1], (tuple, list)):
         command = list(args[1])
-        if len(command) > 5 and command[1:3] == ["-S", "-c"] and "PR_SET_PDEATHSIG" in str(command[3]):
-            record.args = (args[0], tuple(command[5:]))
+        # python [-S -P ...] -c LAUNCHER PID COMMAND...: the interpreter's flags may change, the shape does not
+        script = command.index("-c") + 1 if "-c" in command[1:5] else 0
+        if script and len(command) > script + 2 and "PR_SET_PDEATHSIG" in str(command[script]):
+            record.args = (args[0], tuple(command[script + 2 :]))
     return True
 
 
