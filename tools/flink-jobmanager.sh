@@ -28,18 +28,27 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 ports=(--rpc-port "$rpc" --blob-port "$blob" --rest-port "$rest")
+# Flink's REST handler hands a submitted job's files to the blob server at localhost:BLOB_PORT
+# (JobSubmitHandler: "Could not connect to BlobServer at address localhost/127.0.0.1:6124" when the JobManager
+# listened only on another address; tests/e2e/test_hosts.py), so off loopback the RPC and blob ports listen on
+# every address of the host, loopback included (a firewall keeps them to the cluster's hosts)
+listen="$bind"
+[ "$bind" = 127.0.0.1 ] || listen=0.0.0.0
 # shellcheck source=tools/flink-node.sh
 source "$(dirname "$0")/flink-node.sh"
 {
   cat <<CONF
 jobmanager.rpc.address: $bind
-jobmanager.bind-host: $bind
+jobmanager.bind-host: $listen
 jobmanager.rpc.port: $rpc
 blob.server.port: $blob
 rest.address: $bind
 rest.bind-address: $bind
 rest.port: $rest
 jobmanager.memory.process.size: $memory
+# a job's slots spread over the TaskManagers (Flink's default fills one first): with several hosts each does
+# its share, and a lost host takes only its share of a job's tasks (tests/e2e/test_hosts.py)
+cluster.evenly-spread-out-slots: true
 CONF
   common_conf
 } >"$conf/flink-conf.yaml"

@@ -44,7 +44,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.e2e.test_flink import JAR, job_server_home
-from tests.sample_build import quickstart_build
+from tests.e2e.test_output_hashes import HASHES
 
 HOME = job_server_home()
 S3PROXY_VERSION = "2.6.0"
@@ -58,7 +58,7 @@ S3PROXY = (
 )
 TOOLS = ("ip", "unshare", "nsenter", "java")
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.e2e,
     pytest.mark.skipif(HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"),
     pytest.mark.skipif(not S3PROXY.is_file(), reason="s3proxy not fetched: tools/s3proxy.sh"),
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and mounts need root"),
@@ -76,6 +76,12 @@ KEYS = [
     "--s3_region_name=us-east-1",
 ]
 POOL_PORT = 50000
+# boto3 (1.36 and later) sends a checksum trailer with each upload (aws-chunked), which s3proxy 2.6.0 answers
+# with 501 NotImplemented, and Beam's S3 filesystem retries that for minutes: a checksum only where S3 needs one
+S3_CLIENT = {
+    "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
+    "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required",
+}
 # every process of a host: its own mount namespace, its work folder at the same path over a fresh /tmp
 MOUNTS = r"""
 set -euo pipefail
@@ -88,27 +94,6 @@ mkdir -p "$folder"
 mount --move /mnt "$folder"
 echo ready
 exec sleep 86400
-"""
-# a Flink node as Flink's bin/ scripts start it: memory flags from its BashJavaUtils, then the entry point
-NODE = r"""
-set -euo pipefail
-home="$1" conf="$2" main="$3" kind="$4"
-cp="$home/lib/*"
-mapfile -t p < <(java -cp "$cp" org.apache.flink.runtime.util.bash.BashJavaUtils "$kind" --configDir "$conf" \
-  2>/dev/null | sed -n 's/^BASH_JAVA_UTILS_EXEC_RESULT://p')
-# shellcheck disable=SC2086
-exec java ${p[0]} -cp "$cp" "$main" --configDir "$conf" ${p[1]}
-"""
-COMMON_CONF = """\
-taskmanager.memory.network.min: 256mb
-taskmanager.memory.network.max: 256mb
-taskmanager.network.sort-shuffle.min-buffers: 64
-restart-strategy.type: fixed-delay
-restart-strategy.fixed-delay.attempts: 3
-restart-strategy.fixed-delay.delay: 2 s
-heartbeat.interval: 2000
-heartbeat.timeout: 20000
-pekko.ask.timeout: 60 s
 """
 
 
@@ -231,7 +216,7 @@ class Host:
 
 def host_env(host: Host, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TMPDIR")}
-    env.update(TMPDIR=str(host.folder / "tmp"), HOME=str(host.folder), **extra)
+    env.update(TMPDIR=str(host.folder / "tmp"), HOME=str(host.folder), **S3_CLIENT, **extra)
     (host.folder / "tmp").mkdir(exist_ok=True)
     return env
 
@@ -243,26 +228,6 @@ def wait_until(check, what: str, seconds: float, logs: list[Path]) -> None:
             tails = "\n".join(f"== {p}\n{p.read_text(errors='replace')[-2000:]}" for p in logs if p.exists())
             raise AssertionError(f"{what}: not within {seconds} s\n{tails}")
         time.sleep(1)
-
-
-def flink_conf(role: str, host: Host, jm: str) -> Path:
-    conf = host.folder / "conf"
-    conf.mkdir(exist_ok=True)
-    lines = [
-        f"jobmanager.rpc.address: {jm}",
-        "jobmanager.rpc.port: 6123",
-        f"io.tmp.dirs: {host.folder / 'tmp'}",
-    ]
-    if role == "jm":
-        lines += [f"jobmanager.bind-host: {host.address}", "blob.server.port: 6124", f"rest.address: {host.address}",
-                  f"rest.bind-address: {host.address}", "rest.port: 8081", "jobmanager.memory.process.size: 1024m",
-                  "parallelism.default: 2", "cluster.evenly-spread-out-slots: true"]  # fmt: skip
-    else:
-        lines += [f"taskmanager.host: {host.address}", f"taskmanager.bind-host: {host.address}",
-                  "taskmanager.rpc.port: 6122", "taskmanager.data.port: 6121", "taskmanager.numberOfTaskSlots: 2",
-                  "taskmanager.memory.process.size: 2048m"]  # fmt: skip
-    (conf / "flink-conf.yaml").write_text("\n".join(lines) + "\n" + COMMON_CONF)
-    return conf
 
 
 class Cluster:
@@ -279,22 +244,24 @@ class Cluster:
         s3, jm = self.hosts["s3"], self.hosts["jm"]
         self.endpoint = f"http://{s3.address}:9000"
         self.master = f"{jm.address}:8081"
-        # the object store: the Quickstart's inputs in its bucket (a folder of the filesystem backend)
+        # the object store: s3proxy's filesystem-nio2 backend, a bucket a folder of it (its older "filesystem"
+        # backend lists folders as objects without an ETag, on which Beam's S3 filesystem fails)
         self.store = s3.folder / "store"
-        inputs = self.store / BUCKET / "in"
-        for sample in ("wikipedia", "cnn"):
-            shutil.copytree(ROOT / "samples" / sample, inputs / "samples" / sample)
+        (self.store / BUCKET).mkdir(parents=True)
         (s3.folder / "s3proxy.conf").write_text(
             f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=aws-v2-or-v4\n"
             "s3proxy.identity=incoherent\ns3proxy.credential=incoherent-secret\n"
-            f"jclouds.provider=filesystem\njclouds.filesystem.basedir={self.store}\n"
+            "jclouds.identity=incoherent\njclouds.credential=incoherent-secret\n"
+            f"jclouds.provider=filesystem-nio2\njclouds.filesystem.basedir={self.store}\n"
+            # boto3's checksum headers (x-amz-checksum-*, on DeleteObjects even with S3_CLIENT): 501 otherwise
+            "s3proxy.ignore-unknown-headers=true\n"
         )
         self.processes.append(s3.start("s3proxy", ["java", "-Xmx512m", "-jar", S3PROXY, "--properties",
                                                    s3.folder / "s3proxy.conf"], host_env(s3)))  # fmt: skip
-        conf = flink_conf("jm", jm, jm.address)
-        self.processes.append(jm.start("jobmanager", ["bash", "-c", NODE, "node", HOME, conf,
-                                       "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
-                                       "GET_JM_RESOURCE_PARAMS"], host_env(jm)))  # fmt: skip
+        tools = ROOT / "tools"
+        self.processes.append(jm.start("jobmanager-script", ["bash", tools / "flink-jobmanager.sh", HOME, jm.folder,
+                                       "--bind", jm.address, "--rpc-port", "6123", "--blob-port", "6124",
+                                       "--rest-port", "8081"], host_env(jm)))  # fmt: skip
         for role in ("tm1", "tm2"):
             tm = self.hosts[role]
             # the worker host's SDK environment, installed there as a lab would: a venv and the project's wheel
@@ -318,10 +285,9 @@ class Cluster:
             self.processes.append(tm.start("pool", [venv / "bin" / "python", "-m",
                                                     "apache_beam.runners.worker.worker_pool_main",
                                                     f"--service_port={POOL_PORT}"], env))  # fmt: skip
-            conf = flink_conf("tm", tm, jm.address)
-            self.processes.append(tm.start("taskmanager", ["bash", "-c", NODE, "node", HOME, conf,
-                                           "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
-                                           "GET_TM_RESOURCE_PARAMS"], env))  # fmt: skip
+            self.processes.append(tm.start("taskmanager-script", ["bash", tools / "flink-taskmanager.sh", HOME,
+                                           tm.folder, "--jobmanager", f"{jm.address}:6123", "--bind", tm.address,
+                                           "--rpc-port", "6122", "--data-port", "6121", "--slots", "2"], env))  # fmt: skip
         logs = [
             h.folder / f"{n}.log"
             for h in self.hosts.values()
@@ -329,6 +295,21 @@ class Cluster:
         ]
         wait_until(lambda: self.slots() >= 4, "the JobManager lists 2 TaskManagers of 2 slots", 300, logs)
         wait_until(lambda: self.s3_answers(), "s3proxy answers", 120, logs)
+        # the Quickstart's inputs uploaded to the bucket from the driver (as `aws s3 cp` would)
+        upload = (
+            "import os, sys, boto3\n"
+            "c = boto3.client('s3', endpoint_url=sys.argv[1], aws_access_key_id='incoherent',"
+            " aws_secret_access_key='incoherent-secret', region_name='us-east-1')\n"
+            "for top in sys.argv[3:]:\n"
+            "    for d, _, files in os.walk(top):\n"
+            "        for f in files:\n"
+            "            path = os.path.join(d, f)\n"
+            "            c.upload_file(path, sys.argv[2], 'in/' + os.path.relpath(path, os.path.dirname(os.path.dirname(top))))\n"
+        )
+        done = self.hosts["driver"].run([sys.executable, "-c", upload, self.endpoint, BUCKET,
+                                         ROOT / "samples" / "wikipedia", ROOT / "samples" / "cnn"],
+                                        self.driver_env())  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
 
     def driver_env(self) -> dict:
         return host_env(self.hosts["driver"], PYTHONPATH=str(ROOT))
@@ -393,9 +374,9 @@ def cluster(tmp_path_factory):
 
 
 def parquet_sums(folder: Path) -> dict[str, str]:
-    """sha256 of every Parquet file of a build's dataset, by path relative to the build (as .ci/run's)."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((folder / "dataset").rglob("*.parquet"))}  # fmt: skip
+    """sha256 of every Parquet file of a build (dataset and work folders), by relative POSIX path."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*.parquet"))}  # fmt: skip
 
 
 def test_hosts_reach_each_other_only_over_the_bridge_and_read_only_their_own_disk(cluster):
@@ -436,12 +417,12 @@ def test_hosts_reach_each_other_only_over_the_bridge_and_read_only_their_own_dis
 
 
 def test_the_quickstart_on_hosts_sharing_only_the_network_is_byte_identical_even_with_a_host_killed(
-    cluster, tmp_path_factory, tmp_path
+    cluster, tmp_path
 ):
-    local, built = quickstart_build(tmp_path_factory)
-    assert built.returncode == 0, built.stderr[-3000:]
-    expected = parquet_sums(local)
-    assert len(expected) >= 8
+    # the local build's bytes, pinned (tests/e2e/test_output_hashes.py checks them against a local build)
+    pinned = json.loads(HASHES.read_text())["default"]
+    expected = {name: pinned[name] for name in pinned if name.endswith(".parquet")}
+    assert len(expected) == 18
     driver = cluster.hosts["driver"]
     # the Quickstart's config with its inputs in the bucket
     config = yaml.safe_load((ROOT / "pipelines" / "configs" / "default.yaml").read_text())
@@ -458,9 +439,11 @@ def test_the_quickstart_on_hosts_sharing_only_the_network_is_byte_identical_even
     command = [sys.executable, "-m", "incoherent.pipelines.cli", "build", driver.folder / "build.yaml", "--out", out,
                *flags]  # fmt: skip
     started = time.monotonic()
-    whole = driver.run(command, cluster.driver_env(), timeout=2400)
+    with open(tmp_path / "build.stderr", "w") as err:  # followed while it runs: tail -f
+        whole = subprocess.run(driver.command(command), env=cluster.driver_env(), stdout=subprocess.DEVNULL,
+                               stderr=err, timeout=2400)  # fmt: skip
     whole_s = time.monotonic() - started
-    (tmp_path / "build.stderr").write_text(whole.stderr)
+    whole.stderr = (tmp_path / "build.stderr").read_text()
     assert whole.returncode == 0, whole.stderr[-5000:]
     remote = cluster.store / BUCKET / "out"  # the object store's own disk (the filesystem backend)
     assert parquet_sums(remote) == expected
@@ -469,11 +452,15 @@ def test_the_quickstart_on_hosts_sharing_only_the_network_is_byte_identical_even
         log = (cluster.hosts[role].folder / "pool.log").read_text(errors="replace")
         assert "Starting worker with command" in log, role  # the pool's line for each SDK worker it starts
     jobs = cluster.rest("/jobs/overview")["jobs"]
-    print(f"whole build on the hosts: {whole_s:.0f} s, {len(jobs)} Flink jobs")
+    # the figures of docs/scale-out.md#a-cluster: each stage's time, and its Flink job's (the rest is overhead)
+    stages = json.loads((remote / "build_summary.json").read_text())["seconds"]
+    flink_s = sorted(round(j["duration"] / 1000) for j in jobs)
+    print(f"\nwhole build on the hosts: {whole_s:.0f} s; stages {stages}; Flink jobs' own seconds {flink_s}")
 
     # again from intruders on (the build resumes), and the tm1 host killed in the middle of that stage
     shutil.rmtree(remote / "work" / "intruders")
     known = {j["jid"] for j in jobs}
+    again = time.monotonic()
     build = subprocess.Popen(driver.command(command), env=cluster.driver_env(), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     try:
@@ -501,10 +488,9 @@ def test_the_quickstart_on_hosts_sharing_only_the_network_is_byte_identical_even
     (tmp_path / "killed.stderr").write_text(stderr)
     assert build.returncode == 0, stderr[-5000:]
     failures = json.dumps(cluster.rest(f"/jobs/{job['jid']}/exceptions"))
-    assert f"{cluster.hosts['tm1'].address}" in failures and "is no longer reachable" in failures, failures[
-        :3000
-    ]
+    assert cluster.hosts["tm1"].address in failures, failures[:3000]  # the job failed over the lost host
     assert cluster.rest(f"/jobs/{job['jid']}")["state"] == "FINISHED"
     managers = cluster.rest("/taskmanagers")["taskmanagers"]
     assert [m["id"].split(":")[0] for m in managers] == [cluster.hosts["tm2"].address]
     assert parquet_sums(remote) == expected
+    print(f"the build again from intruders, tm1 killed: {time.monotonic() - again:.0f} s")
