@@ -266,8 +266,9 @@ class Cluster:
             tm = self.hosts[role]
             # the worker host's SDK environment, installed there as a lab would: a venv and the project's wheel
             # (no index: its dependencies are this test venv's site-packages, as tests/test_packaging.py does)
-            env = host_env(tm)
             venv = tm.folder / "venv"
+            # the pool starts each SDK worker as `python` from the PATH: the venv's (as `source bin/activate`)
+            env = host_env(tm, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv))
             made = tm.run([sys.executable, "-m", "venv", venv], env)
             assert made.returncode == 0, made.stderr
             site = tm.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
