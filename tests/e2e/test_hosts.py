@@ -244,6 +244,10 @@ class Cluster:
         s3, jm = self.hosts["s3"], self.hosts["jm"]
         self.endpoint = f"http://{s3.address}:9000"
         self.master = f"{jm.address}:8081"
+        # the worker hosts' AWS configuration: incoherent's own S3 checks on a worker (its inputs' description)
+        # do not see the build's --s3_* options (a process-wide setting of the driver), only this
+        self.aws = {"AWS_ENDPOINT_URL_S3": self.endpoint, "AWS_ACCESS_KEY_ID": "incoherent",
+                    "AWS_SECRET_ACCESS_KEY": "incoherent-secret", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
         # the object store: s3proxy's filesystem-nio2 backend, a bucket a folder of it (its older "filesystem"
         # backend lists folders as objects without an ETag, on which Beam's S3 filesystem fails)
         self.store = s3.folder / "store"
@@ -268,7 +272,7 @@ class Cluster:
             # (no index: its dependencies are this test venv's site-packages, as tests/test_packaging.py does)
             venv = tm.folder / "venv"
             # the pool starts each SDK worker as `python` from the PATH: the venv's (as `source bin/activate`)
-            env = host_env(tm, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv))
+            env = host_env(tm, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv), **self.aws)
             made = tm.run([sys.executable, "-m", "venv", venv], env)
             assert made.returncode == 0, made.stderr
             site = tm.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
