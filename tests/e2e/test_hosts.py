@@ -289,7 +289,10 @@ class Cluster:
             assert where.startswith(site), where  # the wheel's copy, not the checkout's
             self.processes.append(tm.start("pool", [venv / "bin" / "python", "-m",
                                                     "apache_beam.runners.worker.worker_pool_main",
-                                                    f"--service_port={POOL_PORT}"], env))  # fmt: skip
+                                                    f"--service_port={POOL_PORT}",
+                                                    # SDK workers with the pipeline's options (its S3 settings)
+                                                    f"--container_executable={venv / 'bin' / 'incoherent-sdk-worker'}"],
+                                                   env))  # fmt: skip
             self.processes.append(tm.start("taskmanager-script", ["bash", tools / "flink-taskmanager.sh", HOME,
                                            tm.folder, "--jobmanager", f"{jm.address}:6123", "--bind", tm.address,
                                            "--rpc-port", "6122", "--data-port", "6121", "--slots", "2"], env))  # fmt: skip
