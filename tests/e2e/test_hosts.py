@@ -9,9 +9,11 @@ local disk (the machine's own files, the JDK, Maven's jars and the test venv's s
 
 - ``s3``: an S3-compatible object store, s3proxy 2.6.0 (tools/s3proxy.sh) with its filesystem backend; the
   Quickstart's inputs are put there, and the build writes there.
-- ``jm``: Flink 1.19.0's JobManager, bound to its address, fixed ports (RPC 6123, blob 6124, REST 8081).
-- ``tm1``, ``tm2``: a TaskManager each (RPC 6122, data 6121, 2 slots), pointed at the JobManager's address, and
-  an SDK worker pool (``EXTERNAL``, ``localhost:50000``) from a venv made on that host from the project's wheel.
+- ``jm``: Flink 1.19.0's JobManager (tools/flink-jobmanager.sh --bind its address; fixed ports: RPC 6123, blob
+  6124, REST 8081).
+- ``tm1``, ``tm2``: a TaskManager each (tools/flink-taskmanager.sh: RPC 6122, data 6121, 2 slots), pointed at the
+  JobManager's address, and an SDK worker pool (``EXTERNAL``, ``localhost:50000``, its workers started by
+  ``incoherent-sdk-worker``) from a venv made on that host from the project's wheel.
 - ``driver``: runs ``incoherent build`` (with Beam's Flink job server, which it starts) against the JobManager's
   REST address, every input and output on ``s3://``.
 
