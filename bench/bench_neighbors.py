@@ -188,6 +188,80 @@ def worker_bytes(n: int, nnz: int, shared_features: int, tiles: int, k: int = K)
     return 8 * nnz // tiles + 16 * shared_features + 8 * nnz // tiles + 2 * rows * 8 * k + 8 * rows
 
 
+def _vm(field: str) -> int:
+    """``VmRSS`` / ``VmHWM`` of this process in bytes (``/proc/self/status``)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def cell_main(index_dir: str, tiles: int) -> None:
+    """In a process of its own: a cell worker (``TopKCells``: setup, then one cell) on the cell of the first
+    tile's queries against the last tile (the diagonal cell with one tile): its peak resident memory above
+    what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``), the peak of
+    numpy's allocations (``tracemalloc``), and the non-zeros of its two tiles."""
+    import tracemalloc
+
+    from incoherent.pipelines.neighbors.transforms import TopKCells
+    from incoherent.retrieval.index import TfidfIndex
+    from incoherent.retrieval.topk import grid
+
+    meta, params = TfidfIndex.load_meta(index_dir)
+    n = int(meta["num_docs"])
+    tile_rows = -(-n // tiles)
+    cells = grid(n, tile_rows)
+    queries, tile = cells[0] if tiles == 1 else ((0, tile_rows), cells[-1][1])
+    warm = TopKCells(index_dir, params, K, 1, 1)  # numba compiled (or loaded from its cache) on a small cell
+    warm.setup()
+    list(warm.process([(0, 50), (50, 100)], meta["corpus_fingerprint"]))
+    warm.teardown()
+    worker = TopKCells(index_dir, params, K, 1, 1)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current resident size
+    base = _vm("VmRSS")
+    tracemalloc.start()
+    t0 = self_cpu()
+    worker.setup()
+    out = list(worker.process([queries, tile], meta["corpus_fingerprint"]))
+    cpu = self_cpu() - t0
+    _, numpy_peak = tracemalloc.get_traced_memory()
+    peak = _vm("VmHWM") - base
+    rows = worker._ranges.matrix
+    ptr = rows.indptr(0, n)
+    nnz = int(ptr[queries[1]] - ptr[queries[0]]) + (
+        0 if queries == tile else int(ptr[tile[1]] - ptr[tile[0]])
+    )
+    worker.teardown()
+    print(
+        json.dumps(
+            {
+                "tiles": tiles,
+                "cell": [list(queries), list(tile)],
+                "cell_nnz": nnz,
+                "index_nnz": int(ptr[-1]),
+                "peak_rss_mb": round(peak / 2**20, 1),
+                "numpy_peak_mb": round(numpy_peak / 2**20, 1),
+                "rss_bytes_per_cell_nnz": round(peak / max(1, nnz), 2),
+                "keys_out": len(out),
+                "cpu_s": round(cpu, 2),
+            }
+        )
+    )
+
+
+def memory_main(index_dir: str) -> None:
+    """The memory of a cell worker for 1, 4 and 16 tiles (each in a process of its own), and the whole-index
+    worker of before (``prepare`` of the whole matrix) for comparison."""
+    rows = []
+    for tiles in (1, 4, 16):
+        _, _, out = cpu_of_child([sys.executable, __file__, "--cell", index_dir, str(tiles)])
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+        print(json.dumps(rows[-1]), flush=True)
+    (WORK / "neighbors_memory.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -196,7 +270,19 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="real-text folder")
     parser.add_argument("--kernel", nargs=2, metavar=("INDEX", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--peer", nargs=2, metavar=("INDEX", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--cell", nargs=2, metavar=("INDEX", "TILES"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--memory",
+        metavar="INDEX",
+        help="only the memory of a cell worker on this index for 1, 4 and 16 tiles (peak RSS above the "
+        "process's before the cell, numpy's peak by tracemalloc), each in a process of its own",
+    )
     args = parser.parse_args()
+    if args.cell:
+        return cell_main(args.cell[0], int(args.cell[1]))
+    if args.memory:
+        WORK.mkdir(parents=True, exist_ok=True)
+        return memory_main(args.memory)
     if args.kernel:
         return kernel_main(*args.kernel)
     if args.peer:

@@ -246,15 +246,12 @@ class TfidfIndex:
 
     # ----------------------------------------------------------------------------------------- loading
 
-    @classmethod
-    def load(cls, path: str, expect: IndexParams | None = None, opener: Opener | None = None) -> TfidfIndex:
-        """Open the index in directory ``path``; ``expect`` must match. Without ``expect`` the index's own
-        tunable parameters (:attr:`IndexParams.TUNABLE`: n-gram order, hash size, read from its ``index.json``,
-        never assumed) are used, and its tokenizer and stopwords must be this code's.
-
-        Files are read through ``opener`` (default: the local disk). Raises :class:`InputError` naming the
-        file for a missing directory, corrupt files or mismatched parameters.
-        """
+    @staticmethod
+    def load_meta(
+        path: str, expect: IndexParams | None = None, opener: Opener | None = None
+    ) -> tuple[dict, IndexParams]:
+        """``(index.json, params)`` of the index in ``path``, checked as :meth:`load` checks them; nothing else
+        is read (a worker that reads the matrix by ranges needs no ids)."""
         opener = opener or local_open
         meta_path = join(path, META_FILE)
         if not is_remote(path) and not os.path.isdir(path):
@@ -282,6 +279,19 @@ class TfidfIndex:
         mismatches = params.mismatches(expect)
         if mismatches:
             raise InputError(f"{path}: index built with other parameters ({'; '.join(mismatches)})")
+        return meta, params
+
+    @classmethod
+    def load(cls, path: str, expect: IndexParams | None = None, opener: Opener | None = None) -> TfidfIndex:
+        """Open the index in directory ``path``; ``expect`` must match. Without ``expect`` the index's own
+        tunable parameters (:attr:`IndexParams.TUNABLE`: n-gram order, hash size, read from its ``index.json``,
+        never assumed) are used, and its tokenizer and stopwords must be this code's.
+
+        Files are read through ``opener`` (default: the local disk). Raises :class:`InputError` naming the
+        file for a missing directory, corrupt files or mismatched parameters.
+        """
+        opener = opener or local_open
+        meta, params = cls.load_meta(path, expect, opener)
         idf_path = join(path, IDF_FILE)
         arrays = load_arrays(idf_path, ("features", "df", "num_docs"), opener)
         num_docs = int(arrays["num_docs"])

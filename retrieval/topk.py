@@ -833,3 +833,154 @@ def all_topk_pairs(
         for first, part in cell_keys(scoring, queries, tile, k, (offsets[j], offsets[j + 1]), threads):
             merge_keys(keys[first : first + len(part)], part)
     return decode_keys(keys)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A cell from its two tiles' rows alone (what a worker of the grid holds)
+#
+# A cell's pairs need the query rows (the earlier tile, or the tile itself) and the posting lists of the tile's
+# rows, nothing else: :func:`read_cell` reads those rows from the index file by range (``retrieval.files``'s
+# ``MatrixRows``), a chunk of rows at a time, and numbers the rows of the cell locally (the queries, then the
+# tile). Features are renumbered to those present in the tile, in column order, so a pair's score is the same
+# float32 sum as over the whole matrix (its shared features in column order, each posting list in row order),
+# and rows keep their order, so the keys (score, then row) order the same and map back to global rows.
+# Memory: 8 bytes per non-zero of the two tiles (query layout and posting lists), 8 bytes a feature of the
+# hash while the tile's features are counted, a chunk of rows being read, and the accumulators.
+
+
+@dataclass
+class Cell:
+    """The tile's side of one cell of the grid: its posting lists (coordinates ``0:nb``), its features'
+    renumbering (``renumber[f]``: the posting list of feature f, -1 when absent from the tile) and the
+    duplicate groups of the cell's rows numbered locally (queries ``0:na`` then the tile; on the diagonal the
+    tile alone). The query rows are read a chunk at a time by :func:`read_cell_keys`."""
+
+    queries: tuple[int, int]
+    tile: tuple[int, int]
+    t_indptr: np.ndarray
+    t_indices: np.ndarray
+    t_data: np.ndarray
+    renumber: np.ndarray
+    group: np.ndarray
+
+    @property
+    def diagonal(self) -> bool:
+        return self.queries == self.tile
+
+
+def _canonical(indptr, indices, data, num_features):
+    """The rows with sorted, summed features and no explicit zeros (what :func:`prepare` makes of a matrix)."""
+    m = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, num_features))
+    m.sum_duplicates()
+    m.eliminate_zeros()
+    return m.indptr, m.indices, m.data
+
+
+def read_cell(
+    rows, text_keys_of, queries: tuple[int, int], tile: tuple[int, int], chunk_nnz: int | None = None
+):
+    """The :class:`Cell` (queries x tile) read from ``rows`` (``retrieval.files.MatrixRows``: ``indptr(a, b)``,
+    ``rows(a, b, indptr)``, ``num_features``) and ``text_keys_of(a, b)`` (the text keys of rows ``a:b``):
+    the tile's rows only, ``chunk_nnz`` non-zeros at a time (default :data:`SPILL_CHUNK`)."""
+    (a0, a1), (b0, b1) = queries, tile
+    diagonal = (a0, a1) == (b0, b1)
+    if not diagonal and a1 > b0:
+        raise ValueError(f"queries {queries} must be the tile {tile} or rows before it")
+    num_features = rows.num_features
+    t_ptr = rows.indptr(b0, b1)
+    t_chunks = _row_chunks(t_ptr - t_ptr[0], chunk_nnz)
+    # 1. the tile's features: counted (4 bytes a feature of the hash), renumbered in column order
+    counts = np.zeros(num_features + 1, np.int32)
+    for first, stop in t_chunks:
+        _, ind, _ = _canonical(*rows.rows(b0 + first, b0 + stop, t_ptr[first : stop + 1]), num_features)
+        _count_features(ind, counts)
+    present = counts[1:] > 0
+    renumber = np.cumsum(present, dtype=np.int32) - 1
+    renumber[~present] = -1
+    t_indptr = np.zeros(int(np.count_nonzero(present)) + 1, np.int64)
+    np.cumsum(counts[1:][present], out=t_indptr[1:])
+    del counts, present
+    # 2. the tile's posting lists (coordinates 0:nb), a chunk of rows at a time
+    nnz = int(t_indptr[-1])
+    t_indices = np.empty(nnz, np.uint32)
+    t_data = np.empty(nnz, np.float32)
+    fill = t_indptr[:-1].copy()
+    for first, stop in t_chunks:
+        part = _canonical(*rows.rows(b0 + first, b0 + stop, t_ptr[first : stop + 1]), num_features)
+        lp, li, ld = _query_layout(part[0], part[1], part[2], renumber)
+        _scatter_postings(lp, li, ld, first, fill, t_indices, t_data)
+    del fill
+    keys = text_keys_of(b0, b1) if diagonal else np.concatenate([text_keys_of(a0, a1), text_keys_of(b0, b1)])
+    return Cell(
+        queries=(a0, a1),
+        tile=(b0, b1),
+        t_indptr=t_indptr,
+        t_indices=t_indices,
+        t_data=t_data,
+        renumber=renumber,
+        group=_duplicate_groups(keys, len(keys)),
+    )
+
+
+def read_cell_keys(
+    rows, cell: Cell, k: int, threads: int | None = None, chunk_nnz: int | None = None
+) -> list[tuple[int, np.ndarray]]:
+    """:func:`cell_keys` of a :class:`Cell`, its query rows read from ``rows`` ``chunk_nnz`` non-zeros at a
+    time (features renumbered as the tile's; those absent from it add nothing and are dropped):
+    ``[(first_row, keys), ...]`` in global rows, the same bytes (a top-k merged over the chunks is the same
+    set under the keys' total order)."""
+    (a0, a1), (b0, b1) = cell.queries, cell.tile
+    na = 0 if cell.diagonal else a1 - a0
+    nb = b1 - b0
+    tile_keys = np.zeros((nb, k), np.uint64)
+    query_keys = np.zeros((a1 - a0 if not cell.diagonal else 0, k), np.uint64)
+    q_ptr = rows.indptr(a0, a1)
+    lo, hi = cell.t_indptr[:-1], cell.t_indptr[1:]
+    for first, stop in _row_chunks(q_ptr - q_ptr[0], chunk_nnz):
+        part = _canonical(*rows.rows(a0 + first, a0 + stop, q_ptr[first : stop + 1]), rows.num_features)
+        q_indptr, q_indices, q_data = _query_layout(part[0], part[1], part[2], cell.renumber)
+        del part
+        local = np.arange(first, stop, dtype=np.int64)
+        with _LAUNCH:
+            previous = get_num_threads()
+            if threads:
+                set_num_threads(max(1, min(threads, previous)))
+            try:
+                lanes = max(1, min(len(local), get_num_threads()))
+                keys = _pairs_block(
+                    local,
+                    q_indptr[:-1],
+                    q_indptr[1:],
+                    q_indices,
+                    q_data,
+                    lo,
+                    hi,
+                    cell.t_indices,
+                    cell.t_data,
+                    na,
+                    na,
+                    na + nb,
+                    cell.group,
+                    k,
+                    lanes,
+                )
+            finally:
+                set_num_threads(previous)
+        merge_keys(tile_keys, keys[:nb])
+        if not cell.diagonal:
+            query_keys[first:stop] = keys[nb:]
+    out = [(b0, _global_keys(tile_keys, na, a0, b0))]
+    if not cell.diagonal:
+        out.append((a0, _global_keys(query_keys, na, a0, b0)))
+    return out
+
+
+def _global_keys(keys: np.ndarray, na: int, a0: int, b0: int) -> np.ndarray:
+    """Keys of local rows (queries ``0:na`` are rows ``a0..``, the tile's ``na..`` rows ``b0..``) in global
+    rows: the order of the rows is kept, so the keys order the same."""
+    filled = keys != 0
+    low = np.uint64(0xFFFFFFFF)
+    local = (low - (keys[filled] & low)).astype(np.int64)
+    rows = np.where(local < na, a0 + local, b0 + local - na).astype(np.uint64)
+    keys[filled] = (keys[filled] & ~low) | (low - rows)
+    return keys

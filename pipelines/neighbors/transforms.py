@@ -3,6 +3,7 @@ imports no Beam or numba)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import apache_beam as beam
@@ -14,9 +15,19 @@ from apache_beam.utils import shared
 from incoherent.pipelines.runtime import progress, storage
 from incoherent.pipelines.runtime.tables import count
 from incoherent.retrieval.featurize import document_text
-from incoherent.retrieval.index import IndexParams, TfidfIndex
+from incoherent.retrieval.files import MatrixRows, NpzRanges, join
+from incoherent.retrieval.index import DOCS_FILE, IDS_FILE, MATRIX_FILE, IndexParams, TfidfIndex
 from incoherent.retrieval.tfidf import corpus_fingerprint, document_fingerprint
-from incoherent.retrieval.topk import cell_keys, decode_keys, merge_keys, prepare, topk_block, topk_rows
+from incoherent.retrieval.topk import (
+    _duplicate_groups,
+    decode_keys,
+    merge_keys,
+    prepare,
+    read_cell,
+    read_cell_keys,
+    topk_block,
+    topk_rows,
+)
 from incoherent.schemas.records import InputError
 
 STAGE = "neighbors"
@@ -114,30 +125,74 @@ class TopKBlocks(beam.DoFn):
             )
 
 
+class _IndexRanges:
+    """A cell worker's view of the index: ``index.json`` and the index files opened for reading by ranges
+    (``tfidf.npz``, ``docs.npz``): nothing is loaded but what a cell reads (its two tiles' rows)."""
+
+    def __init__(self, index_dir: str, params: IndexParams):
+        meta, _ = TfidfIndex.load_meta(index_dir, params, storage.open_file)
+        self.fingerprint = meta["corpus_fingerprint"]
+        shape = (int(meta["num_docs"]), params.hash_size)
+        matrix_path, docs_path = join(index_dir, MATRIX_FILE), join(index_dir, DOCS_FILE)
+        self._files = []
+        try:
+            self.matrix = MatrixRows(self._open(matrix_path), matrix_path, shape)
+            self.docs = NpzRanges(self._open(docs_path), docs_path)
+        except BaseException:
+            self.close()
+            raise
+        if self.docs.shape("text_key") != (shape[0],):
+            raise InputError(f"{docs_path}: {self.docs.shape('text_key')} text keys for {shape[0]} documents")
+
+    def _open(self, path: str):
+        try:
+            f = storage.open_seekable(path)
+        except FileNotFoundError:
+            raise InputError(
+                f"{path}: missing index file (rebuild the index with `incoherent index`)"
+            ) from None
+        self._files.append(f)
+        return f
+
+    def text_keys(self, first: int, stop: int) -> np.ndarray:
+        return self.docs.read("text_key", first, stop).astype(np.uint64)
+
+    def close(self) -> None:
+        for f in self._files:
+            f.close()
+        self._files = []
+
+
 class TopKCells(beam.DoFn):
     """A cell ``(queries, tile)`` of the grid (:func:`retrieval.topk.grid`) -> ``(first_row, keys)``: the top-k
     keys its pairs give the tile's rows and the queries' rows (raw uint64 bytes, merged by
-    :class:`MergeKeys`)."""
+    :class:`MergeKeys`). The worker reads the rows of the cell's two tiles from the index file by byte range
+    and holds only them while it scores the cell (:func:`retrieval.topk.read_cell`), never the matrix."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int, total: int, handle):
+    def __init__(self, index_dir: str, params: IndexParams, k: int, threads: int, total: int):
         self._index_dir, self._params, self._k, self._threads = index_dir, params, k, threads
         self._total = total
-        self._shared = handle  # the handle of CellRows: a worker loads the index once for both
 
     def setup(self):
-        index_dir, params = self._index_dir, self._params
-        self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
+        self._ranges = _IndexRanges(self._index_dir, self._params)
+
+    def teardown(self):
+        ranges = getattr(self, "_ranges", None)
+        if ranges is not None:
+            ranges.close()
 
     def process(self, cell, docs_fingerprint):
-        loaded = self._loaded
-        if docs_fingerprint != loaded.fingerprint:
+        ranges = self._ranges
+        if docs_fingerprint != ranges.fingerprint:
             raise InputError(
                 f"{self._index_dir}: index was built from other documents (index corpus fingerprint "
-                f"{loaded.fingerprint}, documents {docs_fingerprint}); rebuild it with `incoherent index`"
+                f"{ranges.fingerprint}, documents {docs_fingerprint}); rebuild it with `incoherent index`"
             )
-        queries, tile = cell
-        for first, keys in cell_keys(loaded.scoring, queries, tile, self._k, threads=self._threads):
+        queries, tile = (tuple(part) for part in cell)
+        data = read_cell(ranges.matrix, ranges.text_keys, queries, tile)
+        for first, keys in read_cell_keys(ranges.matrix, data, self._k, threads=self._threads):
             yield first, np.ascontiguousarray(keys).tobytes()
+        del data
         progress.advance("neighbors: cells", 1, total=self._total)
 
 
@@ -173,33 +228,55 @@ class MergeKeys(beam.CombineFn):
         return accumulator.tobytes()
 
 
+class _RowFacts:
+    """What :class:`CellRows` needs of every row: its id (``ids.json``), whether it is a zero vector (the
+    matrix's ``indptr`` alone) and whether its text occurs more than once (``docs.npz``); not the matrix."""
+
+    def __init__(self, index_dir: str, params: IndexParams):
+        meta, _ = TfidfIndex.load_meta(index_dir, params, storage.open_file)
+        num_docs = int(meta["num_docs"])
+        ids_path = join(index_dir, IDS_FILE)
+        try:
+            with storage.open_file(ids_path) as f:
+                self.ids = json.loads(f.read().decode("utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{ids_path}: unreadable ({exc})") from None
+        if len(self.ids) != num_docs:
+            raise InputError(f"{ids_path}: {len(self.ids)} ids for {num_docs} documents")
+        ranges = _IndexRanges(index_dir, params)
+        try:
+            self.zero = np.diff(ranges.matrix.indptr(0, num_docs)) == 0
+            self.duplicated = _duplicate_groups(ranges.text_keys(0, num_docs), num_docs) >= 0
+        finally:
+            ranges.close()
+
+
 class CellRows(beam.DoFn):
     """``(first_row, merged keys)`` -> one ``NEIGHBORS_SCHEMA`` row per row of the run."""
 
-    def __init__(self, index_dir: str, params: IndexParams, k: int, handle):
+    def __init__(self, index_dir: str, params: IndexParams, k: int):
         self._index_dir, self._params, self._k = index_dir, params, k
-        self._shared = handle
+        self._shared = shared.Shared()
 
     def setup(self):
         index_dir, params = self._index_dir, self._params
-        self._loaded = self._shared.acquire(lambda: _Loaded(index_dir, params), tag=index_dir)
+        self._facts = self._shared.acquire(lambda: _RowFacts(index_dir, params), tag=index_dir)
 
     def process(self, element):
         first, value = element
-        scoring, ids, k = self._loaded.scoring, self._loaded.ids, self._k
+        facts, k = self._facts, self._k
         cols, scores = decode_keys(np.frombuffer(value, np.uint64).reshape(-1, k))
-        zero = set(scoring.zero_rows.tolist()) if len(scoring.zero_rows) else set()
         for i in range(len(cols)):
             row = first + i
             n = int(np.count_nonzero(cols[i] >= 0))
             yield neighbor_row(
-                ids,
+                facts.ids,
                 row,
                 cols[i, :n],
                 scores[i, :n],
                 k,
-                zero_vector=row in zero,
-                has_duplicates=scoring.has_duplicates(row),
+                zero_vector=bool(facts.zero[row]),
+                has_duplicates=bool(facts.duplicated[row]),
                 tally=_count,
             )
 
@@ -272,20 +349,17 @@ class Neighbors(beam.PTransform):
         fingerprint = beam.pvalue.AsSingleton(fingerprint)
         if self._cells is not None:
             # every pair once: the cells of the grid, each row's top-k merged over the cells that gave it some
-            handle = shared.Shared()
             return (
                 pbegin
                 | "Cells" >> beam.Create(self._cells)
                 | "SpreadCells" >> beam.Reshuffle()
                 | "TopKCells"
                 >> beam.ParDo(
-                    TopKCells(
-                        self._index_dir, self._params, self._k, self._threads, len(self._cells), handle
-                    ),
+                    TopKCells(self._index_dir, self._params, self._k, self._threads, len(self._cells)),
                     docs_fingerprint=fingerprint,
                 )
                 | "MergeKeys" >> beam.CombinePerKey(MergeKeys(self._k))
-                | "Rows" >> beam.ParDo(CellRows(self._index_dir, self._params, self._k, handle))
+                | "Rows" >> beam.ParDo(CellRows(self._index_dir, self._params, self._k))
             )
         return (
             pbegin

@@ -249,3 +249,23 @@ def local_copy(path: str) -> Iterator[str]:
         yield target
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def open_seekable(path: str) -> BinaryIO:
+    """``path`` opened for reading by ranges: a local file, or Beam's stream of a ``gs://`` / ``s3://`` object
+    (its seeks become ranged reads, so only the bytes read are fetched). A remote stream that cannot seek is
+    copied once to an anonymous local temporary file (the whole object is then fetched)."""
+    if not is_remote(path):
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    from apache_beam.io.filesystems import FileSystems
+
+    if not FileSystems.exists(path):
+        raise FileNotFoundError(path)
+    stream = open_raw(path)
+    if getattr(stream, "seekable", None) is not None and stream.seekable():
+        return stream
+    copy = tempfile.TemporaryFile(prefix="incoherent-copy-")  # noqa: SIM115 - the caller closes it
+    with stream:
+        shutil.copyfileobj(stream, copy, 1 << 20)
+    copy.seek(0)
+    return copy

@@ -233,3 +233,40 @@ def test_an_empty_matrix_has_no_pairs():
     assert cols.shape == (0, 3) and scores.shape == (0, 3)
     one = T.prepare(sp.csr_matrix(np.array([[1.0, 2.0]], np.float32)))
     assert as_bytes(*T.all_topk_pairs(one, 3)) == [([], b"")]
+
+
+@pytest.mark.parametrize("tile_rows, chunk_nnz", [(17, 50), (40, None), (120, 7), (1, 3)])
+def test_a_cell_read_by_range_from_the_index_file_gives_the_bytes_and_reads_only_its_two_tiles(
+    samples, tmp_path, tile_rows, chunk_nnz
+):
+    # the index written as `incoherent index` writes it (tfidf.npz uncompressed, docs.npz), its cells read back
+    # by byte range, a chunk of rows at a time: each cell reads the rows of its two tiles and no other, and the merged keys are the bytes
+    # of all_topk over the whole matrix (real text, exact duplicate texts included)
+    import functools
+    import json
+
+    from incoherent.retrieval.files import MatrixRows, NpzRanges
+    from incoherent.retrieval.index import DOCS_FILE, MATRIX_FILE, TfidfIndex
+
+    lines = (samples / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()[:120]
+    index = TfidfIndex.build(sorted((r["id"], r["text"]) for r in map(json.loads, lines)))
+    index.save(str(tmp_path))
+    expected = [
+        (c.tolist(), s.tobytes()) for _, c, s in T.all_topk(T.prepare(index.matrix, index.text_keys), 4)
+    ]
+    shape = index.matrix.shape
+    merged = np.zeros((shape[0], 4), np.uint64)
+    cells = T.grid(shape[0], tile_rows)
+    for queries, tile in reversed(cells):
+        with open(tmp_path / MATRIX_FILE, "rb") as f, open(tmp_path / DOCS_FILE, "rb") as g:
+            rows, docs = MatrixRows(f, MATRIX_FILE, shape), NpzRanges(g, DOCS_FILE)
+            cell = T.read_cell(rows, functools.partial(docs.read, "text_key"), queries, tile, chunk_nnz)
+            read = {r for a, b in rows.ranges_read for r in range(a, b)}
+            assert read == set(range(*tile))  # the tile's posting lists first; the queries a chunk at a time
+            assert docs.entries_read == len(set(range(*queries)) | set(range(*tile)))
+            got = T.read_cell_keys(rows, cell, 4, 2, chunk_nnz)
+            read = {r for a, b in rows.ranges_read for r in range(a, b)}
+            assert read == set(range(*queries)) | set(range(*tile))
+        for first, part in got:
+            T.merge_keys(merged[first : first + len(part)], part)
+    assert as_bytes(*T.decode_keys(merged)) == expected
