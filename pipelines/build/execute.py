@@ -147,8 +147,11 @@ def prepare_build_dir(out: str, force: bool) -> tuple[dict[str, dict], safety.Ou
         if force:
             for name in BUILD_WRITES:
                 if name == DATASET:
-                    for entry in dataset_entries_of_a_build(os.path.join(out, DATASET)):
+                    dataset = os.path.join(out, DATASET)
+                    for entry in dataset_entries_of_a_build(dataset):
                         remove(entry)
+                    if os.path.isdir(dataset) and not os.listdir(dataset):
+                        os.rmdir(dataset)  # nothing of the user's in it: gone, as before
                 else:
                     remove(os.path.join(out, name))
         else:

@@ -151,6 +151,13 @@ def test_force_deletes_only_what_a_build_wrote(tmp_path):
     names = sorted(os.listdir(out))
     assert names == sorted([safety.BUILD_MARKER, safety.LOCK_FILE, "mine", "notes.txt"])
     assert (out / "mine" / "data.csv").read_text() == "1,2\n"
+    # in dataset/, only what a build writes there: a file of the user's beside the tables stays
+    (out / "dataset" / "intruder-cnn").mkdir(parents=True)
+    (out / "dataset" / "README.md").write_text("the card\n")
+    (out / "dataset" / "LICENSE").write_text("mine\n")
+    _records, lock = execute.prepare_build_dir(str(out), force=True)
+    lock.release()
+    assert os.listdir(out / "dataset") == ["LICENSE"]
 
 
 def test_a_build_killed_while_writing_its_marker_is_resumed_or_forced(tmp_path):
