@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import logging
 import os
 from pathlib import Path
 
@@ -44,3 +45,13 @@ def file_bytes(directory: str | os.PathLike) -> dict[str, bytes]:
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
+
+
+@pytest.fixture(autouse=True)
+def _beams_log_level_restored():
+    """``--quiet`` sets Beam's loggers to ERROR for the rest of the process (a command runs once per process);
+    a test that runs the CLI in-process must not pass that on to the next test of its worker."""
+    beam = logging.getLogger("apache_beam")
+    level = beam.level
+    yield
+    beam.setLevel(level)
