@@ -235,7 +235,11 @@ def test_an_empty_matrix_has_no_pairs():
     assert as_bytes(*T.all_topk_pairs(one, 3)) == [([], b"")]
 
 
-@pytest.mark.parametrize("tile_rows, chunk_nnz", [(17, 50), (40, None), (120, 7), (1, 3)])
+@pytest.mark.parametrize(
+    "tile_rows, chunk_nnz",
+    # one-row tiles: 7,260 cells, each reading the files (390 s on 2 cores): the e2e step's; 30-row tiles here
+    [(17, 50), (40, None), (120, 7), (30, 3), pytest.param(1, 3, marks=pytest.mark.e2e)],
+)
 def test_a_cell_read_by_range_from_the_index_file_gives_the_bytes_and_reads_only_its_two_tiles(
     samples, tmp_path, tile_rows, chunk_nnz
 ):
