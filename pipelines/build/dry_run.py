@@ -4,6 +4,7 @@ running nothing and writing nothing under ``OUT``; the stages after ingest get s
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -28,8 +29,9 @@ def wants_dry_run(beam_args: list[str]) -> bool:
 STANDIN_DOCUMENTS = 6
 
 
-def write_standin_documents(docs_dir: str, source: str, older: bool = False) -> None:
-    """A few documents of ``source`` laid out as ``incoherent ingest`` writes them (a dry run's stand-ins)."""
+def write_standin_documents(docs_dir: str, source: str, older: bool = False, kind: str | None = None) -> None:
+    """A few documents of ``source`` laid out as ``incoherent ingest`` writes them (a dry run's stand-ins), with
+    the run summary that says the source's ``kind`` (what ``intruders`` reads of its inputs) when it is given."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -55,6 +57,10 @@ def write_standin_documents(docs_dir: str, source: str, older: bool = False) -> 
     os.makedirs(folder, exist_ok=True)
     table = pa.Table.from_pylist(rows, schema=DOCUMENT_SCHEMA)
     pq.write_table(table, os.path.join(folder, "documents-00000-of-00001.parquet"))
+    if kind is not None:
+        summary = {"command": f"ingest {kind}", "kind": kind, "params": {"source": source}}
+        with open(os.path.join(docs_dir, "run_summary.json"), "w", encoding="utf-8") as f:
+            json.dump(summary, f)
 
 
 def _dry_run_stage(argv: list[str], beam_args: list[str]) -> str:
@@ -86,7 +92,8 @@ def dry_run_build(config: dict, out: str, beam_args: list[str]) -> int:
         for stage in plan(config, os.path.join(standin, WORK)):
             source = stage.name.split("/")[1] if "/" in stage.name else None
             if stage.argv[0] == "ingest":
-                write_standin_documents(stage.out, source, older=stage.name.startswith("ingest-history/"))
+                older = stage.name.startswith("ingest-history/")
+                write_standin_documents(stage.out, source, older=older, kind=stage.argv[1])
                 ingest_names[stage.name] = source
             elif stage.make is not None:
                 stage.make(stage.out)  # the sample's query ids, from the stand-in documents
