@@ -52,16 +52,7 @@ cluster.evenly-spread-out-slots: true
 CONF
   common_conf
 } >"$conf/flink-conf.yaml"
-stopping=""
-stop() {
-  trap - TERM INT EXIT
-  stopping=1
-  [ -z "$jvm" ] || kill "$jvm" 2>/dev/null || true
-  wait 2>/dev/null || true
-}
-trap stop EXIT
-trap 'stop; exit 143' TERM
-trap 'stop; exit 130' INT
+stop_with_this_script
 : >"$work/jobmanager.log"
 start_jvm org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint GET_JM_RESOURCE_PARAMS "$work/jobmanager.log"
 status=0

@@ -57,3 +57,16 @@ start_jvm() {  # MAIN_CLASS PARAMS_KIND LOG APPEND: the node's JVM, in the backg
   jvm=$!
   echo "$jvm" >"$work/$role.pid"
 }
+
+stopping=""
+stop() {  # the node's JVM ($jvm) stopped and waited for; $stopping tells the script's loop it was asked to end
+  trap - TERM INT EXIT
+  stopping=1
+  [ -z "$jvm" ] || kill "$jvm" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+stop_with_this_script() {  # on exit, kill (143) and Ctrl-C (130): the JVM goes with the script
+  trap stop EXIT
+  trap 'stop; exit 143' TERM
+  trap 'stop; exit 130' INT
+}

@@ -55,16 +55,7 @@ CONF
   common_conf
 } >"$conf/flink-conf.yaml"
 MAX_RESTARTS=5
-stopping=""
-stop() {
-  trap - TERM INT EXIT
-  stopping=1
-  [ -z "$jvm" ] || kill "$jvm" 2>/dev/null || true
-  wait 2>/dev/null || true
-}
-trap stop EXIT
-trap 'stop; exit 143' TERM
-trap 'stop; exit 130' INT
+stop_with_this_script
 : >"$work/taskmanager.log"
 main=org.apache.flink.runtime.taskexecutor.TaskManagerRunner
 start_jvm "$main" GET_TM_RESOURCE_PARAMS "$work/taskmanager.log"
