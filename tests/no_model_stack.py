@@ -24,7 +24,7 @@ class WithoutModelStack(PathFinder):
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
-        if name.partition(".")[0] in {set(MODEL_STACK)!r}:
+        if name.partition(".")[0] in {tuple(sorted(MODEL_STACK))!r}:
             return None
         return super().find_spec(name, path, target)
 
