@@ -41,6 +41,15 @@ S3_ATTEMPTS = 3
 _REACHED: set[str] = set()
 
 
+def _worker_options():
+    """On an SDK worker, the pipeline's options, which Beam's ``sdk_worker_main`` hands to its filesystems
+    (``FileSystems.set_options``; ``incoherent-sdk-worker`` starts it with them): a worker host's own S3 calls then
+    use the build's ``--s3_*`` endpoint and keys, as Beam's S3 filesystem there does. None elsewhere."""
+    from apache_beam.io.filesystems import FileSystems
+
+    return getattr(FileSystems, "_pipeline_options", None)
+
+
 def check_reachable(path: str) -> None:
     """For an ``s3://`` path: one bounded request to its bucket before Beam's S3 client touches it.
 
@@ -62,7 +71,7 @@ def check_reachable(path: str) -> None:
         ) from None
     from apache_beam.options.pipeline_options import PipelineOptions, S3Options
 
-    options = (storage_options() or PipelineOptions([])).view_as(S3Options)
+    options = (storage_options() or _worker_options() or PipelineOptions([])).view_as(S3Options)
     reached = f"{options.s3_endpoint_url or ''} {bucket}"
     if reached in _REACHED:
         return

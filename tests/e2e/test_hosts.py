@@ -64,7 +64,7 @@ pytestmark = [
     pytest.mark.skipif(HOME is None, reason="Beam's Flink job server not fetched: tools/flink-job-server.sh"),
     pytest.mark.skipif(not S3PROXY.is_file(), reason="s3proxy not fetched: tools/s3proxy.sh"),
     # five hosts, a wheel installed on two of them and the whole build twice: about 15 min on 2 cores, so it runs
-    # where it is asked for (.ci/run's own step), not in every e2e run
+    # where it is asked for (.ci/run's e2e step sets INCOHERENT_HOSTS_TEST=1), not in every e2e run
     pytest.mark.skipif(
         os.environ.get("INCOHERENT_HOSTS_TEST") != "1",
         reason="the multi-host test runs with INCOHERENT_HOSTS_TEST=1",
@@ -252,10 +252,9 @@ class Cluster:
         s3, jm = self.hosts["s3"], self.hosts["jm"]
         self.endpoint = f"http://{s3.address}:9000"
         self.master = f"{jm.address}:8081"
-        # the worker hosts' AWS configuration: incoherent's own S3 checks on a worker (its inputs' description)
-        # do not see the build's --s3_* options (a process-wide setting of the driver), only this
-        self.aws = {"AWS_ENDPOINT_URL_S3": self.endpoint, "AWS_ACCESS_KEY_ID": "incoherent",
-                    "AWS_SECRET_ACCESS_KEY": "incoherent-secret", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        # the worker hosts have no AWS configuration of their own: Beam's S3 filesystem and incoherent's own S3
+        # checks there (its inputs' description) take the build's --s3_* options, which incoherent-sdk-worker
+        # gets from the runner (until 2026-11-29 the checks read the driver's only, and needed AWS_* here)
         # the object store: s3proxy's filesystem-nio2 backend, a bucket a folder of it (its older "filesystem"
         # backend lists folders as objects without an ETag, on which Beam's S3 filesystem fails)
         self.store = s3.folder / "store"
@@ -280,7 +279,7 @@ class Cluster:
             # (no index: its dependencies are this test venv's site-packages, as tests/test_packaging.py does)
             venv = tm.folder / "venv"
             # the pool starts each SDK worker as `python` from the PATH: the venv's (as `source bin/activate`)
-            env = host_env(tm, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv), **self.aws)
+            env = host_env(tm, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv))
             made = tm.run([sys.executable, "-m", "venv", venv], env)
             assert made.returncode == 0, made.stderr
             site = tm.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],

@@ -98,3 +98,50 @@ def test_use_gcs_emulator_does_nothing_without_an_emulator(monkeypatch):
 
     monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     assert use_gcs_emulator() is False
+
+
+def test_an_sdk_workers_s3_check_uses_the_pipelines_endpoint_and_keys(monkeypatch):
+    """On a worker host the check of an ``s3://`` path takes the endpoint and keys Beam's ``sdk_worker_main`` gave
+    the filesystems (the build's ``--s3_*`` options), not only the driver's (none there): without them it went to
+    AWS itself and every job failed "no AWS credentials" (tests/e2e/test_hosts.py, whose workers have no AWS
+    configuration of their own). The endpoint here is a local server that answers S3's HeadBucket."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from incoherent.pipelines.runtime import options
+
+    seen = []
+
+    class HeadBucket(BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            seen.append((self.path, self.headers.get("Authorization", "")))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HeadBucket)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for name in [k for k in os.environ if k.startswith("AWS_")]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+        monkeypatch.setattr(options, "_STORAGE_OPTIONS", None)  # no driver options in this process
+        monkeypatch.setattr(storage, "_REACHED", set())
+        worker = PipelineOptions([f"--s3_endpoint_url=http://127.0.0.1:{server.server_port}",
+                                  "--s3_access_key_id=worker-key", "--s3_secret_access_key=worker-secret",
+                                  "--s3_region_name=us-east-1"])  # fmt: skip
+        monkeypatch.setattr(FileSystems, "_pipeline_options", worker)
+        storage.check_reachable("s3://the-bucket/in/docs.jsonl")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [path for path, _ in seen] == ["/the-bucket"]
+    assert "Credential=worker-key/" in seen[0][1]
