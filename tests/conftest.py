@@ -22,6 +22,28 @@ MULTI_PROCESS = [
     "--direct_num_workers=2",
 ]
 
+# The longest test files, handed out first by `--dist loadfile` (xdist otherwise orders files by their number of
+# tests, so the two-test multi-host file, about 15 min, came last and the step ended on it alone): one worker
+# starts each while the other works through the rest. Files not selected are simply not in the queue.
+LONGEST_FIRST = ("tests/e2e/test_hosts.py", "tests/e2e/test_flink_build.py", "tests/e2e/test_flink_faults.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with :data:`LONGEST_FIRST` at the head of the queue; any other mode as xdist makes it."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        def _assign_work_unit(self, node):
+            for path in reversed(LONGEST_FIRST):
+                if path in self.workqueue:
+                    self.workqueue.move_to_end(path, last=False)
+            super()._assign_work_unit(node)
+
+    return LongestFirst(config, log)
+
 
 def run_cli(*args: str, beam: list[str] | None = None) -> int:
     """Run the ``incoherent`` CLI in-process with an explicit runner."""
