@@ -24,26 +24,17 @@ import urllib.parse
 import urllib.request
 
 from incoherent.deadline import DeadlinePassed, within
+from incoherent.nofollow import open_url
 from incoherent.schemas.records import InputError
 
 MAX_RESPONSE = 1 << 20
 _JWT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102 - refuse every redirect
-        raise urllib.error.HTTPError(
-            req.full_url, code, f"redirected to {newurl} (not followed)", headers, fp
-        )
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
 def _read(request: urllib.request.Request, timeout: float) -> bytes:
     """The body of ``request``'s answer (up to one byte over :data:`MAX_RESPONSE`); each read bounded by
     ``timeout``, the whole exchange by :func:`incoherent.deadline.within` in :func:`_request`."""
-    with _OPENER.open(request, timeout=timeout) as response:
+    with open_url(request, timeout) as response:
         return response.read(MAX_RESPONSE + 1)
 
 

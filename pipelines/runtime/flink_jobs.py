@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import urllib.request
 from collections.abc import Callable
 
+from incoherent.nofollow import open_url
 from incoherent.terminal import printable
 
 POLL_SECONDS = 2.0
@@ -68,7 +68,7 @@ def serves_web_ui(rest: str) -> bool:
     from incoherent.deadline import DeadlinePassed, within
 
     def ask() -> bool:
-        with urllib.request.urlopen(f"{rest}/", timeout=REQUEST_SECONDS) as response:
+        with open_url(f"{rest}/", REQUEST_SECONDS) as response:
             return "html" in response.headers.get("Content-Type", "")
 
     try:
@@ -82,7 +82,7 @@ def find_job(rest: str, beam_job_id: str) -> str | None:
     from incoherent.deadline import DeadlinePassed, within
 
     def ask() -> list:
-        with urllib.request.urlopen(f"{rest}/jobs/overview", timeout=REQUEST_SECONDS) as response:
+        with open_url(f"{rest}/jobs/overview", REQUEST_SECONDS) as response:
             return json.loads(response.read(1 << 24)).get("jobs", [])
 
     try:

@@ -21,6 +21,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 
+from incoherent.nofollow import open_url
 from incoherent.schemas.records import InputError
 
 CONNECT_SECONDS = 5.0
@@ -59,7 +60,7 @@ def _unreachable(address: tuple[str, int], seconds: float) -> str | None:
 
 
 def _read_json(url: str, seconds: float) -> object:
-    with urllib.request.urlopen(url, timeout=seconds) as response:
+    with open_url(url, seconds) as response:
         return json.loads(response.read(1 << 20))
 
 

@@ -7,7 +7,7 @@ import contextlib
 import time
 
 from incoherent.pipelines.runtime.flink_jobs import find_job, serves_web_ui
-from tests.pipelines.runtime.test_job_servers import dripping, fake_server
+from tests.pipelines.runtime.test_job_servers import dripping, fake_server, redirecting
 
 
 def answering(status: str, content_type: str, body: bytes):
@@ -35,3 +35,12 @@ def test_a_dripping_master_is_given_up_within_the_bound():
         assert serves_web_ui(f"http://127.0.0.1:{port}") is False
         assert find_job(f"http://127.0.0.1:{port}", "BeamApp-x") is None
         assert time.monotonic() - start < 12  # 5 s each at most
+
+
+def test_a_redirecting_master_is_not_followed():
+    """A 302 to another host is an answer of its own, not an address to go on to (urllib's default opener
+    followed it: the job's REST calls went to a host the user never named)."""
+    with fake_server(redirecting) as port:
+        start = time.monotonic()
+        assert serves_web_ui(f"http://127.0.0.1:{port}") is False
+        assert time.monotonic() - start < 4  # refused at once, not a 5 s wait on 192.0.2.1

@@ -255,6 +255,16 @@ def garbage(conn, stop):  # answers at once, but not HTTP
         conn.sendall(b"\x00\x17 hello, this is not HTTP \xff\xfe\n" * 20)
 
 
+REDIRECT_TO = "http://192.0.2.1:8081/overview"  # TEST-NET-1: were it followed, nothing would answer there
+
+
+def redirecting(conn, stop):  # a 302 to another host, which urllib's default opener follows
+    with conn, contextlib.suppress(OSError):
+        conn.settimeout(1)
+        conn.recv(4096)
+        conn.sendall(f"HTTP/1.1 302 Found\r\nLocation: {REDIRECT_TO}\r\nContent-Length: 0\r\n\r\n".encode())
+
+
 def not_flink(conn, stop):  # HTTP and JSON, but not Flink's
     with conn, contextlib.suppress(OSError):
         conn.settimeout(1)
@@ -291,6 +301,10 @@ def jar(tmp_path):
         (dripping, "no Flink REST API answered at {url} within 3 s"),
         (garbage, "no Flink REST API answers at {url} (not an HTTP answer: BadStatusLine)"),
         (not_flink, "{url} is not Flink's REST API (no flink-version)"),
+        (
+            redirecting,
+            "no Flink REST API answers at {url} (redirected to " + REDIRECT_TO + " (not followed))",
+        ),
     ],
 )
 def test_a_master_that_is_not_flink_is_one_line_within_the_deadline(serve, why, jar):
