@@ -2,9 +2,11 @@
 quantity or a date, changed to an implausible value with one of the paper's moves, in the number's own format.
 
 - a **year** moves to a date that is possible on its own but clashes with the document: whole centuries
-  earlier, or decades later (never after :data:`CURRENT_YEAR`), until it falls outside the span of the years
-  the context names by more than a decade (*born 1901 ... died 1980*: ``in 1957`` -> ``in 1857``); a context
-  without years gives it a century earlier. Never *BC* nor a year in the future (issue #50: the paper's own
+  earlier until it falls more than a decade before the earliest year the context names (*born 1901 ... died
+  1980*: ``in 1957`` -> ``in 1857``; decades later, past the last, only where no century earlier is left).
+  A year is no site where the move clashes with nothing: the context names no year (``no_context_year``), or
+  the year already lies more than a decade before the context's earliest (``year_outside_context``: moving it
+  further back adds nothing); the next quantity of the sentence is then the site. Never *BC* nor a year in the future (issue #50: the paper's own
   probes, *BCE* in 37 of 100, were absurd without their document); in a date (``14 March 1901``, ``March 14,
   1901``) the year is the site, never the day;
 - a **measure** keeps its number and gets a far smaller or a far larger unit (``51.7 km`` -> ``51.7 mm`` or
@@ -17,10 +19,11 @@ quantity or a date, changed to an implausible value with one of the paper's move
   separators (``18 members`` -> ``18,000 members``; ``30,000 soldiers`` -> ``30 soldiers``, never
   ``3000.0``).
 
-- where the sentence has no such number in digits, a **count in words** goes up by its size (``two albums`` ->
-  ``twelve albums``, ``twenty`` -> ``two hundred``).
+- where the sentence has no such number in digits, a **count in words** goes up a hundredfold (``two albums``
+  -> ``two hundred albums``, ``twenty`` -> ``two thousand``): *twelve albums*, *his wife and twelve children*
+  were as plausible as the original (issue #50's reading, seed 6060).
 
-Where two moves fit (a year with years in the context; a measure), the sentence's own hash picks one:
+Where two moves fit (a measure), the sentence's own hash picks one:
 :data:`MOVES` names the moves. Numbers that label or name things are never sites (``Boeing 747``, ``Route 66``,
 ``Season 3``, ``episode 12``, ``F-16``, ``4×100-metre``, ``26°28′N``), nor times (``10:30``), ranges and scores
 (``1939–1945``'s start, ``3–1``), fractions and *one*, ordinals and decades (``1990s``).
@@ -109,45 +112,50 @@ def context_years(context: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(y for y in years if y <= CURRENT_YEAR))
 
 
-def moved_year(year: int, years: tuple[int, ...], pick: int, start: int = 0) -> tuple[int, str] | None:
-    """``(new year, move)``: the year moved by whole centuries (or decades, later) to a date that is possible on
-    its own (1000 to :data:`CURRENT_YEAR`) but falls outside the span of the context's ``years`` by more than a
-    decade, so it breaks the order of the document's dates (*born 1901 ... died 1980*: *in 1957* -> *in 1857*).
-    A context without years gives the year a century earlier (later before 1100). The end of a range of years
-    (``start``: *from 1939 to 1945*) only moves later, a decade at a time, so the range still runs forward;
-    None where it cannot.
+def moved_year(year: int, years: tuple[int, ...] | None, pick: int, start: int = 0) -> tuple[int, str] | None:
+    """``(new year, move)``: the year moved by whole centuries earlier, to a date that is possible on its own
+    (1000 to :data:`CURRENT_YEAR`) but falls before the context's earliest year (of ``years``) by more than a
+    decade, so it breaks the order of the document's dates (*born 1901 ... died 1980*: *in 1957* -> *in 1857*);
+    decades later, past the context's last year, only where no century earlier is possible. None (no site)
+    where the move would clash with nothing: the context names no year (*until 1906 when a separation occurred*
+    in a text with no dates: issue #50's reading, seed 6060), or the year already lies more than a decade
+    before the context's earliest (*1895* -> *1795* in a text about 1960-1978 adds no clash; crossing the span
+    instead, *c. 1960* -> *c. 2000* beside a restoration in 1984, is as plausible as the original). The end of a
+    range of years (``start``: *from 1939 to 1945*) only moves later, a decade at a time, so the range still
+    runs forward.
+    Without a document (``years`` None: a lone sentence) the year moves a century earlier (later before 1100).
 
     >>> moved_year(1957, (1901, 1980), 0)
     (1857, 'year_earlier')
-    >>> moved_year(1957, (), 0)
-    (1857, 'year_century')
-    >>> moved_year(1050, (1066, 1087), 0)
+    >>> moved_year(1949, (1861, 1915), 0)  # already after the context's span: now before it
+    (1849, 'year_earlier')
+    >>> moved_year(1906, (1929, 1947, 1996), 0), moved_year(1957, (), 0)
+    (None, None)
+    >>> moved_year(1070, (1066, 1087), 0)
     (1100, 'year_later')
-    >>> moved_year(1945, (), 0, start=1939), moved_year(2019, (), 0, start=2011)
-    ((1955, 'year_later'), None)
+    >>> moved_year(1945, (), 0, start=1939), moved_year(2019, (), 0, start=2011), moved_year(1957, None, 0)
+    ((1955, 'year_later'), None, (1857, 'year_century'))
     """
+    if years is None and not start:
+        return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
+    years = years or ()
     if start:
         later = year + 10
         while years and later <= years[-1] + 10:
             later += 10
         return (later, "year_later") if later <= CURRENT_YEAR else None
-    if not years:
-        return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
+    if not years or year < years[0] - 10:
+        return None
     lo, hi = years[0], years[-1]
-    options = []
     earlier = year - 100
     while earlier >= lo - 10:
         earlier -= 100
     if earlier >= 1000:
-        options.append((earlier, "year_earlier"))
+        return earlier, "year_earlier"
     later = year + 10
     while later <= hi + 10:
         later += 10
-    if later <= CURRENT_YEAR:
-        options.append((later, "year_later"))
-    if not options:  # the context spans 1010 to 2016: a century earlier, the least change possible
-        return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
-    return options[pick % len(options)]
+    return (later, "year_later") if later <= CURRENT_YEAR else None
 
 
 def _share(text: str, negative: bool) -> str | None:
@@ -176,10 +184,35 @@ def _glued(tokens: tuple[Token, ...], i: int, j: int) -> bool:
     return 0 <= i < j < len(tokens) and tokens[i].end == tokens[j].start
 
 
+def _open_brackets(tokens: tuple[Token, ...], i: int) -> int:
+    """How many brackets are open before token ``i``."""
+    return sum((t.text == "(") - (t.text == ")") for t in tokens[:i])
+
+
+def _list_start(tokens: tuple[Token, ...], i: int) -> int:
+    """The first number of the list the number at ``i`` ends (*21, 23, 24 & 25*; *8 or 10*): ``i`` itself
+    where no number comes before it through commas and conjunctions."""
+    first, j = i, i - 1
+    while j > 0:
+        while j > 0 and tokens[j].text in (",", "or", "and", "&"):
+            j -= 1
+        if j == first - 1 or not _NUMBER.match(tokens[j].text):
+            break
+        first, j = j, j - 1
+    return first
+
+
 def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
-    """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``), or
-    None."""
+    """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``, ``era``),
+    or None."""
     prev, nxt = _word(tokens, i - 1), _word(tokens, i + 1)
+    if nxt.rstrip(".") in ("BC", "BCE", "B.C"):
+        return "era"  # from 1493 to 1479 BC: a decade "later" is 1489 BC, still a range that fits
+    if nxt == ")" and _glued(tokens, i, i + 1) and _open_brackets(tokens, i) <= 0:
+        return "label"  # 1) driver's pedestal, 2) front axle: an enumeration
+    first = _list_start(tokens, i)
+    if first != i and _skip_reason(tokens, first) in ("label", "name"):
+        return "label"  # Routes 21, 23, 24 & 25; number 8 or 10: the list of a label's numbers
     if prev.lower() in LABELS or prev in ("#", "©", "No", "Year", "Years"):  # Year 10: a school grade
         return "label"
     if prev in ("×", "^", "'", "’", "x", "e") and _glued(tokens, i - 1, i):
@@ -295,23 +328,24 @@ def _with_article(tokens: tuple[Token, ...], i: int, edits: list[Edit]) -> list[
     return [replace(article, wanted.capitalize() if article.text[0].isupper() else wanted), *edits]
 
 
-_WORD_UP = {"two": "twelve", "three": "thirteen", "four": "fourteen", "five": "fifteen", "six": "sixteen",
-            "seven": "seventeen", "eight": "eighteen", "nine": "nineteen", "twenty": "two hundred",
-            "thirty": "three hundred", "forty": "four hundred", "fifty": "five hundred", "sixty": "six hundred",
-            "seventy": "seven hundred", "eighty": "eight hundred", "ninety": "nine hundred"}  # fmt: skip
+_WORD_UP = {"two": "two hundred", "three": "three hundred", "four": "four hundred", "five": "five hundred",
+            "six": "six hundred", "seven": "seven hundred", "eight": "eight hundred", "nine": "nine hundred",
+            "twenty": "two thousand", "thirty": "three thousand", "forty": "four thousand",
+            "fifty": "five thousand", "sixty": "six thousand", "seventy": "seven thousand",
+            "eighty": "eight thousand", "ninety": "nine thousand"}  # fmt: skip
 _FRACTIONS = frozenset("half halves third thirds quarter quarters fourth fourths fifth fifths sixth sixths "
                        "eighth eighths tenth tenths".split())  # fmt: skip
 
 
 def _number_word(tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
-    """A count written as a word (*two albums*, *over twenty nationalities*) moved up by its size (*twelve
-    albums*, *two hundred nationalities*), where the sentence has no count in digits: ``(edits, "word_up",
+    """A count written as a word (*two albums*, *over twenty nationalities*) moved up a hundredfold (*two
+    hundred albums*, *two thousand nationalities*), where the sentence has no count in digits: ``(edits, "word_up",
     i)``, or ``(NoSite("no_number"), "", -1)``. Never *one* (also a pronoun), a fraction (*five eighths*), a
     compound or range (*twenty-one*, *two to three*, *two or three*) nor a word of a name (*The Four Tops*).
 
     >>> from incoherent.corpora.probes.text import analyse
     >>> [(e.before, e.after) for e in _number_word(analyse("They released two albums."))[0]]
-    [('two', 'twelve')]
+    [('two', 'two hundred')]
     >>> _number_word(analyse("It won by five eighths of a second."))[0]
     NoSite('no_number')
     """
@@ -347,14 +381,15 @@ def number_edit(
     """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``; ``context``: the
     document's other sentences, whose years a moved year must clash with. A count in words is a site only where
     the sentence has no number in digits that is one."""
-    edits, move, i = _number_edit(sentence, tokens, context_years(context or ()))
-    if not move and getattr(edits, "reason", None) == "no_number":
-        edits, move, i = _number_word(tokens)
+    edits, move, i = _number_edit(sentence, tokens, None if context is None else context_years(context))
+    if not move:  # no number in digits is a site (Top 10, 6-8, a year with nothing to clash with): a word's
+        words, move, i = _number_word(tokens)
+        edits = words if move or edits.reason == "no_number" else edits  # else the digits' reason
     return (_with_article(tokens, i, edits), move) if move else (edits, move)
 
 
 def _number_edit(
-    sentence: str, tokens: tuple[Token, ...], context_years: tuple[int, ...] = ()
+    sentence: str, tokens: tuple[Token, ...], context_years: tuple[int, ...] | None = None
 ) -> tuple[list[Edit], str, int]:
     reason = "no_number"
     pick = stable_hash("number", sentence)
@@ -389,14 +424,15 @@ def _number_edit(
             prev.lower() == "of" and i > 1 and _word(tokens, i - 2).lower() in _COUNT_NOUNS
         )  # a population of 1500 (but the game of 1983)
         plural_after = i + 1 < len(tokens) and tokens[i + 1].tag == "NNS"
-        year = (
+        first = _list_start(tokens, i)
+        year = (first != i and _YEAR.match(tokens[first].text) and _YEAR.match(text)) or (
             _YEAR.match(text)
             and int(text) <= CURRENT_YEAR
             and not negative
             and not count_of
             and prev not in ("$", "£", "€")
             and not (plural_after and prev.lower() not in ("the", "its", "his", "her", "their"))
-        )  # the 1969 amendments: a year; 1500 soldiers: a count
+        )  # the 1969 amendments: a year; 1500 soldiers: a count; the 1995 and 1996 seasons: years
         counted_noun = i + 1 < len(tokens) and tokens[i + 1].tag == "NNS"  # 2050 copies: a count
         if (
             _YEAR.match(text)
@@ -406,10 +442,13 @@ def _number_edit(
             reason = "future_year" if reason == "no_number" else reason
             continue  # by 2050: a target year; moved or made a count, it would no longer read as one
         if year:
-            start = int(_word(tokens, i - 2)) if prev in _DASHES and _YEAR.match(_word(tokens, i - 2)) else 0
+            between = prev == "and" and _word(tokens, i - 3).lower() == "between"  # between 1969 and 1972
+            ranged = (prev in _DASHES or between) and _YEAR.match(_word(tokens, i - 2))
+            start = int(_word(tokens, i - 2)) if ranged else 0
             moved = moved_year(int(text), context_years, pick, start)
             if moved is None:
-                reason = "range" if reason == "no_number" else reason
+                why = "range" if start else "no_context_year" if not context_years else "year_outside_context"
+                reason = why if reason == "no_number" else reason
                 continue
             return [replace(token, str(moved[0]))], moved[1], i
         if "." in text:

@@ -24,7 +24,7 @@ FLOORS = {
     "conjunction": (60, 99),  # >= 60%
     "past-to-future": (80, 100),  # >= 80%
     "negation": (87, 100),  # >= 40%
-    "number": (84, 100),  # a number probe (any site) for >= 90%: test_a_number_probe_for_most_hand_sites
+    "number": (82, 100),  # 84 before years without a clash; any site >= 90%: test_a_number_probe_for_most_...
 }
 
 
@@ -39,11 +39,11 @@ def test_hand_sites_found(phenomenon):
 
 def test_a_number_probe_for_most_hand_sites():
     """Issue #50's target for number is a probe at any site of the sentence (INSteD's authors often changed
-    several numbers, or a number word: *two albums*): 95 of 100 on the rules of this commit (81 before the
-    number words)."""
+    several numbers, or a number word: *two albums*): 93 of 100 on the rules of this commit (95 before a year
+    with nothing in the context to clash with was no site; 81 before the number words)."""
     found, total, misses = hand.hand_sites("number")
     elsewhere = sum(m["reason"] == "other_site" for m in misses)
-    assert total == 100 and found + elsewhere >= 95, [(m["reason"], m["to_be_replaced"]) for m in misses]
+    assert total == 100 and found + elsewhere >= 93, [(m["reason"], m["to_be_replaced"]) for m in misses]
 
 
 def test_changed_spans_of_real_hand_edits():

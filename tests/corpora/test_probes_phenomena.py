@@ -201,7 +201,7 @@ CASES = {
         ('The city covers 105 square kilometres.', 'The city covers 105 square millimetres.', [('kilometres', 'millimetres')]),
         ('Unemployment fell by 3 per cent.', 'Unemployment fell by 43 per cent.', [('3', '43')]),
         ('The meeting started at 10:30.', None, []),
-        ('The war lasted three years.', 'The war lasted thirteen years.', [('three', 'thirteen')]),
+        ('The war lasted three years.', 'The war lasted three hundred years.', [('three', 'three hundred')]),
         ('It won by five eighths of a second.', None, []),
         ('It grew during the 1990s.', None, []),
         ('Was the bridge 2 km long?', 'Was the bridge 2 mm long?', [('km', 'mm')]),

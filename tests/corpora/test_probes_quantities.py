@@ -85,7 +85,7 @@ CASES = [
     ('He was only short of stature being 5 foot 6 inches (165 cm).', 'He was only short of stature being 5,000 foot 6 inches (165 cm).', None),  # INSteD wiki 3854 (never: 5 mile 6 inches)
     ('The country aims to be carbon neutral by 2050.', None, 'future_year'),  # own (never: by 2 or by 3050)
     ('The album debuted at number two on the New Zealand Albums Chart.', None, 'no_number'),  # INSteD wiki: a chart position
-    ('Ultimately, it received eight Academy Award nominations.', 'Ultimately, it received eighteen Academy Award nominations.', None),  # INSteD wiki
+    ('Ultimately, it received eight Academy Award nominations.', 'Ultimately, it received eight hundred Academy Award nominations.', None),  # INSteD wiki
     ('It fell by -3 per cent.', 'It fell by 37 per cent.', None),  # own
 ]  # fmt: skip
 
@@ -131,11 +131,11 @@ def test_at_least_forty_real_sentences():
 # INSteD's Wikipedia test documents (ntunlp/coherence-paradigm, INSteD_intrusion_test_wikipedia.pkl; CC BY-SA):
 # file_id, the context's sentences, the intruder, its probe. The year leaves the span of the context's years.
 DOCUMENTS = [
-    (417, ["John Fontaine Keenan (born 1929 in New York, NY) is a federal judge for the United States District Court for the Southern District of New York.", "After graduating from Regis High School in 1947, Judge Keenan received a B.B.A.", "He assumed senior status on December 31, 1996."],
-     "from New York University School of Law in 1906.", "from New York University School of Law in 2016."),
+    (8034, ["Nutting Associates was an arcade game manufacturer from Mountain View, California, formed in 1965 when Bill Nutting spun off \"The Knowledge Computer\" prototype from Edex Corp. Nutting, Richard Ball, and an electronic technician redesigned it to \"The Computer Quiz\" coin-operated trivia game.", "It underwent two redesigns, the third being the first solid state plug-in coin-op game."],
+     "It was the most popular coin-op arcade game of 1983.", "It was the most popular coin-op arcade game of 1883."),
     (5112, ["Vice Admiral Muzaffar Hassan, HQA, SPk, was the last Commander-in-Chief of the Pakistan Navy from 1969 to 1972, and led the Pakistan Navy during the Indo-Pakistan Naval Operations of the 1971 Indo-Pakistan War.", "In 1972, he was later sacked and court-martial as Naval Chief of Staff, along with the Chief of Army Staff Lieutenant-General Gul Hassan Khan and the Chief of Air Staff Air Marshal Abdul Rahim Khan."],
      "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1971.",
-     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1991."),
+     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1871."),
 ]  # fmt: skip
 
 
@@ -144,14 +144,80 @@ DOCUMENTS = [
 )
 def test_a_year_moves_out_of_the_span_of_the_contexts_years(file_id, context, sentence, probed):
     """Issue #50: a number probe clashes with its document instead of being impossible on its own (*BC*, *2906*):
-    the new year is a possible date that falls more than a decade outside the years the context names."""
+    the new year is a possible date that falls more than a decade before the earliest year the context names
+    (the reading of seed 6060 and the development seeds 7101-7102: a year moved decades *later*, *the most
+    popular coin-op arcade game of 1993* of a maker formed in 1965, was as plausible as the original)."""
     from incoherent.corpora.probes.quantities import context_years
 
     found = PHENOMENA[PHENOMENON](sentence, context=context)
     assert apply_edits(sentence, found) == probed
     years = context_years(context)
     new = int(found[-1].after)
-    assert 1000 <= new <= 2026 and (new < years[0] - 10 or new > years[-1] + 10)
+    assert 1000 <= new <= 2026 and new < years[0] - 10
+
+
+# (file_id, context, intruder, skip reason): a year with nothing to clash with is no site (issue #50's reading,
+# seed 6060: *until 1906 when a separation occurred* in a text without dates; *1895* -> *1795* in a text about
+# 1960-1978). INSteD's Wikipedia test documents, as above.
+NO_CLASH = [
+    (7396, ["Jaani Dushman (English: Archenemy) is a Hindi supernatural thriller film directed and produced by Rajkumar Kohli making it his final film as director.", "The film features a multiple cast; including Raj Kumar Kohli's son Armaan Kohli as the main Villain seeking for revenge against a set of heroes Aditya Pancholi, Akshay Kumar, Sunny Deol, Sunil Shetty, Aftab Shivdasani, Sharad Kapoor, playback singer Sonu Nigam in his acting debut, and Arshad Warsi and the only Heroine of film is Manisha Koirala who plays as the lover of the villain."],
+     "The basic premise of the story is similar to 1975 released movie Khel Khel Mein starring Rishi Kapoor and Neetu Singh.", "no_context_year"),
+    (5696, ["The Iowa Big Four men's college basketball rivalries consists of games between Iowa's four NCAA Division I men's basketball teams: Iowa, Iowa State, Northern Iowa, and Drake.", "For decades, Iowa State (of the Big 12 Conference) and Iowa (of the Big Ten Conference) had home-and-home series with in-state rivals Drake and UNI (both of the Missouri Valley Conference), with Iowa visiting Drake in even-numbered years and Northern Iowa in odd-numbered years (with the corresponding return trips to Iowa in the opposite years) and Iowa State visiting Northern Iowa in even-numbered years and Drake in odd-numbered years."],
+     "On November 14, 2008 Northern Iowa won its first back-to-back conference championships since the 1995 and 1996 seasons.", "day"),  # the first number's reason; the 1996 of "1995 and 1996 seasons" is a year too, never a count (-> 1996000)
+    (490, ["The Miss Toy Town Diner, also known as the Blue Moon Diner, Bernier's Diner, Worcester Lunch Car Company #815, and Skip's Blue Moon Diner, is an historic diner at 102 Main Street in Gardner, Massachusetts.", "It has a wood frame and the typical barrel-shaped roof.", "The diner, which has seen a succession of owners, was restored in 1984, and is the only diner in Gardner."],
+     "Its main entrance is centered on the long side, and is now sheltered by a modern glass vestibule added c. 1960.", "year_outside_context"),  # was c. 2000
+    (417, ["John Fontaine Keenan (born 1929 in New York, NY) is a federal judge for the United States District Court for the Southern District of New York.", "After graduating from Regis High School in 1947, Judge Keenan received a B.B.A.", "He assumed senior status on December 31, 1996."],
+     "from New York University School of Law in 1906.", "year_outside_context"),  # was 2016
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("file_id", "context", "sentence", "reason"), NO_CLASH, ids=[str(d[0]) for d in NO_CLASH]
+)
+def test_a_year_with_nothing_to_clash_with_is_no_site(file_id, context, sentence, reason):
+    found = PHENOMENA[PHENOMENON](sentence, context=context)
+    assert not found and found.reason == reason, found
+
+
+# Numbers that label (INSteD Wikipedia test documents 7645, 5894, 4779; issue #50's development seed 7101): an
+# enumeration and the numbers of a label's list are no counts (were *1,000) driver's pedestal*, *Routes 21,
+# 23,000*, *number 8 or 10,000*); nor a year of the era before Christ, whose end "later" is earlier.
+@pytest.mark.parametrize(
+    ("sentence", "reason"),
+    [
+        ("The main modules consist of: 1) driver's pedestal, 2) front axle, 3) buggy centre section, 4) drive axle and 5) engine.", "label"),
+        ("RTA also operates fixed route transit service in the Five Cities Area for South County Transit (Routes 21, 23, 24, & 25) and the Avila Beach Trolley.", "label"),
+        ("number 8 or 10, or, 11 or 12, during the era of contested scrums, he died in Morecambe/Lancaster.", "label"),
+        ("His reign is generally dated from 1493 to 1479 BC.", "range"),  # was 1493 to 1489 BC
+    ],
+)  # fmt: skip
+def test_numbers_that_label_or_count_back_are_no_sites(sentence, reason):
+    found = PHENOMENA[PHENOMENON](sentence, context=["It was built in 1850."])
+    assert not found and found.reason == reason, found
+
+
+@pytest.mark.parametrize(
+    ("sentence", "probed"),
+    [
+        # development seed 7101 (file 2077): *thirteen* officers were as plausible as three
+        ("Three police officers were ultimately confirmed dead, and another two were seriously injured.",
+         "Three hundred police officers were ultimately confirmed dead, and another two were seriously injured."),
+        # INSteD's hand site (its number file): the digits are a label (Top 10), the word is the count
+        ("He was the first British male singer with two US Top 10 hits.",
+         "He was the first British male singer with two hundred US Top 10 hits."),
+    ],
+)  # fmt: skip
+def test_a_count_in_words_goes_up_a_hundredfold(sentence, probed):
+    assert apply_edits(sentence, PHENOMENA[PHENOMENON](sentence, context=["It opened in 1850."])) == probed
+
+
+def test_the_end_of_a_between_range_moves_forward():
+    """INSteD Wikipedia test document 7440 (development seed 7102): *between 1969 and 1872* ran backwards."""
+    sentence = "Constructed between 1969 and 1972, BHP House was designed by the architectural practice Yuncken Freeman."
+    found = PHENOMENA[PHENOMENON](
+        sentence, context=["BHP House is a skyscraper in Melbourne, completed in 1972."]
+    )
+    assert apply_edits(sentence, found) == sentence.replace("1972,", "1992,")
 
 
 def test_the_end_of_a_range_of_years_moves_forward():
