@@ -30,7 +30,10 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   intruder (``person_in_intruder``) nor where a noun phrase before it in the intruder is its referent
   (``referent_in_intruder``); never an expletive or
   extraposed *it* (``it is ... that``, ``it was reported``: ``expletive_it`` when no other is left), never in a
-  text about a ship or a country, which English may call *she* (``vessel``, ``country``).
+  text about a ship or a country, which English may call *she* (``vessel``, ``country``), nor about an animal
+  species, which English calls *he* or *she* (``animal``: :func:`context_about_animal`). A later *it*, *its*
+  or *itself* goes on with the first (*Much of her revenue ... while her clients*), except an object *it*
+  with a noun of its own before it (*It detects light and converts it*).
 
 "her" is an object (-> him) or a possessive (-> his) by what follows it, "his" a determiner (-> her) or a
 pronoun (-> hers).
@@ -434,6 +437,35 @@ _AUX_QUESTION = frozenset(
 )
 
 
+_TAXON = re.compile(r"\b(?:species|subspecies|genus)\b|\([A-Z][a-z]+ [a-z]{3,}\)")
+_ANIMAL = re.compile(
+    r"\b(?:animals?|birds?|fish(?:es)?|mammals?|reptiles?|amphibians?|insects?|frogs?|snakes?|lizards?|"
+    r"turtles?|tortoises?|moths?|butterfl(?:y|ies)|beetles?|spiders?|wasps?|bees?|ants|honeyeaters?|lemurs?|"
+    r"monkeys?|rays?|sharks?|whales?|dolphins?|bats?|rodents?|mice|rats?|squirrels?|primates?|songbirds?|"
+    r"eagles?|hawks?|owls?|parrots?|ducks?|geese|swans?|herons?|deer|antelopes?|horses?|wolf|wolves|"
+    r"foxes?|crabs?|snails?|slugs?|worms?|molluscs?|mollusks?|gastropods?|crustaceans?|marsupials?|passerines?|"
+    r"finch(?:es)?|sparrows?|warblers?|pigeons?|gulls?|salamanders?|newts?|geckos?|crocodiles?|catfish|"
+    r"cichlids?|eels?|octop(?:us|uses|i)|squids?|predators?|prey|plumage|feathers|nests|breeds|carnivores?|"
+    r"herbivores?|omnivores?)\b",
+    re.IGNORECASE,
+)
+
+
+def context_about_animal(context: Sequence[str]) -> bool:
+    """Whether the context is about an animal species: a taxon (*species*, *genus*, a binomial in brackets)
+    and a word for an animal (*bird*, *fish*, *lemur*, *plumage*). English gives an animal *he* or *she*, so a
+    personal pronoun for it reinforces nothing (issue #50's reading, seed 6060: *He is closely related to the
+    South Island robin*, of an extinct swan).
+
+    >>> context_about_animal(["The red wattlebird (Anthochaera carunculata) is a honeyeater native to Australia."])
+    True
+    >>> context_about_animal(["Ragwort (Jacobaea vulgaris) is a species of flowering plant."])
+    False
+    """
+    text = " ".join(context)
+    return bool(_TAXON.search(text) and _ANIMAL.search(text))
+
+
 def animacy_up(
     sentence: str,
     gender: str = "f",
@@ -468,6 +500,8 @@ def animacy_up(
     sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
     if not sites:
         return NoSite("expletive_it")
+    if context is not None and context_about_animal(context):
+        return NoSite("animal")  # it is found in the coastal waters -> he is found ...: animals take he
     if context is not None:
         sites = _outside_quotations(tokens, sites)
         if not sites:
@@ -478,13 +512,16 @@ def animacy_up(
         named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
     ):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
-    if (
-        context is not None
-    ):  # a later it with its own referent in between stays: detects light and converts it
+    if context is not None:  # a later object it with its own referent in between stays: detects light and
+        # converts it; a later subject, its or itself goes on with the first (Much of its revenue comes from
+        # services while its clients ...; He opened in 1991 ... until 1996 when it was renamed)
         sites = [
             k
             for n, k in enumerate(sites)
-            if n == 0 or not named_before(tokens, k, common=True, start_at=sites[n - 1] + 1)
+            if n == 0
+            or tokens[k].text.lower() != "it"
+            or _subject(tokens, k)
+            or not named_before(tokens, k, common=True, start_at=sites[n - 1] + 1)
         ]
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")

@@ -19,7 +19,7 @@ _SPEC.loader.exec_module(hand)
 FLOORS = {
     "gender": (81, 100),  # >= 80%
     "animacy-down": (86, 100),  # >= 80%
-    "animacy-up": (85, 99),  # >= 80%
+    "animacy-up": (82, 99),  # >= 80%; 85 before the 4 animal species (English calls an animal he or she)
     "demonstrative": (87, 97),  # >= 80%
     "conjunction": (60, 99),  # >= 60%
     "past-to-future": (80, 100),  # >= 80%

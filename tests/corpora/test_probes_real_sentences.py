@@ -289,3 +289,40 @@ def test_and_before_a_verb_phrase(sentence, expected):
 )  # fmt: skip
 def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
     assert outcome(run("demonstrative", sentence, None), sentence) == expected
+
+
+# Issue #50's development seeds 7101-7102 (INSteD's Wikipedia test documents, file ids 1461, 4522, 2180, 6701;
+# CC BY-SA): a later its or subject it goes on with the first (it stayed: *Much of her revenue ... while its
+# clients*), and a text about an animal species is no site (*He is found in the shallow coastal waters*: English
+# calls an animal he, so nothing clashes).
+@pytest.mark.parametrize(
+    ("sentence", "context", "expected"),
+    [
+        ("Much of its revenue comes from managed and cloud services while its clients are smaller hedge funds.",
+         ["Slalom Consulting is an American business and technology consulting firm headquartered in Seattle.",
+          "The company, which is a division of Slalom, LLC, employs over 3,700 people across 21 offices in North America and London."],
+         "Much of her revenue comes from managed and cloud services while her clients are smaller hedge funds."),
+        ("It opened on December 20, 1991 and was formerly known as Disney's Vacation Club Resort until January 1996 when it was renamed.",
+         ["Bluegreen Corporation is a private vacation ownership (timeshare) company based in Boca Raton, Florida that employs more than 4,500."],
+         "She opened on December 20, 1991 and was formerly known as Disney's Vacation Club Resort until January 1996 when she was renamed."),
+        ("While it is found mainly in inland eastern Australia where it inhabits the drier open forests, it is also found in coastal swamp forests from south east Queensland to the central coast of New South Wales.",
+         ["The red wattlebird (Anthochaera carunculata) is a honeyeater native to southern Australia.",
+          "It is a large grey-brown honeyeater around in length that has red eyes, distinctive pinkish-red wattles either side of the neck and white streaks on the chest and belly, which reveals a bright yellow patch towards the tail.",
+          "The sexes are similar in plumage."],
+         "skip:animal"),
+        ("It is found in the shallow coastal waters and estuaries of the Indo-West Pacific, ranging from the Red Sea and the Persian Gulf to southern Japan, Papua New Guinea and northern Australia.",
+         ["The Naru Eagle Ray (Aetobatus narutobiei) is a species of cartilaginous fish of the eagle ray family, Myliobatidae.",
+          "The 2013 discovery of the Naru eagle ray, splits a previously defined species, The longheaded eagle ray (Aetobatus flagellum)."],
+         "skip:animal"),
+        # a plant is no animal: she still clashes (INSteD's own hand site, Juncus bufonius)
+        ("It is generally a green clumping grasslike rush with many thin stems wrapped with few threadlike leaves.",
+         ["Juncus bufonius, known commonly as toad rush, is a flowering plant species complex in the rush family Juncaceae.",
+          "Its native range is circumpolar throughout temperate areas of the northern hemisphere, and it is widely distributed as an introduced species in suitable habitats worldwide."],
+         "She is generally a green clumping grasslike rush with many thin stems wrapped with few threadlike leaves."),
+        # an object it with a noun of its own before it stays
+        ("It detects light and converts it into an electrical signal.", ["The sensor was made in Japan."],
+         "She detects light and converts it into an electrical signal."),
+    ],
+)  # fmt: skip
+def test_animacy_up_goes_on_with_the_first_it_and_leaves_animals(sentence, context, expected):
+    assert outcome(run("animacy-up", sentence, context, gender="f"), sentence) == expected
