@@ -251,11 +251,11 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
         return "day"
     if (
         i + 1 < len(tokens)
-        and tokens[i + 1].tag in ("NNP",)
+        and (tokens[i + 1].tag in ("NNP", "NNPS") or (tokens[i + 1].tag == "NNS" and nxt[:1].isupper()))
         and nxt.lower() not in MONTHS
         and not _YEAR.match(text)
     ):
-        return "name"  # 7 Eleven, 221 Baker Street
+        return "name"  # 7 Eleven, 221 Baker Street, the film 16 Blocks
     return None
 
 

@@ -189,6 +189,8 @@ def test_a_year_with_nothing_to_clash_with_is_no_site(file_id, context, sentence
         ("RTA also operates fixed route transit service in the Five Cities Area for South County Transit (Routes 21, 23, 24, & 25) and the Avila Beach Trolley.", "label"),
         ("number 8 or 10, or, 11 or 12, during the era of contested scrums, he died in Morecambe/Lancaster.", "label"),
         ("His reign is generally dated from 1493 to 1479 BC.", "range"),  # was 1493 to 1489 BC
+        # INSteD Wikipedia test document 7961 (development seed 7101): a film's title (was *16,000 Blocks*)
+        ("A versatile performer, he has appeared in the films 16 Blocks, Shoot 'Em Up and The Nut Job.", "name"),
     ],
 )  # fmt: skip
 def test_numbers_that_label_or_count_back_are_no_sites(sentence, reason):
