@@ -446,7 +446,7 @@ _ANIMAL = re.compile(
     r"foxes?|crabs?|snails?|slugs?|worms?|molluscs?|mollusks?|gastropods?|crustaceans?|marsupials?|passerines?|"
     r"finch(?:es)?|sparrows?|warblers?|pigeons?|gulls?|salamanders?|newts?|geckos?|crocodiles?|catfish|"
     r"cichlids?|eels?|octop(?:us|uses|i)|squids?|predators?|prey|plumage|feathers|nests|breeds|carnivores?|"
-    r"herbivores?|omnivores?)\b",
+    r"herbivores?|omnivores?|dinosaurs?)\b",
     re.IGNORECASE,
 )
 
@@ -508,8 +508,12 @@ def animacy_up(
             return NoSite("in_quotation")
     if context is not None and any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
         return NoSite("person_in_intruder")  # he wrote it -> he wrote him: which is the person?
+    if context is not None:  # the bloc itself, the bird itself: an emphatic itself after its own noun stays
+        sites = [
+            i for i in sites if tokens[i].text.lower() != "itself" or not tokens[i - 1].tag.startswith("NN")
+        ]
     if context is not None and (
-        named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
+        not sites or named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
     ):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
     if context is not None:  # a later object it with its own referent in between stays: detects light and

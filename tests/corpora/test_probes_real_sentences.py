@@ -314,6 +314,13 @@ def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
          ["The Naru Eagle Ray (Aetobatus narutobiei) is a species of cartilaginous fish of the eagle ray family, Myliobatidae.",
           "The 2013 discovery of the Naru eagle ray, splits a previously defined species, The longheaded eagle ray (Aetobatus flagellum)."],
          "skip:animal"),
+        # development seed 7101 (files 8201, 1111): a dinosaur's genus; an emphatic itself after its own noun
+        ("It is known from bones including neck, back, and tail vertebrae, pelvic bones, and limb bones.",
+         ['"Bayosaurus" is the informal name given to an as yet undescribed genus of dinosaur.'],
+         "skip:animal"),
+        ("The bloc itself was headed by former Latvian president Guntis Ulmanis.",
+         ["Māris Kučinskis (born November 28, 1961, Valmiera) is a Latvian politician and the current Prime Minister of Latvia."],
+         "skip:referent_in_intruder"),
         # a plant is no animal: she still clashes (INSteD's own hand site, Juncus bufonius)
         ("It is generally a green clumping grasslike rush with many thin stems wrapped with few threadlike leaves.",
          ["Juncus bufonius, known commonly as toad rush, is a flowering plant species complex in the rush family Juncaceae.",
