@@ -466,6 +466,13 @@ def context_about_animal(context: Sequence[str]) -> bool:
     return bool(_TAXON.search(text) and _ANIMAL.search(text))
 
 
+def _idiom(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``it`` at ``i`` is the empty *it* of *when it comes to* (development seed 7104: *ranking 14th
+    when he comes to population*)."""
+    words = [t.text.lower() for t in tokens[max(i - 1, 0) : i + 3]]
+    return i > 0 and words[:1] == ["when"] and words[2:3] in (["comes"], ["came"]) and words[3:] == ["to"]
+
+
 def animacy_up(
     sentence: str,
     gender: str = "f",
@@ -497,7 +504,11 @@ def animacy_up(
             return NoSite(kind)  # she may stand for a ship or a country, and he for the context's man
         if kind is not None:
             gender = "m"  # a text about a ship or a country: he, which English never uses for one
-    sites = [i for i in sites if tokens[i].text.lower() != "it" or not expletive_it(tokens, i)]
+    sites = [
+        i
+        for i in sites
+        if tokens[i].text.lower() != "it" or not (expletive_it(tokens, i) or _idiom(tokens, i))
+    ]
     if not sites:
         return NoSite("expletive_it")
     if context is not None and context_about_animal(context):

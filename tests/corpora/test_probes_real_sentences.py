@@ -321,6 +321,10 @@ def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
         ("The bloc itself was headed by former Latvian president Guntis Ulmanis.",
          ["Māris Kučinskis (born November 28, 1961, Valmiera) is a Latvian politician and the current Prime Minister of Latvia."],
          "skip:referent_in_intruder"),
+        # development seed 7104 (file 7028): the empty it of "when it comes to" stays
+        ("According to the 2010 Census, it has a population of 2,839 inhabitants (grew from 2,589 in Census 2007), ranking 14th when it comes to population.",
+         ["Matang Tubig or Matang Tubig Falls and also known as Canlubang Water Falls, is a tourist attraction in Canlubang, Laguna, Philippines."],
+         "According to the 2010 Census, she has a population of 2,839 inhabitants (grew from 2,589 in Census 2007), ranking 14th when it comes to population."),
         # a plant is no animal: she still clashes (INSteD's own hand site, Juncus bufonius)
         ("It is generally a green clumping grasslike rush with many thin stems wrapped with few threadlike leaves.",
          ["Juncus bufonius, known commonly as toad rush, is a flowering plant species complex in the rush family Juncaceae.",
