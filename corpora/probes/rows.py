@@ -74,6 +74,7 @@ def probe_document(
             kwargs["context"] = context
         if phenomenon == "demonstrative":
             kwargs["agree"] = demonstrative == "agree"
+            kwargs["context"] = context  # agree: a plural referent in the document makes no site
         if phenomenon == "animacy-up":
             edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), **kwargs)
         else:
