@@ -46,7 +46,7 @@ def probe_document(
     """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site. The pronoun
     phenomena read the document's other sentences (:data:`CONTEXTUAL`); a phenomenon that says why it found no
     site is also counted ``no_site/<phenomenon>/<reason>``; ``demonstrative`` is ``"insted"`` (the determiner
-    alone) or ``"agree"`` (noun and verb too)."""
+    alone) or ``"agree"`` (noun and verb too, where the plural clashes with the other sentences)."""
     index = doc.get("intruder_index")
     sentences = doc.get("sentences")
     if index is None or index < 0:
@@ -74,6 +74,7 @@ def probe_document(
             kwargs["context"] = context
         if phenomenon == "demonstrative":
             kwargs["agree"] = demonstrative == "agree"
+            kwargs["context"] = context  # agree: a plural referent in the document makes no site
         if phenomenon == "animacy-up":
             edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), **kwargs)
         else:

@@ -8,6 +8,8 @@ sites. ``conjunction`` is in :mod:`corpora.probes.connectives`.
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Sequence
 
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.text import Token, analyse, match_case
@@ -292,14 +294,23 @@ _NOT_DETERMINERS = frozenset({"no_demonstrative", "pronoun", "proper_noun", "plu
                               "that_relative"})  # fmt: skip
 
 
-def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree: bool = False) -> list[Edit]:
+def demonstrative(
+    sentence: str,
+    tokens: tuple[Token, ...] | None = None,
+    agree: bool = False,
+    context: Sequence[str] | None = None,
+) -> list[Edit]:
     """The first singular demonstrative determiner to the plural: the determiner alone (INSteD's released
-    probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description).
+    probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description). Given the
+    document's other sentences (``context``, as ``incoherent probes`` gives them), ``agree`` makes only a plural
+    that clashes with the document (:func:`_clash`); without them, any grammatical plural.
 
     >>> from incoherent.corpora.probes.edits import apply_edits
     >>> s = "In that year this small city was renamed."
     >>> apply_edits(s, demonstrative(s)), apply_edits(s, demonstrative(s, agree=True))
     ('In those year this small city was renamed.', 'In those years this small city was renamed.')
+    >>> apply_edits(s, demonstrative(s, agree=True, context=["The city was founded in 1850."]))
+    'In that year these small cities were renamed.'
     >>> s = "Under this hybrid code, players could pass."
     >>> apply_edits(s, demonstrative(s))
     'Under these hybrid code, players could pass.'
@@ -320,6 +331,8 @@ def demonstrative(sentence: str, tokens: tuple[Token, ...] | None = None, agree:
         if not agree:
             return [determiner]
         edits = _agreeing(sentence, tokens, i, j, determiner)
+        if not isinstance(edits, str):
+            edits = _unsure_head(tokens, i, j) or _clash(tokens, i, j, context) or edits
         if isinstance(edits, str):
             reason = edits if reason in _NOT_DETERMINERS else reason  # a determiner agree skips: say why
             continue
@@ -430,6 +443,74 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
             0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
         )
     return edits
+
+
+# Nouns of time: their plural reads as an idiom of time (*at those times*, *during these days*, *in those
+# years*) that needs no plural referent, so ``agree`` in a document makes no probe of them (``time_noun``).
+_TIMES = _TIME_NOUNS | {"period", "era", "epoch", "age", "hour", "minute", "date", "occasion", "times",
+                        "days"}  # fmt: skip
+# Nouns whose plural reads naturally after any antecedent, one thing or several (*for these reasons*, *these
+# kinds of rap music* after a list of names, *in these cases*, *in these ways*): ``agree`` skips them (``idiom``).
+_IDIOMS = frozenset({
+    "reason", "kind", "type", "sort", "form", "variety", "category", "way", "case", "respect", "regard",
+    "sense", "point", "stage", "extent", "manner",
+})  # fmt: skip
+
+
+def _unsure_head(tokens: tuple[Token, ...], i: int, j: int) -> str | None:
+    """``unsure_head`` when the noun at ``j`` may not be the noun phrase's head, the last noun before a
+    non-noun: the word after it has a noun reading its tag cannot have (*this central city site before*: *site*
+    tagged a past tense), or a noun after another noun has an adverb reading (*visit this religious place
+    daily*: *daily* is the adverb, *place* the head)."""
+    import lemminflect
+
+    after = tokens[j + 1] if j + 1 < len(tokens) else None
+    if after is not None and after.tag.startswith("VB") and after.text[:1].islower():
+        if "NOUN" in lemminflect.getAllLemmas(after.text.lower()) and not verb_form(after):
+            return "unsure_head"
+    compound = j > i + 1 and tokens[j - 1].tag.startswith("NN")
+    if compound and "ADV" in lemminflect.getAllLemmas(tokens[j].text.lower()):
+        return "unsure_head"
+    return None
+
+
+def _clash(tokens: tuple[Token, ...], i: int, j: int, context: Sequence[str] | None) -> str | None:
+    """Why the plural of the noun phrase this/that at ``i`` with head ``j`` would not clash with its document
+    (``context``, the other sentences; None: not read), or None when it would. A plural demonstrative with
+    nothing plural to point to is what a reader notices; one that finds a referent, or reads as an idiom, is
+    not. ``time_noun``: a noun of time, whose plural is an idiom (*at those times*, *during these days*, *for
+    that same time period*). ``idiom``: a noun whose plural fits any antecedent (*for these reasons*, *these
+    kinds of rap music* after a list of its names, *in these cases*). ``plural_referent``: a plural of the noun
+    in the sentence (*Indian and Bangladesh forces were put under a joint command ..., and this force came to
+    be known*) or in the context (*the band's two albums* before *this album*), or a plural demonstrative
+    phrase in the context (*these vessels*: the context has a group the new plural would join).
+    ``no_singular_in_context``: the context never names the noun in the singular (*the album*; lower case,
+    not a name's *Church*), so nothing there is the ONE thing the plural contradicts (*these machines* after
+    a list of CERN's accelerators; *these processes* after two of them described)."""
+    if context is None:
+        return None
+    if any(t.text in _TIMES for t in tokens[i + 1 : j + 2] if t.tag.startswith("NN")):
+        return "time_noun"
+    word = tokens[j].text.lower()
+    if word in _IDIOMS:
+        return "idiom"
+    forms = {f.lower() for f in plural_forms(word)} - {word}
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")\b", re.IGNORECASE)
+    if forms and any(pattern.fullmatch(t.text) for n, t in enumerate(tokens) if n != j):
+        return "plural_referent"
+    if forms and any(pattern.search(s) for s in context):
+        return "plural_referent"
+    if any(_PLURAL_DEMONSTRATIVE.search(s) for s in context):
+        return "plural_referent"  # Prince George, and her sister ship ... Originally these vessels served
+    singular = re.compile(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])")
+    if not any(singular.search(s) for s in context):
+        return "no_singular_in_context"
+    return None
+
+
+# A plural demonstrative noun phrase (*these vessels*, *those early tablets*): the document already has a group
+# that a new *these*/*those* would refer to.
+_PLURAL_DEMONSTRATIVE = re.compile(r"\b(?:[Tt]hese|[Tt]hose)(?:\s+[a-z][\w-]*){0,2}?\s+[a-z][\w-]*[^s\W]s\b")
 
 
 _COPULAS = frozenset("is was are were be been become becomes became remain remains remained".split())

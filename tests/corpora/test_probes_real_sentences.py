@@ -207,6 +207,10 @@ def test_probe_document_counts_skip_reasons_and_takes_the_demonstrative_variant(
     rows = list(probe_document(doc, ["gender", "demonstrative"], 0, counted.append))
     assert "no_site/gender/would_repair" in counted and "no_site/gender" in counted
     assert [r["probed_sentence"] for r in rows] == ["She has five children, and these city was renamed."]
+    # agree reads the document: a plural clashes only with a city the context names in the singular (#50)
+    assert list(probe_document(doc, ["demonstrative"], 0, counted.append, demonstrative="agree")) == []
+    assert "no_site/demonstrative/no_singular_in_context" in counted
+    doc["sentences"][0] = "He was a poet of the city."
     rows = list(probe_document(doc, ["demonstrative"], 0, counted.append, demonstrative="agree"))
     assert [r["probed_sentence"] for r in rows] == ["She has five children, and these cities were renamed."]
 

@@ -1,0 +1,108 @@
+"""Issue #50: ``--demonstrative agree`` in a document makes only a plural that clashes with it, on the real
+sentences of INSteD's Wikipedia test documents (``file_id`` in each comment; the contexts shortened to the
+sentences that decide). A reading of 40 agree probes found the plural finding a plural referent (two albums,
+*Indian and Bangladesh forces ... these forces*) or reading as an idiom (*at those times*) in 19, and the wrong
+word pluralised in 3 (*these central cities site*)."""
+
+from __future__ import annotations
+
+import pytest
+
+from incoherent.corpora.probes.edits import apply_edits
+from incoherent.corpora.probes.rows import probe_document
+from incoherent.corpora.probes.words import demonstrative
+
+PEAK = ["Om Parvat is a mountain in the Himalayan mountain range.", "Opposite to this peak is a mountain called Parwati Muhar."]  # fmt: skip
+ALBUM = ["So Lucky is Renée Geyer's ninth solo album and the second to be issued in the United States.",
+         "The latter was evident on the album's first single and Geyer's biggest hit, \"Say I Love You\"."]  # fmt: skip
+HOUSE = ["The House on Labor-in-Vain Road is a historic house in Ipswich, Massachusetts.",
+         "The late First Period house is located on Labor-in-Vain Road."]  # fmt: skip
+
+CASES = [
+    # the plural clashes with the ONE thing the context names in the singular: a probe
+    ("This peak was first climbed to the summit in 1977 from south by col between Bamba Dhura and Chiring We.",
+     PEAK,  # 7422
+     "These peaks were first climbed to the summit in 1977 from south by col between Bamba Dhura and Chiring We."),
+    ("For this album, she re-recorded her Australian hit \"Heading in the Right Direction\" for the US market.",
+     ALBUM,  # 8359
+     "For these albums, she re-recorded her Australian hit \"Heading in the Right Direction\" for the US market."),
+    ("The oldest portion of this First Period house was built in the late 17th century.",
+     HOUSE,  # 564: a name's *Period* is no time
+     "The oldest portion of these First Period houses was built in the late 17th century."),
+    # a noun of time: the plural is an idiom (4412, 2741: *for those same times period*, the modifier taken)
+    ("During this time the band opened shows for bands such as Blood Hound Gang and Def Leppard.",
+     ["Dead Hot Workshop is an American rock band based in Tempe, Arizona.", "The band got their start at a Tempe club at the time."],  # noqa: E501
+     "skip:time_noun"),
+    ("Beshear's running mate, Daniel Mongiardo, was elected as Lieutenant Governor of Kentucky for that same time period.",  # noqa: E501
+     ["The agency is headquartered in the Health Services Building in Frankfort.", "He served for a period."],
+     "skip:time_noun"),
+    # a plural that fits any antecedent (5976; 626 after a list of the genre's names)
+    ("Along with flutamide, it was one of the earliest NSAAs to be discovered, and for this reason, has been described as a \"classical\" NSAA.",  # noqa: E501
+     ["As a result, it does not possess any androgenic effects.", "The reason is unknown."], "skip:idiom"),
+    ("However, this kind of rap music can be metaphorically viewed as the world in general.",
+     ["Dirty rap, porno rap, porn rap, sex rap, or pornocore is a subgenre of hip hop music.", "It is a kind of rap."],  # noqa: E501
+     "skip:idiom"),
+    # a plural referent in the sentence (3626) or the context (7838: *more heavier albums*; 8548: *three
+    # unreleased demos*), or a group a plural demonstrative already points to (1298: *these vessels*)
+    ("On 21 November 1971, Indian and Bangladesh forces were put under a joint command structure, led by Lt. Gen. Jagjit Singh Aurora, and this force came to be known as Mitro Bahini.",  # noqa: E501
+     ["Gonobahini was a guerrilla force which fought against the Pakistan Army."], "skip:plural_referent"),
+    ("This album also saw the birth of the band's mascots The White Crusher and The Cyborn.",
+     ["4 Plugs is the seventh album by The Mad Capsule Markets.",
+      "The album has been known as one of the band's more aggressive and heavier albums."], "skip:plural_referent"),
+    ("This ship should not be confused with an earlier Princess Beatrice, built in Scotland in 1874.",
+     ["The Grand Trunk Steamship Prince George, and her sister ship the , served the coast of British Columbia.",
+      "Originally these vessels served regular runs from Seattle to Victoria.",
+      "Prince George served briefly as a Royal Canadian Navy hospital ship in 1914."], "skip:plural_referent"),
+    # the context never names the noun in the singular: it lists CERN's machines, so *these machines* fits
+    ("Accelerator physicist John Adams, who later went on to lead design of CERN's SPS, was instrumental in the design and construction of this machine.",  # noqa: E501
+     ["The Proton Synchrotron (PS) is the oldest major particle accelerator at CERN.",
+      "It has been operated as an injector for the Intersecting Storage Rings (ISR), the Super Proton Synchrotron (SPS) and the Large Electron-Positron Collider (LEP)."],  # noqa: E501
+     "skip:no_singular_in_context"),
+]  # fmt: skip
+
+
+def outcome(sentence: str, context) -> str:
+    edits = demonstrative(sentence, agree=True, context=context)
+    return apply_edits(sentence, edits) if edits else f"skip:{edits.reason}"
+
+
+@pytest.mark.parametrize(("sentence", "context", "expected"), CASES, ids=[c[0][:40] for c in CASES])
+def test_agree_in_a_document_makes_only_a_clashing_plural(sentence, context, expected):
+    assert outcome(sentence, context) == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "wrong"),
+    [
+        # 7: *site* tagged a past tense; the old rules pluralised the modifier: *these central cities site*
+        ("The building, initially a private home, became the home of the student union of the University of "
+         "Canterbury at this central city site before the tertiary institution moved to the suburb of Ilam.",
+         "these central cities site"),
+        # 6994: *daily*, an adverb, tagged a noun: *visit these religious place dailies*
+        ("One of the most venerated religious place in Sri Lanka, hundreds of Buddhists visit this religious "
+         "place daily.", "these religious place dailies"),
+    ],
+)  # fmt: skip
+def test_agree_makes_no_probe_when_the_head_is_unsure(sentence, wrong):
+    """Without the document, too: the head is the last noun of the phrase, and a following word with a noun
+    reading its tag cannot have, or a noun with an adverb reading after a noun, leaves it unsure."""
+    edits = demonstrative(sentence, agree=True)
+    assert not edits and edits.reason == "unsure_head"
+    assert wrong not in apply_edits(sentence, demonstrative(sentence))  # insted's: the determiner only
+
+
+def test_probe_document_gives_agree_the_documents_other_sentences():
+    """``incoherent probes`` reads the context for agree (1298: *these vessels* in the context), not for the
+    insted variant, whose determiner-only probe stays as it was."""
+    sentences = ["The Grand Trunk Steamship Prince George, and her sister ship the , served the coast of British Columbia.",  # noqa: E501
+                 "This ship should not be confused with an earlier Princess Beatrice, built in Scotland in 1874.",
+                 "Originally these vessels served regular runs from Seattle to Victoria."]  # fmt: skip
+    doc = {"id": "w:1298", "source": "w", "split": "test", "file_id": 1298, "sentences": sentences,
+           "intruder_index": 1}  # fmt: skip
+    counted: list[str] = []
+    assert list(probe_document(doc, ["demonstrative"], 0, counted.append, demonstrative="agree")) == []
+    assert "no_site/demonstrative/plural_referent" in counted
+    rows = list(probe_document(doc, ["demonstrative"], 0, counted.append))
+    assert [r["probed_sentence"] for r in rows] == [
+        "These ship should not be confused with an earlier Princess Beatrice, built in Scotland in 1874."
+    ]
