@@ -340,7 +340,8 @@ def _but_site(tokens: tuple[Token, ...], i: int) -> str | None:
 def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
     """The first connective joining clauses to one of the opposite relation (the paper's pairs, both ways):
     but -> and therefore, and -> but, although -> and therefore, and therefore -> but, therefore -> however,
-    because -> although.
+    because -> although. A clause *and* is the site only where no other connective of the sentence is one:
+    *and* -> *but* often reads as a plausible contrast (issue #50's readings), the others as a clash.
 
     >>> [e.after for e in conjunction("He was injured, but he won the race.")]
     ['and therefore']
@@ -351,6 +352,7 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
     """
     tokens = analyse(sentence) if tokens is None else tokens
     reason = "no_connective"
+    fallback: list[Edit] | None = None  # a clause and -> but, taken only where no other connective is a site
 
     def note(why: str) -> None:
         nonlocal reason
@@ -409,8 +411,10 @@ def conjunction(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[
             if why is not None:
                 note(why)
                 continue
-            after = "but"
+            if fallback is None:  # and -> but: only where no clearer connective follows
+                fallback = [replace(token, match_case(token.text, "but"))]
+            continue
         else:
             continue
         return [replace(token, match_case(token.text, after))]
-    return NoSite(reason)
+    return fallback if fallback is not None else NoSite(reason)

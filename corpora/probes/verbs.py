@@ -440,6 +440,8 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
         return [replace(token, token.text + " not")]
     if base is None:
         return NoSite("unknown_verb")
+    if nxt_word in ("and", "or") and i + 2 < len(tokens) and _same_form(tokens[i + 2], token):
+        return NoSite("coordinated_verb")  # lives and works in X -> *does not live and works in X*
     do = _do_form(tokens, i, base)
     if do is None:
         return NoSite("unknown_verb")
@@ -454,6 +456,15 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
             )
         ]
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+def _same_form(other: Token, verb: Token) -> bool:
+    """Whether ``other`` (after *and*/*or*) is a verb in the form of ``verb``: tagged so, or a form lemminflect
+    gives for its tag (*works* after *lives*, which the tagger reads as a plural noun)."""
+    if other.tag == verb.tag:
+        return True
+    base = lemma(other.text.lower())
+    return base is not None and inflect(base, verb.tag) == other.text.lower()
 
 
 _TITLE_TAGS = frozenset(

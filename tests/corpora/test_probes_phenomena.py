@@ -125,6 +125,11 @@ CASES = {
         ('He had nothing but praise for the team.', None, []),
         ('The road was closed because of the flood.', None, []),
         ('The budget is funded by fees, dues, and other sources.', None, []),
+        # issue #50's reading: *and* -> *but* reads as a plausible contrast, so a clearer connective later in the
+        # sentence is the site (INSteD wiki, line 1440 of the first 3,000 test documents; before: *, but he was
+        # consequently succeeded*)
+        ('Michael Benn, had been killed in the Second World War, and he was consequently succeeded by his younger son, the second Viscount, better known as the Labour politician Tony Benn.', 'Michael Benn, had been killed in the Second World War, and he was nevertheless succeeded by his younger son, the second Viscount, better known as the Labour politician Tony Benn.', [('consequently', 'nevertheless')]),
+        ('The film was a success, and it won three awards, but the critics disliked it.', 'The film was a success, and it won three awards, and therefore the critics disliked it.', [('but', 'and therefore')]),
     ],
     "past-to-future": [
         ('He was born in Paris.', 'He will be born in Paris.', [('was', 'will be')]),

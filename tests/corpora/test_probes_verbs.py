@@ -262,6 +262,11 @@ NEGATION = [
     ('Unlike political philosophy, which is primarily normative and evaluates politics through value judgments, political science emphasizes descriptive and explanatory means of articulating what is and favors empirical evidence over ethical judgements.', 'Unlike political philosophy, which is primarily normative and evaluates politics through value judgments, political science does not emphasize descriptive and explanatory means of articulating what is and favors empirical evidence over ethical judgements.', None),  # wiki
     ('The population figures of 2010 show a rise.', 'The population figures of 2010 do not show a rise.', None),  # own
     ('They have fixed the problem.', 'They have not fixed the problem.', None),  # own
+    # issue #50, INSteD's Wikipedia test documents (file_id 3406, 1187, 7636): two finite verbs sharing their
+    # complement are no site (*He currently does not live and works in Los Angeles*)
+    ('He currently lives and works in Los Angeles.', None, 'coordinated_verb'),  # insted
+    ('He bats and throws right-handed.', None, 'coordinated_verb'),  # insted
+    ('He created and starred in the TNT comedy-drama Men of a Certain Age (2009–11).', None, 'coordinated_verb'),  # insted
 ]  # fmt: skip
 
 
