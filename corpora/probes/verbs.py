@@ -424,6 +424,10 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     if nxt_word in ("not", "n't"):
         if token.tag != "MD" and base not in _AUXILIARY:
             return NoSite("negated_otherwise")  # encountered not X but Y: a phrase negated, not the clause
+        if _needs_not(tokens, i):
+            return NoSite(
+                "negative_polarity"
+            )  # It was not until 1990 that ... -> *It was until 1990 that ...
         return _affirmative(sentence, tokens, i, base) or NoSite("unknown_verb")
     if word == "cannot":
         return [replace(token, match_case(token.text, "can"))]
@@ -456,6 +460,26 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
             )
         ]
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
+
+
+# words a negated clause needs (not *any*: free choice, *the city or any portion of its area*)
+_POLARITY = frozenset({"until", "till", "nor", "anymore", "whether"})
+_POLARITY_AFTER_NOT = frozenset({"only", "much", "until"})
+_UNCERTAIN = frozenset({"known", "clear", "sure", "certain", "determined"})
+
+
+def _needs_not(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the negated clause of the verb at ``i`` (``tokens[i + 1]`` is *not*) holds a word that needs the
+    negation: *not until*, *not only ... but*, *not much*, *nor*, *anymore*, *whether*, *not known if*
+    (made affirmative: *It was until 1990 that*, *was only a scholar but*, *have the right of abode, nor can
+    they*)."""
+    if i + 2 < len(tokens) and tokens[i + 2].text.lower() in _POLARITY_AFTER_NOT:
+        return True
+    for k in range(i + 2, len(tokens)):
+        word = tokens[k].text.lower()
+        if word in _POLARITY or (word == "if" and tokens[k - 1].text.lower() in _UNCERTAIN):
+            return True
+    return False
 
 
 def _same_form(other: Token, verb: Token) -> bool:

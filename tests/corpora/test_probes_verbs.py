@@ -267,6 +267,14 @@ NEGATION = [
     ('He currently lives and works in Los Angeles.', None, 'coordinated_verb'),  # insted
     ('He bats and throws right-handed.', None, 'coordinated_verb'),  # insted
     ('He created and starred in the TNT comedy-drama Men of a Certain Age (2009–11).', None, 'coordinated_verb'),  # insted
+    # issue #50, INSteD's Wikipedia test documents (file_id 1714, 3821, 4239, 6142, 709, 5057): a negated clause
+    # whose words need the negation is not made affirmative (*It was until he became King James I*)
+    ('It was not until he became King James I of England that he commissioned a group of English clergy and scholars to complete this task.', None, 'negative_polarity'),  # insted
+    ('Baltimore would not have a team in the playoffs again until the Baltimore Ravens advanced to Super Bowl XXXV, just over 23 years later.', None, 'negative_polarity'),  # insted
+    ('Residents from mainland China do not have the right of abode in Hong Kong, nor can they enter the territory freely, both before and after 1997.', None, 'negative_polarity'),  # insted
+    ('The FT-ONE was not only Yaesu’s first fully synthesized, computer-controlled amateur band transceiver but it was also the first transceiver with a general coverage receiver.', None, 'negative_polarity'),  # insted
+    ('It is not known if it (the ell) was built in place or moved to that location and attached to the house.', None, 'negative_polarity'),  # insted
+    ('(The CSRA does not include the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', '(The CSRA includes the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', None),  # insted
 ]  # fmt: skip
 
 
