@@ -346,9 +346,14 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             return None
         start = comma + 1
     relative = in_relative = False
+    depth = 0
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
+        if i > start:  # (This is a streakline.): a sentence in brackets has its verb inside them
+            depth += (token.tag == "-LRB-") - (token.tag == "-RRB-" and depth > 0)
+        if depth or (token.tag == "-RRB-" and i > start):
+            continue  # (earthenware steamer mainly used for making tteok): a parenthesis is no main clause
         if in_relative and token.tag in _FINITE and _after_conjunction(tokens, i):
             continue  # who secrete enzymes ... and thus do not eat: still the relative clause
         if i == 0 and _is_question(tokens) and token.tag in ("WDT", "WP", "WP$", "WRB"):
@@ -380,6 +385,8 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             lexical = token.tag == "VBD" and lemma(word) not in (None, "be", "do", "have")
             if lexical and nonfinite_reason(tokens, i) is not None:
                 continue  # In papers filed Friday, ...: a reduced relative or participle, not the clause's verb
+            if lexical and _adjectival(tokens, i):
+                continue  # the vastly outnumbered forces were: "were" is the verb
             if relative:
                 relative, in_relative = False, True
                 continue
@@ -389,6 +396,18 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         if token.text in (",", ";", ":"):
             relative = in_relative = False
     return None
+
+
+def _adjectival(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the past form at ``i`` is a participle used as an adjective before its noun: after a determiner
+    and an *-ly* adverb (*the vastly outnumbered South Vietnamese forces*) or after a preposition and an
+    adjective (*of water-borne eroded material*)."""
+    if i < 2 or i + 1 >= len(tokens) or not tokens[i + 1].tag.startswith(("NN", "JJ")):
+        return False
+    before, first = tokens[i - 1], tokens[i - 2]
+    if before.text.lower().endswith("ly") and first.tag in ("DT", "PRP$"):
+        return True
+    return before.tag == "JJ" and first.tag == "IN"
 
 
 def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:

@@ -275,6 +275,12 @@ NEGATION = [
     ('The FT-ONE was not only Yaesu’s first fully synthesized, computer-controlled amateur band transceiver but it was also the first transceiver with a general coverage receiver.', None, 'negative_polarity'),  # insted
     ('It is not known if it (the ell) was built in place or moved to that location and attached to the house.', None, 'negative_polarity'),  # insted
     ('(The CSRA does not include the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', '(The CSRA includes the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', None),  # insted
+    # issue #50, INSteD's Wikipedia test documents (file_id 733, 3940, 8289, 4415): the main verb is never inside
+    # a parenthesis (unless the whole sentence is one), nor a past participle used as an adjective before its noun
+    ('After three days of fighting, the vastly outnumbered South Vietnamese forces, though well supported by American air power, were forced to abandon their positions in Lộc Ninh.', 'After three days of fighting, the vastly outnumbered South Vietnamese forces, though well supported by American air power, were not forced to abandon their positions in Lộc Ninh.', None),  # insted
+    ('The cooking technique originally referred to dishes cooked in a siru (시루, earthenware steamer mainly used for making tteok) by steaming.', None, 'no_main_verb'),  # insted
+    ("Under Theodosius I (r. 379–395), Christianity became the Empire's official state religion and others such as Roman polytheism were proscribed.", "Under Theodosius I (r. 379–395), Christianity did not become the Empire's official state religion and others such as Roman polytheism were proscribed.", None),  # insted
+    ('(This is a streakline.)', '(This is not a streakline.)', None),  # insted
 ]  # fmt: skip
 
 
