@@ -31,8 +31,8 @@ from incoherent.schemas.records import Rejected
 Count = Callable[[str], None]
 INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
 SEPARATOR = " "
-# read the document's other sentences (number: the years its moved year must clash with)
-CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up", "number"})
+# read the document's other sentences (number: the years its moved year must clash with; negation: the years)
+CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up", "number", "negation"})
 DEMONSTRATIVE_VARIANTS = ("insted", "agree")
 
 

@@ -18,6 +18,9 @@ out-of-vocabulary words (stored as pickle) are never used, so a verb the diction
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from incoherent.corpora.probes.clauses import (
     in_temporal_clause,
     nonfinite_reason,
@@ -28,7 +31,7 @@ from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma
 from incoherent.corpora.probes.referents import in_quotation
 from incoherent.corpora.probes.tense_gate import gate
-from incoherent.corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.text import Token, analyse, match_case, tokenize
 
 _BE_PAST = frozenset({"was", "were"})
 _BE_ADVERBS = frozenset(
@@ -410,8 +413,17 @@ def _adjectival(tokens: tuple[Token, ...], i: int) -> bool:
     return before.tag == "JJ" and first.tag == "IN"
 
 
-def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
-    """Negate the main clause (or make a negated one affirmative).
+_YEAR = re.compile(r"1[0-9]{3}|20[0-9]{2}")
+
+
+def negation(
+    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+) -> list[Edit]:
+    """Negate the main clause (or make a negated one affirmative). With ``context`` (the document's other
+    sentences), a main clause dated by a year the context does not name, where the context names years, is no
+    site (``foreign_year``): that date is the intruder's own fact, often one that clashed with the context's
+    dates, and negating the clause would deny it (*It was first climbed in 1960* beside a first ascent in 1973 ->
+    *It was not first climbed in 1960*: issue #50's readings).
 
     >>> [e.after for e in negation("The town received its charter in 1201.")]
     ['did not receive']
@@ -419,8 +431,24 @@ def negation(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edi
     ['does not have']
     >>> [e.after for e in negation("He did not win the race.")]
     ['won']
+    >>> negation("The town received its charter in 1201.", context=["It was founded in 1150."])
+    NoSite('foreign_year')
     """
     tokens = _surfaced(analyse(sentence) if tokens is None else tokens)
+    edits = _negation(sentence, tokens)
+    if not edits or not context:
+        return edits
+    years = {t.text for c in context for t in tokenize(c) if _YEAR.fullmatch(t.text)}
+    i = _main_verb(tokens)
+    if years and i is not None:
+        end = next((j for j in range(i + 1, len(tokens)) if tokens[j].text in (",", ";", ":")), len(tokens))
+        if any(_YEAR.fullmatch(t.text) and t.text not in years for t in tokens[:end]):
+            return NoSite("foreign_year")
+    return edits
+
+
+def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
+    """:func:`negation` of ``tokens`` (surfaced), without the context's gate."""
     i = _main_verb(tokens)
     if i is None:
         return NoSite("no_main_verb")

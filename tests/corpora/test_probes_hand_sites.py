@@ -23,7 +23,7 @@ FLOORS = {
     "demonstrative": (87, 97),  # >= 80%
     "conjunction": (60, 99),  # >= 60%
     "past-to-future": (80, 100),  # >= 80%
-    "negation": (87, 100),  # >= 40%
+    "negation": (75, 100),  # >= 40% (87 before foreign_year: 12 dated by a year their context lacks)
     "number": (82, 100),  # 84 before years without a clash; any site >= 90%: test_a_number_probe_for_most_...
 }
 

@@ -346,3 +346,52 @@ def test_negation_keeps_the_past_of_cost():
     )
     present = "The company puts out a magazine."
     assert apply_edits(present, PHENOMENA["negation"](present)) == "The company does not put out a magazine."
+
+
+# Issue #50: negating an intruder dated by a year its context does not name (the context naming others) repairs
+# it: the date was the intruder's own fact, often one that clashed with the context's. Real documents: lines
+# 1001, 1575 and 2817 of the first 3,000 INSteD Wikipedia test documents (file_id 3702, 5958, 8125), the
+# intruder at its place; the third keeps its site, its year being the context's, and so does the first cut short
+# (own) beside a context without years.
+KISHTWAR = [
+    "The Kishtwar Himalaya is a small subrange of the Himalayan mountain range, in the Indian states of Jammu and "
+    "Kashmir and Himachal Pradesh.",
+    "However it is not as well known as other parts of the Himalaya since its highest peak, Bharanzar, or Sickle "
+    "Moon, is only 6,574 m (21,568 ft) in elevation.",
+    "One of its best-known peaks is Brammah I, 6,416 m (21,050 ft), climbed by Chris Bonington and Nick Estcourt "
+    "in 1973.",
+]
+CRISTIANI = [
+    "Giovanni di Bartolomeo Cristiani, who lived at Pistoia in the 14th century, is thought by Ciampi to have been "
+    "employed at the Campo Santo of Pisa in 1382.",
+    "He is known to have painted a 'Virgin and Child between SS.",
+    "His last work, which is now lost, was the decoration of a church in Pistoia, which was begun in 1396 and "
+    "finished in 1398.",
+]
+BARTER = [
+    "Barter Theatre, located in Abingdon, Virginia, opened on June 10, 1933.",
+    "In 1933, when the country was in the middle of the Great Depression, most patrons were not able to pay the "
+    "full ticket price.",
+    "In 1946, Barter Theatre was designated as the State Theatre of Virginia.",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "context", "probed", "reason"),
+    [
+        ("It was first climbed in 1960 by a British/Indian/Nepalese team led by J. O. M. Roberts via the West "
+         "Ridge, approached from the north.", KISHTWAR, None, "foreign_year"),
+        ("At the 1883 Exposition of Fine Arts in Rome, he exhibited a painting titled: Virginibus puerisque canto.",
+         CRISTIANI, None, "foreign_year"),
+        ("The theatre was founded in 1933 during the Great Depression.", BARTER,
+         "The theatre was not founded in 1933 during the Great Depression.", None),
+        # no year in the context: nothing to clash with, the site stays
+        ("It was first climbed in 1960 by a British/Indian/Nepalese team.", KISHTWAR[:2],
+         "It was not first climbed in 1960 by a British/Indian/Nepalese team.", None),
+    ],
+)  # fmt: skip
+def test_negation_skips_a_year_foreign_to_the_context(sentence, context, probed, reason):
+    found = PHENOMENA["negation"](sentence, context=context)
+    assert (apply_edits(sentence, found) if found else None) == probed
+    assert getattr(found, "reason", None) == reason
+    assert PHENOMENA["negation"](sentence)  # without a context: the site (the year gate reads the context)
