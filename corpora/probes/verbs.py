@@ -441,7 +441,15 @@ def negation(
     years = {t.text for c in context for t in tokenize(c) if _YEAR.fullmatch(t.text)}
     i = _main_verb(tokens)
     if years and i is not None:
-        end = next((j for j in range(i + 1, len(tokens)) if tokens[j].text in (",", ";", ":")), len(tokens))
+        end = next(
+            (
+                j
+                for j in range(i + 1, len(tokens))
+                if tokens[j].text in (",", ";", ":")
+                and not (j + 1 < len(tokens) and _YEAR.fullmatch(tokens[j + 1].text))  # on March 16, 1998
+            ),
+            len(tokens),
+        )
         if any(_YEAR.fullmatch(t.text) and t.text not in years for t in tokens[:end]):
             return NoSite("foreign_year")
     return edits

@@ -350,8 +350,8 @@ def test_negation_keeps_the_past_of_cost():
 
 # Issue #50: negating an intruder dated by a year its context does not name (the context naming others) repairs
 # it: the date was the intruder's own fact, often one that clashed with the context's. Real documents: lines
-# 1001, 1575 and 2817 of the first 3,000 INSteD Wikipedia test documents (file_id 3702, 5958, 8125), the
-# intruder at its place; the third keeps its site, its year being the context's, and so does the first cut short
+# 1001, 1575, 181 and 2817 of the first 3,000 INSteD Wikipedia test documents (file_id 3702, 5958, 8484, 8125), the
+# intruder at its place; the fourth keeps its site, its year being the context's, and so does the first cut short
 # (own) beside a context without years.
 KISHTWAR = [
     "The Kishtwar Himalaya is a small subrange of the Himalayan mountain range, in the Indian states of Jammu and "
@@ -368,6 +368,11 @@ CRISTIANI = [
     "His last work, which is now lost, was the decoration of a church in Pistoia, which was begun in 1396 and "
     "finished in 1398.",
 ]
+JACKFIELD = [
+    "Jackfield Halt was an unstaffed request stop on the Severn Valley line in Shropshire, England.",
+    "Although thought by some people to have been closed as part of the Beeching axe in 1963 its planned closure "
+    "pre-dated his report along with other stations along the line.",
+]
 BARTER = [
     "Barter Theatre, located in Abingdon, Virginia, opened on June 10, 1933.",
     "In 1933, when the country was in the middle of the Great Depression, most patrons were not able to pay the "
@@ -383,6 +388,9 @@ BARTER = [
          "Ridge, approached from the north.", KISHTWAR, None, "foreign_year"),
         ("At the 1883 Exposition of Fine Arts in Rome, he exhibited a painting titled: Virginibus puerisque canto.",
          CRISTIANI, None, "foreign_year"),
+        # the comma of a date does not end the clause
+        ("The station was closed on March 16, 1998 along with Penny Bridge, Fresh Pond, Glendale and Richmond Hill "
+         "Stations.", JACKFIELD, None, "foreign_year"),
         ("The theatre was founded in 1933 during the Great Depression.", BARTER,
          "The theatre was not founded in 1933 during the Great Depression.", None),
         # no year in the context: nothing to clash with, the site stays
