@@ -514,6 +514,10 @@ def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
                 match_case(also.text, f"{do} not {base}"),
             )
         ]
+    if i > 0 and tokens[i - 1].text.lower() == "first" and tokens[i - 1].tag == "RB":
+        first = tokens[i - 1]  # His writing first gained -> did not first gain (never: first did not gain)
+        after = match_case(first.text, f"{do} not {first.text.lower()} {base}")
+        return [Edit(first.start, token.end, sentence[first.start : token.end], after)]
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
 
 

@@ -281,6 +281,10 @@ NEGATION = [
     ('The cooking technique originally referred to dishes cooked in a siru (시루, earthenware steamer mainly used for making tteok) by steaming.', None, 'no_main_verb'),  # insted
     ("Under Theodosius I (r. 379–395), Christianity became the Empire's official state religion and others such as Roman polytheism were proscribed.", "Under Theodosius I (r. 379–395), Christianity did not become the Empire's official state religion and others such as Roman polytheism were proscribed.", None),  # insted
     ('(This is a streakline.)', '(This is not a streakline.)', None),  # insted
+    # issue #50, INSteD's Wikipedia test documents (file_id 7886, 3508; the first read at development seed 7001):
+    # *first* before the verb goes after the negation, as *also* does
+    ('His writing first gained popularity when Nerve.com published a series of essays that were later collected in Oedipus Wrecked.', 'His writing did not first gain popularity when Nerve.com published a series of essays that were later collected in Oedipus Wrecked.', None),  # insted
+    ('Futurist and writer Riane Eisler first popularized this term in her book The Chalice and the Blade (Harper Collins San Francisco, 1987).', 'Futurist and writer Riane Eisler did not first popularize this term in her book The Chalice and the Blade (Harper Collins San Francisco, 1987).', None),  # insted
 ]  # fmt: skip
 
 
