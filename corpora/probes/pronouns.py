@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from incoherent.corpora.probes.antecedents import animal_lead, it_subject, thing_antecedent
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.referents import (
     _COUNTRIES,
@@ -348,7 +349,10 @@ def _finite_tag(token: Token) -> bool:
 
 
 def animacy_down(
-    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+    sentence: str,
+    tokens: tuple[Token, ...] | None = None,
+    context: Sequence[str] | None = None,
+    preceding: str | None = None,
 ) -> list[Edit]:
     """Personal pronouns to inanimate: he/she/him/her -> it, his/her -> its, hers -> its own, himself/herself ->
     itself.
@@ -368,7 +372,9 @@ def animacy_down(
             return NoSite("no_context_person" if reason == "no_context_gender" else reason)
         if context_about_thing(context):
             return NoSite("context_about_thing")  # The theory ... It suggests: "it" would fit
-        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE) or positions
+        positions = _gendered(tokens, MASCULINE if referent == "m" else FEMININE)
+        if not positions:  # His in a text about a woman: it would take the clash away
+            return NoSite("would_repair")
         positions = _outside_quotations(tokens, positions)
         if not positions:
             return NoSite("in_quotation")
@@ -385,6 +391,12 @@ def animacy_down(
         if any(t.text.lower() in ("its", "itself") or (t.text.lower() == "it" and not expletive_it(tokens, i))
                for i, t in enumerate(tokens)):  # fmt: skip
             return NoSite("it_in_intruder")  # he held up his willingness to call it: which "it" is which?
+        if context and animal_lead(context[0]):
+            return NoSite("animal")  # Good Lord was a thoroughbred racehorse: "it" fits a horse
+        if any(it_subject(s) for s in context):
+            return NoSite("it_in_context")  # In 2012, it was named after ...: the new "it" is that thing
+        if thing_antecedent(tokens, positions[0], preceding):
+            return NoSite("thing_antecedent")  # the Labor party ... It held the seat: it reads as the party
     edits = []
     for i in positions:
         word = tokens[i].text.lower()

@@ -31,8 +31,9 @@ from incoherent.schemas.records import Rejected
 Count = Callable[[str], None]
 INSTED_FIELDS = ("file_id", "ctx", "to_be_replaced", "replace_with", "sen_position", "train")
 SEPARATOR = " "
-# read the document's other sentences (number: the years its moved year must clash with; negation: the years)
-CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up", "number", "negation"})
+# read the document's other sentences (number: the years its moved year must clash with; negation: the years;
+# past-to-future: a document already in the future)
+CONTEXTUAL = frozenset({"gender", "animacy-down", "animacy-up", "number", "negation", "past-to-future"})
 DEMONSTRATIVE_VARIANTS = ("insted", "agree")
 
 
@@ -72,6 +73,8 @@ def probe_document(
         kwargs = {"tokens": tokens}
         if phenomenon in CONTEXTUAL:
             kwargs["context"] = context
+        if phenomenon == "animacy-down":
+            kwargs["preceding"] = sentences[index - 1]  # the sentence its new "it" looks back to
         if phenomenon == "demonstrative":
             kwargs["agree"] = demonstrative == "agree"
             kwargs["context"] = context  # agree: a plural referent in the document makes no site

@@ -28,6 +28,17 @@ from incoherent.corpora.probes.clauses import (
     subject_is_plural,
 )
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
+from incoherent.corpora.probes.future_gates import (
+    future_in,
+    joined_by_then,
+    participle_read_as_finite,
+    passive_conjunct,
+    past_after_pronoun,
+    prefixed_lemma,
+    prepositional_opener,
+    since_clause,
+    temporal_subject_plural,
+)
 from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma
 from incoherent.corpora.probes.referents import in_quotation
 from incoherent.corpora.probes.tense_gate import gate
@@ -93,7 +104,7 @@ def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> li
     ``after a video surfaces``), with ``did``/``had`` as auxiliaries (``did not`` -> ``does not``);
     None when the subject's number is unknown."""
     token, nxt = tokens[i], _next_word(tokens, i)
-    plural = subject_is_plural(tokens, _first_of_joined(tokens, i))
+    plural = temporal_subject_plural(tokens, i, subject_is_plural(tokens, _first_of_joined(tokens, i)))
     if plural is None and not (i > 0 and tokens[i - 1].tag.startswith("NN")):
         return None
     word = token.text.lower()
@@ -115,7 +126,9 @@ def _temporal(sentence: str, tokens: tuple[Token, ...], i: int, base: str) -> li
     return [replace(token, match_case(token.text, form))]
 
 
-def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> list[Edit]:
+def past_to_future(
+    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+) -> list[Edit]:
     """Every finite past-tense verb of the sentence to the future; verbs of temporal and conditional clauses
     to the present (English keeps them there: *after a video surfaces*); participles, adjectives and reduced
     relatives are not verbs of a clause and never change.
@@ -131,6 +144,10 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     NoSite('participle_only')
     """
     tokens = analyse(sentence) if tokens is None else tokens
+    if context is not None and any(future_in(s) for s in context):
+        return NoSite(
+            "future_context"
+        )  # a document that speaks of the future: a future intruder would fit it
     edits: list[Edit] = []
     question = _is_question(tokens)
     skip: set[int] = set()
@@ -138,13 +155,13 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     edited: dict[int, str] = {}  # position -> lexical / auxiliary / be, for the gate
     kept: set[int] = set()  # past verbs deliberately left
     future = 0
-    tokens = _surfaced(tokens)
+    tokens = past_after_pronoun(_surfaced(tokens))
     for i, token in enumerate(tokens):
         if token.tag != "VBD" or i in skip:
             continue
         word = token.text.lower()
         nxt = _next_word(tokens, i)
-        base = "be" if word in _BE_PAST else lemma(word)
+        base = "be" if word in _BE_PAST else lemma(word) or prefixed_lemma(word)
         if base is None:
             reasons.append("unknown_verb")
             continue
@@ -155,10 +172,27 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             reasons.append("title")  # "I Made a Vow": a capitalised verb inside the sentence names something
             kept.add(i)
             continue
-        if base != "be" and not auxiliary and nonfinite_reason(tokens, i, base) is not None:
+        if (
+            base != "be"
+            and not auxiliary
+            and (
+                nonfinite_reason(*_unprefixed(tokens, i, base)) is not None
+                or participle_read_as_finite(tokens, i, base)
+            )
+        ):
             reasons.append("participle_only")
             continue
-        if in_temporal_clause(tokens, i):
+        if passive_conjunct(tokens, i, base):
+            reasons.append(
+                "passive_conjunct"
+            )  # was re-acquired ... and converted to: will be ... and converted
+            kept.add(i)
+            continue
+        if since_clause(tokens, i):
+            reasons.append("since_clause")  # since it started in 2001: no future after since
+            kept.add(i)
+            continue
+        if in_temporal_clause(tokens, i) and not prepositional_opener(tokens, i):
             if _governed_by_present(tokens, i):
                 reasons.append("temporal_clause_only")  # is accepted to have begun in 1941, when the US were
                 kept.add(i)
@@ -170,6 +204,10 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
             edits += present
             edited[i] = "be" if base == "be" else "auxiliary" if auxiliary else "lexical"
             skip.add(i + 1) if nxt is not None and nxt.text.lower() == "n't" else None
+            continue
+        if future and not auxiliary and joined_by_then(tokens, i):
+            edits.append(replace(token, match_case(token.text, base)))  # will complete ... then become
+            edited[i] = "be" if base == "be" else "lexical"
             continue
         future += 1
         edited[i] = "be" if word in _BE_PAST else "auxiliary" if auxiliary else "lexical"
@@ -191,6 +229,19 @@ def past_to_future(sentence: str, tokens: tuple[Token, ...] | None = None) -> li
     if not edits:
         return NoSite(reasons[0] if reasons else "no_past_verb")
     return edits
+
+
+def _unprefixed(tokens: tuple[Token, ...], i: int, base: str) -> tuple[tuple[Token, ...], int, str]:
+    """The sentence with a prefixed past verb at ``i`` read without its prefix (*co-wrote* as *wrote*, base
+    *write*), ``i`` and the base."""
+    word = tokens[i].text
+    if "-" not in base or prefixed_lemma(word.lower()) is None:
+        return tokens, i, base
+    return (
+        tokens[:i] + (tokens[i]._replace(text=word.partition("-")[2]),) + tokens[i + 1 :],
+        i,
+        base.partition("-")[2],
+    )
 
 
 def _future_of_be(
