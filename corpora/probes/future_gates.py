@@ -34,8 +34,9 @@ def _before_adverbs(tokens: tuple[Token, ...], i: int) -> int:
 def participle_read_as_finite(tokens: tuple[Token, ...], i: int, base: str) -> bool:
     """Whether the past form at ``i`` is a participle the clause reading took for a finite verb: a verb of
     :data:`_PASSIVE_BEFORE_PREPOSITION` right before a preposition (*an engine, intended for heavy goods*), or a
-    past form after the sentence's subject noun whose phrase a comma closes before a present verb (*The liberties
-    explicitly defined, make up the Bill of Rights*).
+    past form after the sentence's subject noun whose phrase ends at a present verb, a comma between or not (*The
+    liberties explicitly defined, make up the Bill of Rights*; *Small additions added in the 19th and 20th
+    centuries expand the building*).
 
     >>> from incoherent.corpora.probes.text import analyse
     >>> participle_read_as_finite(analyse("It was an engine, intended for goods trains, and was based on the G 7."), 5, "intend")
@@ -58,17 +59,22 @@ def participle_read_as_finite(tokens: tuple[Token, ...], i: int, base: str) -> b
         return False
     if any(t.tag in ("VBD", "VBZ", "VBP", "MD") for t in tokens[:j]):
         return False
-    comma = next((k for k in range(i + 1, len(tokens)) if tokens[k].text in (",", ";", ":", '"', "“")), None)
-    if comma is None or tokens[comma].text != ",":
-        return False
-    k = comma + 1
-    while k < len(tokens) and tokens[k].tag in ("RB", "RBR"):
-        k += 1
-    return k < len(tokens) and tokens[k].tag in (
-        "VBZ",
-        "VBP",
-        "VB",
-    )  # the subject's own verb, after the phrase
+    if nxt is not None and nxt.tag in ("DT", "PRP$", "PRP", "CD", "JJ", "NN", "NNS", "NNP", "NNPS"):
+        return False  # prompted the need for ...: an object, so a finite verb
+    for k in range(i + 1, len(tokens)):
+        token = tokens[k]
+        if token.text.lower() in ("that", "which", "who", "whom", "whose"):
+            return False  # alternatives that overcome this limitation: a relative clause's verb
+        if token.tag in ("VBZ", "VBP") and token.text.islower():
+            return True  # Small additions added in the 19th and 20th centuries expand the building
+        if token.text == ",":
+            m = k + 1
+            while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
+                m += 1
+            return m < len(tokens) and tokens[m].tag in ("VBZ", "VBP", "VB")  # the subject's own verb
+        if token.text in (";", ":", '"', "“", "(") or token.tag in ("VBD", "MD", "VB", "WDT", "WP", "WRB"):
+            return False
+    return False
 
 
 def since_clause(tokens: tuple[Token, ...], i: int) -> bool:
@@ -254,3 +260,25 @@ def prefixed_lemma(word: str) -> str | None:
         return None
     base = lemma(rest)
     return f"{prefix}-{base}" if base is not None and rest != base and rest in past_forms(base) else None
+
+
+def past_read_as_base(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
+    """A past form after *and*/*or* that the tagger read as a base form is a past verb joined to the one before
+    (*a drive belt that linked both rotors and spun them*: *spun* tagged VB), so it takes the future with it.
+
+    >>> from incoherent.corpora.probes.text import analyse
+    >>> toks = past_read_as_base(analyse("Power was transmitted by a belt that linked both rotors and spun them."))
+    >>> [t.tag for t in toks if t.text == "spun"]
+    ['VBD']
+    """
+    from incoherent.corpora.probes.lexicon import lemma, past_forms
+
+    out = list(tokens)
+    for i, token in enumerate(tokens):
+        if token.tag != "VB" or i == 0 or tokens[i - 1].text.lower() not in ("and", "or"):
+            continue
+        word = token.text.lower()
+        base = lemma(word)
+        if base is not None and word != base and word in past_forms(base):
+            out[i] = token._replace(tag="VBD")
+    return tuple(out)

@@ -34,6 +34,7 @@ from incoherent.corpora.probes.future_gates import (
     participle_read_as_finite,
     passive_conjunct,
     past_after_pronoun,
+    past_read_as_base,
     prefixed_lemma,
     prepositional_opener,
     since_clause,
@@ -155,7 +156,7 @@ def past_to_future(
     edited: dict[int, str] = {}  # position -> lexical / auxiliary / be, for the gate
     kept: set[int] = set()  # past verbs deliberately left
     future = 0
-    tokens = past_after_pronoun(_surfaced(tokens))
+    tokens = past_read_as_base(past_after_pronoun(_surfaced(tokens)))
     for i, token in enumerate(tokens):
         if token.tag != "VBD" or i in skip:
             continue

@@ -68,6 +68,8 @@ def test_animacy_down_a_thing_inside_a_prepositional_phrase_is_no_referent():
         # file_id 2792: a participle after the subject, its verb present (was "The liberties will explicitly define")
         ("The liberties explicitly defined, make up the Bill of Rights, including freedom of speech, the right to "
          "bear arms, and the right to privacy.", "participle_only"),
+        # file_id 559: the same without a comma (was "Small additions will add in the 19th and 20th centuries expand")
+        ("Small additions added in the 19th and 20th centuries expand the building to three sides.", "participle_only"),
         # file_id 3942: "intended for" is a participle (was "will intend for heavy goods train duties")
         ("It was an eight-coupled engine, intended for heavy goods train duties, and was based on the Prussian G 7.",
          "mixed_tense_left"),
@@ -120,6 +122,11 @@ def test_past_to_future_probes(sentence, probed):
         # file_id 7544: a second verb after "then" takes the first one's will (was "... State will then become")
         ("He completed his undergraduate degree at Northwestern State then became head coach at Texarkana.",
          "He will complete his undergraduate degree at Northwestern State then become head coach at Texarkana."),
+        # file_id 8032: "spun" after "and", tagged as a base form, is the second past verb (was "and spun them" left)
+        ("Power was transmitted to the rotors by a drive belt that linked both rotors and spun them in opposite "
+         "directions.",
+         "Power will be transmitted to the rotors by a drive belt that will link both rotors and will spin them in "
+         "opposite directions."),
         # file_id 7641: "played" after its subject pronoun, tagged otherwise, is the finite verb (was no site)
         ("He played for Archbishop Riordan High School.", "He will play for Archbishop Riordan High School."),
         # file_id 7985: a prefixed past verb (was left in the past beside a future)
