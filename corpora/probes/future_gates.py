@@ -200,17 +200,22 @@ def joined_by_then(tokens: tuple[Token, ...], i: int) -> bool:
 
 
 def future_in(sentence: str) -> bool:
-    """Whether the sentence has a future: *will*, *shall* or *'ll* before a verb's base form (adverbs between).
+    """Whether the sentence has a future: *will*, *shall* or *'ll* before a verb's base form (adverbs between), or
+    it calls its subject *upcoming* or *forthcoming*.
 
     >>> future_in("A OVA will be released alongside the light novels ninth volume.")
     True
     >>> future_in("The Will of the People was published in 1850.")
     False
+    >>> future_in("CHiPs is an upcoming American action comedy film written and directed by Dax Shepard.")
+    True
     """
     from incoherent.corpora.probes.text import analyse
 
     tokens = analyse(sentence)
     for k, token in enumerate(tokens):
+        if token.text.lower() in ("upcoming", "forthcoming"):
+            return True  # CHiPs is an upcoming American action comedy film
         if token.tag == "MD" and token.text.lower() in ("will", "shall", "'ll"):
             m = k + 1
             while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):

@@ -156,6 +156,14 @@ def test_past_to_future_skips_a_document_already_in_the_future():
     counts: list[str] = []
     assert not [r for r in probe_document(_doc(DAM, 1), ["past-to-future"], 0, count=counts.append)]
     assert "no_site/past-to-future/future_context" in counts
+    # file_id 7308: an upcoming film; "The film will be produced by ..." would fit it
+    chips = [
+        "CHiPs is an upcoming American action comedy film written and directed by Dax Shepard, based on the 1970s "
+        "television series of the same name created by Rick Rosner.",
+        "Principal photography began on October 21, 2015 in Los Angeles.",
+        "The film was produced by Stephen J. Cannell, Ridley Scott and Tony Scott.",
+    ]
+    assert past_to_future(chips[2], context=chips[:2]).reason == "future_context"
     # a title's "He'll Win" is no future (INSteD's hand site, Fiona Apple's When the Pawn...)
     title = (
         "The whole title is When the Pawn Hits the Conflicts He Thinks like a King What He Knows Throws the Blows "
