@@ -268,8 +268,9 @@ def prefixed_lemma(word: str) -> str | None:
 
 
 def past_read_as_base(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
-    """A past form after *and*/*or* that the tagger read as a base form is a past verb joined to the one before
-    (*a drive belt that linked both rotors and spun them*: *spun* tagged VB), so it takes the future with it.
+    """A past form after *and*/*or* (adverbs between) that the tagger read as a base or present form is a past verb
+    joined to the one before (*a drive belt that linked both rotors and spun them*: *spun* tagged VB; *, and also
+    played for the NFL's Atlanta Falcons*: VBZ), so it takes the future with it.
 
     >>> from incoherent.corpora.probes.text import analyse
     >>> toks = past_read_as_base(analyse("Power was transmitted by a belt that linked both rotors and spun them."))
@@ -280,7 +281,8 @@ def past_read_as_base(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
 
     out = list(tokens)
     for i, token in enumerate(tokens):
-        if token.tag != "VB" or i == 0 or tokens[i - 1].text.lower() not in ("and", "or"):
+        j = _before_adverbs(tokens, i)
+        if token.tag not in ("VB", "VBZ", "VBP") or j < 0 or tokens[j].text.lower() not in ("and", "or"):
             continue
         word = token.text.lower()
         base = lemma(word)

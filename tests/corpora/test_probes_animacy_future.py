@@ -127,6 +127,11 @@ def test_past_to_future_probes(sentence, probed):
          "directions.",
          "Power will be transmitted to the rotors by a drive belt that will link both rotors and will spin them in "
          "opposite directions."),
+        # file_id 3181: "played" after "and also", tagged VBZ (was left in the past beside "will sign")
+        ("He signed with the NFL's Cincinnati Bengals as an undrafted free agent, and also played for the NFL's "
+         "Atlanta Falcons.",
+         "He will sign with the NFL's Cincinnati Bengals as an undrafted free agent, and will also play for the NFL's "
+         "Atlanta Falcons."),
         # file_id 7641: "played" after its subject pronoun, tagged otherwise, is the finite verb (was no site)
         ("He played for Archbishop Riordan High School.", "He will play for Archbishop Riordan High School."),
         # file_id 7985: a prefixed past verb (was left in the past beside a future)
