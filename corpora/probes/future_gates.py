@@ -18,6 +18,7 @@ _PASSIVE_CONJUNCTS = _PASSIVE_BEFORE_PREPOSITION | frozenset(
     "sentence convict convert attach rename induct imprison deport exile station assign appoint elect promote "
     "reassign relegate demote".split()
 )
+_AUXILIARY = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "'s"})
 _SUBJECT_PRONOUNS = frozenset({"he", "she", "it", "they", "we", "i", "you"})
 _NP_TAGS = frozenset(
     {"DT", "PDT", "JJ", "JJR", "JJS", "CD", "POS", "PRP$", "NN", "NNS", "NNP", "NNPS", "HYPH"}
@@ -270,7 +271,8 @@ def prefixed_lemma(word: str) -> str | None:
 def past_read_as_base(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
     """A past form after *and*/*or* (adverbs between) that the tagger read as a base or present form is a past verb
     joined to the one before (*a drive belt that linked both rotors and spun them*: *spun* tagged VB; *, and also
-    played for the NFL's Atlanta Falcons*: VBZ), so it takes the future with it.
+    played for the NFL's Atlanta Falcons*: VBZ), and so is one read as a participle that takes an object with no
+    *be* or *have* before it (*bats left-handed, and primarily played first base*), so it takes the future with it.
 
     >>> from incoherent.corpora.probes.text import analyse
     >>> toks = past_read_as_base(analyse("Power was transmitted by a belt that linked both rotors and spun them."))
@@ -282,7 +284,16 @@ def past_read_as_base(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
     out = list(tokens)
     for i, token in enumerate(tokens):
         j = _before_adverbs(tokens, i)
-        if token.tag not in ("VB", "VBZ", "VBP") or j < 0 or tokens[j].text.lower() not in ("and", "or"):
+        if j < 0 or tokens[j].text.lower() not in ("and", "or"):
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        participle = (
+            token.tag == "VBN"
+            and nxt is not None
+            and nxt.tag in ("DT", "PRP", "PRP$", "JJ", "NN", "NNS", "NNP", "CD")
+            and not any(t.text.lower() in _AUXILIARY for t in tokens[:j])
+        )  # bats left-handed, and primarily played first base: an object, and no be/have to take a participle
+        if token.tag not in ("VB", "VBZ", "VBP") and not participle:
             continue
         word = token.text.lower()
         base = lemma(word)

@@ -73,6 +73,10 @@ def test_animacy_down_a_thing_inside_a_prepositional_phrase_is_no_referent():
         # file_id 3942: "intended for" is a participle (was "will intend for heavy goods train duties")
         ("It was an eight-coupled engine, intended for heavy goods train duties, and was based on the Prussian G 7.",
          "mixed_tense_left"),
+        # file_id 7667: "played" (tagged VBN) joined to present verbs; it would stay past beside the future, which
+        # the gate refuses (was "and primarily played first base, but will be capable")
+        ("He throws right-handed, bats left-handed, and primarily played first base, but was capable of playing "
+         "third base and the outfield.", "mixed_tense_left"),
         # file_id 8372: no future after "since" (was "since it will start in 2001")
         ("She is the third representative of Jamaica to compete in the international pageant, Miss Earth, since it "
          "started in 2001.", "since_clause"),
