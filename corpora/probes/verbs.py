@@ -145,10 +145,6 @@ def past_to_future(
     NoSite('participle_only')
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    if context is not None and any(future_in(s) for s in context):
-        return NoSite(
-            "future_context"
-        )  # a document that speaks of the future: a future intruder would fit it
     edits: list[Edit] = []
     question = _is_question(tokens)
     skip: set[int] = set()
@@ -229,6 +225,9 @@ def past_to_future(
         return NoSite(weak)  # an edit on weak evidence, or a past verb left beside a future one
     if not edits:
         return NoSite(reasons[0] if reasons else "no_past_verb")
+    if context is not None and any(future_in(s) for s in context):
+        # a document that speaks of the future: a future intruder would fit it
+        return NoSite("future_context")
     return edits
 
 
