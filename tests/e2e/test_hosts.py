@@ -90,19 +90,32 @@ S3_CLIENT = {
     "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
     "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required",
 }
-# every process of a host: its own mount namespace, its work folder at the same path over a fresh /tmp
+# every process of a host: its own mount namespace, its work folder at the same path over a fresh /tmp, and the
+# machine's own files that happen to live under /tmp (a checkout or venv there: the test's "operating system")
+# mounted back beside it
 MOUNTS = r"""
 set -euo pipefail
-folder="$1"
 mount --make-rprivate /
-mount --bind "$folder" /mnt
+mount -t tmpfs tmpfs /mnt
+n=0
+for path in "$@"; do n=$((n + 1)); mkdir /mnt/$n; mount --bind "$path" /mnt/$n; done
 mount -t tmpfs -o size=4g tmpfs /tmp
 mount -t tmpfs tmpfs /dev/shm
-mkdir -p "$folder"
-mount --move /mnt "$folder"
+n=0
+for path in "$@"; do n=$((n + 1)); mkdir -p "$path"; mount --move /mnt/$n "$path"; done
 echo ready
 exec sleep 86400
 """
+
+
+def system_under_tmp() -> list[Path]:
+    """The checkout, the venv, the Python and the fetched jars where they lie under /tmp (a clone made there):
+    every host reads them as a machine's installed files, so the fresh /tmp must not hide them."""
+    paths = {ROOT, Path(sys.prefix), Path(sys.base_prefix), S3PROXY.parent}
+    if HOME is not None:
+        paths.add(Path(HOME))
+    under = sorted(p.resolve() for p in paths if p.resolve().is_relative_to("/tmp"))
+    return [p for p in under if not any(p != q and p.is_relative_to(q) for q in under)]
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -200,7 +213,7 @@ class Host:
         ip("link", "set", outside, "master", bridge, "up")
         self.holder = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, "unshare", "--mount", "--propagation", "private",
-             "bash", "-c", MOUNTS, "mounts", str(folder)],
+             "bash", "-c", MOUNTS, "mounts", str(folder), *map(str, system_under_tmp())],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
         line = self.holder.stdout.readline()  # the event: its mounts are in place
