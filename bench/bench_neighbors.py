@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,6 +56,48 @@ def cpu_of_child(cmd: list[str]) -> tuple[float, float, str]:
         sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall, proc.stdout
+
+
+def measured_child(cmd: list[str], interval: float = 0.5) -> dict:
+    """Run ``cmd`` (and wait): its CPU seconds (``getrusage`` of the waited-for tree), wall seconds, the peak
+    resident memory of the process and all its children (``/proc``, sampled every ``interval`` s) and the
+    1-minute load average at the start, the end and its largest sample."""
+    import psutil
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    load = [os.getloadavg()[0]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample():
+        nonlocal peak
+        parent = psutil.Process(proc.pid)
+        while not done.wait(interval):
+            try:
+                procs = [parent, *parent.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            except psutil.Error:
+                pass
+            load.append(os.getloadavg()[0])
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    output, _ = proc.communicate()
+    done.set()
+    thread.join()
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}\n{output[-3000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load.append(os.getloadavg()[0])
+    return {
+        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(peak / 2**20, 1),
+        "load_start_end_max": [load[0], load[-1], max(load)],
+    }
 
 
 def self_cpu() -> float:
@@ -197,9 +241,10 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def cell_main(index_dir: str, tiles: int) -> None:
+def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
     """In a process of its own: a cell worker (``TopKCells``: setup, then one cell) on the cell of the first
-    tile's queries against the last tile (the diagonal cell with one tile): its peak resident memory above
+    tile's queries against the last tile (the diagonal cell with one tile; the first tile against itself with
+    ``diagonal``): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident memory above
     what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``), the peak of
     numpy's allocations (``tracemalloc``), and the non-zeros of its two tiles."""
     import tracemalloc
@@ -212,7 +257,7 @@ def cell_main(index_dir: str, tiles: int) -> None:
     n = int(meta["num_docs"])
     tile_rows = -(-n // tiles)
     cells = grid(n, tile_rows)
-    queries, tile = cells[0] if tiles == 1 else ((0, tile_rows), cells[-1][1])
+    queries, tile = cells[0] if tiles == 1 or diagonal else ((0, tile_rows), cells[-1][1])
     warm = TopKCells(index_dir, params, K, 1, 1)  # numba compiled (or loaded from its cache) on a small cell
     warm.setup()
     list(warm.process([(0, 50), (50, 100)], meta["corpus_fingerprint"]))
@@ -233,11 +278,26 @@ def cell_main(index_dir: str, tiles: int) -> None:
     nnz = int(ptr[queries[1]] - ptr[queries[0]]) + (
         0 if queries == tile else int(ptr[tile[1]] - ptr[tile[0]])
     )
+    num_features = rows.num_features
+
+    def df(a: int, b: int) -> np.ndarray:  # each feature's count of rows a:b, a chunk of rows at a time
+        counts = np.zeros(num_features, np.float64)
+        for lo in range(a, b, 50_000):
+            _, indices, _ = rows.rows(lo, min(b, lo + 50_000), data=False)
+            counts += np.bincount(indices, minlength=num_features)
+        return counts
+
+    df_tile = df(*tile)  # after the measurement: the multiply-adds of the cell, each pair once
+    madds = (df_tile * (df_tile - 1) / 2).sum() if queries == tile else (df(*queries) * df_tile).sum()
+    del df_tile
     worker.teardown()
     print(
         json.dumps(
             {
                 "tiles": tiles,
+                "rows_per_tile": tile_rows,
+                "madds": float(madds),
+                "madds_per_cpu_s": round(float(madds) / max(cpu, 1e-9) / 1e9, 3),
                 "cell": [list(queries), list(tile)],
                 "cell_nnz": nnz,
                 "index_nnz": int(ptr[-1]),
@@ -251,15 +311,44 @@ def cell_main(index_dir: str, tiles: int) -> None:
     )
 
 
-def memory_main(index_dir: str) -> None:
-    """The memory of a cell worker for 1, 4 and 16 tiles (each in a process of its own), and the whole-index
-    worker of before (``prepare`` of the whole matrix) for comparison."""
+def memory_main(index_dir: str, tiles: list[int], diagonal: bool = False) -> list[dict]:
+    """The memory and CPU seconds of a cell worker for each number of tiles (default 1, 4 and 16), each cell in
+    a process of its own; with ``diagonal`` also the first tile's diagonal cell for each number above 1."""
     rows = []
-    for tiles in (1, 4, 16):
-        _, _, out = cpu_of_child([sys.executable, __file__, "--cell", index_dir, str(tiles)])
-        rows.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps(rows[-1]), flush=True)
+    for count in tiles:
+        for diag in (False, True) if diagonal and count > 1 else (False,):
+            cmd = [sys.executable, __file__, "--cell", index_dir, str(count)] + (
+                ["--diagonal"] if diag else []
+            )
+            _, wall, out = cpu_of_child(cmd)
+            rows.append(json.loads(out.strip().splitlines()[-1]) | {"wall_s": round(wall, 1)})
+            print(json.dumps(rows[-1]), flush=True)
     (WORK / "neighbors_memory.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
+    """One large size: the corpus, ``ingest text`` and ``index`` (default parameters) measured (CPU and wall
+    seconds, the peak RSS of the process tree, the load average), then the cell workers of :func:`memory_main`
+    on that index. Results to ``bench/work/neighbors_scale-N.json``."""
+    corpus = WORK / f"neighbors-corpus-{n}.jsonl"
+    if not corpus.exists():
+        make = [sys.executable, str(ROOT / "bench" / "inputs" / "make_retrieval_corpus.py"), str(corpus)]
+        subprocess.run([*make, str(n), "0", "--fill", "--data", data], check=True)
+    docs, index = WORK / f"nb-docs-{n}", WORK / f"nb-index-{n}"
+    result: dict = {"n": n}
+    for stage, cmd in (
+        ("ingest", ["ingest", "text", str(corpus), "--source", "bench", "--out", str(docs), "--overwrite"]),
+        ("index", ["index", str(docs), "--out", str(index), "--overwrite"]),
+    ):
+        result[stage] = measured_child(CLI + cmd)
+        print(json.dumps({stage: result[stage]}), flush=True)
+    meta = json.loads((index / "index.json").read_text("utf-8"))
+    result["index_files_mb"] = round(sum(f.stat().st_size for f in index.iterdir() if f.is_file()) / 2**20, 1)
+    result["num_docs"] = meta.get("num_docs")
+    (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
+    result["cells"] = memory_main(str(index), tiles, diagonal)
+    (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 def main() -> None:
@@ -274,15 +363,41 @@ def main() -> None:
     parser.add_argument(
         "--memory",
         metavar="INDEX",
-        help="only the memory of a cell worker on this index for 1, 4 and 16 tiles (peak RSS above the "
-        "process's before the cell, numpy's peak by tracemalloc), each in a process of its own",
+        help="only the memory of a cell worker on this index for each number of --tiles (peak RSS above the "
+        "process's before the cell, numpy's peak by tracemalloc, CPU seconds), each in a process of its own",
+    )
+    parser.add_argument(
+        "--build",
+        type=int,
+        metavar="N",
+        help="one large size: build the corpus of N documents, ingest and index it (CPU, wall, peak RSS of "
+        "each), then --memory on that index",
+    )
+    parser.add_argument(
+        "--tiles",
+        default="1,4,16",
+        help="with --memory or --build: comma-separated numbers of tiles (default 1,4,16)",
+    )
+    parser.add_argument(
+        "--diagonal",
+        action="store_true",
+        help="with --memory or --build: also each tiling's first diagonal cell (with --cell: that cell)",
     )
     args = parser.parse_args()
+    try:
+        tiles = [int(t) for t in args.tiles.split(",")]
+    except ValueError:
+        parser.error(f"--tiles {args.tiles!r}: expected comma-separated whole numbers")
+    if not tiles or min(tiles) < 1:
+        parser.error(f"--tiles {args.tiles!r}: each number of tiles must be at least 1")
     if args.cell:
-        return cell_main(args.cell[0], int(args.cell[1]))
-    if args.memory:
+        return cell_main(args.cell[0], int(args.cell[1]), args.diagonal)
+    if args.memory or args.build:
         WORK.mkdir(parents=True, exist_ok=True)
-        return memory_main(args.memory)
+        if args.build:
+            return build_main(args.build, args.data, tiles, args.diagonal)
+        memory_main(args.memory, tiles, args.diagonal)
+        return None
     if args.kernel:
         return kernel_main(*args.kernel)
     if args.peer:
