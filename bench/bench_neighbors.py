@@ -260,7 +260,8 @@ def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
     queries, tile = cells[0] if tiles == 1 or diagonal else ((0, tile_rows), cells[-1][1])
     warm = TopKCells(index_dir, params, K, 1, 1)  # numba compiled (or loaded from its cache) on a small cell
     warm.setup()
-    list(warm.process([(0, 50), (50, 100)], meta["corpus_fingerprint"]))
+    half = min(n, 100) // 2  # the first 100 rows (or fewer) as two tiles
+    list(warm.process([(0, half), (half, 2 * half)], meta["corpus_fingerprint"]))
     warm.teardown()
     worker = TopKCells(index_dir, params, K, 1, 1)
     with open("/proc/self/clear_refs", "w") as f:
