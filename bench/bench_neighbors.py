@@ -328,6 +328,28 @@ def memory_main(index_dir: str, tiles: list[int], diagonal: bool = False) -> lis
     return rows
 
 
+def index_madds(index_dir: str) -> dict:
+    """The whole index's non-zeros (all of them; ``prepare`` keeps those of shared features), its shared
+    features and its multiply-adds, each pair once (sum of df (df - 1) / 2 over the features), read from
+    ``tfidf.npz`` a chunk of rows at a time (the indices only)."""
+    from incoherent.retrieval.files import MatrixRows, NpzRanges
+
+    path = Path(index_dir) / "tfidf.npz"
+    with open(path, "rb") as f:
+        shape = tuple(int(x) for x in NpzRanges(f, str(path)).scalar("shape"))
+        rows = MatrixRows(f, str(path), shape)
+        counts = np.zeros(shape[1], np.int64)
+        for lo in range(0, shape[0], 100_000):
+            _, indices, _ = rows.rows(lo, min(shape[0], lo + 100_000), data=False)
+            counts += np.bincount(indices, minlength=shape[1])
+    df = counts[counts > 1].astype(np.float64)
+    return {
+        "index_nnz": int(counts.sum()),
+        "shared_features": len(df),
+        "madds_pairs_once": float((df * (df - 1) / 2).sum()),
+    }
+
+
 def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
     """One large size: the corpus, ``ingest text`` and ``index`` (default parameters) measured (CPU and wall
     seconds, the peak RSS of the process tree, the load average), then the cell workers of :func:`memory_main`
@@ -347,6 +369,7 @@ def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
     meta = json.loads((index / "index.json").read_text("utf-8"))
     result["index_files_mb"] = round(sum(f.stat().st_size for f in index.iterdir() if f.is_file()) / 2**20, 1)
     result["num_docs"] = meta.get("num_docs")
+    result.update(index_madds(str(index)))
     (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
     result["cells"] = memory_main(str(index), tiles, diagonal)
     (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
