@@ -328,26 +328,45 @@ def memory_main(index_dir: str, tiles: list[int], diagonal: bool = False) -> lis
     return rows
 
 
-def index_madds(index_dir: str) -> dict:
+def index_madds(index_dir: str, project_to: tuple[int, ...] = ()) -> dict:
     """The whole index's non-zeros (all of them; ``prepare`` keeps those of shared features), its shared
     features and its multiply-adds, each pair once (sum of df (df - 1) / 2 over the features), read from
-    ``tfidf.npz`` a chunk of rows at a time (the indices only)."""
+    ``tfidf.npz`` a chunk of rows at a time (the indices only). For each size of ``project_to``: the
+    multiply-adds of the same collection grown to that size by ``--fill`` documents (ids ``mix:<n>``), whose
+    document frequencies grow in proportion to their number (sentences drawn at random from a fixed pool)
+    while those of the real windows stay: the work of the corpus ``make_retrieval_corpus.py`` would make."""
     from incoherent.retrieval.files import MatrixRows, NpzRanges
 
     path = Path(index_dir) / "tfidf.npz"
+    ids = json.loads((Path(index_dir) / "ids.json").read_text("utf-8"))
+    fill = np.array([doc_id.split(":", 2)[1:2] == ["mix"] for doc_id in ids])
     with open(path, "rb") as f:
         shape = tuple(int(x) for x in NpzRanges(f, str(path)).scalar("shape"))
         rows = MatrixRows(f, str(path), shape)
-        counts = np.zeros(shape[1], np.int64)
+        df_real, df_fill = np.zeros(shape[1], np.int64), np.zeros(shape[1], np.int64)
         for lo in range(0, shape[0], 100_000):
-            _, indices, _ = rows.rows(lo, min(shape[0], lo + 100_000), data=False)
-            counts += np.bincount(indices, minlength=shape[1])
+            hi = min(shape[0], lo + 100_000)
+            indptr, indices, _ = rows.rows(lo, hi, data=False)
+            of_fill = np.repeat(fill[lo:hi], np.diff(indptr))
+            df_real += np.bincount(indices[~of_fill], minlength=shape[1])
+            df_fill += np.bincount(indices[of_fill], minlength=shape[1])
+    counts = df_real + df_fill
     df = counts[counts > 1].astype(np.float64)
-    return {
+    out = {
         "index_nnz": int(counts.sum()),
         "shared_features": len(df),
         "madds_pairs_once": float((df * (df - 1) / 2).sum()),
+        "fill_documents": int(fill.sum()),
+        "nnz_per_document_real_fill": [
+            round(float(df_real.sum() / max(1, (~fill).sum())), 1),
+            round(float(df_fill.sum() / max(1, fill.sum())), 1),
+        ],
     }
+    for n in project_to:
+        scale = (n - (~fill).sum()) / max(1, fill.sum())
+        grown = df_real + scale * df_fill.astype(np.float64)
+        out[f"madds_pairs_once_projected_{n}"] = float((grown * np.maximum(grown - 1, 0) / 2).sum())
+    return out
 
 
 def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
@@ -369,7 +388,7 @@ def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
     meta = json.loads((index / "index.json").read_text("utf-8"))
     result["index_files_mb"] = round(sum(f.stat().st_size for f in index.iterdir() if f.is_file()) / 2**20, 1)
     result["num_docs"] = meta.get("num_docs")
-    result.update(index_madds(str(index)))
+    result.update(index_madds(str(index), (1_000_000, 6_000_000)))
     (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
     result["cells"] = memory_main(str(index), tiles, diagonal)
     (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")

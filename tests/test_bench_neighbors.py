@@ -49,3 +49,34 @@ def test_a_number_of_tiles_below_one_stops_with_one_line(tmp_path):
     done = run_bench("--memory", str(tmp_path), "--tiles", "4,0")
     assert done.returncode == 2 and "--tiles '4,0': each number of tiles must be at least 1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_multiply_adds_projected_to_more_fill_documents_are_those_of_the_grown_collection(tmp_path):
+    # a collection of 3 real rows and 4 fill rows (ids mix:<n>), projected to 11 rows (the fill rows twice),
+    # against the collection with each fill row written twice
+    import importlib.util
+
+    import scipy.sparse as sp
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_neighbors", os.path.join(ROOT, "bench", "bench_neighbors.py")
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(0)
+    real = sp.random(3, 12, density=0.5, format="csr", dtype=np.float32, random_state=rng)
+    fill = sp.random(4, 12, density=0.5, format="csr", dtype=np.float32, random_state=rng)
+
+    def write(folder, matrix, ids):
+        folder.mkdir()
+        sp.save_npz(folder / "tfidf.npz", matrix.tocsr(), compressed=False)
+        (folder / "ids.json").write_text(json.dumps(ids))
+
+    real_ids = [f"bench:wiki:{i}" for i in range(3)]
+    write(tmp_path / "a", sp.vstack([real, fill]), real_ids + [f"bench:mix:{i}" for i in range(4)])
+    write(tmp_path / "b", sp.vstack([real, fill, fill]), real_ids + [f"bench:mix:{i}" for i in range(8)])
+    a, b = bench.index_madds(str(tmp_path / "a"), (7, 11)), bench.index_madds(str(tmp_path / "b"))
+    assert a["fill_documents"] == 4 and b["fill_documents"] == 8
+    assert a["madds_pairs_once_projected_7"] == a["madds_pairs_once"] > 0
+    assert a["madds_pairs_once_projected_11"] == b["madds_pairs_once"] > a["madds_pairs_once"]
+    assert b["index_nnz"] == real.nnz + 2 * fill.nnz
