@@ -244,9 +244,10 @@ def _vm(field: str) -> int:
 def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
     """In a process of its own: a cell worker (``TopKCells``: setup, then one cell) on the cell of the first
     tile's queries against the last tile (the diagonal cell with one tile; the first tile against itself with
-    ``diagonal``): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident memory above
-    what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``), the peak of
-    numpy's allocations (``tracemalloc``), and the non-zeros of its two tiles."""
+    ``diagonal``): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident
+    memory above what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``;
+    ``base_rss_mb``: that hold, Python, numpy, numba's kernels and Beam imported), the peak of numpy's
+    allocations (``tracemalloc``), the non-zeros of its two tiles and its multiply-adds."""
     import tracemalloc
 
     from incoherent.pipelines.neighbors.transforms import TopKCells
@@ -303,6 +304,7 @@ def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
                 "cell_nnz": nnz,
                 "index_nnz": int(ptr[-1]),
                 "peak_rss_mb": round(peak / 2**20, 1),
+                "base_rss_mb": round(base / 2**20, 1),
                 "numpy_peak_mb": round(numpy_peak / 2**20, 1),
                 "rss_bytes_per_cell_nnz": round(peak / max(1, nnz), 2),
                 "keys_out": len(out),
