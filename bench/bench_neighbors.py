@@ -23,6 +23,12 @@ multiply-adds (sum of df(df-1)/2 over the posting lists: each pair once) per CPU
 scatter-add rate into accumulators of the tile's and of N floats, and the bytes a grid worker holds for 1, 4
 and 16 tiles (its tile's posting lists and offsets, its query rows, its top-k and accumulator). Results: one
 JSON line per size on stdout and ``bench/work/neighbors_results.json``.
+
+One large size (``bench/README_retrieval.md``, 2026-11-29: ``--build 1000000 --tiles 16,4,3 --diagonal``):
+``--build N`` makes the corpus, times ``ingest text`` and ``index`` (CPU and wall seconds, the process tree's
+peak RSS, the load average), counts the index's multiply-adds (and those of the collection grown to 6M), then
+runs a cell worker for each of ``--tiles`` in a process of its own (``--memory INDEX`` does that alone): CPU
+seconds, multiply-adds, peak RSS above the process's. Results: ``bench/work/neighbors_scale-N.json``.
 """
 
 from __future__ import annotations
