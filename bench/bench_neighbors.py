@@ -247,10 +247,17 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
+def cell_main(
+    index_dir: str,
+    tiles: int,
+    diagonal: bool = False,
+    tile_rows: int | None = None,
+    against: int | None = None,
+) -> None:
     """In a process of its own: a cell worker (``TopKCells``: setup, then one cell) on the cell of the first
     tile's queries against the last tile (the diagonal cell with one tile; the first tile against itself with
-    ``diagonal``): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident
+    ``diagonal``; against tile ``against`` when given; tiles of ``tile_rows`` rows instead of ``tiles`` tiles
+    when given): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident
     memory above what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``;
     ``base_rss_mb``: that hold, Python, numpy, numba's kernels and Beam imported), the peak of numpy's
     allocations (``tracemalloc``), the non-zeros of its two tiles and its multiply-adds."""
@@ -262,9 +269,15 @@ def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
 
     meta, params = TfidfIndex.load_meta(index_dir)
     n = int(meta["num_docs"])
-    tile_rows = -(-n // tiles)
+    tile_rows = tile_rows or -(-n // tiles)
+    tiles = -(-n // tile_rows)
     cells = grid(n, tile_rows)
-    queries, tile = cells[0] if tiles == 1 or diagonal else ((0, tile_rows), cells[-1][1])
+    if against is not None and not 0 <= against < tiles:
+        sys.exit(f"--against {against}: the index has tiles 0 to {tiles - 1} of {tile_rows} rows")
+    if against is not None and not diagonal:
+        queries, tile = (0, tile_rows), (against * tile_rows, min(n, (against + 1) * tile_rows))
+    else:
+        queries, tile = cells[0] if tiles == 1 or diagonal else ((0, tile_rows), cells[-1][1])
     warm = TopKCells(index_dir, params, K, 1, 1)  # numba compiled (or loaded from its cache) on a small cell
     warm.setup()
     half = min(n, 100) // 2  # the first 100 rows (or fewer) as two tiles
@@ -320,13 +333,16 @@ def cell_main(index_dir: str, tiles: int, diagonal: bool = False) -> None:
     )
 
 
-def memory_main(index_dir: str, tiles: list[int], diagonal: bool = False) -> list[dict]:
+def memory_main(
+    index_dir: str, tiles: list[int], diagonal: bool = False, extra: tuple[str, ...] = ()
+) -> list[dict]:
     """The memory and CPU seconds of a cell worker for each number of tiles (default 1, 4 and 16), each cell in
-    a process of its own; with ``diagonal`` also the first tile's diagonal cell for each number above 1."""
+    a process of its own; with ``diagonal`` also the first tile's diagonal cell for each number above 1;
+    ``extra``: ``--cell``'s ``--tile-rows`` / ``--against``."""
     rows = []
     for count in tiles:
-        for diag in (False, True) if diagonal and count > 1 else (False,):
-            cmd = [sys.executable, __file__, "--cell", index_dir, str(count)] + (
+        for diag in (False, True) if diagonal and count != 1 else (False,):
+            cmd = [sys.executable, __file__, "--cell", index_dir, str(count), *extra] + (
                 ["--diagonal"] if diag else []
             )
             _, wall, out = cpu_of_child(cmd)
@@ -434,7 +450,25 @@ def main() -> None:
         action="store_true",
         help="with --memory or --build: also each tiling's first diagonal cell (with --cell: that cell)",
     )
+    parser.add_argument(
+        "--tile-rows",
+        type=int,
+        metavar="R",
+        help="with --memory or --cell: tiles of R rows (one tiling; --tiles is not used)",
+    )
+    parser.add_argument(
+        "--against",
+        type=int,
+        metavar="J",
+        help="with --memory or --cell: the first tile's queries against tile J (default: the last tile)",
+    )
     args = parser.parse_args()
+    if args.tile_rows is not None and args.tile_rows < 1:
+        parser.error(f"--tile-rows {args.tile_rows}: must be at least 1")
+    extra = (
+        *(("--tile-rows", str(args.tile_rows)) if args.tile_rows else ()),
+        *(("--against", str(args.against)) if args.against is not None else ()),
+    )
     try:
         tiles = [int(t) for t in args.tiles.split(",")]
     except ValueError:
@@ -442,12 +476,12 @@ def main() -> None:
     if not tiles or min(tiles) < 1:
         parser.error(f"--tiles {args.tiles!r}: each number of tiles must be at least 1")
     if args.cell:
-        return cell_main(args.cell[0], int(args.cell[1]), args.diagonal)
+        return cell_main(args.cell[0], int(args.cell[1]), args.diagonal, args.tile_rows, args.against)
     if args.memory or args.build:
         WORK.mkdir(parents=True, exist_ok=True)
         if args.build:
             return build_main(args.build, args.data, tiles, args.diagonal)
-        memory_main(args.memory, tiles, args.diagonal)
+        memory_main(args.memory, [0] if args.tile_rows else tiles, args.diagonal, extra)
         return None
     if args.kernel:
         return kernel_main(*args.kernel)
