@@ -21,25 +21,37 @@ def run_bench(*args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_a_cell_of_three_tiles_and_its_diagonal_count_the_rows_non_zeros_and_multiply_adds(samples, tmp_path):
+def test_a_cell_of_three_tiles_its_diagonal_and_a_cell_of_given_rows_count_their_non_zeros_and_work(
+    samples, tmp_path
+):
     from incoherent.retrieval.index import TfidfIndex
 
     lines = (samples / "wsj" / "wsj.jsonl").read_text("utf-8").splitlines()[:60]
     index = TfidfIndex.build(sorted((r["id"], r["text"]) for r in map(json.loads, lines)))
     index.save(str(tmp_path))
-    df = [
-        np.asarray((index.matrix[a:b] != 0).sum(axis=0), np.float64).ravel() for a, b in ((0, 20), (40, 60))
-    ]
+
+    def df(a, b):
+        return np.asarray((index.matrix[a:b] != 0).sum(axis=0), np.float64).ravel()
+
     nnz = index.matrix.indptr
-    for extra, cell, madds, cell_nnz, keys_out in (
-        # the first tile's queries against the last tile; with --diagonal the first tile against itself
-        ([], [[0, 20], [40, 60]], (df[0] * df[1]).sum(), nnz[20] + nnz[60] - nnz[40], 2),
-        (["--diagonal"], [[0, 20], [0, 20]], (df[0] * (df[0] - 1) / 2).sum(), nnz[20], 1),
+    for extra, tiles, cell, madds, cell_nnz, keys_out in (
+        # the first tile's queries against the last tile; with --diagonal the first tile against itself; with
+        # --tile-rows and --against, tiles of 25 rows and the first against the second
+        ([], 3, [[0, 20], [40, 60]], (df(0, 20) * df(40, 60)).sum(), nnz[20] + nnz[60] - nnz[40], 2),
+        (["--diagonal"], 3, [[0, 20], [0, 20]], (df(0, 20) * (df(0, 20) - 1) / 2).sum(), nnz[20], 1),
+        (
+            ["--tile-rows", "25", "--against", "1"],
+            3,
+            [[0, 25], [25, 50]],
+            (df(0, 25) * df(25, 50)).sum(),
+            nnz[50],
+            2,
+        ),
     ):
-        done = run_bench("--cell", str(tmp_path), "3", *extra)
+        done = run_bench("--cell", str(tmp_path), str(tiles), *extra)
         assert done.returncode == 0, done.stderr[-3000:]
         got = json.loads(done.stdout.strip().splitlines()[-1])
-        assert got["tiles"] == 3 and got["rows_per_tile"] == 20 and got["cell"] == cell
+        assert got["tiles"] == tiles and got["rows_per_tile"] == cell[0][1] and got["cell"] == cell
         assert got["cell_nnz"] == cell_nnz and got["index_nnz"] == nnz[-1]
         assert got["madds"] == madds > 0 and got["keys_out"] == keys_out
         assert got["peak_rss_mb"] >= 0 and got["base_rss_mb"] > 50 and got["cpu_s"] > 0
