@@ -293,6 +293,7 @@ def cell_main(
     out = list(worker.process([queries, tile], meta["corpus_fingerprint"]))
     cpu = self_cpu() - t0
     _, numpy_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     peak = _vm("VmHWM") - base
     rows = worker._ranges.matrix
     ptr = rows.indptr(0, n)
