@@ -23,15 +23,23 @@ multiply-adds (sum of df(df-1)/2 over the posting lists: each pair once) per CPU
 scatter-add rate into accumulators of the tile's and of N floats, and the bytes a grid worker holds for 1, 4
 and 16 tiles (its tile's posting lists and offsets, its query rows, its top-k and accumulator). Results: one
 JSON line per size on stdout and ``bench/work/neighbors_results.json``.
+
+One large size (``bench/README_retrieval.md``, 2026-11-29: ``--build 1000000 --tiles 16,4,3 --diagonal``):
+``--build N`` makes the corpus, times ``ingest text`` and ``index`` (CPU and wall seconds, the process tree's
+peak RSS, the load average), counts the index's multiply-adds (and those of the collection grown to 6M), then
+runs a cell worker for each of ``--tiles`` in a process of its own (``--memory INDEX`` does that alone): CPU
+seconds, multiply-adds, peak RSS above the process's. Results: ``bench/work/neighbors_scale-N.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,6 +62,48 @@ def cpu_of_child(cmd: list[str]) -> tuple[float, float, str]:
         sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall, proc.stdout
+
+
+def measured_child(cmd: list[str], interval: float = 0.5) -> dict:
+    """Run ``cmd`` (and wait): its CPU seconds (``getrusage`` of the waited-for tree), wall seconds, the peak
+    resident memory of the process and all its children (``/proc``, sampled every ``interval`` s) and the
+    1-minute load average at the start, the end and its largest sample."""
+    import psutil
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    load = [os.getloadavg()[0]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample():
+        nonlocal peak
+        parent = psutil.Process(proc.pid)
+        while not done.wait(interval):
+            try:
+                procs = [parent, *parent.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            except psutil.Error:
+                pass
+            load.append(os.getloadavg()[0])
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    output, _ = proc.communicate()
+    done.set()
+    thread.join()
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {proc.returncode}\n{output[-3000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load.append(os.getloadavg()[0])
+    return {
+        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(peak / 2**20, 1),
+        "load_start_end_max": [load[0], load[-1], max(load)],
+    }
 
 
 def self_cpu() -> float:
@@ -197,11 +247,20 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def cell_main(index_dir: str, tiles: int) -> None:
+def cell_main(
+    index_dir: str,
+    tiles: int,
+    diagonal: bool = False,
+    tile_rows: int | None = None,
+    against: int | None = None,
+) -> None:
     """In a process of its own: a cell worker (``TopKCells``: setup, then one cell) on the cell of the first
-    tile's queries against the last tile (the diagonal cell with one tile): its peak resident memory above
-    what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``), the peak of
-    numpy's allocations (``tracemalloc``), and the non-zeros of its two tiles."""
+    tile's queries against the last tile (the diagonal cell with one tile; the first tile against itself with
+    ``diagonal``; against tile ``against`` when given; tiles of ``tile_rows`` rows instead of ``tiles`` tiles
+    when given): its CPU seconds (setup and the cell: reading, posting lists, scoring), its peak resident
+    memory above what the process held before the cell (``VmHWM`` reset through ``/proc/self/clear_refs``;
+    ``base_rss_mb``: that hold, Python, numpy, numba's kernels and Beam imported), the peak of numpy's
+    allocations (``tracemalloc``), the non-zeros of its two tiles and its multiply-adds."""
     import tracemalloc
 
     from incoherent.pipelines.neighbors.transforms import TopKCells
@@ -210,12 +269,19 @@ def cell_main(index_dir: str, tiles: int) -> None:
 
     meta, params = TfidfIndex.load_meta(index_dir)
     n = int(meta["num_docs"])
-    tile_rows = -(-n // tiles)
+    tile_rows = tile_rows or -(-n // tiles)
+    tiles = -(-n // tile_rows)
     cells = grid(n, tile_rows)
-    queries, tile = cells[0] if tiles == 1 else ((0, tile_rows), cells[-1][1])
+    if against is not None and not 0 <= against < tiles:
+        sys.exit(f"--against {against}: the index has tiles 0 to {tiles - 1} of {tile_rows} rows")
+    if against is not None and not diagonal:
+        queries, tile = (0, tile_rows), (against * tile_rows, min(n, (against + 1) * tile_rows))
+    else:
+        queries, tile = cells[0] if tiles == 1 or diagonal else ((0, tile_rows), cells[-1][1])
     warm = TopKCells(index_dir, params, K, 1, 1)  # numba compiled (or loaded from its cache) on a small cell
     warm.setup()
-    list(warm.process([(0, 50), (50, 100)], meta["corpus_fingerprint"]))
+    half = min(n, 100) // 2  # the first 100 rows (or fewer) as two tiles
+    list(warm.process([(0, half), (half, 2 * half)], meta["corpus_fingerprint"]))
     warm.teardown()
     worker = TopKCells(index_dir, params, K, 1, 1)
     with open("/proc/self/clear_refs", "w") as f:
@@ -227,21 +293,38 @@ def cell_main(index_dir: str, tiles: int) -> None:
     out = list(worker.process([queries, tile], meta["corpus_fingerprint"]))
     cpu = self_cpu() - t0
     _, numpy_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     peak = _vm("VmHWM") - base
     rows = worker._ranges.matrix
     ptr = rows.indptr(0, n)
     nnz = int(ptr[queries[1]] - ptr[queries[0]]) + (
         0 if queries == tile else int(ptr[tile[1]] - ptr[tile[0]])
     )
+    num_features = rows.num_features
+
+    def df(a: int, b: int) -> np.ndarray:  # each feature's count of rows a:b, a chunk of rows at a time
+        counts = np.zeros(num_features, np.float64)
+        for lo in range(a, b, 50_000):
+            _, indices, _ = rows.rows(lo, min(b, lo + 50_000), data=False)
+            counts += np.bincount(indices, minlength=num_features)
+        return counts
+
+    df_tile = df(*tile)  # after the measurement: the multiply-adds of the cell, each pair once
+    madds = (df_tile * (df_tile - 1) / 2).sum() if queries == tile else (df(*queries) * df_tile).sum()
+    del df_tile
     worker.teardown()
     print(
         json.dumps(
             {
                 "tiles": tiles,
+                "rows_per_tile": tile_rows,
+                "madds": float(madds),
+                "madds_per_cpu_s": round(float(madds) / max(cpu, 1e-9) / 1e9, 3),
                 "cell": [list(queries), list(tile)],
                 "cell_nnz": nnz,
                 "index_nnz": int(ptr[-1]),
                 "peak_rss_mb": round(peak / 2**20, 1),
+                "base_rss_mb": round(base / 2**20, 1),
                 "numpy_peak_mb": round(numpy_peak / 2**20, 1),
                 "rss_bytes_per_cell_nnz": round(peak / max(1, nnz), 2),
                 "keys_out": len(out),
@@ -251,15 +334,89 @@ def cell_main(index_dir: str, tiles: int) -> None:
     )
 
 
-def memory_main(index_dir: str) -> None:
-    """The memory of a cell worker for 1, 4 and 16 tiles (each in a process of its own), and the whole-index
-    worker of before (``prepare`` of the whole matrix) for comparison."""
+def memory_main(
+    index_dir: str, tiles: list[int], diagonal: bool = False, extra: tuple[str, ...] = ()
+) -> list[dict]:
+    """The memory and CPU seconds of a cell worker for each number of tiles (default 1, 4 and 16), each cell in
+    a process of its own; with ``diagonal`` also the first tile's diagonal cell for each number above 1;
+    ``extra``: ``--cell``'s ``--tile-rows`` / ``--against``."""
     rows = []
-    for tiles in (1, 4, 16):
-        _, _, out = cpu_of_child([sys.executable, __file__, "--cell", index_dir, str(tiles)])
-        rows.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps(rows[-1]), flush=True)
+    for count in tiles:
+        for diag in (False, True) if diagonal and count != 1 else (False,):
+            cmd = [sys.executable, __file__, "--cell", index_dir, str(count), *extra] + (
+                ["--diagonal"] if diag else []
+            )
+            _, wall, out = cpu_of_child(cmd)
+            rows.append(json.loads(out.strip().splitlines()[-1]) | {"wall_s": round(wall, 1)})
+            print(json.dumps(rows[-1]), flush=True)
     (WORK / "neighbors_memory.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+def index_madds(index_dir: str, project_to: tuple[int, ...] = ()) -> dict:
+    """The whole index's non-zeros (all of them; ``prepare`` keeps those of shared features), its shared
+    features and its multiply-adds, each pair once (sum of df (df - 1) / 2 over the features), read from
+    ``tfidf.npz`` a chunk of rows at a time (the indices only). For each size of ``project_to``: the
+    multiply-adds of the same collection grown to that size by ``--fill`` documents (ids ``mix:<n>``), whose
+    document frequencies grow in proportion to their number (sentences drawn at random from a fixed pool)
+    while those of the real windows stay: the work of the corpus ``make_retrieval_corpus.py`` would make."""
+    from incoherent.retrieval.files import MatrixRows, NpzRanges
+
+    path = Path(index_dir) / "tfidf.npz"
+    ids = json.loads((Path(index_dir) / "ids.json").read_text("utf-8"))
+    fill = np.array([doc_id.split(":", 2)[1:2] == ["mix"] for doc_id in ids])
+    with open(path, "rb") as f:
+        shape = tuple(int(x) for x in NpzRanges(f, str(path)).scalar("shape"))
+        rows = MatrixRows(f, str(path), shape)
+        df_real, df_fill = np.zeros(shape[1], np.int64), np.zeros(shape[1], np.int64)
+        for lo in range(0, shape[0], 100_000):
+            hi = min(shape[0], lo + 100_000)
+            indptr, indices, _ = rows.rows(lo, hi, data=False)
+            of_fill = np.repeat(fill[lo:hi], np.diff(indptr))
+            df_real += np.bincount(indices[~of_fill], minlength=shape[1])
+            df_fill += np.bincount(indices[of_fill], minlength=shape[1])
+    counts = df_real + df_fill
+    df = counts[counts > 1].astype(np.float64)
+    out = {
+        "index_nnz": int(counts.sum()),
+        "shared_features": len(df),
+        "madds_pairs_once": float((df * (df - 1) / 2).sum()),
+        "fill_documents": int(fill.sum()),
+        "nnz_per_document_real_fill": [
+            round(float(df_real.sum() / max(1, (~fill).sum())), 1),
+            round(float(df_fill.sum() / max(1, fill.sum())), 1),
+        ],
+    }
+    for n in project_to:
+        scale = (n - (~fill).sum()) / max(1, fill.sum())
+        grown = df_real + scale * df_fill.astype(np.float64)
+        out[f"madds_pairs_once_projected_{n}"] = float((grown * np.maximum(grown - 1, 0) / 2).sum())
+    return out
+
+
+def build_main(n: int, data: str, tiles: list[int], diagonal: bool) -> None:
+    """One large size: the corpus, ``ingest text`` and ``index`` (default parameters) measured (CPU and wall
+    seconds, the peak RSS of the process tree, the load average), then the cell workers of :func:`memory_main`
+    on that index. Results to ``bench/work/neighbors_scale-N.json``."""
+    corpus = WORK / f"neighbors-corpus-{n}.jsonl"
+    if not corpus.exists():
+        make = [sys.executable, str(ROOT / "bench" / "inputs" / "make_retrieval_corpus.py"), str(corpus)]
+        subprocess.run([*make, str(n), "0", "--fill", "--data", data], check=True)
+    docs, index = WORK / f"nb-docs-{n}", WORK / f"nb-index-{n}"
+    result: dict = {"n": n}
+    for stage, cmd in (
+        ("ingest", ["ingest", "text", str(corpus), "--source", "bench", "--out", str(docs), "--overwrite"]),
+        ("index", ["index", str(docs), "--out", str(index), "--overwrite"]),
+    ):
+        result[stage] = measured_child(CLI + cmd)
+        print(json.dumps({stage: result[stage]}), flush=True)
+    meta = json.loads((index / "index.json").read_text("utf-8"))
+    result["index_files_mb"] = round(sum(f.stat().st_size for f in index.iterdir() if f.is_file()) / 2**20, 1)
+    result["num_docs"] = meta.get("num_docs")
+    result.update(index_madds(str(index), (1_000_000, 6_000_000)))
+    (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
+    result["cells"] = memory_main(str(index), tiles, diagonal)
+    (WORK / f"neighbors_scale-{n}.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 def main() -> None:
@@ -274,15 +431,59 @@ def main() -> None:
     parser.add_argument(
         "--memory",
         metavar="INDEX",
-        help="only the memory of a cell worker on this index for 1, 4 and 16 tiles (peak RSS above the "
-        "process's before the cell, numpy's peak by tracemalloc), each in a process of its own",
+        help="only the memory of a cell worker on this index for each number of --tiles (peak RSS above the "
+        "process's before the cell, numpy's peak by tracemalloc, CPU seconds), each in a process of its own",
+    )
+    parser.add_argument(
+        "--build",
+        type=int,
+        metavar="N",
+        help="one large size: build the corpus of N documents, ingest and index it (CPU, wall, peak RSS of "
+        "each), then --memory on that index",
+    )
+    parser.add_argument(
+        "--tiles",
+        default="1,4,16",
+        help="with --memory or --build: comma-separated numbers of tiles (default 1,4,16)",
+    )
+    parser.add_argument(
+        "--diagonal",
+        action="store_true",
+        help="with --memory or --build: also each tiling's first diagonal cell (with --cell: that cell)",
+    )
+    parser.add_argument(
+        "--tile-rows",
+        type=int,
+        metavar="R",
+        help="with --memory or --cell: tiles of R rows (one tiling; --tiles is not used)",
+    )
+    parser.add_argument(
+        "--against",
+        type=int,
+        metavar="J",
+        help="with --memory or --cell: the first tile's queries against tile J (default: the last tile)",
     )
     args = parser.parse_args()
+    if args.tile_rows is not None and args.tile_rows < 1:
+        parser.error(f"--tile-rows {args.tile_rows}: must be at least 1")
+    extra = (
+        *(("--tile-rows", str(args.tile_rows)) if args.tile_rows else ()),
+        *(("--against", str(args.against)) if args.against is not None else ()),
+    )
+    try:
+        tiles = [int(t) for t in args.tiles.split(",")]
+    except ValueError:
+        parser.error(f"--tiles {args.tiles!r}: expected comma-separated whole numbers")
+    if not tiles or min(tiles) < 1:
+        parser.error(f"--tiles {args.tiles!r}: each number of tiles must be at least 1")
     if args.cell:
-        return cell_main(args.cell[0], int(args.cell[1]))
-    if args.memory:
+        return cell_main(args.cell[0], int(args.cell[1]), args.diagonal, args.tile_rows, args.against)
+    if args.memory or args.build:
         WORK.mkdir(parents=True, exist_ok=True)
-        return memory_main(args.memory)
+        if args.build:
+            return build_main(args.build, args.data, tiles, args.diagonal)
+        memory_main(args.memory, [0] if args.tile_rows else tiles, args.diagonal, extra)
+        return None
     if args.kernel:
         return kernel_main(*args.kernel)
     if args.peer:
