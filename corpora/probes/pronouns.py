@@ -31,9 +31,10 @@ edits only where the edit *reinforces* the intruder's incoherence, and says why 
   (``referent_in_intruder``); never an expletive or
   extraposed *it* (``it is ... that``, ``it was reported``: ``expletive_it`` when no other is left), never in a
   text about a ship or a country, which English may call *she* (``vessel``, ``country``), nor about an animal
-  species, which English calls *he* or *she* (``animal``: :func:`context_about_animal`). A later *it*, *its*
-  or *itself* goes on with the first (*Much of her revenue ... while her clients*), except an object *it*
-  with a noun of its own before it (*It detects light and converts it*).
+  species, which English calls *he* or *she* (``animal``: :func:`context_about_animal`), nor an *it* in a title
+  (``in_title``: *It's Me, Margaret.*). A later subject *it* or *itself* goes on with the first; a later *its*
+  or object *it* only where no singular noun came between (*Much of her revenue ... while her clients*; but
+  *the road, ... south of its junctions*, *It detects light and converts it*): :func:`_coreferent`.
 
 "her" is an object (-> him) or a possessive (-> his) by what follows it, "his" a determiner (-> her) or a
 pronoun (-> hers).
@@ -48,6 +49,7 @@ from incoherent.corpora.probes.antecedents import animal_lead, it_subject, thing
 from incoherent.corpora.probes.edits import Edit, NoSite, replace
 from incoherent.corpora.probes.referents import (
     _COUNTRIES,
+    _calendar,
     _unknown_name,
     context_about_thing,
     context_gender,
@@ -59,6 +61,7 @@ from incoherent.corpora.probes.referents import (
     speech_attribution,
 )
 from incoherent.corpora.probes.text import Token, analyse, match_case
+from incoherent.corpora.probes.verbs import _in_title
 
 MASCULINE = frozenset({"he", "him", "his", "himself"})
 FEMININE = frozenset({"she", "her", "hers", "herself"})
@@ -485,6 +488,114 @@ def _idiom(tokens: tuple[Token, ...], i: int) -> bool:
     return i > 0 and words[:1] == ["when"] and words[2:3] in (["comes"], ["came"]) and words[3:] == ["to"]
 
 
+_EXTRAPOSING_NOUNS = frozenset(
+    """time shame pity surprise wonder mistake custom tradition honour honor privilege pleasure relief
+    coincidence miracle scandal disgrace""".split()
+)
+_WEATHER_TIME = frozenset(
+    """raining snowing pouring hailing drizzling freezing dark light late early midnight noon dawn dusk
+    sunny cloudy windy foggy""".split()
+)
+_COPULAS = frozenset({"is", "was", "'s", "be", "been", "were", "are", "seems", "seemed", "seem", "appears",
+                      "appeared", "remains", "remained", "becomes", "became"})  # fmt: skip
+
+
+def _extraposed(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``it`` at ``i`` is an empty *it* that :func:`expletive_it` lets through (issue #50's held-out
+    reading, seed 9292): *it* + a copula or *seem* + an adjective or adverb (or a noun of judgement, *time*,
+    *shame*) and a *to*/*that* clause (*it is well to remember that*, *it is a shame that*), weather and time
+    (*it was raining*, *it is time*, *it was late*), or a cleft with *who* (*it was his brother who*: an
+    inanimate *it* takes no *who*)."""
+    words = [t.text.lower() for t in tokens]
+    j = i + 1
+    while j < len(tokens) and (
+        tokens[j].tag in ("RB", "MD") or words[j] in ("not", "n't", "have", "has", "had")
+    ):
+        j += 1
+    if j >= len(tokens) or words[j] not in _COPULAS:
+        return False
+    k = j + 1
+    while k < len(tokens) and words[k] in ("still", "now", "already", "getting", "growing", "becoming"):
+        k += 1
+    if k < len(tokens) and words[k] in _WEATHER_TIME | {"time"}:
+        return True  # it was raining, it is time (to), it was late
+    rest = words[k : k + 6]
+    if "who" in rest and "," not in rest[: rest.index("who")]:
+        return True  # it was his brother who: a cleft
+    span = [t for t in tokens[k : k + 4]]
+    for n, t in enumerate(span):
+        w = t.text.lower()
+        if w in ("to", "that") and n > 0:
+            head = [s for s in span[:n] if s.tag not in ("DT",)]
+            return bool(head) and all(
+                s.tag.startswith(("JJ", "RB")) or s.text.lower() in _EXTRAPOSING_NOUNS for s in head
+            )  # it is well to, it is only natural that, it is a shame that (not: it is the first school to)
+        if t.tag.startswith(("NN", "VB", "IN")) and w not in _EXTRAPOSING_NOUNS:
+            return False
+    return False
+
+
+def _raised(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether ``it`` at ``i`` is the raised subject of a reporting verb and *to* (*it was reported to be the
+    largest*): the thing itself, though :func:`expletive_it` takes *it is said to* for an empty *it*."""
+    words = [t.text.lower() for t in tokens[i + 1 : i + 5]]
+    return len(words) >= 3 and words[0] in _BE_PAST and words[1] in _RAISING and words[2] == "to"
+
+
+_BE_PAST = frozenset({"is", "was", "are", "were", "'s"})
+_RAISING = frozenset({"reported", "said", "believed", "thought", "known", "rumoured", "rumored", "alleged",
+                      "expected", "estimated", "considered", "understood", "claimed"})  # fmt: skip
+
+
+def _in_title_span(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the pronoun at ``i`` stands in a title, as negation tells a verb in one
+    (:func:`corpora.probes.verbs._in_title`): capitalised inside the sentence (*Are You There God? It's Me*),
+    its verb in a title (*It's Me, Margaret.*), or a capitalised function word after it."""
+    if _in_title(tokens, i) == "in_title":
+        return True
+    if i + 1 >= len(tokens) or not tokens[i + 1].tag.startswith(("VB", "MD")):
+        return False
+    after = tokens[i + 2] if i + 2 < len(tokens) else None
+    if after is not None and after.text[:1].isupper() and after.text.lower() in _TITLE_WORDS:
+        return True  # It's Me, Margaret (Me tagged NNP)
+    return _in_title(tokens, i + 1) is not None
+
+
+_TITLE_WORDS = frozenset(
+    """me you him her us them my your our their the a an not all only what who so no never to in on for of
+    with""".split()
+)
+
+
+def _coreferent(tokens: tuple[Token, ...], sites: list[int]) -> list[int]:
+    """The sites that refer to what the first does: a later subject *it* goes on with the first (*it grew ...,
+    and, in November 2007, it was reported to be*; *until 1996 when it was renamed*), and so does an *itself*;
+    a later *its* or object *it* only where no singular noun came between it and the site before it (the
+    site's own possessed noun aside: *Much of its revenue comes from ... services while its clients*), for it
+    takes that noun more readily (*It is located on the west side of the road, ... south of its junctions*;
+    *It detects light and converts it*)."""
+    kept = sites[:1]
+    for k in sites[1:]:
+        word = tokens[k].text.lower()
+        if word == "itself" or (word == "it" and _subject(tokens, k)):
+            kept.append(k)
+            continue
+        prev = kept[-1]
+        start = prev + 1
+        if tokens[prev].text.lower() == "its":  # its revenue: the possessed noun is no other referent
+            while start < k and tokens[start].tag.startswith(("JJ", "NN", "VBG", "CD")):
+                start += 1
+        other = any(
+            tokens[j].tag in ("NN", "NNP")
+            and not _calendar(tokens[j].text)
+            and not (j + 1 < k and tokens[j + 1].tag.startswith("NN"))
+            for j in range(start, k)
+        ) or named_before(tokens, k, common=True, start_at=start)
+        if not other:
+            kept.append(k)
+    return kept
+
+
 def animacy_up(
     sentence: str,
     gender: str = "f",
@@ -519,7 +630,9 @@ def animacy_up(
     sites = [
         i
         for i in sites
-        if tokens[i].text.lower() != "it" or not (expletive_it(tokens, i) or _idiom(tokens, i))
+        if tokens[i].text.lower() != "it"
+        or _raised(tokens, i)
+        or not (expletive_it(tokens, i) or _extraposed(tokens, i) or _idiom(tokens, i))
     ]
     if not sites:
         return NoSite("expletive_it")
@@ -531,6 +644,10 @@ def animacy_up(
             return NoSite("in_quotation")
     if context is not None and any(t.text.lower() in MASCULINE | FEMININE for t in tokens):
         return NoSite("person_in_intruder")  # he wrote it -> he wrote him: which is the person?
+    if context is not None:
+        sites = [i for i in sites if not _in_title_span(tokens, i)]
+        if not sites:
+            return NoSite("in_title")
     if context is not None:  # the bloc itself, the bird itself: an emphatic itself after its own noun stays
         sites = [
             i for i in sites if tokens[i].text.lower() != "itself" or not tokens[i - 1].tag.startswith("NN")
@@ -539,17 +656,8 @@ def animacy_up(
         not sites or named_before(tokens, sites[0], common=True) or opener_referent(tokens, sites[0])
     ):
         return NoSite("referent_in_intruder")  # Amnesty International releases its review: no context needed
-    if context is not None:  # a later object it with its own referent in between stays: detects light and
-        # converts it; a later subject, its or itself goes on with the first (Much of its revenue comes from
-        # services while its clients ...; He opened in 1991 ... until 1996 when it was renamed)
-        sites = [
-            k
-            for n, k in enumerate(sites)
-            if n == 0
-            or tokens[k].text.lower() != "it"
-            or _subject(tokens, k)
-            or not named_before(tokens, k, common=True, start_at=sites[n - 1] + 1)
-        ]
+    if context is not None:  # a later pronoun goes on with the first only where it corefers with it
+        sites = _coreferent(tokens, sites)
     subject, obj, possessive, reflexive = (
         ("she", "her", "her", "herself") if gender == "f" else ("he", "him", "his", "himself")
     )

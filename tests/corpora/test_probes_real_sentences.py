@@ -342,3 +342,37 @@ def test_that_before_a_time_noun_is_a_determiner(sentence, expected):
 )  # fmt: skip
 def test_animacy_up_goes_on_with_the_first_it_and_leaves_animals(sentence, context, expected):
     assert outcome(run("animacy-up", sentence, context, gender="f"), sentence) == expected
+
+
+# Issue #50's second held-out reading of animacy-up (INSteD's Wikipedia test documents, file ids 433, 1499, 4025,
+# 7518; CC BY-SA): a later its of another referent stays (the road's junctions), a later it of the same
+# referent goes with the first (it was reported to be: the thing itself, raised), an extraposed it is no site,
+# nor an it in a title.
+@pytest.mark.parametrize(
+    ("sentence", "context", "expected"),
+    [
+        ("It is located on the west side of the road, a short way south of its junctions with Plain Woods Road, not far from the Connecticut border.",
+         ["The Dr. Elizur Hale House is a historic house at 3181 Hebron Avenue in Glastonbury, Connecticut.",
+          "A 1-1/2 story ell extends to the rear of the house."],
+         "She is located on the west side of the road, a short way south of its junctions with Plain Woods Road, not far from the Connecticut border."),
+        ("Since launching in August 2006, it grew to become the most popular pornographic website on the internet, and, in November 2007, it was reported to be the largest free pornographic website as well.",
+         ["xHamster is a pornographic media and social networking site headquartered in Limassol, Cyprus.",
+          "xHamster was founded anonymously in 2007."],
+         "Since launching in August 2006, she grew to become the most popular pornographic website on the internet, and, in November 2007, she was reported to be the largest free pornographic website as well."),
+        ('In searching literature it is well to remember that the name commonly is misspelt "Raphiolepsis".',
+         ["Mesquite is the common name for several species of small trees.",
+          "Mesquite is one of the most expensive types of lumber in the U.S."],
+         "skip:expletive_it"),
+        ("It's Me, Margaret.",
+         ["Margaret's mother is Christian and her father is Jewish, and the novel explores her quest for a single religion."],
+         "skip:in_title"),
+        # the same extraposed, weather, time and cleft it (constructed on the rules' own words) and a title's It
+        ("It is time to replace the bridge.", ["The bridge was built in 1901."], "skip:expletive_it"),
+        ("It was raining when the ship sank.", ["The bridge was built in 1901."], "skip:expletive_it"),
+        ("It was the mayor who opened the bridge.", ["The bridge was built in 1901."], "skip:expletive_it"),
+        ("It was the first school to admit women.", ["The bridge was built in 1901."],
+         "She was the first school to admit women."),
+    ],
+)  # fmt: skip
+def test_animacy_up_later_pronouns_corefer_and_no_empty_or_title_it(sentence, context, expected):
+    assert outcome(run("animacy-up", sentence, context, gender="f"), sentence) == expected
