@@ -366,6 +366,20 @@ def test_animacy_up_goes_on_with_the_first_it_and_leaves_animals(sentence, conte
         ("It's Me, Margaret.",
          ["Margaret's mother is Christian and her father is Jewish, and the novel explores her quest for a single religion."],
          "skip:in_title"),
+        # development seed 7433 (files 771, 607, 1517): its takes the island, the Corporation between; its walls
+        # with no owner between are the first's
+        ("It is also the historic main settlement of the island and is on its north-western coast.",
+         ["St. Paul's is a dispersed area of settlement in the central part of the island of Saint Helena, and is a district of the island.",
+          "In 2008 the district had a population of 795, compared to a population of 908 in 1998."],
+         "She is also the historic main settlement of the island and is on its north-western coast."),
+        ("It was picked up by the Australian Broadcasting Corporation for a six episode second season to be released on its iView broadcasting platform, to begin running in November 2014.",
+         ["ABC iview is a video on demand and catch up TV service run by the Australian Broadcasting Corporation.",
+          'After running for several months in beta form under the name "ABC Playback", the service became available as a Flash website on 24 July 2008.'],
+         "She was picked up by the Australian Broadcasting Corporation for a six episode second season to be released on its iView broadcasting platform, to begin running in November 2014."),
+        ("It has Romanesque arched windows and porch details, and has historic and archaeological items embedded in its walls.",
+         ["The Swallow Boathouse is a historic boathouse on Lake Winnipesaukee in central New Hampshire, USA.",
+          "The boathouse is set back from the shore, and is accessed by a wooden walkway long."],
+         "She has Romanesque arched windows and porch details, and has historic and archaeological items embedded in her walls."),
         # the same extraposed, weather, time and cleft it (constructed on the rules' own words) and a title's It
         ("It is time to replace the bridge.", ["The bridge was built in 1901."], "skip:expletive_it"),
         ("It was raining when the ship sank.", ["The bridge was built in 1901."], "skip:expletive_it"),
