@@ -576,7 +576,8 @@ def _coreferent(tokens: tuple[Token, ...], sites: list[int]) -> list[int]:
     or *by* (*It is located on the west side of the road, ... south of its junctions*; *the main settlement of
     the island and is on its north-western coast*; *picked up by the Australian Broadcasting Corporation ... on
     its iView platform*), and, for an object *it*, a noun phrase of its own (*It detects light and converts
-    it*)."""
+    it*) except after a participle that opens a clause (*It has enrollment of 2,467 students, making it the
+    largest high school*: the participle's object is the subject's thing)."""
     kept = sites[:1]
     for k in sites[1:]:
         word = tokens[k].text.lower()
@@ -584,8 +585,9 @@ def _coreferent(tokens: tuple[Token, ...], sites: list[int]) -> list[int]:
             kept.append(k)
             continue
         start = kept[-1] + 1
+        participle = k >= 2 and tokens[k - 1].tag == "VBG" and tokens[k - 2].text == ","
         if _owner_between(tokens, start, k) or (
-            word == "it" and named_before(tokens, k, common=True, start_at=start)
+            word == "it" and not participle and named_before(tokens, k, common=True, start_at=start)
         ):
             continue
         kept.append(k)

@@ -380,6 +380,10 @@ def test_animacy_up_goes_on_with_the_first_it_and_leaves_animals(sentence, conte
          ["The Swallow Boathouse is a historic boathouse on Lake Winnipesaukee in central New Hampshire, USA.",
           "The boathouse is set back from the shore, and is accessed by a wooden walkway long."],
          "She has Romanesque arched windows and porch details, and has historic and archaeological items embedded in her walls."),
+        # development seed 7431 (file 2867): an object it after ", making" is the subject's thing
+        ("It has enrollment of 2,467 students 9-12th grade, making it the largest high school in the state.",
+         ["Sunlake High School is a public high school in Pasco County located right off of Sunlake Blvd and SR 54 in Land O' Lakes, Florida."],
+         "She has enrollment of 2,467 students 9-12th grade, making her the largest high school in the state."),
         # the same extraposed, weather, time and cleft it (constructed on the rules' own words) and a title's It
         ("It is time to replace the bridge.", ["The bridge was built in 1901."], "skip:expletive_it"),
         ("It was raining when the ship sank.", ["The bridge was built in 1901."], "skip:expletive_it"),
