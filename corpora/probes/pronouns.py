@@ -493,10 +493,7 @@ _EXTRAPOSING_NOUNS = frozenset(
     """time shame pity surprise wonder mistake custom tradition honour honor privilege pleasure relief
     coincidence miracle scandal disgrace""".split()
 )
-_WEATHER_TIME = frozenset(
-    """raining snowing pouring hailing drizzling freezing dark light late early midnight noon dawn dusk
-    sunny cloudy windy foggy""".split()
-)
+_WEATHER_TIME = frozenset("raining snowing pouring hailing drizzling midnight noon".split())
 _COPULAS = frozenset({"is", "was", "'s", "be", "been", "were", "are", "seems", "seemed", "seem", "appears",
                       "appeared", "remains", "remained", "becomes", "became"})  # fmt: skip
 
@@ -526,6 +523,13 @@ def _extraposed(tokens: tuple[Token, ...], i: int) -> bool:
     span = [t for t in tokens[k : k + 4]]
     for n, t in enumerate(span):
         w = t.text.lower()
+        after = tokens[k + n + 1] if k + n + 1 < len(tokens) else None
+        clause = after is not None and (
+            (w == "to" and after.tag in ("VB", "RB"))
+            or (w == "that" and after.text.lower() not in ("of", "in"))
+        )  # an infinitive or a that-clause (not: it is native to California, similar to that of)
+        if w in ("to", "that") and n > 0 and not clause:
+            return False
         if w in ("to", "that") and n > 0:
             head = [s for s in span[:n] if s.tag not in ("DT",)]
             return bool(head) and all(
@@ -537,10 +541,32 @@ def _extraposed(tokens: tuple[Token, ...], i: int) -> bool:
 
 
 def _raised(tokens: tuple[Token, ...], i: int) -> bool:
-    """Whether ``it`` at ``i`` is the raised subject of a reporting verb and *to* (*it was reported to be the
-    largest*): the thing itself, though :func:`expletive_it` takes *it is said to* for an empty *it*."""
-    words = [t.text.lower() for t in tokens[i + 1 : i + 5]]
-    return len(words) >= 3 and words[0] in _BE_PAST and words[1] in _RAISING and words[2] == "to"
+    """Whether ``it`` at ``i`` is the thing itself though :func:`expletive_it` takes it for an empty *it*:
+    the raised subject of a reporting verb and *to* (*it was reported to be the largest*), an object *it* after
+    *make* + an adjective with no clause after it (*making it available for*, *made it well known in the
+    industry*; not *made it clear that*), or *it* + *appear*/*emerge* with no *to*, *that* or adjective after
+    it (*in which it first appeared*), or *it* + *be* + an adjective + the preposition *to* (*It is native to
+    California*)."""
+    words = [t.text.lower() for t in tokens]
+    nxt = words[i + 1 : i + 5]
+    if len(nxt) >= 3 and nxt[0] in _BE_PAST and nxt[1] in _RAISING and nxt[2] == "to":
+        return True
+    if len(nxt) >= 4 and nxt[0] in _BE_PAST and tokens[i + 2].tag.startswith("JJ") and nxt[2] == "to":
+        return not tokens[i + 4].tag.startswith(("VB", "RB"))  # it is native to California (not: hard to say)
+    if i > 0 and words[i - 1] in _LIGHT_VERBS:
+        return not any(w in ("to", "that", "whether", "how", "what", "why") for w in words[i + 1 : i + 5])
+    j = i + 1
+    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
+        j += 1
+    if j < len(tokens) and words[j] in ("appeared", "appears", "appear", "emerged"):
+        after = tokens[j + 1] if j + 1 < len(tokens) else None
+        return after is None or (
+            after.text.lower() not in ("to", "that", "as", "like") and not after.tag.startswith("JJ")
+        )
+    return False
+
+
+_LIGHT_VERBS = frozenset({"make", "makes", "made", "making"})
 
 
 _BE_PAST = frozenset({"is", "was", "are", "were", "'s"})
@@ -577,15 +603,34 @@ def _coreferent(tokens: tuple[Token, ...], sites: list[int]) -> list[int]:
     the island and is on its north-western coast*; *picked up by the Australian Broadcasting Corporation ... on
     its iView platform*), and, for an object *it*, a noun phrase of its own (*It detects light and converts
     it*) except after a participle that opens a clause (*It has enrollment of 2,467 students, making it the
-    largest high school*: the participle's object is the subject's thing)."""
+    largest high school*: the participle's object is the subject's thing). An *its* right after a comma opens
+    an absolute phrase of the subject (*..., its distribution extending south*); a subject *it* after a
+    *which* is the relative's (*the Bitcoin XT fork, which never managed to get the support it needed*) and
+    stays."""
     kept = sites[:1]
     for k in sites[1:]:
         word = tokens[k].text.lower()
-        if word == "itself" or (word == "it" and _subject(tokens, k)):
-            kept.append(k)
-            continue
         start = kept[-1] + 1
-        participle = k >= 2 and tokens[k - 1].tag == "VBG" and tokens[k - 2].text == ","
+        relative = any(  # a singular noun, which (subject) ... it: not in which it, nor that ...; however, it
+            (tokens[w].tag == "WDT" or tokens[w].text.lower() == "which")
+            and tokens[w - 1].tag not in ("IN", "TO")
+            and tokens[w - 1 if tokens[w - 1].text != "," else w - 2].tag in ("NN", "NNP")
+            and not any(t.text in (";", ":", ".") for t in tokens[w:k])
+            for w in range(max(start, 2), k)
+        )
+        if word == "it" and _subject(tokens, k) and relative:
+            continue  # the Bitcoin XT fork, which never managed to get the support it needed: the fork's
+        if (
+            word == "itself"
+            or (word == "it" and _subject(tokens, k))
+            or (word == "its" and tokens[k - 1].text == ",")
+        ):
+            kept.append(k)  # ..., its distribution extending south: an absolute phrase of the main subject
+            continue
+        b = k - 2
+        while b > 0 and tokens[b].tag in ("RB", "RBR"):
+            b -= 1  # , thus also making it
+        participle = k >= 2 and tokens[k - 1].tag == "VBG" and tokens[b].text == ","
         if _owner_between(tokens, start, k) or (
             word == "it" and not participle and named_before(tokens, k, common=True, start_at=start)
         ):

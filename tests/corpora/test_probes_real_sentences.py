@@ -384,6 +384,23 @@ def test_animacy_up_goes_on_with_the_first_it_and_leaves_animals(sentence, conte
         ("It has enrollment of 2,467 students 9-12th grade, making it the largest high school in the state.",
          ["Sunlake High School is a public high school in Pasco County located right off of Sunlake Blvd and SR 54 in Land O' Lakes, Florida."],
          "She has enrollment of 2,467 students 9-12th grade, making her the largest high school in the state."),
+        # development seed 7433, every probe of the 3,000 read for a left it/its (files 5271, 2680, 3337, 7075):
+        # it + native + the preposition to is no extraposition; an its after a comma opens an absolute phrase of
+        # the subject; making it available and it first appeared are the thing; a subject it in a relative
+        # clause of another noun is that noun's
+        ("It is native to California from the mountains east of the Sierra Nevada to the Transverse Ranges and Peninsular Ranges, its distribution extending south into Baja California.",
+         ["Trichostema oblongum is a species of flowering plant in the mint family known by the common name oblong bluecurls.",
+          "Its habitat includes meadows and streambanks."],
+         "She is native to California from the mountains east of the Sierra Nevada to the Transverse Ranges and Peninsular Ranges, her distribution extending south into Baja California."),
+        ("It was later re-released in 2010 as a fully compiled, retail-able DS Game Card with added features, thus also making it available for original Nintendo DS and Nintendo DS Lite users.",
+         ["The MAX Media Player (Sometimes referred to as MAX Media Dock) for Nintendo DS is a Slot-2 Nintendo DS storage device that was released on April 13, 2005 by Datel Design & Development Ltd."],
+         "She was later re-released in 2010 as a fully compiled, retail-able DS Game Card with added features, thus also making her available for original Nintendo DS and Nintendo DS Lite users."),
+        ('It is named after "Mirror, Mirror", the original series episode in which it first appeared.',
+         ["Brian Markinson is a film and television actor."],
+         'She is named after "Mirror, Mirror", the original series episode in which she first appeared.'),
+        ("It is similar to, though less aggressive than, the Bitcoin XT fork, which never managed to get the support it needed.",
+         ["Monero (XMR) is an open-source cryptocurrency created in April 2014 that focuses on privacy, decentralisation and scalability."],
+         "She is similar to, though less aggressive than, the Bitcoin XT fork, which never managed to get the support it needed."),
         # the same extraposed, weather, time and cleft it (constructed on the rules' own words) and a title's It
         ("It is time to replace the bridge.", ["The bridge was built in 1901."], "skip:expletive_it"),
         ("It was raining when the ship sank.", ["The bridge was built in 1901."], "skip:expletive_it"),
