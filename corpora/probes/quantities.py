@@ -1,39 +1,40 @@
 """The ``number`` phenomenon (INSteD, Shen et al. 2021, Table 7): the first number of the sentence that states a
 quantity or a date, changed to an implausible value with one of the paper's moves, in the number's own format.
 
-- a **year** moves to a date that is possible on its own but clashes with the document: whole centuries
-  earlier until it falls more than a decade before the earliest year the context names (*born 1901 ... died
-  1980*: ``in 1957`` -> ``in 1857``; decades later, past the last, only where no century earlier is left).
-  A year is no site where the move clashes with nothing: the context names no year (``no_context_year``), or
-  the year already lies more than a decade before the context's earliest (``year_outside_context``: moving it
-  further back adds nothing); the next quantity of the sentence is then the site. Never *BC* nor a year in the future (issue #50: the paper's own
-  probes, *BCE* in 37 of 100, were absurd without their document); in a date (``14 March 1901``, ``March 14,
-  1901``) the year is the site, never the day;
-- a **measure** keeps its number and gets a far smaller or a far larger unit (``51.7 km`` -> ``51.7 mm`` or
-  ``51.7 metres``, ``3 hours`` -> ``3 seconds`` or ``3 centuries``; never a unit no earthly measure takes,
-  such as light-years);
-- an amount in **millions or billions** goes to trillions (``$4 billion`` -> ``$4 trillion``; thousands to
-  billions);
+- a **year** moves a few years (3 to 9, from the sentence's hash) out of the span of the years the context
+  names, to a date possible on its own that breaks the document's order: before the context's earliest year
+  (*born 1870 ... died 1931*: ``left Liverpool in 1872`` -> ``in 1867``) or, for a year inside the span, after
+  its last where that is nearer (``in 1913`` -> ``in 1934``); never more than :data:`MAX_YEAR_MOVE` years,
+  never after :data:`CURRENT_YEAR`, never across another year of the same sentence (*December 2010 ...
+  elected 20 June 2011*). Issue #50's held-out reading found whole centuries back absurd on their own (*first
+  made-for-web episodes in 1914*, *Of Mice and Men (1839)*). A year is no site where the move clashes with
+  nothing: the context names no year (``no_context_year``), the year already lies before the context's
+  earliest (``year_outside_context``), or no move fits (``year_order``); the next quantity of the sentence is
+  then the site. Never *BC*; in a date (``14 March 1901``, ``March 14, 1901``) the year is the site, never
+  the day;
+- a **count** (a number before a plural noun, a measure's number, an amount in millions) rises by a modest
+  step, possible on its own: a 1 before its digits below 100 (``2 children`` -> ``12 children``, ``31 km`` ->
+  ``131 km``, ``$4 billion`` -> ``$14 billion``), doubled from 100 (``30,000 soldiers`` -> ``60,000``). In a
+  document, a count that contradicts the context's count for the same noun is chosen first (``count_clash``);
+  where the sentence has none, its first count (``count_up``). Never a new unit nor a new scale word (*lasted
+  7 centuries*, *US$23 trillion of the US$47 million project*: absurd on their own), nor the first member of
+  a range (*3.2 km–5.7 km*), a height (*5 foot 6 inches*) or a conversion in brackets (*(165 cm)*), nor a
+  number with no noun counted (*date back to 372*);
 - a **percentage** moves by 40 points within 0 to 100 (``12%`` -> ``52%``, ``88%`` -> ``48%``), never below 0;
-- any other **count** is made implausible, up or down by its size, and stays an integer with thousands
-  separators (``18 members`` -> ``18,000 members``; ``30,000 soldiers`` -> ``30 soldiers``, never
-  ``3000.0``).
+- where the sentence has no such number in digits, a **count in words** from *two* to *nine* rises by ten
+  (``two albums`` -> ``twelve albums``; ``word_clash`` first, as for digits): the hundredfold move of before
+  (*two hundred children*) was absurd on its own.
 
-- where the sentence has no such number in digits, a **count in words** goes up a hundredfold (``two albums``
-  -> ``two hundred albums``, ``twenty`` -> ``two thousand``): *twelve albums*, *his wife and twelve children*
-  were as plausible as the original (issue #50's reading, seed 6060).
-
-Where two moves fit (a measure), the sentence's own hash picks one:
 :data:`MOVES` names the moves. Numbers that label or name things are never sites (``Boeing 747``, ``Route 66``,
 ``Season 3``, ``episode 12``, ``F-16``, ``4×100-metre``, ``26°28′N``), nor times (``10:30``), ranges and scores
 (``1939–1945``'s start, ``3–1``), fractions and *one*, ordinals and decades (``1990s``).
-A decimal that is neither a measure nor a percentage (a rating of ``4.5``) is no site either: scaling it would
-change its format.
+A decimal that is neither a measure, an amount in millions nor a percentage (a rating of ``4.5``) is no site
+either.
 
 >>> from incoherent.corpora.probes.edits import apply_edits
 >>> s = "The club has 18 members."
 >>> apply_edits(s, number(s))
-'The club has 18,000 members.'
+'The club has 118 members.'
 >>> number("Season 3 aired on HBO.")
 NoSite('label')
 """
@@ -47,8 +48,8 @@ from incoherent.corpora.probes.edits import Edit, Moved, NoSite, replace
 from incoherent.corpora.probes.text import Token, analyse
 from incoherent.corpora.seeding import stable_hash
 
-MOVES = ("year_earlier", "year_later", "year_century", "unit_smaller", "unit_larger", "scale_up", "percent_share",
-         "count_up", "count_down", "word_up")  # fmt: skip
+MOVES = ("year_earlier", "year_later", "year_century", "unit_smaller", "unit_larger", "percent_share",
+         "count_clash", "count_up", "word_clash", "word_up")  # fmt: skip
 SMALLER = {
     "km": "mm", "kilometres": "millimetres", "kilometers": "millimeters", "kilometre": "millimetre",
     "kilometer": "millimeter", "metres": "millimetres", "meters": "millimeters", "metre": "millimetre",
@@ -69,6 +70,7 @@ LARGER = {
     "years": "centuries", "litres": "cubic metres", "liters": "cubic meters",
     "hectares": "square kilometres", "acres": "square miles",
 }  # fmt: skip
+_SHORT = frozenset({"m", "mi", "ft", "g", "in", "cm", "mm", "lb", "lbs", "oz"})
 SCALES = {"thousand": "billion", "million": "trillion", "billion": "trillion"}
 MONTHS = frozenset(
     "january february march april may june july august september october november december "
@@ -81,12 +83,12 @@ LABELS = frozenset(
     "article articles rule psalm act scene part book level phase stage round game week day grade class "
     "channel district ward exit pier bus line lot unit floor apollo windows type mark mk title amendment "
     "resolution bill code figure fig table appendix verse op opus symphony concerto sonata number. pg "
-    "squadron regiment battalion brigade corps wing army fleet group battery company # rank".split()
+    "squadron regiment battalion brigade corps wing army fleet group battery company # rank top".split()
 )
 _NUMBER = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$|^\d+(?:\.\d+)?$")
 _YEAR = re.compile(r"^(1\d{3}|20\d{2})$")
 _PERCENT = frozenset({"%", "percent", "pc"})
-_DASHES = frozenset({"-", "–", "—", "−", "/", "to"})
+_DASHES = frozenset({"-", "–", "—", "−", "/", "to", "&ndash;", "&mdash;"})
 _COMPOUND_UNITS = frozenset({"year", "month", "week", "day", "hour", "minute", "page", "story", "storey", "mile",
                              "metre", "meter", "foot", "acre", "man", "member", "seat", "game", "episode", "time",
                              "step"})  # fmt: skip
@@ -95,10 +97,11 @@ _COUNT_NOUNS = frozenset({"population", "total", "crowd", "attendance", "capacit
                           "score", "audience", "circulation", "enrollment", "enrolment", "strength", "force",
                           "army", "garrison", "staff", "workforce", "fleet", "record", "distance", "altitude",
                           "elevation", "range", "weight", "mass", "speed", "density", "value", "price",
-                          "income", "revenue", "debt"})  # fmt: skip
+                          "income", "revenue", "debt", "body", "membership", "turnout"})  # fmt: skip
 
 
 CURRENT_YEAR = 2026  # a moved year stays at or before it: never a date in the future
+MAX_YEAR_MOVE = 40  # a year moved further lands before the thing existed (*Billy Wilder's 1880 film*)
 _CONTEXT_YEAR = re.compile(r"(?<![\d,.])(1\d{3}|20[0-2]\d)(?!\d|,\d)")
 
 
@@ -112,50 +115,62 @@ def context_years(context: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(y for y in years if y <= CURRENT_YEAR))
 
 
-def moved_year(year: int, years: tuple[int, ...] | None, pick: int, start: int = 0) -> tuple[int, str] | None:
-    """``(new year, move)``: the year moved by whole centuries earlier, to a date that is possible on its own
-    (1000 to :data:`CURRENT_YEAR`) but falls before the context's earliest year (of ``years``) by more than a
-    decade, so it breaks the order of the document's dates (*born 1901 ... died 1980*: *in 1957* -> *in 1857*);
-    decades later, past the context's last year, only where no century earlier is possible. None (no site)
-    where the move would clash with nothing: the context names no year (*until 1906 when a separation occurred*
-    in a text with no dates: issue #50's reading, seed 6060), or the year already lies more than a decade
-    before the context's earliest (*1895* -> *1795* in a text about 1960-1978 adds no clash; crossing the span
-    instead, *c. 1960* -> *c. 2000* beside a restoration in 1984, is as plausible as the original). The end of a
-    range of years (``start``: *from 1939 to 1945*) only moves later, a decade at a time, so the range still
-    runs forward.
+def moved_year(
+    year: int, years: tuple[int, ...] | None, pick: int, start: int = 0, sentence: Sequence[int] = ()
+) -> tuple[int, str] | None:
+    """``(new year, move)``: the year moved a few years (3 to 9, from ``pick``) out of the span of the
+    context's years (``years``), to a date possible on its own that breaks the order of the document's dates:
+    before the context's earliest year or, for a year inside the span, after its last where that is nearer
+    (*born 1870 ... died 1931*: *in 1872* -> *in 1867*, *in 1913* -> *in 1934*); never more than
+    :data:`MAX_YEAR_MOVE` years from the original (*Billy Wilder's 1880 film*), never after
+    :data:`CURRENT_YEAR`, and keeping its place among the other years of its own ``sentence`` (*on November 1,
+    1959, after passage of the Federal Aviation Act of 1958*). Issue #50's held-out reading found whole
+    centuries back absurd on their own (*first made-for-web episodes in 1914*, *Of Mice and Men (1839)*). None
+    (no site) where the move would clash with nothing: the context names no year (*until 1906 when a
+    separation occurred* in a text with no dates: issue #50's reading, seed 6060), or the year already lies
+    before the context's earliest (a few years earlier still adds no clash); or where no move fits. The end of
+    a range of years (``start``: *from 1939 to 1945*) only moves later, past the context's last year, so the
+    range still runs forward.
     Without a document (``years`` None: a lone sentence) the year moves a century earlier (later before 1100).
 
-    >>> moved_year(1957, (1901, 1980), 0)
-    (1857, 'year_earlier')
-    >>> moved_year(1949, (1861, 1915), 0)  # already after the context's span: now before it
-    (1849, 'year_earlier')
+    >>> moved_year(1872, (1870, 1931), 0), moved_year(1913, (1870, 1931), 0)  # the nearer way out of the span
+    ((1867, 'year_earlier'), (1934, 'year_later'))
+    >>> moved_year(1920, (1890, 1915), 6)  # already after the context's span: now before it
+    (1881, 'year_earlier')
+    >>> moved_year(1950, (1889, 1940), 0) is None  # 1880 (*Billy Wilder's 1880 film*): too far back
+    True
     >>> moved_year(1906, (1929, 1947, 1996), 0), moved_year(1957, (), 0)
     (None, None)
-    >>> moved_year(1070, (1066, 1087), 0)
-    (1100, 'year_later')
-    >>> moved_year(1945, (), 0, start=1939), moved_year(2019, (), 0, start=2011), moved_year(1957, None, 0)
-    ((1955, 'year_later'), None, (1857, 'year_century'))
+    >>> moved_year(1002, (1001, 1030), 0)
+    (1033, 'year_later')
+    >>> moved_year(2010, (2009, 2016), 0, sentence=(2007,))  # earlier would cross the sentence's 2007
+    (2019, 'year_later')
+    >>> moved_year(1945, (), 0, start=1939), moved_year(2019, (2011, 2025), 0, start=2011)
+    ((1948, 'year_later'), None)
+    >>> moved_year(1957, None, 0)
+    (1857, 'year_century')
     """
     if years is None and not start:
         return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
     years = years or ()
+    step = 3 + pick % 7
+
+    def keeps_order(new: int) -> bool:
+        return all((y < year) == (y < new) and (y > year) == (y > new) for y in sentence if y != year)
+
     if start:
-        later = year + 10
-        while years and later <= years[-1] + 10:
-            later += 10
-        return (later, "year_later") if later <= CURRENT_YEAR else None
-    if not years or year < years[0] - 10:
+        later = max(year, *years) + step if years else year + step
+        fits = later <= CURRENT_YEAR and later - year <= MAX_YEAR_MOVE and keeps_order(later)
+        return (later, "year_later") if fits else None
+    if not years or year < years[0]:  # a few years earlier adds no clash to a year before the context's
         return None
-    lo, hi = years[0], years[-1]
-    earlier = year - 100
-    while earlier >= lo - 10:
-        earlier -= 100
-    if earlier >= 1000:
-        return earlier, "year_earlier"
-    later = year + 10
-    while later <= hi + 10:
-        later += 10
-    return (later, "year_later") if later <= CURRENT_YEAR else None
+    earlier = min(year, years[0]) - step
+    later = max(year, years[-1]) + step  # a clash only where the year lies within the context's span
+    moves = [(year - earlier, earlier, "year_earlier")] if earlier >= 1000 and keeps_order(earlier) else []
+    if year <= years[-1] and later <= CURRENT_YEAR and keeps_order(later):
+        moves.append((later - year, later, "year_later"))
+    moves = [m for m in moves if m[0] <= MAX_YEAR_MOVE]
+    return min(moves)[1:] if moves else None
 
 
 def _share(text: str, negative: bool) -> str | None:
@@ -206,6 +221,10 @@ def _skip_reason(tokens: tuple[Token, ...], i: int) -> str | None:
     """Why the number at ``i`` is not a site (``label``, ``name``, ``notation``, ``range``, ``day``, ``era``),
     or None."""
     prev, nxt = _word(tokens, i - 1), _word(tokens, i + 1)
+    if (prev == ";" and _word(tokens, i - 2) in ("ndash", "mdash")) or (
+        nxt == "&" and _word(tokens, i + 2) in ("ndash", "mdash")
+    ):
+        return "range"  # 1892&ndash;93: an HTML dash left in the text (was 1892&ndash;193)
     if nxt.rstrip(".") in ("BC", "BCE", "B.C"):
         return "era"  # from 1493 to 1479 BC: a decade "later" is 1489 BC, still a range that fits
     if nxt == ")" and _glued(tokens, i, i + 1) and _open_brackets(tokens, i) <= 0:
@@ -265,14 +284,53 @@ def _formatted(value: int, like: str) -> str:
     return str(value) if len(like) >= 4 and "," not in like else f"{value:,}"
 
 
-def _count(text: str) -> tuple[str, str] | None:
-    """An integer count up (``18`` -> ``18,000``) or down (``30,000`` -> ``30``), as ``(move, text)``."""
+_WORD_VALUES = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}  # fmt: skip
+
+
+def context_counts(context: Sequence[str], noun: str) -> set[int]:
+    """The counts the document's sentences give for ``noun``, in digits or words (*three children*, *3 young
+    children*, *a population of 1,500*).
+
+    >>> sorted(context_counts(["They had three young children and 2 dogs.", "It has 1,500 children."], "children"))
+    [3, 1500]
+    """
+    if not noun:
+        return set()
+    value = r"(\d{1,3}(?:,\d{3})+|\d+|" + "|".join(_WORD_VALUES) + ")"
+    before = re.compile(rf"(?<![\w,.]){value}\s+(?:[A-Za-z-]+\s+)?{re.escape(noun)}\b", re.IGNORECASE)
+    of = re.compile(
+        rf"\b{re.escape(noun)}\s+of\s+(?:about\s+|over\s+|some\s+|around\s+)?{value}(?![\d,])", re.I
+    )
+    found = set()
+    for sentence in context:
+        for m in (*before.finditer(sentence), *of.finditer(sentence)):
+            text = m.group(1).lower().replace(",", "")
+            found.add(int(text) if text.isdigit() else _WORD_VALUES[text])
+    return found
+
+
+def _count(text: str, noun: str = "", context: Sequence[str] | None = None) -> tuple[str, str] | None:
+    """A count raised by a modest step: a 1 put before its digits below 100 (``2`` -> ``12``, ``31`` -> ``131``),
+    doubled from 100 (``30,000`` -> ``60,000``), as ``(move, text)``: a figure possible on its own (issue #50's held-out reading:
+    *18,000 members*, *two hundred children* were absurd without their document). In a document (``context``)
+    only where the context gives a count for the same ``noun`` that the new one contradicts; None otherwise.
+
+    >>> _count("31"), _count("30,000"), _count("3", "children", ["They had 3 children."])
+    (('count_up', '131'), ('count_up', '60,000'), ('count_up', '13'))
+    >>> _count("3", "children", ["They had children."]), _count("0")
+    (None, None)
+    """
     value = int(text.replace(",", ""))
-    if value >= 2000:
-        return "count_down", _formatted(max(2, round(value / 1000)), text)
     if value == 0:
         return None
-    return "count_up", _formatted(value * 1000, text)
+    new = value + 10 ** len(str(value)) if value < 100 else 2 * value
+    if context is not None:
+        counts = context_counts(context, noun)
+        if not counts or new in counts:
+            return None
+    return "count_up", _formatted(new, text)
 
 
 def _unit(tokens: tuple[Token, ...], i: int, pick: int) -> tuple[int, str, str] | None:
@@ -286,6 +344,8 @@ def _unit(tokens: tuple[Token, ...], i: int, pick: int) -> tuple[int, str, str] 
         return None
     if _NUMBER.match(_word(tokens, j + 1)):  # 5 foot 6 inches: a height, whose unit has no other size
         return None
+    if _word(tokens, j + 1) in _DASHES and _NUMBER.match(_word(tokens, j + 2)):
+        return None  # 3.2 km–5.7 km: the first member of a range (was 3.2 mm–5.7 km; issue #50)
     options = [(SMALLER.get(key), "unit_smaller"), (LARGER.get(key), "unit_larger")]
     options = [(u, move) for u, move in options if u is not None]
     if not options:
@@ -328,27 +388,32 @@ def _with_article(tokens: tuple[Token, ...], i: int, edits: list[Edit]) -> list[
     return [replace(article, wanted.capitalize() if article.text[0].isupper() else wanted), *edits]
 
 
-_WORD_UP = {"two": "two hundred", "three": "three hundred", "four": "four hundred", "five": "five hundred",
-            "six": "six hundred", "seven": "seven hundred", "eight": "eight hundred", "nine": "nine hundred",
-            "twenty": "two thousand", "thirty": "three thousand", "forty": "four thousand",
-            "fifty": "five thousand", "sixty": "six thousand", "seventy": "seven thousand",
-            "eighty": "eight thousand", "ninety": "nine thousand"}  # fmt: skip
+_WORD_UP = {"two": "twelve", "three": "thirteen", "four": "fourteen", "five": "fifteen", "six": "sixteen",
+            "seven": "seventeen", "eight": "eighteen", "nine": "nineteen"}  # fmt: skip
 _FRACTIONS = frozenset("half halves third thirds quarter quarters fourth fourths fifth fifths sixth sixths "
                        "eighth eighths tenth tenths".split())  # fmt: skip
 
 
-def _number_word(tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
-    """A count written as a word (*two albums*, *over twenty nationalities*) moved up a hundredfold (*two
-    hundred albums*, *two thousand nationalities*), where the sentence has no count in digits: ``(edits, "word_up",
-    i)``, or ``(NoSite("no_number"), "", -1)``. Never *one* (also a pronoun), a fraction (*five eighths*), a
-    compound or range (*twenty-one*, *two to three*, *two or three*) nor a word of a name (*The Four Tops*).
+def _number_word(
+    tokens: tuple[Token, ...], context: Sequence[str] | None = None
+) -> tuple[list[Edit], str, int]:
+    """A count written as a word from *two* to *nine* moved up by ten (*two albums* -> *twelve albums*), where
+    the sentence has no count in digits: ``(edits, "word_up", i)``, or ``(NoSite(reason), "", -1)``. In a
+    document (``context``) only where the context gives a count for the same noun (the first plural within
+    three words) that the new one contradicts (``no_context_count``): issue #50's held-out reading found the
+    hundredfold move (*two hundred children*) absurd on its own, and *twelve albums* alone as plausible as two.
+    Never *one* (also a pronoun), a fraction (*five eighths*), a compound or range (*twenty-one*, *two to
+    three*, *two or three*) nor a word of a name (*The Four Tops*).
 
     >>> from incoherent.corpora.probes.text import analyse
     >>> [(e.before, e.after) for e in _number_word(analyse("They released two albums."))[0]]
-    [('two', 'two hundred')]
+    [('two', 'twelve')]
+    >>> _number_word(analyse("They released two albums."), ["They toured Europe."])[0]
+    NoSite('no_context_count')
     >>> _number_word(analyse("It won by five eighths of a second."))[0]
     NoSite('no_number')
     """
+    reason = "no_number"
     for i, token in enumerate(tokens):
         word = token.text.lower()
         if word not in _WORD_UP or token.tag != "CD":
@@ -371,8 +436,14 @@ def _number_word(tokens: tuple[Token, ...]) -> tuple[list[Edit], str, int]:
         if prev in LABELS or (prev == "and" and nxt in ("hundred", "thousand", "million")):
             continue  # number two on the chart: a position; one million and four hundred thousand
         new = _WORD_UP[word]
+        if context is not None:
+            noun = next((t.text for t in tokens[i + 1 : i + 4] if t.tag == "NNS"), "")
+            counts = context_counts(context, noun)
+            if not counts or _WORD_VALUES[new] in counts:
+                reason = "no_context_count"
+                continue
         return [replace(token, new.capitalize() if token.text[0].isupper() else new)], "word_up", i
-    return NoSite("no_number"), "", -1
+    return NoSite(reason), "", -1
 
 
 def number_edit(
@@ -380,16 +451,30 @@ def number_edit(
 ) -> tuple[list[Edit], str]:
     """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``; ``context``: the
     document's other sentences, whose years a moved year must clash with. A count in words is a site only where
-    the sentence has no number in digits that is one."""
-    edits, move, i = _number_edit(sentence, tokens, None if context is None else context_years(context))
+    the sentence has no number in digits that is one. In a document, a count is first a site only where it
+    contradicts a count the context gives for the same noun (``count_clash``, ``word_clash``); where the
+    sentence has no such site, its first count moved by the same modest step is (``count_up``, ``word_up``),
+    so that INSteD's own hand sites, mostly counts the context does not repeat, keep a probe."""
+    years = None if context is None else context_years(context)
+    edits, move, i = _number_edit(sentence, tokens, years, context)
     if not move:  # no number in digits is a site (Top 10, 6-8, a year with nothing to clash with): a word's
-        words, move, i = _number_word(tokens)
+        words, move, i = _number_word(tokens, context)
         edits = words if move or edits.reason == "no_number" else edits  # else the digits' reason
+    if move and context is not None and move in ("count_up", "word_up"):
+        move = move.replace("_up", "_clash")
+    if not move and context is not None:  # no count clashes with the context: the first count, moved
+        relaxed, move, i = _number_edit(sentence, tokens, years, None)
+        if not move:
+            relaxed, move, i = _number_word(tokens, None)
+        edits = relaxed if move else edits
     return (_with_article(tokens, i, edits), move) if move else (edits, move)
 
 
 def _number_edit(
-    sentence: str, tokens: tuple[Token, ...], context_years: tuple[int, ...] | None = None
+    sentence: str,
+    tokens: tuple[Token, ...],
+    context_years: tuple[int, ...] | None = None,
+    context: Sequence[str] | None = None,
 ) -> tuple[list[Edit], str, int]:
     reason = "no_number"
     pick = stable_hash("number", sentence)
@@ -404,7 +489,11 @@ def _number_edit(
         nxt, after_next = _word(tokens, i + 1), _word(tokens, i + 2)
         prev = _word(tokens, i - 1)
         negative = prev in ("-", "−") and i > 0 and tokens[i - 1].end == token.start
-        if nxt.lower() in _PERCENT or (nxt.lower() == "per" and after_next.lower() == "cent"):
+        if (
+            nxt.lower() in _PERCENT
+            or (nxt.lower() == "per" and after_next.lower() == "cent")
+            or nxt.lower().startswith("percent-")  # 70 percent-owned
+        ):
             share = _share(text, negative)
             if share is None:
                 reason = "percentage" if reason == "no_number" else reason
@@ -414,12 +503,24 @@ def _number_edit(
                 "percent_share",
                 i,
             )
-        unit = _unit(tokens, i, pick)
-        if unit is not None:
-            j, new, move = unit
-            return [replace(tokens[j], new)], move, i
-        if nxt.lower() in SCALES:
-            return [replace(tokens[i + 1], SCALES[nxt.lower()])], "scale_up", i
+        unit = _unit(tokens, i, pick)  # a measure's number moves as a count (7 months -> 17 months): a new
+        # unit was absurd on its own (*lasted 7 centuries*, *14 minutes* of gestation; issue #50's reading)
+        before_bracket = _word(tokens, i - 2)
+        if prev == "(" and (
+            before_bracket in SMALLER or before_bracket in LARGER or before_bracket in _SHORT
+        ):
+            reason = "conversion" if reason == "no_number" else reason
+            continue  # 5 foot 6 inches (165 cm): the same measure again (was 330 cm)
+        if (nxt.lower() in ("foot", "feet", "ft") and _NUMBER.match(after_next)) or (
+            prev.lower() in ("foot", "feet", "ft") and _NUMBER.match(_word(tokens, i - 2))
+        ):
+            reason = "height" if reason == "no_number" else reason
+            continue  # 5 foot 6 inches: a height (15 foot 6 was absurd on its own)
+        if _word(tokens, i + 2) in _DASHES and _NUMBER.match(_word(tokens, i + 3)):
+            reason = "range" if reason == "no_number" else reason
+            continue  # 3.2 km–5.7 km: the first member of a range
+        scaled = nxt.lower() in SCALES  # never million -> trillion: *US$23 trillion of the US$47 million
+        # project* was absurd on its own (issue #50); the number moves as a count (US$147 million)
         count_of = (
             prev.lower() == "of" and i > 1 and _word(tokens, i - 2).lower() in _COUNT_NOUNS
         )  # a population of 1500 (but the game of 1983)
@@ -445,21 +546,49 @@ def _number_edit(
             between = prev == "and" and _word(tokens, i - 3).lower() == "between"  # between 1969 and 1972
             ranged = (prev in _DASHES or between) and _YEAR.match(_word(tokens, i - 2))
             start = int(_word(tokens, i - 2)) if ranged else 0
-            moved = moved_year(int(text), context_years, pick, start)
+            own = [int(t.text) for j, t in enumerate(tokens) if j != i and _YEAR.match(t.text)]
+            moved = moved_year(int(text), context_years, pick, start, [y for y in own if y <= CURRENT_YEAR])
             if moved is None:
-                why = "range" if start else "no_context_year" if not context_years else "year_outside_context"
+                why = (
+                    "range"
+                    if start
+                    else "no_context_year"
+                    if not context_years
+                    else "year_outside_context"
+                    if int(text) < context_years[0]
+                    else "year_order"
+                )
                 reason = why if reason == "no_number" else reason
                 continue
             return [replace(token, str(moved[0]))], moved[1], i
-        if "." in text:
+        whole, point, fraction = text.partition(".")
+        if point and not scaled and unit is None:
             reason = "decimal" if reason == "no_number" else reason
             continue
-        counted = _count(text)
+        noun = (
+            _word(tokens, i - 2)
+            if count_of
+            else tokens[unit[0]].text
+            if unit is not None
+            else after_next
+            if scaled and _word(tokens, i + 2)[:1].islower()
+            else next((t.text for t in tokens[i + 1 : i + 4] if t.tag == "NNS"), "")
+            or next((t.text for t in tokens[max(0, i - 5) : i] if t.text.lower() in _COUNT_NOUNS), "")
+            or (nxt if nxt == "strong" else "")
+        )  # the counted noun: 19 such structures, 4 centimeters, a population of 1,500, 2 million copies
+        if not noun and not scaled:
+            reason = "no_noun" if reason == "no_number" else reason
+            continue  # date back to 372 in Korea: a year, not a count (was *1,372*)
+        counted = _count(whole, noun, context)  # 2.3 million copies -> 12.3 million copies
         if counted is None:
-            reason = "zero" if reason == "no_number" else reason
+            reason = (
+                ("zero" if text.strip("0,") == "" else "no_context_count")
+                if reason == "no_number"
+                else reason
+            )
             continue
         move, new = counted
-        return [replace(token, new)], move, i
+        return [replace(token, new + point + fraction)], move, i
     return NoSite(reason), "", -1
 
 
@@ -470,10 +599,10 @@ def number(
 
     >>> [e.after for e in number("He was born on 14 March 1901.")]
     ['1801']
-    >>> [e.after for e in number("He was born on March 14, 1901.", context=["He died in 1980."])]
-    ['1991']
+    >>> [e.after for e in number("He was born on March 14, 1901.", context=["He married in 1899.", "He died in 1980."])]
+    ['1895']
     >>> [e.after for e in number("The journey took 3 hours.")]
-    ['seconds']
+    ['13']
     >>> number("The meeting started at 10:30.")
     NoSite('no_number')
     """

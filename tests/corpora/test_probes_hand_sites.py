@@ -39,11 +39,12 @@ def test_hand_sites_found(phenomenon):
 
 def test_a_number_probe_for_most_hand_sites():
     """Issue #50's target for number is a probe at any site of the sentence (INSteD's authors often changed
-    several numbers, or a number word: *two albums*): 93 of 100 on the rules of this commit (95 before a year
-    with nothing in the context to clash with was no site; 81 before the number words)."""
+    several numbers, or a number word: *two albums*): 90 of 100 on the rules of this commit (93 before years
+    moved a few years rather than centuries, within 40 years and the sentence's own order; 95 before a year with
+    nothing in the context to clash with was no site; 81 before the number words)."""
     found, total, misses = hand.hand_sites("number")
     elsewhere = sum(m["reason"] == "other_site" for m in misses)
-    assert total == 100 and found + elsewhere >= 93, [(m["reason"], m["to_be_replaced"]) for m in misses]
+    assert total == 100 and found + elsewhere >= 90, [(m["reason"], m["to_be_replaced"]) for m in misses]
 
 
 def test_changed_spans_of_real_hand_edits():
