@@ -350,8 +350,10 @@ def _quoted(tokens: tuple[Token, ...], i: int) -> str | None:
     negation skips its verbs (:func:`corpora.probes.verbs._in_title`); or None."""
     from incoherent.corpora.probes.referents import in_quotation
 
-    if in_quotation(tokens, i) and any(t.text in ('"', "”", "''") for t in tokens[i + 1 :]):
-        return "in_quotation"
+    if in_quotation(tokens, i):
+        return (
+            "in_quotation"  # (also a quotation that goes on into the next sentence: "We still have far to go
+        )
     if any(t.text in ("“", "‘") for t in tokens[:i]) and any(t.text in ("”", "’") for t in tokens[i + 1 :]):
         return "in_quotation"  # curly quotes: an opening one before, a closing one after
     if i > 0 and tokens[i].text[:1].isupper() and tokens[i - 1].text not in _TITLE_OPENERS:
@@ -426,7 +428,7 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
         return "deictic_time"  # earlier this month, the House this morning passed (not: in that year, that year's)
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
         return "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
-    if _pronoun_after(tokens, i, j):
+    if _pronoun_after(tokens, i, j) or _that_of_after(tokens, j):
         return "pronoun_agreement"
     if genitive:  # that year's -> those years'
         after = noun + ("'" if noun.endswith("s") else "'s")
@@ -472,6 +474,15 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
             0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
         )
     return edits
+
+
+def _that_of_after(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether a *that of* after the head noun at ``j`` stands for it (*These roles contrast with that of
+    external components*: the plural wants *those of*)."""
+    return any(
+        tokens[m].text.lower() == "that" and tokens[m + 1].text.lower() == "of"
+        for m in range(j + 1, len(tokens) - 1)
+    )
 
 
 def _singular_verb_left(tokens: tuple[Token, ...], i: int, k: int, edits: list[Edit]) -> bool:
@@ -543,8 +554,8 @@ def _clash(
     if any(t.text in _TIMES for t in tokens[i + 1 : j + 2] if t.tag.startswith("NN")):
         return "time_noun"
     word = tokens[j].text.lower()
-    if word in _IDIOMS:
-        return "idiom"
+    if word in _IDIOMS or word == "order" and i > 0 and tokens[i - 1].text.lower() == "in":
+        return "idiom"  # in that order -> in those orders
     forms = {f.lower() for f in plural_forms(word)} - {word}
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")\b", re.IGNORECASE)
     if forms and any(pattern.fullmatch(t.text) for n, t in enumerate(tokens) if n != j):
@@ -649,13 +660,20 @@ def _singular_predicate(tokens: tuple[Token, ...], verb: int) -> bool:
     m = verb + 1
     while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
         m += 1
+    named = m < len(tokens) and tokens[m].text.lower() in _NAMING  # are also known as the lithium family
+    if named:
+        m += 1
+        while m < len(tokens) and tokens[m].text.lower() in ("as", "to"):
+            m += 1
     if m >= len(tokens):
         return False
     word = tokens[m].text.lower()
     if word in ("a", "an", "one", "another"):
         return True
-    if word == "the" and _superlative_singular(tokens, m + 1):
+    if word == "the" and _superlative_singular(tokens, m + 1, named):
         return True  # These genera are the most species-rich genus of ants
+    if named:
+        return False  # These exhibitions ... are called self-similarity: a bare name agrees with either
     after = tokens[m + 1].tag if m + 1 < len(tokens) else "."
     return (
         tokens[m].tag == "NN" and word not in ("part", "home") and (after == "NN" or not after[:1].isalpha())
@@ -663,14 +681,15 @@ def _singular_predicate(tokens: tuple[Token, ...], verb: int) -> bool:
 
 
 _MODIFIER_TAGS = frozenset({"JJ", "JJS", "RBS", "JJR", "RB", "CD", "VBN", "HYPH", "NN", "NNP"})
+_NAMING = frozenset({"known", "called", "named", "termed", "referred", "designated"})
 _SOLE = frozenset({"most", "least", "only", "sole", "single", "first", "last", "second", "third", "main"})
 
 
-def _superlative_singular(tokens: tuple[Token, ...], m: int) -> bool:
+def _superlative_singular(tokens: tuple[Token, ...], m: int, named: bool = False) -> bool:
     """Whether the words from ``m`` (after a copula's *the*) are a superlative or a sole thing, then a singular
     head noun (*the most species-rich genus*, *the largest genus*, *the only school*), which a plural subject
-    cannot take."""
-    marked = False
+    cannot take; after a naming participle (``named``: *known as the euro area*) any singular head noun."""
+    marked = named
     while m < len(tokens) and tokens[m].tag in _MODIFIER_TAGS:
         marked = marked or tokens[m].tag in ("JJS", "RBS") or tokens[m].text.lower() in _SOLE
         if tokens[m].tag == "NN" and (m + 1 == len(tokens) or not tokens[m + 1].tag.startswith("NN")):

@@ -139,6 +139,20 @@ ROUND2 = [
      None, "skip:in_quotation"),
     ("As the military historian Theodore Ayrault Dodge wrote, \"the centuries since have devised nothing to surpass the genius of this warrior\".",  # noqa: E501
      None, "skip:in_quotation"),
+    # a quotation that goes on into the next sentence (lee_background:134, Lee et al.'s news stories)
+    ("\"We still have far to go, and many dangers still lie ahead, yet there can be no doubt how this conflict will end.",  # noqa: E501
+     None, "skip:in_quotation"),
+    # found by the dev reading of seeds 7502-7541: a naming predicate stays singular (Alkali metal; Eurozone),
+    # a *that of* stands for the noun (Central processing unit), *in that order* is an idiom (Apartheid in a
+    # document that names *an order of insects*, Phasmatodea)
+    ("This family of elements is also known as the lithium family after its leading element.", None,
+     "skip:singular_predicate"),
+    ("This group of states is officially known as the euro area, more commonly named the eurozone.", None,
+     "skip:singular_predicate"),
+    ("This role contrasts with that of external components, such as main memory and I/O circuitry, and specialized coprocessors such as graphics processing units (GPUs).",  # noqa: E501
+     None, "skip:pronoun_agreement"),
+    (MINORITARIAN, ["The Phasmatodea are an order of insects whose members are variously known as stick insects, stick bugs, walkingsticks, stick animals, or bug sticks."],  # noqa: E501
+     "skip:no_singular_in_context"),
     ("She won the 1911 Nobel Prize in Chemistry \"[for] the discovery of the elements radium and polonium, by the isolation of radium and the study of the nature and compounds of this remarkable element\".",  # noqa: E501
      None, "skip:in_quotation"),
 ]  # fmt: skip
