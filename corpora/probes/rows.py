@@ -78,6 +78,7 @@ def probe_document(
         if phenomenon == "demonstrative":
             kwargs["agree"] = demonstrative == "agree"
             kwargs["context"] = context  # agree: a plural referent in the document makes no site
+            kwargs["preceding"] = sentences[index - 1]  # two things coordinated there: a plural referent
         if phenomenon == "animacy-up":
             edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), **kwargs)
         else:

@@ -285,11 +285,12 @@ def _subject_position(tokens: tuple[Token, ...], i: int) -> bool:
         return True
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in _PARTITIVES:
         return i == 2 or not tokens[i - 3].tag.startswith(("IN", "TO", "VB"))
-    if tokens[i - 1].text.lower() in SUBORDINATORS:
-        return True  # if this collision occurs
+    if tokens[i - 1].text.lower() in SUBORDINATORS or tokens[i - 1].text in _DASHES:
+        return True  # if this collision occurs; inaccurate – this quantity is (the tagger may call "–" IN)
     return not tokens[i - 1].tag.startswith(("IN", "TO", "VB")) or tokens[i - 1].text.lower() == "that"
 
 
+_DASHES = frozenset({"–", "—", "--", "-"})
 _NOT_DETERMINERS = frozenset({"no_demonstrative", "pronoun", "proper_noun", "plural_head", "that_complementiser",
                               "that_relative"})  # fmt: skip
 
@@ -299,11 +300,14 @@ def demonstrative(
     tokens: tuple[Token, ...] | None = None,
     agree: bool = False,
     context: Sequence[str] | None = None,
+    preceding: str | None = None,
 ) -> list[Edit]:
     """The first singular demonstrative determiner to the plural: the determiner alone (INSteD's released
     probes), or with ``agree`` its head noun and an agreeing verb too (the paper's description). Given the
     document's other sentences (``context``, as ``incoherent probes`` gives them), ``agree`` makes only a plural
-    that clashes with the document (:func:`_clash`); without them, any grammatical plural.
+    that clashes with the document (:func:`_clash`; ``preceding``, the sentence before the intruder, where a
+    coordination of two things makes a plural referent); without them, any grammatical plural. ``agree`` edits
+    nothing inside a quotation or a title (``in_quotation``, ``in_title``: the words are someone else's).
 
     >>> from incoherent.corpora.probes.edits import apply_edits
     >>> s = "In that year this small city was renamed."
@@ -330,14 +334,34 @@ def demonstrative(
         determiner = replace(token, match_case(token.text, "these" if word == "this" else "those"))
         if not agree:
             return [determiner]
-        edits = _agreeing(sentence, tokens, i, j, determiner)
+        edits = _quoted(tokens, i) or _agreeing(sentence, tokens, i, j, determiner)
         if not isinstance(edits, str):
-            edits = _unsure_head(tokens, i, j) or _clash(tokens, i, j, context) or edits
+            edits = _unsure_head(tokens, i, j) or _clash(tokens, i, j, context, preceding) or edits
         if isinstance(edits, str):
             reason = edits if reason in _NOT_DETERMINERS else reason  # a determiner agree skips: say why
             continue
         return edits
     return NoSite(reason)
+
+
+def _quoted(tokens: tuple[Token, ...], i: int) -> str | None:
+    """``in_quotation`` when the determiner at ``i`` stands inside a direct quotation (*"this film is a
+    masterpiece," he said*), ``in_title`` inside a title's capitalised words (*the song All This Time*), as
+    negation skips its verbs (:func:`corpora.probes.verbs._in_title`); or None."""
+    from incoherent.corpora.probes.referents import in_quotation
+
+    if in_quotation(tokens, i):
+        return (
+            "in_quotation"  # (also a quotation that goes on into the next sentence: "We still have far to go
+        )
+    if any(t.text in ("“", "‘") for t in tokens[:i]) and any(t.text in ("”", "’") for t in tokens[i + 1 :]):
+        return "in_quotation"  # curly quotes: an opening one before, a closing one after
+    if i > 0 and tokens[i].text[:1].isupper() and tokens[i - 1].text not in _TITLE_OPENERS:
+        return "in_title"  # the album Love This Giant
+    return None
+
+
+_TITLE_OPENERS = frozenset({'"', "“", "(", ":", ";", "--", "—", "–", "‘", "'", "``"})
 
 
 # Nouns whose plural English does not use, or uses in another sense (damages: money; staffs: sticks).
@@ -390,7 +414,12 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
     k = j + 1
     genitive = k < len(tokens) and tokens[k].text in ("'s", "’s")
     governed = i > 0 and tokens[i - 1].tag in ("IN", "TO") and tokens[i - 1].text.lower() not in SUBORDINATORS
-    opens = i == 0 or tokens[i - 1].tag in (",", "CC", ":") or tokens[i - 1].text.lower() in _CLAUSE_OPENERS
+    opens = (
+        i == 0
+        or tokens[i - 1].tag in (",", "CC", ":")
+        or tokens[i - 1].text.lower() in _CLAUSE_OPENERS
+        or tokens[i - 1].text in _DASHES
+    )
     verb_after = opens and k < len(tokens) and tokens[k].tag in FINITE  # This year was the warmest
     idiom = (
         lowered == "day" and i > 0 and tokens[i - 1].text.lower() in ("to", "until", "till")
@@ -399,7 +428,7 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
         return "deictic_time"  # earlier this month, the House this morning passed (not: in that year, that year's)
     if i > 1 and tokens[i - 1].text.lower() == "of" and tokens[i - 2].text.lower() in ("much", "little"):
         return "mass_partitive"  # much of this period -> much of these periods: "much" would have to change
-    if _pronoun_after(tokens, i, j):
+    if _pronoun_after(tokens, i, j) or _that_of_after(tokens, j):
         return "pronoun_agreement"
     if genitive:  # that year's -> those years'
         after = noun + ("'" if noun.endswith("s") else "'s")
@@ -438,11 +467,38 @@ def _agreeing(sentence: str, tokens: tuple[Token, ...], i: int, j: int, determin
         if coordinated is None:
             return "agreement_beyond_phrase"  # continues and together forms: a verb the tagger calls a noun
         edits += [replace(tokens[n], form) for n, form in coordinated]
+    if _singular_verb_left(tokens, i, k, edits):
+        return "agreement_beyond_phrase"  # these quantities is: a verb agreeing with the noun not found
     if i > 0 and tokens[i - 1].text.lower() in _AGREEMENT:  # Was this bridge built -> Were these bridges
         edits.insert(
             0, replace(tokens[i - 1], match_case(tokens[i - 1].text, _AGREEMENT[tokens[i - 1].text.lower()]))
         )
     return edits
+
+
+def _that_of_after(tokens: tuple[Token, ...], j: int) -> bool:
+    """Whether a *that of* after the head noun at ``j`` stands for it (*These roles contrast with that of
+    external components*: the plural wants *those of*)."""
+    return any(
+        tokens[m].text.lower() == "that" and tokens[m + 1].text.lower() == "of"
+        for m in range(j + 1, len(tokens) - 1)
+    )
+
+
+def _singular_verb_left(tokens: tuple[Token, ...], i: int, k: int, edits: list[Edit]) -> bool:
+    """Whether a singular present or *was* right after the noun phrase from ``i`` to before ``k`` (adverbs
+    between) is left unchanged by ``edits``: the verb of the new plural subject, which ``agree`` must change or
+    skip. A phrase governed by a word (*the leader of this group was*) is not that verb's subject."""
+    if i > 0 and tokens[i - 1].text[:1].isalpha() and tokens[i - 1].tag.startswith(("IN", "TO", "VB")):
+        return False
+    m = k
+    while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
+        m += 1
+    if m >= len(tokens) or m == k and k < len(tokens) and tokens[k].text.lower() in ("'s", "’s"):
+        return False
+    verb = tokens[m]
+    singular = verb.tag == "VBZ" or verb.text.lower() in _SINGULAR_VERBS
+    return singular and verb_form(verb) and all(e.start != verb.start for e in edits)
 
 
 # Nouns of time: their plural reads as an idiom of time (*at those times*, *during these days*, *in those
@@ -474,7 +530,9 @@ def _unsure_head(tokens: tuple[Token, ...], i: int, j: int) -> str | None:
     return None
 
 
-def _clash(tokens: tuple[Token, ...], i: int, j: int, context: Sequence[str] | None) -> str | None:
+def _clash(
+    tokens: tuple[Token, ...], i: int, j: int, context: Sequence[str] | None, preceding: str | None = None
+) -> str | None:
     """Why the plural of the noun phrase this/that at ``i`` with head ``j`` would not clash with its document
     (``context``, the other sentences; None: not read), or None when it would. A plural demonstrative with
     nothing plural to point to is what a reader notices; one that finds a referent, or reads as an idiom, is
@@ -483,17 +541,21 @@ def _clash(tokens: tuple[Token, ...], i: int, j: int, context: Sequence[str] | N
     kinds of rap music* after a list of its names, *in these cases*). ``plural_referent``: a plural of the noun
     in the sentence (*Indian and Bangladesh forces were put under a joint command ..., and this force came to
     be known*) or in the context (*the band's two albums* before *this album*), or a plural demonstrative
-    phrase in the context (*these vessels*: the context has a group the new plural would join).
-    ``no_singular_in_context``: the context never names the noun in the singular (*the album*; lower case,
-    not a name's *Church*), so nothing there is the ONE thing the plural contradicts (*these machines* after
-    a list of CERN's accelerators; *these processes* after two of them described)."""
+    phrase in the context (*these vessels*: the context has a group the new plural would join), or two noun
+    phrases coordinated in the sentence before (``preceding``: *both quantum electrodynamics and quantum field
+    theory* before *these fields*; *The provinces and the capital* before *these areas*).
+    ``no_singular_in_context``: the context never names the noun as a singular noun
+    phrase of its own (a determiner or possessive, then the noun, its modifiers none or shared with the
+    intruder's: *the album*, *its late First Period house*; not a name's *Church*, a compound's *area
+    networks*, the verb *increase*, or *the immune system* before *this minoritarian system*), so nothing there
+    is the ONE thing the plural contradicts (*these machines* after a list of CERN's accelerators)."""
     if context is None:
         return None
     if any(t.text in _TIMES for t in tokens[i + 1 : j + 2] if t.tag.startswith("NN")):
         return "time_noun"
     word = tokens[j].text.lower()
-    if word in _IDIOMS:
-        return "idiom"
+    if word in _IDIOMS or word == "order" and i > 0 and tokens[i - 1].text.lower() == "in":
+        return "idiom"  # in that order -> in those orders
     forms = {f.lower() for f in plural_forms(word)} - {word}
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")\b", re.IGNORECASE)
     if forms and any(pattern.fullmatch(t.text) for n, t in enumerate(tokens) if n != j):
@@ -502,10 +564,77 @@ def _clash(tokens: tuple[Token, ...], i: int, j: int, context: Sequence[str] | N
         return "plural_referent"
     if any(_PLURAL_DEMONSTRATIVE.search(s) for s in context):
         return "plural_referent"  # Prince George, and her sister ship ... Originally these vessels served
+    if preceding and _coordination(analyse(preceding)):
+        return "plural_referent"  # both quantum electrodynamics and quantum field theory. ... these fields
+    modifiers = {t.text.lower() for t in tokens[i + 1 : j]}
     singular = re.compile(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])")
-    if not any(singular.search(s) for s in context):
+    if not any(_singular_phrase(analyse(s), word, modifiers) for s in context if singular.search(s)):
         return "no_singular_in_context"
     return None
+
+
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "this", "that", "its", "his", "her", "their", "our", "my", "your"}
+)
+
+
+def _singular_phrase(tokens: tuple[Token, ...], word: str, modifiers: set[str]) -> bool:
+    """Whether ``tokens`` (a context sentence) have ``word`` as the singular head noun (tag NN, no noun after it)
+    of a noun phrase with a determiner or possessive of its own (*the system*, *its system*, *the band's
+    album*), whose modifiers are none or share one with the intruder's (``modifiers``: *the late First Period
+    house* for *this First Period house*; not *the immune system* for *this minoritarian system*; any for a
+    noun without modifiers: *an extinct genus* for *this genus*)."""
+    for n, token in enumerate(tokens):
+        if token.text.lower() != word or token.tag != "NN":
+            continue
+        if n + 1 < len(tokens) and tokens[n + 1].tag.startswith("NN"):
+            continue  # local area networks: a modifier inside a compound
+        m = n - 1
+        while m >= 0 and tokens[m].tag in ("JJ", "JJR", "JJS", "NN", "NNP", "VBN", "VBG", "CD", "HYPH"):
+            m -= 1
+        if m < 0:
+            continue
+        has_determiner = tokens[m].text.lower() in _DETERMINERS or tokens[m].tag in ("PRP$", "POS")
+        own = {t.text.lower() for t in tokens[m + 1 : n]}
+        if has_determiner and (not own or not modifiers or own & modifiers):
+            return True
+    return False
+
+
+_NOUN_PHRASE_TAGS = frozenset({"DT", "PRP$", "JJ", "JJS", "RB", "CD", "VBN", "NNP", "NN", "NNS", "NNPS"})
+
+
+def _coordination(tokens: tuple[Token, ...]) -> bool:
+    """Whether ``tokens`` coordinate two noun phrases of things with *and*: a common noun, lower case, right
+    before it and a noun phrase after it whose head is one too (*both quantum electrodynamics and quantum field
+    theory*, *The provinces and the capital*), two things a new plural may gather; not names (*Gregory and
+    Laflamme*, *Parents and Children* of a study's name) nor an ordinal (*ninth solo album and the second*)."""
+    for n in range(1, len(tokens) - 1):
+        if tokens[n].text.lower() != "and" or not _common_noun(tokens[n - 1]):
+            continue
+        m = n + 1
+        while m < len(tokens) and tokens[m].tag in _NOUN_PHRASE_TAGS:  # (both quantum electrodynamics and
+            # quantum field theory: "quantum" tagged an adverb, "field" an adjective)
+            if tokens[m].tag.startswith("NN") and (
+                m + 1 == len(tokens) or not tokens[m + 1].tag.startswith("NN")
+            ):
+                return _common_noun(tokens[m])
+            m += 1
+    return False
+
+
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth last latter former".split()
+)
+
+
+def _common_noun(token: Token) -> bool:
+    return (
+        token.tag in ("NN", "NNS")
+        and token.text.isalpha()
+        and token.text.islower()
+        and token.text not in _ORDINALS
+    )
 
 
 # A plural demonstrative noun phrase (*these vessels*, *those early tablets*): the document already has a group
@@ -531,15 +660,42 @@ def _singular_predicate(tokens: tuple[Token, ...], verb: int) -> bool:
     m = verb + 1
     while m < len(tokens) and tokens[m].tag in ("RB", "RBR"):
         m += 1
+    named = m < len(tokens) and tokens[m].text.lower() in _NAMING  # are also known as the lithium family
+    if named:
+        m += 1
+        while m < len(tokens) and tokens[m].text.lower() in ("as", "to"):
+            m += 1
     if m >= len(tokens):
         return False
     word = tokens[m].text.lower()
     if word in ("a", "an", "one", "another"):
         return True
+    if word == "the" and _superlative_singular(tokens, m + 1, named):
+        return True  # These genera are the most species-rich genus of ants
+    if named:
+        return False  # These exhibitions ... are called self-similarity: a bare name agrees with either
     after = tokens[m + 1].tag if m + 1 < len(tokens) else "."
     return (
         tokens[m].tag == "NN" and word not in ("part", "home") and (after == "NN" or not after[:1].isalpha())
     )
+
+
+_MODIFIER_TAGS = frozenset({"JJ", "JJS", "RBS", "JJR", "RB", "CD", "VBN", "HYPH", "NN", "NNP"})
+_NAMING = frozenset({"known", "called", "named", "termed", "referred", "designated"})
+_SOLE = frozenset({"most", "least", "only", "sole", "single", "first", "last", "second", "third", "main"})
+
+
+def _superlative_singular(tokens: tuple[Token, ...], m: int, named: bool = False) -> bool:
+    """Whether the words from ``m`` (after a copula's *the*) are a superlative or a sole thing, then a singular
+    head noun (*the most species-rich genus*, *the largest genus*, *the only school*), which a plural subject
+    cannot take; after a naming participle (``named``: *known as the euro area*) any singular head noun."""
+    marked = named
+    while m < len(tokens) and tokens[m].tag in _MODIFIER_TAGS:
+        marked = marked or tokens[m].tag in ("JJS", "RBS") or tokens[m].text.lower() in _SOLE
+        if tokens[m].tag == "NN" and (m + 1 == len(tokens) or not tokens[m + 1].tag.startswith("NN")):
+            return marked
+        m += 1
+    return False
 
 
 def plural_forms(noun: str) -> tuple[str, ...]:
