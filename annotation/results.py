@@ -11,6 +11,7 @@ import os
 from incoherent.annotation.study import check_places, read_study, write_json
 from incoherent.annotation.textfile import read_text
 from incoherent.schemas.records import InputError
+from incoherent.sources.parquet import read_open
 
 
 def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
@@ -37,13 +38,12 @@ def read_predictions(path: str, key: dict) -> tuple[dict[str, int], str]:
             if (doc, None, None) in by_doc:
                 out[by_doc[(doc, None, None)]] = predicted
         return out, path
-    import pyarrow.parquet as pq
 
     files = sorted(glob.glob(os.path.join(path, "scores", "*.parquet")))
     if not files:
         raise InputError(f"{path}: no scores/*.parquet (a `score-shuffle` output folder is needed for pairs)")
     for f in files:
-        for row in pq.read_table(f, columns=["id", "block_size", "permutation", "correct"]).to_pylist():
+        for row in read_open(f, columns=["id", "block_size", "permutation", "correct"]).to_pylist():
             iid = by_doc.get((row["id"], row["block_size"], row["permutation"]))
             if iid is not None:  # the model's answer in the key's terms: the text it finds original
                 gold = key["items"][iid]["gold"]

@@ -28,6 +28,7 @@ import json
 from incoherent.fileio.outputs import check_output_file, write_output_file
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.schemas.records import InputError
+from incoherent.sources.parquet import read_open
 
 OUT_IS_FILE = True  # --out names a JSONL file: no folder lock (pipelines.cli)
 
@@ -91,7 +92,6 @@ SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}
 
 
 def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
-    import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
     from incoherent.pipelines.runtime.tables import list_tables
@@ -116,7 +116,7 @@ def read_rows(data_dir: str, sources: list[str]) -> list[dict]:
     for path in files:
         with FileSystems.open(path) as f:
             try:
-                rows.extend(pq.read_table(f, columns=columns).to_pylist())
+                rows.extend(read_open(f, columns=columns).to_pylist())
             except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
                 raise InputError(f"{path}: not an intruder table ({exc})") from None
     return sorted(rows, key=insted_order)

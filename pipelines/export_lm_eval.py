@@ -42,6 +42,7 @@ from incoherent.corpora.seeding import stable_hash
 from incoherent.fileio.paths import check_name
 from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.schemas.records import InputError
+from incoherent.sources.parquet import read_open
 
 TAKES_BEAM_ARGS = False  # not a Beam pipeline: any Beam flag is an error (pipelines.cli)
 COMMAND = "export lm-eval"
@@ -121,7 +122,6 @@ def table_files(path: str) -> tuple[str, list[str]]:
 
 def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, list[dict]]:
     """``{config: rows}`` of ``--split`` in every DIR, each config's rows sorted by (id, k, permutation)."""
-    import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
     found: dict[str, list[str]] = {}
@@ -147,7 +147,7 @@ def read_tables(dirs: list[str], configs: list[str], split: str) -> dict[str, li
         for path in sorted(f for f in found[config] if posixpath.basename(f).startswith(f"{split}-")):
             with FileSystems.open(path) as f:
                 try:
-                    rows.extend(pq.read_table(f, columns=columns).to_pylist())
+                    rows.extend(read_open(f, columns=columns).to_pylist())
                 except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
                     raise InputError(f"{path}: not a {config.split('-')[0]} table ({exc})") from None
         if rows:

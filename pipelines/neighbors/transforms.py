@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import apache_beam as beam
 import numpy as np
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
 
@@ -29,6 +28,7 @@ from incoherent.retrieval.topk import (
     topk_rows,
 )
 from incoherent.schemas.records import InputError
+from incoherent.sources.parquet import read_open
 
 STAGE = "neighbors"
 
@@ -291,7 +291,7 @@ def file_fingerprint(path: str) -> tuple[int, int]:
     One Beam element per file (not per document): the check reads two columns and never ships documents.
     """
     with FileSystems.open(path) as f:
-        table = pq.read_table(f, columns=["id", "sentences"])
+        table = read_open(f, columns=["id", "sentences"])
     total = 0
     for doc_id, sentences in zip(
         table.column("id").to_pylist(), table.column("sentences").to_pylist(), strict=True

@@ -34,6 +34,7 @@ from incoherent.pipelines.commands import add_overwrite, list_flag
 from incoherent.pipelines.export_insted import insted_order
 from incoherent.pipelines.runtime import storage
 from incoherent.schemas.records import InputError, Rejected
+from incoherent.sources.parquet import read_open
 
 INSTED_DIR = "insted"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL record; longer lines are dead-lettered
@@ -139,14 +140,13 @@ def check_insted_head(path: str) -> None:
 
 def build_file_ids(dataset: str) -> dict[str, int]:
     """``{id: file_id}``: the numbering ``incoherent export insted`` gives the build's documents."""
-    import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
     rows = []
     for path in storage.list_files(posixpath.join(dataset, "intruder-*", "*.parquet")):
         with FileSystems.open(path) as f:
             try:
-                rows.extend(pq.read_table(f, columns=["id", "source", "split"]).to_pylist())
+                rows.extend(read_open(f, columns=["id", "source", "split"]).to_pylist())
             except Exception as exc:  # pyarrow raises several types for corrupt or foreign files
                 raise InputError(f"{path}: not an intruder table ({exc})") from None
     return {row["id"]: n for n, row in enumerate(sorted(rows, key=insted_order))}

@@ -37,6 +37,7 @@ from incoherent.pipelines.runtime.threads import (
 from incoherent.schemas import SCORES_SCHEMA
 from incoherent.schemas.records import InputError
 from incoherent.sources import parquet
+from incoherent.sources.parquet import read_open
 
 REQUIRED_COLUMNS = {"id", "source", "block_size", "original", "shuffled"}
 DEFAULT_POOL_SIZE = 64
@@ -166,7 +167,6 @@ def check_scored(counters: dict, model_dir: str) -> None:
 
 def read_scores(out_dir: str) -> list[dict]:
     """The columns of ``OUT/scores/`` that the accuracy needs (small: four per pair)."""
-    import pyarrow.parquet as pq
     from apache_beam.io.filesystems import FileSystems
 
     from incoherent.pipelines.runtime.tables import list_tables
@@ -174,7 +174,7 @@ def read_scores(out_dir: str) -> list[dict]:
     rows: list[dict] = []
     for path in list_tables(out_dir, "scores"):
         with FileSystems.open(path) as f:
-            table = pq.read_table(f, columns=["source", "block_size", "correct", "tie"])
+            table = read_open(f, columns=["source", "block_size", "correct", "tie"])
         rows.extend(table.to_pylist())
     return rows
 
