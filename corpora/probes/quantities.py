@@ -470,6 +470,40 @@ def number_edit(
     return (_with_article(tokens, i, edits), move) if move else (edits, move)
 
 
+def _measure_skip(tokens: tuple[Token, ...], i: int) -> str | None:
+    """Why the number at ``i`` is part of a measure's structure and stays, or None: a conversion in brackets
+    (*5 foot 6 inches (165 cm)*: the same measure again, was 330 cm), a height (*5 foot 6 inches*: 15 foot 6 was
+    absurd on its own), the first member of a range (*3.2 km–5.7 km*)."""
+    prev, nxt, after_next = _word(tokens, i - 1), _word(tokens, i + 1), _word(tokens, i + 2)
+    before_bracket = _word(tokens, i - 2)
+    if prev == "(" and (before_bracket in SMALLER or before_bracket in LARGER or before_bracket in _SHORT):
+        return "conversion"
+    if (nxt.lower() in ("foot", "feet", "ft") and _NUMBER.match(after_next)) or (
+        prev.lower() in ("foot", "feet", "ft") and _NUMBER.match(_word(tokens, i - 2))
+    ):
+        return "height"
+    if after_next in _DASHES and _NUMBER.match(_word(tokens, i + 3)):
+        return "range"
+    return None
+
+
+def _counted_noun(tokens: tuple[Token, ...], i: int, count_of: bool, unit, scaled: bool) -> str:
+    """The noun the number at ``i`` counts: 19 such *structures*, 4 *centimeters*, a *population* of 1,500,
+    2 million *copies*; empty when there is none (*date back to 372*)."""
+    nxt, after_next = _word(tokens, i + 1), _word(tokens, i + 2)
+    if count_of:
+        return _word(tokens, i - 2)
+    if unit is not None:
+        return tokens[unit[0]].text
+    if scaled and after_next[:1].islower():
+        return after_next
+    return (
+        next((t.text for t in tokens[i + 1 : i + 4] if t.tag == "NNS"), "")
+        or next((t.text for t in tokens[max(0, i - 5) : i] if t.text.lower() in _COUNT_NOUNS), "")
+        or (nxt if nxt == "strong" else "")
+    )
+
+
 def _number_edit(
     sentence: str,
     tokens: tuple[Token, ...],
@@ -505,20 +539,10 @@ def _number_edit(
             )
         unit = _unit(tokens, i, pick)  # a measure's number moves as a count (7 months -> 17 months): a new
         # unit was absurd on its own (*lasted 7 centuries*, *14 minutes* of gestation; issue #50's reading)
-        before_bracket = _word(tokens, i - 2)
-        if prev == "(" and (
-            before_bracket in SMALLER or before_bracket in LARGER or before_bracket in _SHORT
-        ):
-            reason = "conversion" if reason == "no_number" else reason
-            continue  # 5 foot 6 inches (165 cm): the same measure again (was 330 cm)
-        if (nxt.lower() in ("foot", "feet", "ft") and _NUMBER.match(after_next)) or (
-            prev.lower() in ("foot", "feet", "ft") and _NUMBER.match(_word(tokens, i - 2))
-        ):
-            reason = "height" if reason == "no_number" else reason
-            continue  # 5 foot 6 inches: a height (15 foot 6 was absurd on its own)
-        if _word(tokens, i + 2) in _DASHES and _NUMBER.match(_word(tokens, i + 3)):
-            reason = "range" if reason == "no_number" else reason
-            continue  # 3.2 km–5.7 km: the first member of a range
+        structure = _measure_skip(tokens, i)
+        if structure is not None:
+            reason = structure if reason == "no_number" else reason
+            continue
         scaled = nxt.lower() in SCALES  # never million -> trillion: *US$23 trillion of the US$47 million
         # project* was absurd on its own (issue #50); the number moves as a count (US$147 million)
         count_of = (
@@ -565,17 +589,7 @@ def _number_edit(
         if point and not scaled and unit is None:
             reason = "decimal" if reason == "no_number" else reason
             continue
-        noun = (
-            _word(tokens, i - 2)
-            if count_of
-            else tokens[unit[0]].text
-            if unit is not None
-            else after_next
-            if scaled and _word(tokens, i + 2)[:1].islower()
-            else next((t.text for t in tokens[i + 1 : i + 4] if t.tag == "NNS"), "")
-            or next((t.text for t in tokens[max(0, i - 5) : i] if t.text.lower() in _COUNT_NOUNS), "")
-            or (nxt if nxt == "strong" else "")
-        )  # the counted noun: 19 such structures, 4 centimeters, a population of 1,500, 2 million copies
+        noun = _counted_noun(tokens, i, count_of, unit, scaled)
         if not noun and not scaled:
             reason = "no_noun" if reason == "no_number" else reason
             continue  # date back to 372 in Korea: a year, not a count (was *1,372*)

@@ -165,29 +165,11 @@ def past_to_future(
         auxiliary = (word == "did" and _auxiliary_did(tokens, i)) or (
             word == "had" and _participle_follows(tokens, i)
         )
-        if token.text[:1].isupper() and any(t.text[:1].isalpha() for t in tokens[:i]):
-            reasons.append("title")  # "I Made a Vow": a capitalised verb inside the sentence names something
-            kept.add(i)
-            continue
-        if (
-            base != "be"
-            and not auxiliary
-            and (
-                nonfinite_reason(*_unprefixed(tokens, i, base)) is not None
-                or participle_read_as_finite(tokens, i, base)
-            )
-        ):
-            reasons.append("participle_only")
-            continue
-        if passive_conjunct(tokens, i, base):
-            reasons.append(
-                "passive_conjunct"
-            )  # was re-acquired ... and converted to: will be ... and converted
-            kept.add(i)
-            continue
-        if since_clause(tokens, i):
-            reasons.append("since_clause")  # since it started in 2001: no future after since
-            kept.add(i)
+        left = _left_past(tokens, i, base, auxiliary)
+        if left is not None:
+            reasons.append(left)
+            if left != "participle_only":  # a participle is no verb of a clause: nothing is left beside it
+                kept.add(i)
             continue
         if in_temporal_clause(tokens, i) and not prepositional_opener(tokens, i):
             if _governed_by_present(tokens, i):
@@ -229,6 +211,29 @@ def past_to_future(
         # a document that speaks of the future: a future intruder would fit it
         return NoSite("future_context")
     return edits
+
+
+def _left_past(tokens: tuple[Token, ...], i: int, base: str, auxiliary: bool) -> str | None:
+    """Why the past verb at ``i`` stays as it is, or None: a capitalised verb inside the sentence names something
+    (*I Made a Vow*: ``title``); a participle, adjective or reduced relative (``participle_only``); the second
+    verb of a passive shares its *will be* (*was re-acquired ... and converted*: ``passive_conjunct``); no future
+    after *since* (*since it started in 2001*: ``since_clause``)."""
+    if tokens[i].text[:1].isupper() and any(t.text[:1].isalpha() for t in tokens[:i]):
+        return "title"
+    if (
+        base != "be"
+        and not auxiliary
+        and (
+            nonfinite_reason(*_unprefixed(tokens, i, base)) is not None
+            or participle_read_as_finite(tokens, i, base)
+        )
+    ):
+        return "participle_only"
+    if passive_conjunct(tokens, i, base):
+        return "passive_conjunct"
+    if since_clause(tokens, i):
+        return "since_clause"
+    return None
 
 
 def _unprefixed(tokens: tuple[Token, ...], i: int, base: str) -> tuple[tuple[Token, ...], int, str]:
