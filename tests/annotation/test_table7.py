@@ -133,7 +133,10 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
                    "--documents", "5", "--workers", "3", "--out", tmp_path / name, *extra) == 0  # fmt: skip
         keys[name] = json.loads((tmp_path / name / "key.json").read_text())
     docs = {name: sorted(i["id"] for i in key["items"].values()) for name, key in keys.items()}
-    assert docs["probed"] == docs["unprobed"] and len(docs["probed"]) == 5  # the same documents
+    n = len(
+        docs["probed"]
+    )  # up to 5: the sample build's train split has 3 negation probes (2026-11-29 rules)
+    assert docs["probed"] == docs["unprobed"] and 3 <= n <= 5  # the same documents
     assert keys["unprobed"]["unprobed"] is True and "unprobed" not in keys["probed"]
     shown = {
         name: {
@@ -157,7 +160,7 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
             assert json.dumps(wanted, ensure_ascii=False)[1:-1] in text
 
     # every document is incoherent: ann always finds the intruder; on the baseline ben says coherent on
-    # every document, on the probes he finds it on the first three (in id order) and says coherent on the rest;
+    # every document, on the probes he finds it on the first two (in id order) and says coherent on the rest;
     # cat names sentence 1, or 2 where sentence 1 is the intruder (a wrong position) on both
     order = docs["probed"]
 
@@ -168,7 +171,7 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
             if worker == "ann":
                 return gold
             if worker == "ben":
-                return gold if key is keys["probed"] and order.index(item["id"]) < 3 else -1
+                return gold if key is keys["probed"] and order.index(item["id"]) < 2 else -1
             return 2 if gold == 1 else 1
 
         return choose
@@ -184,20 +187,24 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
         cli("annotate", "report", tmp_path / "study-probed", "--baseline", tmp_path / "study-unprobed") == 0
     )
     printed = capsys.readouterr().out
-    # probed: ann tp 5; ben tp 3, fn 2; cat fp 5 + fn 5 -> tp 8, fp 5, fn 7
-    # unprobed: ann tp 5; ben fn 5; cat fp 5 + fn 5 -> tp 5, fp 5, fn 10
-    probed, unprobed = round(2 * 8 / (16 + 5 + 7), 4), round(2 * 5 / (10 + 5 + 10), 4)
+    # probed: ann tp n; ben tp 2, fn n - 2; cat fp n + fn n -> tp n + 2, fp n, fn 2n - 2
+    # unprobed: ann tp n; ben fn n; cat fp n + fn n -> tp n, fp n, fn 2n (F1 0.4 for any n)
+    tp = n + 2
+    probed, unprobed = round(2 * tp / (2 * tp + n + 2 * n - 2), 4), round(2 * n / (2 * n + n + 2 * n), 4)
     row = json.loads((tmp_path / "study-probed" / "report.json").read_text())["baseline"]
-    assert (row["f1"], row["baseline_f1"]) == (probed, unprobed) == (0.5714, 0.4)
+    assert (row["f1"], row["baseline_f1"]) == (probed, unprobed)
+    assert unprobed == 0.4 and probed == {3: 0.5882, 4: 0.5455, 5: 0.5185}[n]
     assert row["delta_f1"] == round(probed - unprobed, 4)
     assert (row["documents"], row["judgements"], row["baseline_documents"], row["baseline_judgements"]) == (
-        5,
-        15,
-        5,
-        15,
+        n,
+        3 * n,
+        n,
+        3 * n,
     )
     line = next(x for x in printed.splitlines() if x.startswith("negation "))
-    assert line.split() == ["negation", "0.4000", "+0.1714", "0.5714", "5", "15", "5", "15"]
+    assert line.split() == [
+        "negation", "0.4000", f"+{probed - unprobed:.4f}", f"{probed:.4f}", str(n), str(3 * n), str(n), str(3 * n)
+    ]  # fmt: skip
 
     # #53: the probed study as the baseline, the unprobed one as the study, a copy of the study as its own
     # baseline (same export id): each one line (each printed a ΔF1 row, exit 0)
@@ -219,15 +226,15 @@ def test_probe_study_and_its_unprobed_baseline_through_the_lab_app(dataset, tmp_
     assert cli("annotate", "report", tmp_path / "study-unprobed") == 0
     assert cli("annotate", "verify", tmp_path / "study-unprobed", probes) == 2
     assert "--unprobed export" in capsys.readouterr().err
-    # the verified probe study's card shows the human row (ann and ben agree on the first three documents)
+    # the verified probe study's card shows the human row (ann and ben agree on the first two documents)
     assert cli("annotate", "report", tmp_path / "study-probed", "--baseline", tmp_path / "study-unprobed",
                "--min-agreement", "2") == 0  # fmt: skip
     assert cli("annotate", "verify", tmp_path / "study-probed", probes) == 0
     card = (probes / "README.md").read_text()
-    assert "| human F1, every judgement (15 judgements) | 0.5714 |" in card
+    assert f"| human F1, every judgement ({3 * n} judgements) | {probed:.4f} |" in card
     assert (
-        "| unprobed baseline (INSteD Table 7 human row): F1 on the same 5 documents (15 judgements), ΔF1 "
-        "| 0.4000, +0.1714 |"
+        f"| unprobed baseline (INSteD Table 7 human row): F1 on the same {n} documents ({3 * n} judgements), ΔF1 "
+        f"| 0.4000, +{probed - unprobed:.4f} |"
     ) in card
 
 
