@@ -160,9 +160,9 @@ CASES = {
         ('He was the first mayor of the town.', 'He was not the first mayor of the town.', [('was', 'was not')]),
         ('She can speak French.', 'She cannot speak French.', [('can', 'cannot')]),
         ('The bridge was built in 1890.', 'The bridge was not built in 1890.', [('was', 'was not')]),
-        ('He did not win the race.', 'He won the race.', [('did not win', 'won')]),
-        ("She didn't attend the meeting.", 'She attended the meeting.', [("didn't attend", 'attended')]),
-        ('It is not known when he died.', 'It is known when he died.', [('is not', 'is')]),
+        ('He did not win the race.', None, []),  # already negated: no site
+        ("She didn't attend the meeting.", None, []),  # already negated: no site
+        ('It is not known when he died.', None, []),  # already negated: no site
         ('Did he win the race?', "Didn't he win the race?", [('Did', "Didn't")]),
         ('Is it the largest lake in Europe?', "Isn't it the largest lake in Europe?", [('Is', "Isn't")]),
         ('Although it rained, the match went ahead.', 'Although it rained, the match did not go ahead.', [('went', 'did not go')]),
@@ -171,8 +171,8 @@ CASES = {
         ('She had written three books by 1900.', 'She had not written three books by 1900.', [('had', 'had not')]),
         ('The company, which was founded in 1900, makes cars.', 'The company, which was founded in 1900, does not make cars.', [('makes', 'does not make')]),
         ('He will return next year.', 'He will not return next year.', [('will', 'will not')]),
-        ('He cannot swim.', 'He can swim.', [('cannot', 'can')]),
-        ("They won't come.", 'They will come.', [("won't", 'will')]),
+        ('He cannot swim.', None, []),  # already negated: no site
+        ("They won't come.", None, []),  # already negated: no site
         ('When did the war end?', "When didn't the war end?", [('did', "didn't")]),
         ('Who won the race?', 'Who did not win the race?', [('won', 'did not win')]),
         ('He has never lost a match.', None, []),

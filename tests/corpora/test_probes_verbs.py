@@ -219,7 +219,7 @@ NEGATION = [
     ('Considered the "father of geometry", he is chiefly known for the Elements treatise, which established the foundations of geometry that largely dominated the field until the early 19th century.', 'Considered the "father of geometry", he is not chiefly known for the Elements treatise, which established the foundations of geometry that largely dominated the field until the early 19th century.', None),  # wiki
     ('Nuclides are a class of atoms characterized by their number of protons, Z, their number of neutrons, N, and their nuclear energy state.', 'Nuclides are not a class of atoms characterized by their number of protons, Z, their number of neutrons, N, and their nuclear energy state.', None),  # wiki
     ('This group includes many kingfishers that actually dive for fish.', 'This group does not include many kingfishers that actually dive for fish.', None),  # wiki
-    ('Over millions or tens or hundreds of millions of years the deposition of sediment, primarily gravity-driven transportation of water-borne eroded material, acts to fill the depression.', 'Over millions or tens or hundreds of millions of years the deposition of sediment, primarily gravity-driven transportation of water-borne did not erode material, acts to fill the depression.', None),  # wiki
+    ('Over millions or tens or hundreds of millions of years the deposition of sediment, primarily gravity-driven transportation of water-borne eroded material, acts to fill the depression.', 'Over millions or tens or hundreds of millions of years the deposition of sediment, primarily gravity-driven transportation of water-borne eroded material, does not act to fill the depression.', None),  # wiki: *eroded material* is no main verb (was *did not erode material*)
     ('There are many different factors that influence mood, and these can lead to positive or negative effects on mood.', 'There are not many different factors that influence mood, and these can lead to positive or negative effects on mood.', None),  # wiki
     ('Snow said on Friday that Bush had polyps removed during colonoscopies before becoming president.', 'Snow did not say on Friday that Bush had polyps removed during colonoscopies before becoming president.', None),  # cnn
     ('Sexual acts range from activities done alone to acts with another person or multiple persons in varying patterns of frequency, for a wide variety of reasons.', 'Sexual acts do not range from activities done alone to acts with another person or multiple persons in varying patterns of frequency, for a wide variety of reasons.', None),  # wiki
@@ -267,14 +267,32 @@ NEGATION = [
     ('He currently lives and works in Los Angeles.', None, 'coordinated_verb'),  # insted
     ('He bats and throws right-handed.', None, 'coordinated_verb'),  # insted
     ('He created and starred in the TNT comedy-drama Men of a Certain Age (2009–11).', None, 'coordinated_verb'),  # insted
-    # issue #50, INSteD's Wikipedia test documents (file_id 1714, 3821, 4239, 6142, 709, 5057): a negated clause
-    # whose words need the negation is not made affirmative (*It was until he became King James I*)
-    ('It was not until he became King James I of England that he commissioned a group of English clergy and scholars to complete this task.', None, 'negative_polarity'),  # insted
-    ('Baltimore would not have a team in the playoffs again until the Baltimore Ravens advanced to Super Bowl XXXV, just over 23 years later.', None, 'negative_polarity'),  # insted
-    ('Residents from mainland China do not have the right of abode in Hong Kong, nor can they enter the territory freely, both before and after 1997.', None, 'negative_polarity'),  # insted
-    ('The FT-ONE was not only Yaesu’s first fully synthesized, computer-controlled amateur band transceiver but it was also the first transceiver with a general coverage receiver.', None, 'negative_polarity'),  # insted
-    ('It is not known if it (the ell) was built in place or moved to that location and attached to the house.', None, 'negative_polarity'),  # insted
-    ('(The CSRA does not include the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', '(The CSRA includes the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', None),  # insted
+    # issue #50, INSteD's Wikipedia test documents (file_id 1714, 3821, 4239, 6142, 709, 5057, 3781): a clause
+    # already negated is no site: INSteD's probe takes a sentence to its negation, and made affirmative a
+    # negated intruder was repaired (*They are part of the Apple Macintosh line*, seed-9292 reading) or left
+    # ungrammatical (*It was until he became King James I*, *includes ... any portion of*)
+    ('It was not until he became King James I of England that he commissioned a group of English clergy and scholars to complete this task.', None, 'already_negative'),  # insted
+    ('Baltimore would not have a team in the playoffs again until the Baltimore Ravens advanced to Super Bowl XXXV, just over 23 years later.', None, 'already_negative'),  # insted
+    ('Residents from mainland China do not have the right of abode in Hong Kong, nor can they enter the territory freely, both before and after 1997.', None, 'already_negative'),  # insted
+    ('The FT-ONE was not only Yaesu’s first fully synthesized, computer-controlled amateur band transceiver but it was also the first transceiver with a general coverage receiver.', None, 'already_negative'),  # insted
+    ('It is not known if it (the ell) was built in place or moved to that location and attached to the house.', None, 'already_negative'),  # insted
+    ('(The CSRA does not include the city of Savannah, Georgia or any portion of the Savannah metropolitan area.)', None, 'already_negative'),  # insted
+    ('They are not a part of the Apple Macintosh line of computers; they were designed to run IBM\'s OS/2.', None, 'already_negative'),  # insted
+    # issue #50, INSteD's Wikipedia test documents (seed-9292 reading, file_id 1639, 2587; and the 3,000
+    # documents' probes): *has yet to* is a negation already; an adverb of how soon or how fast cannot go with a
+    # negated event; a past participle modifying a noun before the clause's own verb is no main verb (a reduced
+    # relative; the clause's verb is negated, or the sentence is no site); *had also become* is a perfect though the tagger reads *become* as present
+    ('São Tomé and Princípe, however, has yet to win its first Olympic medal.', None, 'negated_otherwise'),  # insted
+    ('It soon branched out into other genres, publishing its first science fiction (sf) title in 1953.', None, 'sequence_adverb'),  # insted
+    ('European influence gradually brought an end to this regional power.', None, 'sequence_adverb'),  # insted
+    ('They subsequently moved to Woodstock in Oxfordshire, where they re-established the Press in 1937.', 'They subsequently did not move to Woodstock in Oxfordshire, where they re-established the Press in 1937.', None),  # insted hand site
+    ('The liberties explicitly defined, make up the Bill of Rights, including freedom of speech, the right to bear arms, and the right to privacy.', None, 'no_main_verb'),  # insted
+    ('His identification of the birds now nicknamed "Darwin\'s finches" played a role in the inception of Darwin\'s theory of evolution by natural selection.', None, 'no_main_verb'),  # insted
+    ('His lifetime earned run average of 4.50 was good for an adjusted ERA+ of 90.', 'His lifetime earned run average of 4.50 was not good for an adjusted ERA+ of 90.', None),  # insted
+    ('The tools he used in the shop are now in a museum.', 'The tools he used in the shop are not now in a museum.', None),  # own
+    ('Their territorial area covered approximately 4,900km2 from the western bank of the Murray River near the present city of Mildura, centred on the present town of Ouyen.', 'Their territorial area did not cover approximately 4,900km2 from the western bank of the Murray River near the present city of Mildura, centred on the present town of Ouyen.', None),  # insted hand site
+    ('By 1968 land speculation had also become a significant factor, with individuals and companies profiting by buying and selling released but undeveloped land.', 'By 1968 land speculation had not become a significant factor, with individuals and companies profiting by buying and selling released but undeveloped land.', None),  # insted
+    ('Later in the war he skippered armed trawlers and minesweepers.', 'Later in the war he did not skipper armed trawlers and minesweepers.', None),  # insted hand site
     # issue #50, INSteD's Wikipedia test documents (file_id 733, 3940, 8289, 4415): the main verb is never inside
     # a parenthesis (unless the whole sentence is one), nor a past participle used as an adjective before its noun
     ('After three days of fighting, the vastly outnumbered South Vietnamese forces, though well supported by American air power, were forced to abandon their positions in Lộc Ninh.', 'After three days of fighting, the vastly outnumbered South Vietnamese forces, though well supported by American air power, were not forced to abandon their positions in Lộc Ninh.', None),  # insted
