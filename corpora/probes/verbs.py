@@ -65,10 +65,10 @@ def _is_question(tokens: tuple[Token, ...]) -> bool:
 
 def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
     j = i + 1
-    while j < len(tokens) and tokens[j].tag in ("RB", "RBR"):
-        j += 1
-    if j < len(tokens) and tokens[j].tag in ("VBZ", "VBP", "VB") and j > i + 1:
-        word = tokens[j].text.lower()  # had also become: *become* tagged VBZ
+    while j < len(tokens) and (tokens[j].tag in ("RB", "RBR") or tokens[j].text.lower() == "since"):
+        j += 1  # has since been released: *since* an adverb there
+    if j < len(tokens) and j > i + 1 and tokens[j].tag not in ("NN", "NNS", "NNP", "JJ", "VBN"):
+        word = tokens[j].text.lower()  # had also become: *become* tagged VBZ; has also expanded: VBD
         base = lemma(word)
         return base is not None and inflect(base, "VBN") == word
     return j < len(tokens) and tokens[j].tag == "VBN"
@@ -388,6 +388,10 @@ _SUBORDINATORS = frozenset(
      "until", "unless", "whereas", "whether", "despite"}
 )  # fmt: skip
 _RELATIVES = frozenset({"who", "which", "that", "whom", "whose", "where"})
+# subordinators that open a clause inside the sentence after a comma (*, especially if they are armed,*)
+_MID_SUBORDINATORS = frozenset(
+    {"if", "when", "although", "though", "because", "unless", "whereas", "whenever"}
+)
 _NOT_ADD = {"can": "cannot"}
 _CONTRACTED = {
     "did": "didn't", "does": "doesn't", "do": "don't", "is": "isn't", "are": "aren't", "was": "wasn't",
@@ -410,11 +414,21 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
         if comma is None:
             return None
         start = comma + 1
-    relative = in_relative = False
+    relative = in_relative = subordinate = False
     depth = 0
     for i in range(start, len(tokens)):
         token = tokens[i]
         word = token.text.lower()
+        if (
+            word in _MID_SUBORDINATORS
+            and i > start
+            and (tokens[i - 1].text == "," or (tokens[i - 1].tag == "RB" and _word_at(tokens, i - 2) == ","))
+        ):
+            subordinate = True  # Those who ..., especially if they are armed, are known: the if clause's verb
+            continue
+        if subordinate:
+            subordinate = token.text != ","
+            continue
         if i > start:  # (This is a streakline.): a sentence in brackets has its verb inside them
             depth += (token.tag == "-LRB-") - (token.tag == "-RRB-" and depth > 0)
         if depth or (token.tag == "-RRB-" and i > start):
@@ -438,7 +452,9 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
             following is not None
             and following.tag in ("VBD", "VBN")
             and _after_contact_relative(tokens, i + 1)
-            and not (i + 2 < len(tokens) and tokens[i + 2].tag in ("NNS", "JJ"))  # he skippered armed trawlers
+            and not (
+                i + 2 < len(tokens) and tokens[i + 2].tag in ("NNS", "JJ")
+            )  # he skippered armed trawlers
         ):
             continue  # the regime he created lasted: "created" is the relative clause's verb
         if (
@@ -460,6 +476,11 @@ def _main_verb(tokens: tuple[Token, ...]) -> int | None:
                 continue
             if token.tag == "VBZ" and _noun_before_verb(tokens, i):
                 return None  # Gymnosperm seeds develop: "seeds" is the subject
+            following_be = (
+                following is not None and following.tag in _FINITE and lemma(following.text.lower()) == "be"
+            )
+            if token.tag == "VBZ" and following_be and tokens[i - 1].tag.startswith("NN"):
+                continue  # The chapel's stained glass windows were designed: "windows" is a noun
             return i
         if token.text in (",", ";", ":"):
             relative = in_relative = False
@@ -549,6 +570,12 @@ def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
         # Macintosh line* -> *They are part of ...*, in a text on Macintosh clones: issue #50's seed-9292
         # reading) or left ungrammatical (*requires horses to jump over any obstacles*)
         return NoSite("already_negative")
+    if any(
+        t.text.lower() == "too" and k + 1 < len(tokens) and tokens[k + 1].text in (".", ",", ";")
+        for k, t in enumerate(tokens)
+        if k > i
+    ):
+        return NoSite("negative_polarity")  # found at lakes too -> *not found at lakes too* (either)
     if base == "have" and nxt_word == "yet" and _word_at(tokens, i + 2) == "to":
         return NoSite("negated_otherwise")  # has yet to win -> *does not have yet to win*
     opens = i == 0 or tokens[i - 1].tag in ("WRB", "WP", "WDT")  # Did he ...? / So what will it take?
@@ -588,10 +615,14 @@ def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
     return [replace(token, match_case(token.text, f"{do} not {base}"))]
 
 
-# adverbs of how soon or how fast an event came, which a negated event cannot have (*It soon did not branch out*,
-# *European influence gradually did not bring an end*: issue #50's readings); *then*, *later* and *subsequently*
-# stay sites (INSteD's own *They subsequently did not move to Woodstock*)
-_SEQUENCE = frozenset({"soon", "gradually", "quickly", "immediately", "shortly", "rapidly", "slowly"})
+# adverbs that place an event in a narrative's order or say how soon or how fast it came, which a negated event
+# cannot have (*It soon did not branch out*, *European influence gradually did not bring an end*, *She then did
+# not become a writer*, *temporarily did not reverse the decline*: issue #50's readings, seeds 9292 and 9501; the
+# hand-site reading judged INSteD's own *later did not move* the same way)
+_SEQUENCE = frozenset(
+    "soon gradually quickly immediately shortly rapidly slowly then later subsequently eventually finally "
+    "thereafter afterwards afterward temporarily initially briefly once again successfully".split()
+)
 
 
 def _reduced_relative(tokens: tuple[Token, ...], i: int) -> bool:

@@ -285,7 +285,17 @@ NEGATION = [
     ('São Tomé and Princípe, however, has yet to win its first Olympic medal.', None, 'negated_otherwise'),  # insted
     ('It soon branched out into other genres, publishing its first science fiction (sf) title in 1953.', None, 'sequence_adverb'),  # insted
     ('European influence gradually brought an end to this regional power.', None, 'sequence_adverb'),  # insted
-    ('They subsequently moved to Woodstock in Oxfordshire, where they re-established the Press in 1937.', 'They subsequently did not move to Woodstock in Oxfordshire, where they re-established the Press in 1937.', None),  # insted hand site
+    ('They subsequently moved to Woodstock in Oxfordshire, where they re-established the Press in 1937.', None, 'sequence_adverb'),  # insted hand site (*later did not move*: read n)
+    ('She then became a writer, composing both fiction such as The Marriage of Don Quixote and non-fiction.', None, 'sequence_adverb'),  # insted
+    # issue #50, seed-9501 reading and the hand-site reading (file_id 881, 2063): a noun the tagger reads as a
+    # present verb before *were*; the verb of an *if* clause inside the sentence; *too* under a negation; *has*
+    # before an adverb and a participle the tagger reads as a past verb or a present
+    ("The chapel's stained glass windows were designed by John LaFarge, the Connick Studios, and Tiffany & Co.", "The chapel's stained glass windows were not designed by John LaFarge, the Connick Studios, and Tiffany & Co.", None),  # insted hand site
+    ('Those who participate in rebellions, especially if they are armed, are known as "rebels".', 'Those who participate in rebellions, especially if they are armed, are not known as "rebels".', None),  # insted hand site
+    ('It is occasionally found at lakes too.', None, 'negative_polarity'),  # insted
+    ('The Group has also expanded its business into digital media.', 'The Group has not expanded its business into digital media.', None),  # insted
+    ('It has since been released on numerous Stewart compilation and live albums.', 'It has not since been released on numerous Stewart compilation and live albums.', None),  # insted
+    ('However, if the testes are lost after 14 weeks, the baby will have partial male genitalia.', 'However, if the testes are lost after 14 weeks, the baby will not have partial male genitalia.', None),  # insted
     ('The liberties explicitly defined, make up the Bill of Rights, including freedom of speech, the right to bear arms, and the right to privacy.', None, 'no_main_verb'),  # insted
     ('His identification of the birds now nicknamed "Darwin\'s finches" played a role in the inception of Darwin\'s theory of evolution by natural selection.', None, 'no_main_verb'),  # insted
     ('His lifetime earned run average of 4.50 was good for an adjusted ERA+ of 90.', 'His lifetime earned run average of 4.50 was not good for an adjusted ERA+ of 90.', None),  # insted
