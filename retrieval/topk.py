@@ -354,6 +354,23 @@ def _posting_lists(indptr, indices, data, num_features):
     return t_indptr, t_indices, t_data
 
 
+@njit(inline="always")
+def _scatter_add(acc, t_indices, t_data, w, r, end):
+    """``acc[t_indices[r:end]] += w * t_data[r:end]``, unrolled: four independent scatter-adds per step (the
+    posting list of one query feature; both kernels run it for every feature of every query)."""
+    while r + 4 <= end:
+        d0, d1, d2, d3 = t_indices[r], t_indices[r + 1], t_indices[r + 2], t_indices[r + 3]
+        v0, v1, v2, v3 = w * t_data[r], w * t_data[r + 1], w * t_data[r + 2], w * t_data[r + 3]
+        acc[d0] += v0
+        acc[d1] += v1
+        acc[d2] += v2
+        acc[d3] += v3
+        r += 4
+    while r < end:
+        acc[t_indices[r]] += w * t_data[r]
+        r += 1
+
+
 @njit(fastmath={"nnan", "ninf", "nsz", "reassoc"}, inline="always")
 def _chunk_max(acc, lo, hi):
     """max(0, acc[lo:hi]), vectorised (fast-math only here: the scores themselves are summed strictly)."""
@@ -383,19 +400,7 @@ def _topk_kernel(indptr, indices, data, t_indptr, t_indices, t_data, group, rows
             for p in range(indptr[b], indptr[b + 1]):
                 w = data[p]
                 f = indices[p]
-                end = t_indptr[f + 1]
-                r = t_indptr[f]
-                while r + 4 <= end:  # unrolled: four independent scatter-adds per step
-                    d0, d1, d2, d3 = t_indices[r], t_indices[r + 1], t_indices[r + 2], t_indices[r + 3]
-                    v0, v1, v2, v3 = w * t_data[r], w * t_data[r + 1], w * t_data[r + 2], w * t_data[r + 3]
-                    acc[d0] += v0
-                    acc[d1] += v1
-                    acc[d2] += v2
-                    acc[d3] += v3
-                    r += 4
-                while r < end:
-                    acc[t_indices[r]] += w * t_data[r]
-                    r += 1
+                _scatter_add(acc, t_indices, t_data, w, t_indptr[f], t_indptr[f + 1])
             acc[q] = 0.0
             # 2. select: documents in row order; a score must beat the current k-th, so ties keep the smaller row
             g = group[q]
@@ -631,17 +636,7 @@ def _pairs_cell(
                     else:
                         z = mid
                 r = a
-            while r + 4 <= end:  # unrolled: four independent scatter-adds per step
-                d0, d1, d2, d3 = t_indices[r], t_indices[r + 1], t_indices[r + 2], t_indices[r + 3]
-                v0, v1, v2, v3 = w * t_data[r], w * t_data[r + 1], w * t_data[r + 2], w * t_data[r + 3]
-                acc[d0] += v0
-                acc[d1] += v1
-                acc[d2] += v2
-                acc[d3] += v3
-                r += 4
-            while r < end:
-                acc[t_indices[r]] += w * t_data[r]
-                r += 1
+            _scatter_add(acc, t_indices, t_data, w, r, end)
         g = group[q]
         qh = q_heap[b]
         for c0 in range(start, cb1, CELL_CHUNK):
