@@ -3,8 +3,8 @@ quantity or a date, changed to an implausible value with one of the paper's move
 
 - a **year** moves a few years (3 to 9, from the sentence's hash) out of the span of the years the context
   names, to a date possible on its own that breaks the document's order: before the context's earliest year
-  (*born 1870 ... died 1931*: ``left Liverpool in 1872`` -> ``in 1867``) or, for a year inside the span, after
-  its last where that is nearer (``in 1913`` -> ``in 1934``); never more than :data:`MAX_YEAR_MOVE` years,
+  (*born 1870 ... died 1931*: ``left Liverpool in 1872`` -> ``in 1867``) or, where that is too far, for a year
+  inside the span, after its last (``in 1913`` -> ``in 1934``); never more than :data:`MAX_YEAR_MOVE` years,
   never after :data:`CURRENT_YEAR`, never across another year of the same sentence (*December 2010 ...
   elected 20 June 2011*). Issue #50's held-out reading found whole centuries back absurd on their own (*first
   made-for-web episodes in 1914*, *Of Mice and Men (1839)*). A year is no site where the move clashes with
@@ -120,8 +120,11 @@ def moved_year(
 ) -> tuple[int, str] | None:
     """``(new year, move)``: the year moved a few years (3 to 9, from ``pick``) out of the span of the
     context's years (``years``), to a date possible on its own that breaks the order of the document's dates:
-    before the context's earliest year or, for a year inside the span, after its last where that is nearer
-    (*born 1870 ... died 1931*: *in 1872* -> *in 1867*, *in 1913* -> *in 1934*); never more than
+    before the context's earliest year (its subject's birth, founding or launch, which nothing may precede),
+    or, where that is more than :data:`MAX_YEAR_MOVE` years away, for a year inside the span, after its last
+    (*born 1870 ... died 1931*: *in 1872* -> *in 1867*, *in 1913* -> *in 1934*; the hand-site reading of issue
+    #50 found a year moved past the context's last date clashing with nothing: *at the end of 2014* for a
+    service launched in April 2007, where *2004* clashes); never more than
     :data:`MAX_YEAR_MOVE` years from the original (*Billy Wilder's 1880 film*), never after
     :data:`CURRENT_YEAR`, and keeping its place among the other years of its own ``sentence`` (*on November 1,
     1959, after passage of the Federal Aviation Act of 1958*). Issue #50's held-out reading found whole
@@ -170,6 +173,8 @@ def moved_year(
     if year <= years[-1] and later <= CURRENT_YEAR and keeps_order(later):
         moves.append((later - year, later, "year_later"))
     moves = [m for m in moves if m[0] <= MAX_YEAR_MOVE]
+    if moves and moves[0][2] == "year_earlier":
+        return moves[0][1:]  # before the context's first date (a birth, a founding, a launch) clashes
     return min(moves)[1:] if moves else None
 
 

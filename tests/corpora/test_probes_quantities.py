@@ -135,7 +135,7 @@ DOCUMENTS = [
      "It was the most popular coin-op arcade game of 1983.", "It was the most popular coin-op arcade game of 1958."),
     (5112, ["Vice Admiral Muzaffar Hassan, HQA, SPk, was the last Commander-in-Chief of the Pakistan Navy from 1969 to 1972, and led the Pakistan Navy during the Indo-Pakistan Naval Operations of the 1971 Indo-Pakistan War.", "In 1972, he was later sacked and court-martial as Naval Chief of Staff, along with the Chief of Army Staff Lieutenant-General Gul Hassan Khan and the Chief of Air Staff Air Marshal Abdul Rahim Khan."],
      "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1971.",
-     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1978."),
+     "He died in a helicopter crash, in Kashmir, during the Battle of Chamb while in command of 23 Infantry Division during the Indo-Pakistan War of 1963."),
 ]  # fmt: skip
 
 
@@ -146,7 +146,8 @@ def test_a_year_moves_out_of_the_span_of_the_contexts_years(file_id, context, se
     """Issue #50: a number probe clashes with its document instead of being impossible on its own (*BC*, *2906*):
     the new year is a possible date out of the span of the years the context names, a few years away (a maker
     formed in 1965: *the most popular coin-op arcade game of 1958*; an admiral of 1969-1972 who died in the
-    war of 1971: *the Indo-Pakistan War of 1978*). The held-out reading of issue #50's second round found whole
+    war of 1971: *the Indo-Pakistan War of 1963*, before his command; was *1978* before the first date came
+    first, 2026-11-29). The held-out reading of issue #50's second round found whole
     centuries back absurd on their own (were *1883*, *1871*)."""
     from incoherent.corpora.probes.quantities import context_years
 
