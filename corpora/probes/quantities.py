@@ -115,8 +115,34 @@ def context_years(context: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(y for y in years if y <= CURRENT_YEAR))
 
 
+# things a sentence may name that did not exist before a year everyone knows: a year moved before it is absurd
+# on its own (*the first made-for-web episodes ... in 1985*, issue #50's readings)
+_INVENTED = {
+    "web": 1993, "website": 1993, "websites": 1993, "online": 1993, "internet": 1983, "blog": 1999,
+    "blogger": 1999, "podcast": 2004, "youtube": 2005, "facebook": 2004, "twitter": 2006, "instagram": 2010,
+    "smartphone": 2007, "iphone": 2007, "ipod": 2001, "app": 2008, "dvd": 1996, "dvds": 1996, "cd": 1982,
+    "cds": 1982, "e-mail": 1971, "email": 1971, "video": 1950, "videos": 1950, "television": 1928,
+    "televised": 1928, "tv": 1928, "radio": 1906, "film": 1890, "films": 1890, "movie": 1890, "aircraft": 1903,
+    "airline": 1914, "airport": 1910, "helicopter": 1936, "jet": 1939, "computer": 1940, "computers": 1940,
+}  # fmt: skip
+
+
+def invented_floor(words: Sequence[str]) -> int:
+    """The earliest year the things a sentence names can date from (:data:`_INVENTED`), 0 for none.
+
+    >>> invented_floor("the first made-for-web episodes".replace("-", " ").split())
+    1993
+    """
+    return max((_INVENTED.get(w.lower(), 0) for w in words), default=0)
+
+
 def moved_year(
-    year: int, years: tuple[int, ...] | None, pick: int, start: int = 0, sentence: Sequence[int] = ()
+    year: int,
+    years: tuple[int, ...] | None,
+    pick: int,
+    start: int = 0,
+    sentence: Sequence[int] = (),
+    floor: int = 0,
 ) -> tuple[int, str] | None:
     """``(new year, move)``: the year moved a few years (3 to 9, from ``pick``) out of the span of the
     context's years (``years``), to a date possible on its own that breaks the order of the document's dates:
@@ -126,7 +152,8 @@ def moved_year(
     #50 found a year moved past the context's last date clashing with nothing: *at the end of 2014* for a
     service launched in April 2007, where *2004* clashes); never more than
     :data:`MAX_YEAR_MOVE` years from the original (*Billy Wilder's 1880 film*), never after
-    :data:`CURRENT_YEAR`, and keeping its place among the other years of its own ``sentence`` (*on November 1,
+    :data:`CURRENT_YEAR`, never before ``floor`` (the invention of what the sentence names: *web*, *YouTube*,
+    *television*; :func:`invented_floor`), and keeping its place among the other years of its own ``sentence`` (*on November 1,
     1959, after passage of the Federal Aviation Act of 1958*). Issue #50's held-out reading found whole
     centuries back absurd on their own (*first made-for-web episodes in 1914*, *Of Mice and Men (1839)*). None
     (no site) where the move would clash with nothing: the context names no year (*until 1906 when a
@@ -152,6 +179,10 @@ def moved_year(
     ((1948, 'year_later'), None)
     >>> moved_year(1957, None, 0)
     (1857, 'year_century')
+    >>> moved_year(2018, (1988, 2012, 2015), 0, floor=1993) is None  # made-for-web episodes: not in 1985
+    True
+    >>> moved_year(2013, (1988, 2012, 2015), 0, floor=1993)  # the web's 1993 bars 1985: after the last
+    (2018, 'year_later')
     """
     if years is None and not start:
         return (year - 100, "year_century") if year - 100 >= 1000 else (year + 100, "year_century")
@@ -172,7 +203,7 @@ def moved_year(
     moves = [(year - earlier, earlier, "year_earlier")] if earlier >= 1000 and keeps_order(earlier) else []
     if year <= years[-1] and later <= CURRENT_YEAR and keeps_order(later):
         moves.append((later - year, later, "year_later"))
-    moves = [m for m in moves if m[0] <= MAX_YEAR_MOVE]
+    moves = [m for m in moves if m[0] <= MAX_YEAR_MOVE and m[1] >= min(floor, year)]
     if moves and moves[0][2] == "year_earlier":
         return moves[0][1:]  # before the context's first date (a birth, a founding, a launch) clashes
     return min(moves)[1:] if moves else None
@@ -576,7 +607,9 @@ def _number_edit(
             ranged = (prev in _DASHES or between) and _YEAR.match(_word(tokens, i - 2))
             start = int(_word(tokens, i - 2)) if ranged else 0
             own = [int(t.text) for j, t in enumerate(tokens) if j != i and _YEAR.match(t.text)]
-            moved = moved_year(int(text), context_years, pick, start, [y for y in own if y <= CURRENT_YEAR])
+            floor = invented_floor([w for t in tokens for w in re.split(r"[-/]", t.text)])
+            own_years = [y for y in own if y <= CURRENT_YEAR]
+            moved = moved_year(int(text), context_years, pick, start, own_years, floor)
             if moved is None:
                 why = (
                     "range"

@@ -24,7 +24,8 @@ FLOORS = {
     "conjunction": (60, 99),  # >= 60%
     "past-to-future": (82, 100),  # >= 80%
     "negation": (75, 100),  # >= 40% (87 before foreign_year: 12 dated by a year their context lacks)
-    "number": (82, 100),  # 84 before years without a clash; any site >= 90%: test_a_number_probe_for_most_...
+    "number": (81, 100),  # 84 before years without a clash, 82 before invented_floor (the authors' year of
+    # *the YouTube video* moved to 1993 is no site now; we move its count); any site >= 90%: test_a_number_probe_...
 }
 
 
