@@ -83,7 +83,9 @@ def hand_document(record: dict, number: int) -> dict:
             "intruder_index": position, "original_sentence": sentence, "file_id": number}  # fmt: skip
 
 
-def hand_sites(phenomenon: str, data: Path = DATA, seed: int = 0) -> tuple[int, int, list[dict]]:
+def hand_sites(
+    phenomenon: str, data: Path = DATA, seed: int = 0, variant: str = "insted"
+) -> tuple[int, int, list[dict]]:
     """(sites found, records, the misses: each record with our probe (``ours``, None: no probe) or our skip
     reason)."""
     from incoherent.corpora.probes.rows import probe_document
@@ -101,7 +103,8 @@ def hand_sites(phenomenon: str, data: Path = DATA, seed: int = 0) -> tuple[int, 
         if doc["intruder_index"] < 1:  # the opening sentence: probes never edit it
             misses.append(record | {"ours": None, "reason": "opening_sentence"})
             continue
-        rows = [r for r in probe_document(doc, [phenomenon], seed, counts.append) if isinstance(r, dict)]
+        probes = probe_document(doc, [phenomenon], seed, counts.append, number=variant)
+        rows = [r for r in probes if isinstance(r, dict)]
         ours = [(e["start"], e["end"]) for r in rows for e in r["edits"]]
         if any(s < e2 and s2 < e for s, e in ours for s2, e2 in spans):
             found += 1
@@ -118,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the folder of original_*.txt")
     parser.add_argument("--misses", default=None, help="print the misses of this phenomenon")
+    parser.add_argument("--number", choices=("insted", "clash"), default="insted", help="number's variant")
     args = parser.parse_args(argv)
     for phenomenon in FILES:
-        found, total, misses = hand_sites(phenomenon, args.data)
+        found, total, misses = hand_sites(phenomenon, args.data, variant=args.number)
         reasons = Counter(m["reason"] for m in misses)
         probed = found + sum(m["ours"] is not None for m in misses)  # a probe of this phenomenon, any site
         print(f"| `{phenomenon}` | {found}/{total} | {probed}/{total} |", end=" ")

@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=3000)
     parser.add_argument("--phenomena", nargs="+", default=list(PHENOMENA))
     parser.add_argument("--demonstrative", choices=("insted", "agree"), default="insted")
+    parser.add_argument("--number", choices=("insted", "clash"), default="insted")
     args = parser.parse_args(argv)
     docs = []
     with open(args.data, encoding="utf-8") as f:
@@ -43,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             r
             for d in docs
-            for r in probe_document(d, [phenomenon], args.seed, demonstrative=args.demonstrative)
+            for r in probe_document(
+                d, [phenomenon], args.seed, demonstrative=args.demonstrative, number=args.number
+            )
             if isinstance(r, dict)
         ]
         drawn = random.Random(f"{args.seed}:{phenomenon}").sample(rows, min(args.n, len(rows)))

@@ -482,15 +482,20 @@ def _number_word(
     return NoSite(reason), "", -1
 
 
+_PERCENT_IN = re.compile(r"\d\s*%|\bper ?cent\b", re.IGNORECASE)
+
+
 def number_edit(
-    sentence: str, tokens: tuple[Token, ...], context: Sequence[str] | None = None
+    sentence: str, tokens: tuple[Token, ...], context: Sequence[str] | None = None, clash: bool = False
 ) -> tuple[list[Edit], str]:
     """``(edits, move)`` for the sentence's first quantity, or ``(NoSite(reason), "")``; ``context``: the
     document's other sentences, whose years a moved year must clash with. A count in words is a site only where
     the sentence has no number in digits that is one. In a document, a count is first a site only where it
     contradicts a count the context gives for the same noun (``count_clash``, ``word_clash``); where the
     sentence has no such site, its first count moved by the same modest step is (``count_up``, ``word_up``),
-    so that INSteD's own hand sites, mostly counts the context does not repeat, keep a probe."""
+    so that INSteD's own hand sites, mostly counts the context does not repeat, keep a probe. With ``clash``
+    (``incoherent probes --number clash``) that fallback is no site (``no_clash``): every probe then contradicts
+    the document (a year out of its dates' span, a count it gives otherwise, a percentage)."""
     years = None if context is None else context_years(context)
     edits, move, i = _number_edit(sentence, tokens, years, context)
     if not move:  # no number in digits is a site (Top 10, 6-8, a year with nothing to clash with): a word's
@@ -498,6 +503,10 @@ def number_edit(
         edits = words if move or edits.reason == "no_number" else edits  # else the digits' reason
     if move and context is not None and move in ("count_up", "word_up"):
         move = move.replace("_up", "_clash")
+    if clash and move == "percent_share" and not any(_PERCENT_IN.search(c) for c in context or ()):
+        move = ""  # a share moved where the document gives no share clashes with nothing
+    if not move and context is not None and clash:
+        return NoSite("no_clash"), ""  # a count moved where the context counts nothing clashes with nothing
     if not move and context is not None:  # no count clashes with the context: the first count, moved
         relaxed, move, i = _number_edit(sentence, tokens, years, None)
         if not move:
@@ -645,9 +654,13 @@ def _number_edit(
 
 
 def number(
-    sentence: str, tokens: tuple[Token, ...] | None = None, context: Sequence[str] | None = None
+    sentence: str,
+    tokens: tuple[Token, ...] | None = None,
+    context: Sequence[str] | None = None,
+    clash: bool = False,
 ) -> list[Edit]:
-    """The first quantity of the sentence to an implausible value (see the module's moves).
+    """The first quantity of the sentence to an implausible value (see the module's moves); with ``clash`` only
+    a value that contradicts the ``context`` (no ``count_up``/``word_up``).
 
     >>> [e.after for e in number("He was born on 14 March 1901.")]
     ['1801']
@@ -657,7 +670,13 @@ def number(
     ['13']
     >>> number("The meeting started at 10:30.")
     NoSite('no_number')
+    >>> [e.after for e in number("She had 3 children.", context=["She married in 1950."])]
+    ['13']
+    >>> number("She had 3 children.", context=["She married in 1950."], clash=True)
+    NoSite('no_clash')
+    >>> [e.after for e in number("She had 3 children.", context=["Her 2 children were born in Rome."], clash=True)]
+    ['13']
     """
     tokens = analyse(sentence) if tokens is None else tokens
-    edits, move = number_edit(sentence, tokens, context)
+    edits, move = number_edit(sentence, tokens, context, clash)
     return Moved(edits, move) if move else edits

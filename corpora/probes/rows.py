@@ -42,12 +42,19 @@ def _no_count(name: str) -> None:
 
 
 def probe_document(
-    doc: dict, phenomena: Sequence[str], seed: int, count: Count = _no_count, demonstrative: str = "insted"
+    doc: dict,
+    phenomena: Sequence[str],
+    seed: int,
+    count: Count = _no_count,
+    demonstrative: str = "insted",
+    number: str = "insted",
 ) -> Iterator[dict | Rejected]:
     """The probe rows (``PROBE_SCHEMA``) of one document, one per phenomenon with a site. The pronoun
     phenomena read the document's other sentences (:data:`CONTEXTUAL`); a phenomenon that says why it found no
     site is also counted ``no_site/<phenomenon>/<reason>``; ``demonstrative`` is ``"insted"`` (the determiner
-    alone) or ``"agree"`` (noun and verb too, where the plural clashes with the other sentences)."""
+    alone) or ``"agree"`` (noun and verb too, where the plural clashes with the other sentences); ``number`` is
+    ``"insted"`` (every quantity INSteD's authors took, a count the other sentences do not give moved too) or
+    ``"clash"`` (only a value that contradicts the other sentences)."""
     index = doc.get("intruder_index")
     sentences = doc.get("sentences")
     if index is None or index < 0:
@@ -79,6 +86,8 @@ def probe_document(
             kwargs["agree"] = demonstrative == "agree"
             kwargs["context"] = context  # agree: a plural referent in the document makes no site
             kwargs["preceding"] = sentences[index - 1]  # two things coordinated there: a plural referent
+        if phenomenon == "number":
+            kwargs["clash"] = number == "clash"
         if phenomenon == "animacy-up":
             edits = function(intruder, rng_for(seed, "animacy-up", doc["id"]).choice("fm"), **kwargs)
         else:

@@ -76,6 +76,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "its noun and agreeing verb too, grammatical (this city was -> these cities were) (default insted)",
     )
     parser.add_argument(
+        "--number",
+        choices=["insted", "clash"],
+        default="insted",
+        help="insted: every quantity INSteD's authors took, a count the document does not give moved too; "
+        "clash: only a value that contradicts the document (a year out of its dates' span, a count it gives "
+        "otherwise) (default insted)",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         default=0,
@@ -383,7 +391,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     def build(p):
         docs = _read_documents(p, inputs, args.split, file_ids, rejected_parts)
         probes, rejected = docs | "Generate" >> GenerateProbes(
-            phenomena, args.split, args.seed, args.per_phenomenon, args.demonstrative
+            phenomena, args.split, args.seed, args.per_phenomenon, args.demonstrative, args.number
         )
         probes | "Write" >> WriteTables(
             out,
@@ -421,6 +429,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         "per_phenomenon": args.per_phenomenon,
         "seed": args.seed,
         "demonstrative": args.demonstrative,
+        "number": args.number,
         "review": args.review,
     }
     summary = run_pipeline(

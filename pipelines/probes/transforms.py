@@ -12,8 +12,11 @@ STAGE = "probes"
 
 
 class _Probe(beam.DoFn):
-    def __init__(self, phenomena: tuple[str, ...], seed: int, demonstrative: str = "insted"):
+    def __init__(
+        self, phenomena: tuple[str, ...], seed: int, demonstrative: str = "insted", number: str = "insted"
+    ):
         self._phenomena, self._seed, self._demonstrative = phenomena, seed, demonstrative
+        self._number = number
 
     def process(self, doc):
         from incoherent.corpora.probes.rows import probe_document
@@ -21,7 +24,7 @@ class _Probe(beam.DoFn):
         def tally(name: str) -> None:
             count(STAGE, name)
 
-        yield from probe_document(doc, self._phenomena, self._seed, tally, self._demonstrative)
+        yield from probe_document(doc, self._phenomena, self._seed, tally, self._demonstrative, self._number)
 
 
 def _rank(seed: int):
@@ -42,10 +45,11 @@ class GenerateProbes(beam.PTransform):
         seed: int,
         per_phenomenon: int | None,
         demonstrative: str = "insted",
+        number: str = "insted",
     ):
         super().__init__()
         self._phenomena, self._split, self._seed = tuple(phenomena), split, seed
-        self._demonstrative = demonstrative
+        self._demonstrative, self._number = demonstrative, number
         self._per = per_phenomenon
 
     def expand(self, docs):
@@ -60,7 +64,7 @@ class GenerateProbes(beam.PTransform):
 
         unique, duplicates = docs | "InSplit" >> beam.Filter(in_split) | "OnePerId" >> DropDuplicateIds(STAGE)
         probes, rejected = unique | "Probe" >> ApplyWithRejects(
-            _Probe(self._phenomena, self._seed, self._demonstrative).process, STAGE, kept=None
+            _Probe(self._phenomena, self._seed, self._demonstrative, self._number).process, STAGE, kept=None
         )
         if self._per is not None:
             probes = (

@@ -189,6 +189,29 @@ def test_per_phenomenon_keeps_a_stable_sample_by_seed(tmp_path):
     assert all(len(v) == 5 for v in ids["s0"].values())
 
 
+def test_number_clash_keeps_only_values_that_contradict_the_document(tmp_path):
+    """``--number clash`` (issue #50): of the default's number probes, only those whose new value contradicts
+    the other sentences (a year out of their dates' span, a count they give otherwise): no ``count_up`` or
+    ``word_up`` move, the same edit where both probe, and the variant in the run summary's parameters."""
+    data = tmp_path / "insted.jsonl"
+    insted_jsonl(data)
+    rows, moves = {}, {}
+    for variant in ("insted", "clash"):
+        out = tmp_path / variant
+        assert run_cli("probes", data, "--out", out, "--phenomena", "number", "--number", variant,
+                       "--split", "train") == 0  # fmt: skip
+        rows[variant] = {r["id"]: r["probed_sentence"] for r in read_rows(out, "probe-number")}
+        summary = summary_of(out)
+        assert summary["params"]["number"] == variant
+        moves[variant] = {
+            k.split("/")[2]: v for k, v in summary["counters"]["probes"].items() if k.startswith("move/number/")
+        }
+    assert 0 < len(rows["clash"]) < len(rows["insted"])
+    assert all(rows["insted"][i] == probed for i, probed in rows["clash"].items())
+    assert moves["insted"].get("count_up", 0) + moves["insted"].get("word_up", 0) > 0
+    assert not {"count_up", "word_up"} & set(moves["clash"]), moves["clash"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
