@@ -65,12 +65,15 @@ def _is_question(tokens: tuple[Token, ...]) -> bool:
 
 def _participle_follows(tokens: tuple[Token, ...], i: int) -> bool:
     j = i + 1
-    while j < len(tokens) and (tokens[j].tag in ("RB", "RBR") or tokens[j].text.lower() == "since"):
-        j += 1  # has since been released: *since* an adverb there
-    if j < len(tokens) and j > i + 1 and tokens[j].tag not in ("NN", "NNS", "NNP", "JJ", "VBN"):
-        word = tokens[j].text.lower()  # had also become: *become* tagged VBZ; has also expanded: VBD
-        base = lemma(word)
-        return base is not None and inflect(base, "VBN") == word
+    while j < len(tokens) and (
+        tokens[j].tag in ("RB", "RBR") or tokens[j].text.lower() in ("since", "earlier")
+    ):
+        j += 1  # has since been released, had earlier designed: adverbs there
+    if j < len(tokens) and j > i + 1 and tokens[j].tag not in ("NNS", "NNP", "JJ", "VBN"):
+        word = tokens[j].text.lower()  # had also become: *become* tagged VBZ; has also expanded: VBD; has
+        base = lemma(word)  # since gone: NN (but not a noun that is also a base form: *has also a house*)
+        participle = base is not None and inflect(base, "VBN") == word
+        return participle and (tokens[j].tag != "NN" or word != base)
     return j < len(tokens) and tokens[j].tag == "VBN"
 
 
@@ -582,8 +585,19 @@ def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
     if _is_question(tokens) and opens and (token.tag == "MD" or base in _AUXILIARY) and word in _CONTRACTED:
         return [replace(token, match_case(token.text, _CONTRACTED[word]))]
     perfect = base == "have" and _participle_follows(tokens, i) and not _adjectival_participle(tokens, i)
+    if i > 0 and tokens[i - 1].text.lower() in _NO_NOT_BEFORE:
+        return NoSite("negative_polarity")  # he only had 69 RBI -> *he only did not have*
     if token.tag == "MD" or base == "be" or perfect:
         negated = match_case(token.text, _NOT_ADD[word]) if word in _NOT_ADD else token.text + " not"
+        if nxt_word in _EPISTEMIC:  # was probably born -> was probably not born (never: not probably)
+            return [
+                Edit(
+                    token.start,
+                    nxt.end,
+                    sentence[token.start : nxt.end],
+                    f"{sentence[token.start : nxt.end]} not",
+                )
+            ]
         if nxt_word == "also":  # It was also screened -> It was not screened (never: not also)
             return [Edit(token.start, nxt.end, sentence[token.start : nxt.end], negated)]
         return [Edit(token.start, token.end, token.text, negated)]  # he's -> he's not
@@ -666,6 +680,13 @@ def _reduced_relative(tokens: tuple[Token, ...], i: int) -> bool:
     return False
 
 
+# adverbs before a verb that a negation cannot follow (*he only did not have*, *already did not*)
+_NO_NOT_BEFORE = frozenset({"only", "already", "just", "even", "nearly", "almost"})
+# adverbs of likelihood, which the negation follows (*was probably not born*, never *was not probably born*)
+_EPISTEMIC = frozenset(
+    "probably likely possibly perhaps certainly definitely apparently reportedly allegedly presumably "
+    "supposedly seemingly".split()
+)
 _QUOTE_MARKS = frozenset({'"', "“", "”", "``", "''"})
 
 

@@ -295,6 +295,12 @@ NEGATION = [
     ('It is occasionally found at lakes too.', None, 'negative_polarity'),  # insted
     ('The Group has also expanded its business into digital media.', 'The Group has not expanded its business into digital media.', None),  # insted
     ('It has since been released on numerous Stewart compilation and live albums.', 'It has not since been released on numerous Stewart compilation and live albums.', None),  # insted
+    # issue #50, seed-9603 reading (file_id 3256, 3404, 2473 and its item 34): *only* before the verb; an adverb of
+    # likelihood goes before the negation; *has since gone*, *had earlier designed* are perfects
+    ('However, he only had 69 RBI.', None, 'negative_polarity'),  # insted
+    ('He was probably born in Moscow in 1950.', 'He was probably not born in Moscow in 1950.', None),  # insted
+    ('He has since gone on to coach the national team.', 'He has not since gone on to coach the national team.', None),  # insted
+    ('He had earlier designed the bridge at Wellsville.', 'He had not earlier designed the bridge at Wellsville.', None),  # insted
     ('However, if the testes are lost after 14 weeks, the baby will have partial male genitalia.', 'However, if the testes are lost after 14 weeks, the baby will not have partial male genitalia.', None),  # insted
     ('The liberties explicitly defined, make up the Bill of Rights, including freedom of speech, the right to bear arms, and the right to privacy.', None, 'no_main_verb'),  # insted
     ('His identification of the birds now nicknamed "Darwin\'s finches" played a role in the inception of Darwin\'s theory of evolution by natural selection.', None, 'no_main_verb'),  # insted
