@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 import yaml
@@ -309,7 +310,7 @@ def test_a_random_model_scores_the_probes_headline_near_chance(tiny_llama_dir, t
     """#50: the probe tasks' headline was ``acc`` (summed log-likelihood of the two whole documents), and the
     randomly initialised tiny Llama scored 0.91 on it: the unprobed document is the shorter in most pairs
     (negation and past-to-future add words). The headline is now ``acc_mutual_info`` on the document's rest
-    after its context: the random model scores 0.40-0.60 (0.53 on the 170 probes of every WSJ sample document,
+    after its context: the random model scores 0.40-0.60 (0.52 on the 145 probes of every WSJ sample document,
     docs/lm-eval.md), while ``acc`` stays length-bound, reported beside it."""
     from tests.tiny_model import intruder_rows, write_intruder_build
 
@@ -320,7 +321,7 @@ def test_a_random_model_scores_the_probes_headline_near_chance(tiny_llama_dir, t
     samples = lm_eval_samples(tiny_llama_dir, tmp_path / "tasks", "incoherent_probes", tmp_path / "lm-eval")
     group = samples["_results"]["incoherent_probes"]
     items = [sample for task, got in samples.items() if task != "_results" for sample in got]
-    assert len(items) > 150
+    assert len(items) > 120  # 145 since #50's fifth round (170 before: negation skips more clauses)
     shorter_gold = sum(
         len(s["doc"]["choices"][s["doc"]["label"]]) < len(s["doc"]["choices"][1 - s["doc"]["label"]])
         for s in items
@@ -332,7 +333,8 @@ def test_a_random_model_scores_the_probes_headline_near_chance(tiny_llama_dir, t
     assert headline == "acc_mutual_info,none"  # the group reports it first
     print(
         f"random tiny Llama, {len(items)} probes: acc_mutual_info {group['acc_mutual_info,none']:.4f}, "  # noqa: T201
-        f"acc {group['acc,none']:.4f}, acc_norm {group['acc_norm,none']:.4f}; gold shorter in {shorter_gold}"
+        f"acc {group['acc,none']:.4f}, acc_norm {group['acc_norm,none']:.4f}; gold shorter in {shorter_gold}; "
+        f"per phenomenon {sorted(Counter(s['doc']['phenomenon'] for s in items).items())}"
     )
 
 
