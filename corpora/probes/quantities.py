@@ -549,6 +549,28 @@ def _counted_noun(tokens: tuple[Token, ...], i: int, count_of: bool, unit, scale
     )
 
 
+def _moved_year_at(
+    tokens: tuple[Token, ...], i: int, context_years: tuple[int, ...] | None, pick: int
+) -> tuple[int, str] | str:
+    """:func:`moved_year` for the year at ``i`` (the end of a range moves later only; the sentence's other
+    years and what it names bound the move), or the reason it is no site."""
+    text, prev = tokens[i].text, _word(tokens, i - 1)
+    between = prev == "and" and _word(tokens, i - 3).lower() == "between"  # between 1969 and 1972
+    ranged = (prev in _DASHES or between) and _YEAR.match(_word(tokens, i - 2))
+    start = int(_word(tokens, i - 2)) if ranged else 0
+    own = [int(t.text) for j, t in enumerate(tokens) if j != i and _YEAR.match(t.text)]
+    floor = invented_floor([w for t in tokens for w in re.split(r"[-/]", t.text)])
+    own_years = [y for y in own if y <= CURRENT_YEAR]
+    moved = moved_year(int(text), context_years, pick, start, own_years, floor)
+    if moved is not None:
+        return moved
+    if start:
+        return "range"
+    if not context_years:
+        return "no_context_year"
+    return "year_outside_context" if int(text) < context_years[0] else "year_order"
+
+
 def _number_edit(
     sentence: str,
     tokens: tuple[Token, ...],
@@ -612,24 +634,9 @@ def _number_edit(
             reason = "future_year" if reason == "no_number" else reason
             continue  # by 2050: a target year; moved or made a count, it would no longer read as one
         if year:
-            between = prev == "and" and _word(tokens, i - 3).lower() == "between"  # between 1969 and 1972
-            ranged = (prev in _DASHES or between) and _YEAR.match(_word(tokens, i - 2))
-            start = int(_word(tokens, i - 2)) if ranged else 0
-            own = [int(t.text) for j, t in enumerate(tokens) if j != i and _YEAR.match(t.text)]
-            floor = invented_floor([w for t in tokens for w in re.split(r"[-/]", t.text)])
-            own_years = [y for y in own if y <= CURRENT_YEAR]
-            moved = moved_year(int(text), context_years, pick, start, own_years, floor)
-            if moved is None:
-                why = (
-                    "range"
-                    if start
-                    else "no_context_year"
-                    if not context_years
-                    else "year_outside_context"
-                    if int(text) < context_years[0]
-                    else "year_order"
-                )
-                reason = why if reason == "no_number" else reason
+            moved = _moved_year_at(tokens, i, context_years, pick)
+            if isinstance(moved, str):
+                reason = moved if reason == "no_number" else reason
                 continue
             return [replace(token, str(moved[0]))], moved[1], i
         whole, point, fraction = text.partition(".")

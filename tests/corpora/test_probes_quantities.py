@@ -308,15 +308,21 @@ def test_the_end_of_a_range_of_years_moves_forward():
 @pytest.mark.parametrize(
     ("sentence", "context", "probed"),
     [  # INSteD's Wikipedia test documents (file_id 3356) and hand site (original_number_exaggerate.txt)
-        ("In 2018 the first made-for-web episodes of Wildlife SOS have started to appear on-line, made by the "
-         "Wildlife Aid Foundation.",
-         ["Elissa Sursara (born 14 February 1988) is an Australian wildlife expert and journalist.",
-          "In October 2012, she joined the cast of Animal Planet's documentary series Whale Wars.",
-          "In 2015, Elissa appeared in Cleao magazine's 30 under 30 influential young Australians."],
-         None),  # was *In 1985 the first made-for-web episodes*: absurd on its own
-        ("As of September 15, 2016, the YouTube video has more than 30 million views.",
-         ["The song was first recorded in 1999.", "It was re-released in 2011."],
-         "As of September 15, 2016, the YouTube video has more than 130 million views."),  # was *as of 1993*
+        (
+            "In 2018 the first made-for-web episodes of Wildlife SOS have started to appear on-line, made by the "
+            "Wildlife Aid Foundation.",
+            [
+                "Elissa Sursara (born 14 February 1988) is an Australian wildlife expert and journalist.",
+                "In October 2012, she joined the cast of Animal Planet's documentary series Whale Wars.",
+                "In 2015, Elissa appeared in Cleao magazine's 30 under 30 influential young Australians.",
+            ],
+            None,
+        ),  # was *In 1985 the first made-for-web episodes*: absurd on its own
+        (
+            "As of September 15, 2016, the YouTube video has more than 30 million views.",
+            ["The song was first recorded in 1999.", "It was re-released in 2011."],
+            "As of September 15, 2016, the YouTube video has more than 130 million views.",
+        ),  # was *as of 1993*
     ],
 )
 def test_a_year_never_moves_before_what_its_sentence_names_existed(sentence, context, probed):
@@ -325,4 +331,3 @@ def test_a_year_never_moves_before_what_its_sentence_names_existed(sentence, con
     site then, or nothing."""
     found = PHENOMENA[PHENOMENON](sentence, context=context)
     assert (apply_edits(sentence, found) if found else None) == probed
-

@@ -204,7 +204,9 @@ def test_number_clash_keeps_only_values_that_contradict_the_document(tmp_path):
         summary = summary_of(out)
         assert summary["params"]["number"] == variant
         moves[variant] = {
-            k.split("/")[2]: v for k, v in summary["counters"]["probes"].items() if k.startswith("move/number/")
+            k.split("/")[2]: v
+            for k, v in summary["counters"]["probes"].items()
+            if k.startswith("move/number/")
         }
     assert 0 < len(rows["clash"]) < len(rows["insted"])
     assert all(rows["insted"][i] == probed for i, probed in rows["clash"].items())
