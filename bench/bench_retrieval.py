@@ -32,16 +32,12 @@ import argparse
 import json
 import os
 import random
-import resource
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import psutil
 import pyarrow.parquet as pq
 import regex
 import scipy.sparse as sp
@@ -125,38 +121,13 @@ class PerQueryDrQA:
 
 
 def run_measured(cmd: list[str]) -> tuple[float, float, float]:
-    """Run ``cmd``; return (wall seconds, peak RSS in GiB of the process and all its children, CPU seconds).
+    """Run ``cmd``; return (wall seconds, peak RSS in GiB of the process and all its children, CPU seconds):
+    ``bench_neighbors.measured_child``, the one process-tree sampler of the retrieval benches (CPU seconds of the
+    waited-for tree from ``getrusage``: CPU / wall says how many cores the command kept busy on average)."""
+    from bench_neighbors import measured_child  # bench/ is the script's folder, first on sys.path
 
-    The CPU seconds are those of the waited-for process tree (``getrusage`` of children): CPU / wall says how
-    many cores the command kept busy on average.
-    """
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    peak = 0
-    done = threading.Event()
-
-    def sample():
-        nonlocal peak
-        parent = psutil.Process(proc.pid)
-        while not done.is_set():
-            try:
-                procs = [parent, *parent.children(recursive=True)]
-                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
-            except psutil.Error:
-                pass
-            time.sleep(0.1)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    output, _ = proc.communicate()
-    done.set()
-    thread.join()
-    if proc.returncode:
-        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{output[-3000:]}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return time.time() - started, peak / 2**30, cpu
+    measured = measured_child(cmd, interval=0.1)
+    return measured["wall_s"], measured["peak_rss_mb"] / 1024, measured["cpu_s"]
 
 
 def read_documents(docs_dir: Path) -> tuple[list[str], list[str]]:
