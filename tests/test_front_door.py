@@ -46,6 +46,24 @@ def test_ci_runs_the_readme_test_command():
     assert ".venv/" not in ci  # CI never touches the light venv of the checkout
 
 
+def test_ci_stops_when_the_readme_test_command_fails_before_its_tests():
+    """Under ``set -e`` a failing command inside ``a && b && c`` does not stop bash, only the last one does: a
+    failed install (a full disk) once let ``.ci/run`` go on to "default run done" with no test run. The line after
+    the README's command must stop the script whatever part of it failed."""
+    import subprocess
+
+    (command,) = [line for line in bash_lines(README) if "-m venv .venv-test" in line]
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    guard = lines[lines.index(command) + 1]
+    for failing in ("false && true && true", "true && false && true"):
+        script = f"set -euo pipefail\n{failing}\n{guard}\necho went on\n"
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+        assert done.returncode != 0 and "went on" not in done.stdout, (failing, done)
+    done = subprocess.run(["bash", "-c", f"set -euo pipefail\ntrue && true\n{guard}\necho went on\n"],
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 0 and "went on" in done.stdout
+
+
 def test_the_front_door_states_no_count_that_drifts():
     """Test counts and download sizes change with every test and every upstream release: the README and the
     install page's commands state none (the dated measurements in docs/install.md's tables say when)."""
