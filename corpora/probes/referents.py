@@ -81,10 +81,10 @@ def in_quotation(tokens: tuple[Token, ...], i: int) -> bool:
     >>> in_quotation(toks, 1), in_quotation(toks, 7)
     (True, False)
     """
-    return sum(t.text in _QUOTES for t in tokens[:i]) % 2 == 1
+    return sum(t.text in QUOTES for t in tokens[:i]) % 2 == 1
 
 
-_QUOTES = frozenset({'"', "“", "”", "``", "''"})
+QUOTES = frozenset({'"', "“", "”", "``", "''"})  # double quotation marks, as the tokenizer gives them
 _SAYING = frozenset(
     """said says say told tells added adds explained explains stated states wrote writes insisted insists
     warned warns argued argues claimed claims noted notes believes believed thinks thought announced announces

@@ -43,7 +43,7 @@ from incoherent.corpora.probes.future_gates import (
     temporal_subject_plural,
 )
 from incoherent.corpora.probes.lexicon import inflect, is_noun, lemma
-from incoherent.corpora.probes.referents import in_quotation
+from incoherent.corpora.probes.referents import QUOTES, in_quotation
 from incoherent.corpora.probes.tense_gate import ambiguous_past, gate
 from incoherent.corpora.probes.text import Token, analyse, match_case, tokenize
 
@@ -590,14 +590,7 @@ def _negation(sentence: str, tokens: tuple[Token, ...]) -> list[Edit]:
     if token.tag == "MD" or base == "be" or perfect:
         negated = match_case(token.text, _NOT_ADD[word]) if word in _NOT_ADD else token.text + " not"
         if nxt_word in _EPISTEMIC:  # was probably born -> was probably not born (never: not probably)
-            return [
-                Edit(
-                    token.start,
-                    nxt.end,
-                    sentence[token.start : nxt.end],
-                    f"{sentence[token.start : nxt.end]} not",
-                )
-            ]
+            return [_span(sentence, token, nxt, f"{sentence[token.start : nxt.end]} not")]
         if nxt_word == "also":  # It was also screened -> It was not screened (never: not also)
             return [Edit(token.start, nxt.end, sentence[token.start : nxt.end], negated)]
         return [Edit(token.start, token.end, token.text, negated)]  # he's -> he's not
@@ -651,19 +644,18 @@ def _reduced_relative(tokens: tuple[Token, ...], i: int) -> bool:
     contact = j >= 1 and tokens[j].text.lower() in _PRONOUNS and tokens[j - 1].tag in ("NN", "NNS")
     if j < 0 or not (contact or tokens[j].tag in ("NN", "NNS", "NNP", "NNPS")):
         return False  # he defined: a pronoun's verb is finite (but the tools he used ... are)
-    quotes = _QUOTE_MARKS
     k = i
     while k + 1 < len(tokens):
         k += 1
         token, word = tokens[k], tokens[k].text.lower()
-        if token.text in quotes:
-            close = next((m for m in range(k + 1, len(tokens)) if tokens[m].text in quotes), None)
+        if token.text in QUOTES:
+            close = next((m for m in range(k + 1, len(tokens)) if tokens[m].text in QUOTES), None)
             if close is None:
                 return False  # a quotation open to the sentence's end: its verbs are the speaker's
             k = close  # nicknamed "Darwin's finches" played: the verb after the closed quotation
             if k + 1 < len(tokens) and tokens[k + 1].tag in ("VB", "VBZ", "VBP", "VBD", "MD"):
                 nxt = tokens[k + 1]
-                return nxt.tag != "VBD" or lemma(nxt.text.lower()) == "be" or nxt.tag == "VB"
+                return nxt.tag != "VBD" or lemma(nxt.text.lower()) == "be"
             continue
         if (
             token.tag in ("CC", "WDT", "WP", "WRB")
@@ -687,7 +679,6 @@ _EPISTEMIC = frozenset(
     "probably likely possibly perhaps certainly definitely apparently reportedly allegedly presumably "
     "supposedly seemingly".split()
 )
-_QUOTE_MARKS = frozenset({'"', "“", "”", "``", "''"})
 
 
 def _word_at(tokens: tuple[Token, ...], i: int) -> str:
