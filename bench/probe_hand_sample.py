@@ -11,7 +11,6 @@ or our skip reason. It reads the paper's own edits with the criteria our probes 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -21,12 +20,10 @@ if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probe_hand_sites import DATA, FILES, changed_spans, hand_document  # noqa: E402
+from probe_hand_sites import DATA, FILES, hand_records, probe_hand_document  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    from incoherent.corpora.probes.rows import probe_document
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--n", type=int, default=40)
@@ -34,30 +31,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA, help="the folder of original_*.txt")
     args = parser.parse_args(argv)
     for phenomenon in args.phenomena:
-        path = args.data / f"original_{FILES[phenomenon]}.txt"
-        records = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-            record = json.loads(line)
-            if not changed_spans(record["to_be_replaced"], record["replace_with"]):
-                continue  # the authors left this sentence as it was
-            doc = hand_document(record, number)
-            if doc["intruder_index"] >= 1:  # the opening sentence is never probed
-                records.append((number, record, doc))
+        records = [  # the opening sentence is never probed
+            (number, record, doc)
+            for number, record, doc, _ in hand_records(phenomenon, args.data)
+            if doc["intruder_index"] >= 1
+        ]
         drawn = random.Random(f"hand{args.seed}:{phenomenon}").sample(records, min(args.n, len(records)))
         print(f"# {phenomenon}: {len(drawn)} of {len(records)} hand records (seed {args.seed})\n")
         for k, (number, record, doc) in enumerate(drawn, 1):
-            counts: list[str] = []
-            rows = [
-                r for r in probe_document(doc, [phenomenon], args.seed, counts.append) if isinstance(r, dict)
-            ]
-            reason = next(
-                (c.split("/")[2] for c in counts if c.startswith("no_site/") and c.count("/") == 2), ""
-            )
+            rows, reason = probe_hand_document(doc, phenomenon, args.seed)
             context = [s for i, s in enumerate(doc["sentences"]) if i != doc["intruder_index"]]
             print(f"## {phenomenon} {k} (hand record {number}, sentence {doc['intruder_index']})\n")
             print("Context: " + " | ".join(context) + "\n")
             print(f"- before: {record['to_be_replaced']}\n- INSteD's hand edit: {record['replace_with']}")
-            print(f"- ours: {rows[0]['probed_sentence'] if rows else 'no probe (' + reason + ')'}\n")
+            print(f"- ours: {rows[0]['probed_sentence'] if rows else 'no probe (' + (reason or '') + ')'}\n")
     return 0
 
 

@@ -25,6 +25,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,37 +84,51 @@ def hand_document(record: dict, number: int) -> dict:
             "intruder_index": position, "original_sentence": sentence, "file_id": number}  # fmt: skip
 
 
+def hand_records(
+    phenomenon: str, data: Path = DATA
+) -> Iterator[tuple[int, dict, dict, list[tuple[int, int]]]]:
+    """``(number, record, document, the spans the authors changed)`` of each record of a phenomenon's hand file
+    that the authors edited (a few leave the sentence as it was)."""
+    path = data / f"original_{FILES[phenomenon]}.txt"
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        record = json.loads(line)
+        spans = changed_spans(record["to_be_replaced"], record["replace_with"])
+        if spans:
+            yield number, record, hand_document(record, number), spans
+
+
+def probe_hand_document(
+    doc: dict, phenomenon: str, seed: int = 0, variant: str = "insted"
+) -> tuple[list[dict], str | None]:
+    """Our probe rows of a hand document for ``phenomenon`` (as ``incoherent probes`` makes them), and our
+    skip reason when there is none (None when the phenomenon gave none)."""
+    from incoherent.corpora.probes.rows import probe_document
+
+    counts: list[str] = []
+    probes = probe_document(doc, [phenomenon], seed, counts.append, number=variant)
+    rows = [r for r in probes if isinstance(r, dict)]
+    reason = next((c.split("/")[2] for c in counts if c.startswith("no_site/") and c.count("/") == 2), None)
+    return rows, reason
+
+
 def hand_sites(
     phenomenon: str, data: Path = DATA, seed: int = 0, variant: str = "insted"
 ) -> tuple[int, int, list[dict]]:
     """(sites found, records, the misses: each record with our probe (``ours``, None: no probe) or our skip
     reason)."""
-    from incoherent.corpora.probes.rows import probe_document
-
     found, total, misses = 0, 0, []
-    path = data / f"original_{FILES[phenomenon]}.txt"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        record = json.loads(line)
-        spans = changed_spans(record["to_be_replaced"], record["replace_with"])
-        if not spans:
-            continue  # the authors left this sentence as it was
+    for _, record, doc, spans in hand_records(phenomenon, data):
         total += 1
-        counts: list[str] = []
-        doc = hand_document(record, number)
         if doc["intruder_index"] < 1:  # the opening sentence: probes never edit it
             misses.append(record | {"ours": None, "reason": "opening_sentence"})
             continue
-        probes = probe_document(doc, [phenomenon], seed, counts.append, number=variant)
-        rows = [r for r in probes if isinstance(r, dict)]
+        rows, reason = probe_hand_document(doc, phenomenon, seed, variant)
         ours = [(e["start"], e["end"]) for r in rows for e in r["edits"]]
         if any(s < e2 and s2 < e for s, e in ours for s2, e2 in spans):
             found += 1
         else:
-            reason = next(
-                (c.split("/")[2] for c in counts if c.startswith("no_site/") and c.count("/") == 2),
-                "other_site",
-            )
-            misses.append(record | {"ours": rows[0]["probed_sentence"] if rows else None, "reason": reason})
+            ours_sentence = rows[0]["probed_sentence"] if rows else None
+            misses.append(record | {"ours": ours_sentence, "reason": reason or "other_site"})
     return found, total, misses
 
 
